@@ -1,0 +1,3 @@
+module github.com/ferricbm/ferric/api-service
+
+go 1.25

@@ -1,0 +1,3 @@
+module github.com/ferricbm/ferric/cmd
+
+go 1.25

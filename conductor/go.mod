@@ -1,0 +1,3 @@
+module github.com/ferricbm/ferric/conductor
+
+go 1.25

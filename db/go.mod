@@ -1,0 +1,3 @@
+module github.com/ferricbm/ferric/db
+
+go 1.25

@@ -1,0 +1,3 @@
+module github.com/ferricbm/ferric/deploy
+
+go 1.25

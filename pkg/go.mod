@@ -1,0 +1,3 @@
+module github.com/ferricbm/ferric/pkg
+
+go 1.25

@@ -1,0 +1,119 @@
+// Package model holds Ferric's persistent domain records. The same types are
+// the gorm models (db), the RPC payloads (rpc) and the source of the API's
+// representations (api-service), so a field is declared once. JSON names are
+// the Bare Metal API field names; internal ids never leave the process.
+package model
+
+import "time"
+
+// Node is one bare-metal machine.
+type Node struct {
+	ID   int64  `gorm:"column:id;primaryKey;autoIncrement" json:"-"`
+	UUID string `gorm:"column:uuid;type:varchar(36);not null;uniqueIndex:uniq_nodes_uuid" json:"uuid"`
+	// Name is unique when set; NULL for unnamed nodes.
+	Name *string `gorm:"column:name;type:varchar(255);uniqueIndex:uniq_nodes_name" json:"name"`
+
+	Driver               string     `gorm:"column:driver;type:varchar(255);not null;index:idx_nodes_driver" json:"driver"`
+	DriverInfo           JSONObject `gorm:"column:driver_info;type:text" json:"driver_info"`
+	DriverInternalInfo   JSONObject `gorm:"column:driver_internal_info;type:text" json:"driver_internal_info"`
+	Properties           JSONObject `gorm:"column:properties;type:text" json:"properties"`
+	InstanceInfo         JSONObject `gorm:"column:instance_info;type:text" json:"instance_info"`
+	InstanceUUID         *string    `gorm:"column:instance_uuid;type:varchar(36);uniqueIndex:uniq_nodes_instance_uuid" json:"instance_uuid"`
+	ChassisUUID          *string    `gorm:"column:chassis_uuid;type:varchar(36)" json:"chassis_uuid"`
+	Extra                JSONObject `gorm:"column:extra;type:text" json:"extra"`
+	PowerState           *string    `gorm:"column:power_state;type:varchar(15)" json:"power_state"`
+	TargetPowerState     *string    `gorm:"column:target_power_state;type:varchar(15)" json:"target_power_state"`
+	ProvisionState       *string    `gorm:"column:provision_state;type:varchar(15);index:idx_nodes_provision_state;index:idx_nodes_timeouts,priority:1" json:"provision_state"`
+	TargetProvisionState *string    `gorm:"column:target_provision_state;type:varchar(15)" json:"target_provision_state"`
+	ProvisionUpdatedAt   *time.Time `gorm:"column:provision_updated_at;index:idx_nodes_timeouts,priority:4" json:"provision_updated_at"`
+	Maintenance          bool       `gorm:"column:maintenance;not null;default:false;index:idx_nodes_timeouts,priority:3" json:"maintenance"`
+	MaintenanceReason    *string    `gorm:"column:maintenance_reason;type:text" json:"maintenance_reason"`
+	Fault                *string    `gorm:"column:fault;type:varchar(255)" json:"fault"`
+	LastError            *string    `gorm:"column:last_error;type:text" json:"last_error"`
+	// Reservation is the node lock: the hostname of the conductor holding it.
+	Reservation       *string    `gorm:"column:reservation;type:varchar(255);index:idx_nodes_reservation;index:idx_nodes_timeouts,priority:2" json:"reservation"`
+	ConductorAffinity *int64     `gorm:"column:conductor_affinity" json:"-"`
+	ConductorGroup    string     `gorm:"column:conductor_group;type:varchar(255);not null;default:'';index:idx_nodes_conductor_group" json:"conductor_group"`
+	ConsoleEnabled    bool       `gorm:"column:console_enabled;not null;default:false" json:"console_enabled"`
+	CleanStep         JSONObject `gorm:"column:clean_step;type:text" json:"clean_step"`
+	DeployStep        JSONObject `gorm:"column:deploy_step;type:text" json:"deploy_step"`
+	RAIDConfig        JSONObject `gorm:"column:raid_config;type:text" json:"raid_config"`
+	TargetRAIDConfig  JSONObject `gorm:"column:target_raid_config;type:text" json:"target_raid_config"`
+
+	InspectionStartedAt  *time.Time `gorm:"column:inspection_started_at" json:"inspection_started_at"`
+	InspectionFinishedAt *time.Time `gorm:"column:inspection_finished_at" json:"inspection_finished_at"`
+
+	ResourceClass       *string    `gorm:"column:resource_class;type:varchar(80)" json:"resource_class"`
+	BIOSInterface       *string    `gorm:"column:bios_interface;type:varchar(255)" json:"bios_interface"`
+	BootInterface       *string    `gorm:"column:boot_interface;type:varchar(255)" json:"boot_interface"`
+	ConsoleInterface    *string    `gorm:"column:console_interface;type:varchar(255)" json:"console_interface"`
+	DeployInterface     *string    `gorm:"column:deploy_interface;type:varchar(255)" json:"deploy_interface"`
+	InspectInterface    *string    `gorm:"column:inspect_interface;type:varchar(255)" json:"inspect_interface"`
+	ManagementInterface *string    `gorm:"column:management_interface;type:varchar(255)" json:"management_interface"`
+	NetworkInterface    *string    `gorm:"column:network_interface;type:varchar(255)" json:"network_interface"`
+	PowerInterface      *string    `gorm:"column:power_interface;type:varchar(255)" json:"power_interface"`
+	RAIDInterface       *string    `gorm:"column:raid_interface;type:varchar(255)" json:"raid_interface"`
+	RescueInterface     *string    `gorm:"column:rescue_interface;type:varchar(255)" json:"rescue_interface"`
+	StorageInterface    *string    `gorm:"column:storage_interface;type:varchar(255)" json:"storage_interface"`
+	VendorInterface     *string    `gorm:"column:vendor_interface;type:varchar(255)" json:"vendor_interface"`
+	Traits              StringList `gorm:"column:traits;type:text" json:"traits"`
+	AutomatedClean      *bool      `gorm:"column:automated_clean" json:"automated_clean"`
+	Protected           bool       `gorm:"column:protected;not null;default:false" json:"protected"`
+	ProtectedReason     *string    `gorm:"column:protected_reason;type:text" json:"protected_reason"`
+	Owner               *string    `gorm:"column:owner;type:varchar(255)" json:"owner"`
+	Lessee              *string    `gorm:"column:lessee;type:varchar(255)" json:"lessee"`
+	Description         *string    `gorm:"column:description;type:text" json:"description"`
+	Retired             bool       `gorm:"column:retired;not null;default:false" json:"retired"`
+	RetiredReason       *string    `gorm:"column:retired_reason;type:text" json:"retired_reason"`
+
+	CreatedAt time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
+	UpdatedAt *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+}
+
+func (Node) TableName() string { return "nodes" }
+
+// Port is a network interface of a node, identified by its MAC address.
+type Port struct {
+	ID                  int64      `gorm:"column:id;primaryKey;autoIncrement" json:"-"`
+	UUID                string     `gorm:"column:uuid;type:varchar(36);not null;uniqueIndex:uniq_ports_uuid" json:"uuid"`
+	Address             string     `gorm:"column:address;type:varchar(18);not null;uniqueIndex:uniq_ports_address" json:"address"`
+	NodeID              int64      `gorm:"column:node_id;not null;index:idx_ports_node_id" json:"-"`
+	Extra               JSONObject `gorm:"column:extra;type:text" json:"extra"`
+	InternalInfo        JSONObject `gorm:"column:internal_info;type:text" json:"internal_info"`
+	LocalLinkConnection JSONObject `gorm:"column:local_link_connection;type:text" json:"local_link_connection"`
+	PXEEnabled          bool       `gorm:"column:pxe_enabled;not null;default:true" json:"pxe_enabled"`
+	PhysicalNetwork     *string    `gorm:"column:physical_network;type:varchar(64)" json:"physical_network"`
+	CreatedAt           time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
+	UpdatedAt           *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+
+	// NodeUUID is filled by the repository from the owning node; it is not
+	// a column.
+	NodeUUID string `gorm:"-" json:"node_uuid"`
+}
+
+func (Port) TableName() string { return "ports" }
+
+// Conductor is a registered conductor process.
+type Conductor struct {
+	ID             int64      `gorm:"column:id;primaryKey;autoIncrement" json:"-"`
+	Hostname       string     `gorm:"column:hostname;type:varchar(255);not null;uniqueIndex:uniq_conductors_hostname" json:"hostname"`
+	Online         bool       `gorm:"column:online;not null;default:true" json:"-"`
+	ConductorGroup string     `gorm:"column:conductor_group;type:varchar(255);not null;default:''" json:"conductor_group"`
+	CreatedAt      time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
+	UpdatedAt      *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+}
+
+func (Conductor) TableName() string { return "conductors" }
+
+// ConductorHardwareInterface is one enabled interface implementation of a
+// hardware type on a conductor; the hash ring is built from these rows.
+type ConductorHardwareInterface struct {
+	ID            int64  `gorm:"column:id;primaryKey;autoIncrement"`
+	ConductorID   int64  `gorm:"column:conductor_id;not null;uniqueIndex:uniq_chi,priority:1"`
+	HardwareType  string `gorm:"column:hardware_type;type:varchar(255);not null;uniqueIndex:uniq_chi,priority:2"`
+	InterfaceType string `gorm:"column:interface_type;type:varchar(16);not null;uniqueIndex:uniq_chi,priority:3"`
+	InterfaceName string `gorm:"column:interface_name;type:varchar(255);not null;uniqueIndex:uniq_chi,priority:4"`
+	Default       bool   `gorm:"column:default;not null;default:false"`
+}
+
+func (ConductorHardwareInterface) TableName() string { return "conductor_hardware_interfaces" }

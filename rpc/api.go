@@ -1,0 +1,144 @@
+package rpc
+
+import (
+	"context"
+
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+// APIVersion is the version of the conductor RPC API this build speaks.
+// Minor bumps add methods or optional arguments; a conductor refuses a
+// message whose version is newer than its own with
+// errs.KindUnsupportedRPCMethodVersion.
+const APIVersion = "1.0"
+
+// Method names on the wire. They are Ironic's names, so operators and
+// external schedulers recognise them.
+const (
+	MethodUpdateNode               = "update_node"
+	MethodDestroyNode              = "destroy_node"
+	MethodChangeNodePowerState     = "change_node_power_state"
+	MethodDoNodeDeploy             = "do_node_deploy"
+	MethodDoNodeTearDown           = "do_node_tear_down"
+	MethodDoNodeClean              = "do_node_clean"
+	MethodDoProvisioningAction     = "do_provisioning_action"
+	MethodContinueNodeClean        = "continue_node_clean"
+	MethodContinueNodeDeploy       = "continue_node_deploy"
+	MethodValidateDriverInterfaces = "validate_driver_interfaces"
+	MethodSetBootDevice            = "set_boot_device"
+	MethodGetBootDevice            = "get_boot_device"
+	MethodGetSupportedBootDevices  = "get_supported_boot_devices"
+	MethodUpdatePort               = "update_port"
+	MethodDestroyPort              = "destroy_port"
+	MethodHeartbeat                = "heartbeat"
+	MethodVendorPassthru           = "vendor_passthru"
+)
+
+// NodeArgs names a node by UUID.
+type NodeArgs struct {
+	NodeID string `json:"node_id"`
+}
+
+type UpdateNodeArgs struct {
+	// Node is the whole node as the API patched it (unsaved).
+	Node            model.Node `json:"node"`
+	ResetInterfaces bool       `json:"reset_interfaces,omitempty"`
+}
+
+type ChangePowerStateArgs struct {
+	NodeID   string `json:"node_id"`
+	NewState string `json:"new_state"`
+	// Timeout in seconds; 0 means the conductor's default.
+	Timeout int `json:"timeout,omitempty"`
+}
+
+type DeployArgs struct {
+	NodeID  string `json:"node_id"`
+	Rebuild bool   `json:"rebuild,omitempty"`
+	// ConfigDrive is a string (URL or gzip+base64) or an object.
+	ConfigDrive any `json:"configdrive,omitempty"`
+}
+
+type CleanArgs struct {
+	NodeID     string           `json:"node_id"`
+	CleanSteps []map[string]any `json:"clean_steps"`
+}
+
+type ProvisioningActionArgs struct {
+	NodeID string `json:"node_id"`
+	Action string `json:"action"`
+}
+
+type SetBootDeviceArgs struct {
+	NodeID     string `json:"node_id"`
+	Device     string `json:"device"`
+	Persistent bool   `json:"persistent"`
+}
+
+type BootDevice struct {
+	BootDevice *string `json:"boot_device"`
+	Persistent *bool   `json:"persistent"`
+}
+
+// ValidationResult is one interface's entry in validate_driver_interfaces.
+type ValidationResult struct {
+	Result *bool  `json:"result"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type PortArgs struct {
+	// Port is the whole port as the API patched it (unsaved) for update,
+	// or the stored port for destroy.
+	Port model.Port `json:"port"`
+}
+
+type HeartbeatArgs struct {
+	NodeID       string `json:"node_id"`
+	CallbackURL  string `json:"callback_url"`
+	AgentVersion string `json:"agent_version,omitempty"`
+	AgentToken   string `json:"agent_token,omitempty"`
+}
+
+type VendorPassthruArgs struct {
+	NodeID     string         `json:"node_id"`
+	Method     string         `json:"driver_method"`
+	HTTPMethod string         `json:"http_method"`
+	Info       map[string]any `json:"info"`
+}
+
+type VendorPassthruResult struct {
+	Return any  `json:"return"`
+	Async  bool `json:"async"`
+	Attach bool `json:"attach"`
+}
+
+// ConductorAPI is what a conductor serves. The API service calls it through
+// Client (over AMQP or in-process); the conductor implements it. Every error
+// returned should be an *errs.Error so it crosses the wire with its kind and
+// HTTP status. Methods documented "async" return once the work is accepted.
+type ConductorAPI interface {
+	UpdateNode(ctx context.Context, args UpdateNodeArgs) (model.Node, error)
+	DestroyNode(ctx context.Context, args NodeArgs) error
+	// ChangeNodePowerState is async.
+	ChangeNodePowerState(ctx context.Context, args ChangePowerStateArgs) error
+	// DoNodeDeploy is async.
+	DoNodeDeploy(ctx context.Context, args DeployArgs) error
+	// DoNodeTearDown is async.
+	DoNodeTearDown(ctx context.Context, args NodeArgs) error
+	// DoNodeClean is async.
+	DoNodeClean(ctx context.Context, args CleanArgs) error
+	// DoProvisioningAction (manage, provide, abort, adopt, inspect) is async.
+	DoProvisioningAction(ctx context.Context, args ProvisioningActionArgs) error
+	// ContinueNodeClean and ContinueNodeDeploy are sent as casts.
+	ContinueNodeClean(ctx context.Context, args NodeArgs) error
+	ContinueNodeDeploy(ctx context.Context, args NodeArgs) error
+	ValidateDriverInterfaces(ctx context.Context, args NodeArgs) (map[string]ValidationResult, error)
+	SetBootDevice(ctx context.Context, args SetBootDeviceArgs) error
+	GetBootDevice(ctx context.Context, args NodeArgs) (BootDevice, error)
+	GetSupportedBootDevices(ctx context.Context, args NodeArgs) ([]string, error)
+	UpdatePort(ctx context.Context, args PortArgs) (model.Port, error)
+	DestroyPort(ctx context.Context, args PortArgs) error
+	// Heartbeat is async.
+	Heartbeat(ctx context.Context, args HeartbeatArgs) error
+	VendorPassthru(ctx context.Context, args VendorPassthruArgs) (VendorPassthruResult, error)
+}

@@ -1,0 +1,3 @@
+module github.com/ferricbm/ferric/tests
+
+go 1.25
