@@ -9,7 +9,11 @@ import (
 	"time"
 )
 
-// Config is the whole configuration. The `ini` tag is "section.option".
+// Config is the whole configuration. Each section is a struct field; each
+// option is a field tagged `ini:"section.option"` with a `help` text (and a
+// `sample` when the default depends on the machine). Loading, the example
+// file and validation all work from these tags, so adding an option is
+// adding one field (plus its default and any validation rule).
 type Config struct {
 	Default   Default
 	API       API
@@ -21,64 +25,64 @@ type Config struct {
 type Default struct {
 	// Host is this process's name in the conductor registry and the value
 	// it writes into nodes.reservation. Defaults to the hostname.
-	Host  string `ini:"DEFAULT.host"`
-	Debug bool   `ini:"DEFAULT.debug"`
+	Host  string `ini:"DEFAULT.host" sample:"<hostname>" help:"Name of this process in the conductor registry and in node reservations; must be unique per conductor."`
+	Debug bool   `ini:"DEFAULT.debug" help:"Log at debug level instead of info."`
 	// LogFormat is "text" or "json".
-	LogFormat string `ini:"DEFAULT.log_format"`
+	LogFormat string `ini:"DEFAULT.log_format" help:"Log line format: text or json."`
 	// HashPartitionExponent: the ring places 2^N points per conductor.
-	HashPartitionExponent int           `ini:"DEFAULT.hash_partition_exponent"`
-	HashRingResetInterval time.Duration `ini:"DEFAULT.hash_ring_reset_interval"`
+	HashPartitionExponent int           `ini:"DEFAULT.hash_partition_exponent" help:"The hash ring places 2^N points per conductor; all services must agree."`
+	HashRingResetInterval time.Duration `ini:"DEFAULT.hash_ring_reset_interval" help:"How long a cached hash ring is used before it is rebuilt from the conductor registry."`
 }
 
 type API struct {
-	HostIP string `ini:"api.host_ip"`
-	Port   int    `ini:"api.port"`
+	HostIP string `ini:"api.host_ip" help:"Address the API listens on."`
+	Port   int    `ini:"api.port" help:"Port the API listens on."`
 	// PublicEndpoint is the base URL used in links; empty means the
 	// request's own scheme and host.
-	PublicEndpoint string `ini:"api.public_endpoint"`
-	MaxLimit       int    `ini:"api.max_limit"`
+	PublicEndpoint string `ini:"api.public_endpoint" help:"Base URL used in links; empty means the scheme and host of each request."`
+	MaxLimit       int    `ini:"api.max_limit" help:"Largest number of items one list request returns."`
 	// AuthStrategy is "noauth" or "http_basic".
-	AuthStrategy            string `ini:"api.auth_strategy"`
-	HTTPBasicAuthUserFile   string `ini:"api.http_basic_auth_user_file"`
-	MaxRequestBodySize      int64  `ini:"api.max_request_body_size"`
-	RestrictLookup          bool   `ini:"api.restrict_lookup"`
-	RamdiskHeartbeatTimeout int    `ini:"api.ramdisk_heartbeat_timeout"`
+	AuthStrategy            string `ini:"api.auth_strategy" help:"noauth or http_basic."`
+	HTTPBasicAuthUserFile   string `ini:"api.http_basic_auth_user_file" help:"Apache-style htpasswd file (bcrypt) used by http_basic."`
+	MaxRequestBodySize      int64  `ini:"api.max_request_body_size" help:"Largest accepted request body, in bytes."`
+	RestrictLookup          bool   `ini:"api.restrict_lookup" help:"Allow ramdisk lookups only for nodes in states where a ramdisk is expected."`
+	RamdiskHeartbeatTimeout int    `ini:"api.ramdisk_heartbeat_timeout" help:"Longest interval, in seconds, between ramdisk heartbeats; sent to the ramdisk in the lookup response."`
 }
 
 type Database struct {
 	// Connection is "sqlite://<path>" or "mysql://user:pass@host:port/db".
-	Connection string `ini:"database.connection"`
+	Connection string `ini:"database.connection" help:"sqlite://<path> or mysql://user:pass@host:port/dbname."`
 	// MaxOpenConns bounds the pool (MySQL); SQLite always uses one writer.
-	MaxOpenConns int `ini:"database.max_open_conns"`
+	MaxOpenConns int `ini:"database.max_open_conns" help:"Largest number of open database connections (MySQL; SQLite uses one writer)."`
 }
 
 type RPC struct {
 	// Transport is "inprocess" (single-process mode) or "amqp".
-	Transport       string        `ini:"rpc.transport"`
-	AMQPURL         string        `ini:"rpc.amqp_url"`
-	ResponseTimeout time.Duration `ini:"rpc.response_timeout"`
+	Transport       string        `ini:"rpc.transport" help:"inprocess (API and conductor in one process) or amqp."`
+	AMQPURL         string        `ini:"rpc.amqp_url" help:"RabbitMQ URL used by the amqp transport."`
+	ResponseTimeout time.Duration `ini:"rpc.response_timeout" help:"How long an RPC call waits for its reply."`
 }
 
 type Conductor struct {
-	ConductorGroup              string        `ini:"conductor.conductor_group"`
-	EnabledHardwareTypes        []string      `ini:"conductor.enabled_hardware_types"`
-	WorkersPoolSize             int           `ini:"conductor.workers_pool_size"`
-	HeartbeatInterval           time.Duration `ini:"conductor.heartbeat_interval"`
-	HeartbeatTimeout            time.Duration `ini:"conductor.heartbeat_timeout"`
-	NodeLockedRetryAttempts     int           `ini:"conductor.node_locked_retry_attempts"`
-	NodeLockedRetryInterval     time.Duration `ini:"conductor.node_locked_retry_interval"`
-	CheckProvisionStateInterval time.Duration `ini:"conductor.check_provision_state_interval"`
-	DeployCallbackTimeout       time.Duration `ini:"conductor.deploy_callback_timeout"`
-	CleanCallbackTimeout        time.Duration `ini:"conductor.clean_callback_timeout"`
-	SyncPowerStateInterval      time.Duration `ini:"conductor.sync_power_state_interval"`
-	PowerStateSyncMaxRetries    int           `ini:"conductor.power_state_sync_max_retries"`
-	SyncLocalStateInterval      time.Duration `ini:"conductor.sync_local_state_interval"`
-	PeriodicMaxWorkers          int           `ini:"conductor.periodic_max_workers"`
-	PowerStateChangeTimeout     time.Duration `ini:"conductor.power_state_change_timeout"`
-	SoftPowerOffTimeout         time.Duration `ini:"conductor.soft_power_off_timeout"`
-	ForcePowerStateDuringSync   bool          `ini:"conductor.force_power_state_during_sync"`
-	AutomatedClean              bool          `ini:"conductor.automated_clean"`
-	AllowDeletingAvailableNodes bool          `ini:"conductor.allow_deleting_available_nodes"`
+	ConductorGroup              string        `ini:"conductor.conductor_group" help:"Group of conductors this conductor belongs to; nodes with the same conductor_group are managed by it."`
+	EnabledHardwareTypes        []string      `ini:"conductor.enabled_hardware_types" help:"Hardware types (drivers) this conductor serves."`
+	WorkersPoolSize             int           `ini:"conductor.workers_pool_size" help:"Size of the worker pool for background tasks; work beyond it is refused with 503."`
+	HeartbeatInterval           time.Duration `ini:"conductor.heartbeat_interval" help:"How often the conductor refreshes its registry entry."`
+	HeartbeatTimeout            time.Duration `ini:"conductor.heartbeat_timeout" help:"A conductor whose entry is older than this is considered dead."`
+	NodeLockedRetryAttempts     int           `ini:"conductor.node_locked_retry_attempts" help:"Attempts to take a node lock held by someone else before answering 409."`
+	NodeLockedRetryInterval     time.Duration `ini:"conductor.node_locked_retry_interval" help:"Pause between node lock attempts."`
+	CheckProvisionStateInterval time.Duration `ini:"conductor.check_provision_state_interval" help:"How often callback timeouts are checked."`
+	DeployCallbackTimeout       time.Duration `ini:"conductor.deploy_callback_timeout" help:"How long a node may wait for the deploy ramdisk to call back; 0 disables."`
+	CleanCallbackTimeout        time.Duration `ini:"conductor.clean_callback_timeout" help:"How long a node may wait for the cleaning ramdisk to call back; 0 disables."`
+	SyncPowerStateInterval      time.Duration `ini:"conductor.sync_power_state_interval" help:"How often power states are compared with the hardware; 0 or less disables."`
+	PowerStateSyncMaxRetries    int           `ini:"conductor.power_state_sync_max_retries" help:"Failed power state reads in a row before a node is put into maintenance."`
+	SyncLocalStateInterval      time.Duration `ini:"conductor.sync_local_state_interval" help:"How often active nodes whose conductor went away are taken over; 0 or less disables."`
+	PeriodicMaxWorkers          int           `ini:"conductor.periodic_max_workers" help:"Nodes one periodic task run may act on in parallel."`
+	PowerStateChangeTimeout     time.Duration `ini:"conductor.power_state_change_timeout" help:"How long to wait for a node to reach the requested power state."`
+	SoftPowerOffTimeout         time.Duration `ini:"conductor.soft_power_off_timeout" help:"Default timeout of soft power off and soft reboot."`
+	ForcePowerStateDuringSync   bool          `ini:"conductor.force_power_state_during_sync" help:"During power sync, force the hardware back to the recorded power state instead of recording the hardware state."`
+	AutomatedClean              bool          `ini:"conductor.automated_clean" help:"Clean nodes when they are provided and after they are undeployed."`
+	AllowDeletingAvailableNodes bool          `ini:"conductor.allow_deleting_available_nodes" help:"Allow deleting nodes in the available state."`
 }
 
 // Defaults are the embedded single-process defaults: SQLite under ./var,

@@ -1,0 +1,239 @@
+package config_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/pkg/config"
+)
+
+var update = flag.Bool("update", false, "rewrite ferric.conf.example from config.Example()")
+
+// clearEnv hides FERRIC_ variables of the surrounding environment from a
+// test, restoring them afterwards.
+func clearEnv() {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "FERRIC_") {
+			GinkgoT().Setenv(k, "")
+			Expect(os.Unsetenv(k)).To(Succeed())
+		}
+	}
+}
+
+func writeFile(content string) string {
+	path := filepath.Join(GinkgoT().TempDir(), "ferric.conf")
+	Expect(os.WriteFile(path, []byte(content), 0o600)).To(Succeed())
+	return path
+}
+
+var _ = Describe("Load", func() {
+	BeforeEach(clearEnv)
+
+	It("returns the defaults without a file", func() {
+		c, err := config.Load("")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c).To(Equal(config.Defaults()))
+	})
+
+	It("reads every option type from the file", func() {
+		c, err := config.Load(writeFile(`
+# comment
+; another comment
+[DEFAULT]
+host = cond-1
+debug = yes
+hash_ring_reset_interval = 30
+
+[api]
+port: 16385
+max_request_body_size = 2097152
+restrict_lookup = False
+public_endpoint = "https://bm.example.com"
+
+[database]
+connection = mysql://ferric:p@ss=w:rd@127.0.0.1:3306/ferric
+
+[rpc]
+transport = amqp
+response_timeout = 1500ms
+
+[conductor]
+enabled_hardware_types = ipmi, ilo ,,fake-hardware
+heartbeat-timeout = 2m
+automated_clean = 0
+`))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Default.Host).To(Equal("cond-1"))
+		Expect(c.Default.Debug).To(BeTrue())
+		Expect(c.Default.HashRingResetInterval).To(Equal(30 * time.Second))
+		Expect(c.API.Port).To(Equal(16385))
+		Expect(c.API.MaxRequestBodySize).To(Equal(int64(2 << 20)))
+		Expect(c.API.RestrictLookup).To(BeFalse())
+		Expect(c.API.PublicEndpoint).To(Equal("https://bm.example.com"))
+		Expect(c.Database.Connection).To(Equal("mysql://ferric:p@ss=w:rd@127.0.0.1:3306/ferric"))
+		Expect(c.RPC.Transport).To(Equal("amqp"))
+		Expect(c.RPC.ResponseTimeout).To(Equal(1500 * time.Millisecond))
+		Expect(c.Conductor.EnabledHardwareTypes).To(Equal([]string{"ipmi", "ilo", "fake-hardware"}))
+		Expect(c.Conductor.HeartbeatTimeout).To(Equal(2 * time.Minute))
+		Expect(c.Conductor.AutomatedClean).To(BeFalse())
+		// Untouched options keep their defaults.
+		Expect(c.Conductor.WorkersPoolSize).To(Equal(100))
+		Expect(c.Default.LogFormat).To(Equal("text"))
+	})
+
+	It("lets the environment override the file", func() {
+		GinkgoT().Setenv("FERRIC_DATABASE_CONNECTION", "sqlite:///tmp/env.db")
+		GinkgoT().Setenv("FERRIC_CONDUCTOR_HEARTBEAT_TIMEOUT", "90")
+		GinkgoT().Setenv("FERRIC_DEFAULT_DEBUG", "true")
+		GinkgoT().Setenv("FERRIC_CONDUCTOR_ENABLED_HARDWARE_TYPES", "ipmi")
+		GinkgoT().Setenv("FERRIC_UNRELATED_SETTING", "ignored: not a config section")
+		c, err := config.Load(writeFile("[database]\nconnection = sqlite://file.db\n[conductor]\nheartbeat_timeout = 30\n"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Database.Connection).To(Equal("sqlite:///tmp/env.db"))
+		Expect(c.Conductor.HeartbeatTimeout).To(Equal(90 * time.Second))
+		Expect(c.Default.Debug).To(BeTrue())
+		Expect(c.Conductor.EnabledHardwareTypes).To(Equal([]string{"ipmi"}))
+	})
+
+	DescribeTable("rejects what it cannot use, naming it",
+		func(file string, want string) {
+			_, err := config.Load(writeFile(file))
+			Expect(err).To(MatchError(ContainSubstring(want)))
+		},
+		Entry("unknown section", "[databse]\nconnection = x\n", "unknown section [databse]"),
+		Entry("unknown option", "[conductor]\nheartbeat_timout = 5\n", `unknown option "heartbeat_timout" in section [conductor]`),
+		Entry("option in the wrong section", "[api]\nconnection = x\n", `unknown option "connection" in section [api]`),
+		Entry("option before a section", "host = x\n", "before any section"),
+		Entry("bad integer", "[api]\nport = eighty\n", `[api] port: invalid integer "eighty"`),
+		Entry("bad boolean", "[DEFAULT]\ndebug = maybe\n", `[DEFAULT] debug: invalid boolean "maybe"`),
+		Entry("bad duration", "[rpc]\nresponse_timeout = soon\n", `[rpc] response_timeout: invalid duration "soon"`),
+		Entry("line without value", "[api]\nport\n", "line 2"),
+		Entry("broken header", "[api\n", "malformed section header"),
+	)
+
+	It("rejects unknown options and bad values in the environment", func() {
+		GinkgoT().Setenv("FERRIC_CONDUCTOR_HEARTBEAT_TIMOUT", "5")
+		GinkgoT().Setenv("FERRIC_API_PORT", "x")
+		_, err := config.Load("")
+		Expect(err).To(MatchError(ContainSubstring(`FERRIC_CONDUCTOR_HEARTBEAT_TIMOUT: unknown option "heartbeat_timout"`)))
+		Expect(err).To(MatchError(ContainSubstring(`FERRIC_API_PORT: invalid integer "x"`)))
+	})
+
+	It("fails on a missing file", func() {
+		_, err := config.Load(filepath.Join(GinkgoT().TempDir(), "absent.conf"))
+		Expect(err).To(MatchError(ContainSubstring("absent.conf")))
+	})
+})
+
+var _ = Describe("Example", func() {
+	BeforeEach(clearEnv)
+
+	It("is the content of ferric.conf.example", func() {
+		if *update {
+			Expect(os.WriteFile("ferric.conf.example", []byte(config.Example()), 0o644)).To(Succeed())
+		}
+		data, err := os.ReadFile("ferric.conf.example")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(data)).To(Equal(config.Example()), "run: go test ./config -update")
+	})
+
+	It("documents every option with its default", func() {
+		ex := config.Example()
+		for _, want := range []string{
+			"[DEFAULT]", "[api]", "[database]", "[rpc]", "[conductor]",
+			"#host = <hostname>\n",
+			"#port = 6385\n",
+			"#connection = sqlite://var/ferric.db\n",
+			"#response_timeout = 60\n",
+			"#enabled_hardware_types = fake-hardware\n",
+			"#allow_deleting_available_nodes = true\n",
+		} {
+			Expect(ex).To(ContainSubstring(want))
+		}
+		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(38), "one commented-out line per option")
+	})
+
+	It("loads back to the defaults with every option uncommented", func() {
+		var b strings.Builder
+		for _, line := range strings.Split(config.Example(), "\n") {
+			if strings.HasPrefix(line, "#host = ") {
+				line = "host = " + config.Defaults().Default.Host
+			} else if strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "# ") && line != "#" {
+				line = line[1:]
+			}
+			b.WriteString(line + "\n")
+		}
+		c, err := config.Load(writeFile(b.String()))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c).To(Equal(config.Defaults()))
+	})
+})
+
+var _ = Describe("Validate", func() {
+	It("accepts the defaults", func() {
+		Expect(config.Defaults().Validate()).To(Succeed())
+	})
+
+	It("accepts http_basic with an existing user file, and amqp with a URL", func() {
+		c := config.Defaults()
+		c.API.AuthStrategy = "http_basic"
+		c.API.HTTPBasicAuthUserFile = writeFile("admin:$2y$05$abc\n")
+		c.RPC.Transport = "amqp"
+		Expect(c.Validate()).To(Succeed())
+	})
+
+	DescribeTable("reports each bad value by option",
+		func(mutate func(*config.Config), want string) {
+			c := config.Defaults()
+			mutate(&c)
+			Expect(c.Validate()).To(MatchError(ContainSubstring(want)))
+		},
+		Entry(nil, func(c *config.Config) { c.RPC.Transport = "zeromq" }, `[rpc] transport: "zeromq" is not one of inprocess, amqp`),
+		Entry(nil, func(c *config.Config) { c.RPC.Transport = "amqp"; c.RPC.AMQPURL = "" }, "[rpc] amqp_url"),
+		Entry(nil, func(c *config.Config) { c.API.AuthStrategy = "keystone" }, `[api] auth_strategy: "keystone"`),
+		Entry(nil, func(c *config.Config) { c.API.AuthStrategy = "http_basic" }, "[api] http_basic_auth_user_file: required"),
+		Entry(nil, func(c *config.Config) {
+			c.API.AuthStrategy = "http_basic"
+			c.API.HTTPBasicAuthUserFile = "/nonexistent/htpasswd"
+		}, "[api] http_basic_auth_user_file: stat /nonexistent/htpasswd"),
+		Entry(nil, func(c *config.Config) { c.API.Port = 0 }, "[api] port: 0 is outside 1..65535"),
+		Entry(nil, func(c *config.Config) { c.API.Port = 70000 }, "[api] port: 70000"),
+		Entry(nil, func(c *config.Config) { c.API.PublicEndpoint = "bm.example.com" }, "[api] public_endpoint"),
+		Entry(nil, func(c *config.Config) { c.API.MaxLimit = 0 }, "[api] max_limit"),
+		Entry(nil, func(c *config.Config) { c.Database.Connection = "postgres://x" }, "[database] connection"),
+		Entry(nil, func(c *config.Config) { c.Database.MaxOpenConns = 0 }, "[database] max_open_conns"),
+		Entry(nil, func(c *config.Config) { c.Default.LogFormat = "xml" }, "[DEFAULT] log_format"),
+		Entry(nil, func(c *config.Config) { c.Default.Host = "" }, "[DEFAULT] host"),
+		Entry(nil, func(c *config.Config) { c.Default.HashPartitionExponent = 40 }, "[DEFAULT] hash_partition_exponent"),
+		Entry(nil, func(c *config.Config) { c.Conductor.WorkersPoolSize = 0 }, "[conductor] workers_pool_size"),
+		Entry(nil, func(c *config.Config) { c.Conductor.PeriodicMaxWorkers = -1 }, "[conductor] periodic_max_workers"),
+		Entry(nil, func(c *config.Config) { c.Conductor.EnabledHardwareTypes = nil }, "[conductor] enabled_hardware_types"),
+		Entry(nil, func(c *config.Config) { c.Conductor.ConductorGroup = "rack 1" }, "[conductor] conductor_group"),
+		Entry(nil, func(c *config.Config) { c.Conductor.HeartbeatTimeout = 5 * time.Second }, "heartbeat_timeout: 5s must exceed heartbeat_interval 10s"),
+		Entry(nil, func(c *config.Config) { c.Conductor.DeployCallbackTimeout = -time.Second }, "[conductor] deploy_callback_timeout: must not be negative"),
+	)
+
+	It("lists all problems at once", func() {
+		c := config.Defaults()
+		c.API.Port = 0
+		c.RPC.Transport = "x"
+		err := c.Validate()
+		Expect(err).To(MatchError(ContainSubstring("[api] port")))
+		Expect(err).To(MatchError(ContainSubstring("[rpc] transport")))
+	})
+
+	It("allows zero to disable callback timeouts", func() {
+		c := config.Defaults()
+		c.Conductor.DeployCallbackTimeout = 0
+		c.Conductor.CleanCallbackTimeout = 0
+		c.Conductor.SyncPowerStateInterval = 0
+		Expect(c.Validate()).To(Succeed())
+	})
+})

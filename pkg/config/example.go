@@ -1,0 +1,88 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Example renders the annotated example configuration: every option,
+// commented out, with its help and default. ferric.conf.example is this
+// text (a test keeps them equal), so the file cannot drift from the code.
+func Example() string {
+	var b strings.Builder
+	b.WriteString("# Ferric configuration file (example).\n" +
+		"#\n" +
+		"# Every option is listed commented out with its default value. Durations\n" +
+		"# are whole seconds or Go durations such as 500ms; booleans are true/false,\n" +
+		"# yes/no, on/off or 1/0; lists are comma separated. Each option can also be\n" +
+		"# set by the environment variable FERRIC_<SECTION>_<OPTION>, which wins over\n" +
+		"# this file, e.g. FERRIC_DATABASE_CONNECTION or\n" +
+		"# FERRIC_CONDUCTOR_HEARTBEAT_TIMEOUT.\n")
+	defaults := Defaults()
+	section := ""
+	for _, o := range options {
+		if o.section != section {
+			section = o.section
+			fmt.Fprintf(&b, "\n[%s]\n", section)
+		}
+		f := o.field(&defaults)
+		b.WriteString("\n")
+		for _, line := range wrap(fmt.Sprintf("%s (%s)", o.help, typeName(f.Type())), 76) {
+			b.WriteString("# " + line + "\n")
+		}
+		value := o.sample
+		if value == "" {
+			value = format(f)
+		}
+		fmt.Fprintf(&b, "#%s = %s\n", o.name, value)
+	}
+	return b.String()
+}
+
+func typeName(t reflect.Type) string {
+	switch {
+	case t == durationType:
+		return "duration"
+	case t.Kind() == reflect.Slice:
+		return "list"
+	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
+		return "integer"
+	case t.Kind() == reflect.Bool:
+		return "boolean"
+	}
+	return "string"
+}
+
+// format writes a value the way the loader reads it back.
+func format(f reflect.Value) string {
+	switch {
+	case f.Type() == durationType:
+		d := time.Duration(f.Int())
+		if d%time.Second == 0 {
+			return strconv.FormatInt(int64(d/time.Second), 10)
+		}
+		return d.String()
+	case f.Kind() == reflect.Slice:
+		return strings.Join(f.Interface().([]string), ",")
+	}
+	return fmt.Sprint(f.Interface())
+}
+
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
+}

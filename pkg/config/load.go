@@ -1,0 +1,253 @@
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EnvPrefix starts every environment override: FERRIC_<SECTION>_<OPTION>.
+const EnvPrefix = "FERRIC_"
+
+// option is one `ini`-tagged field, located by its index path in Config.
+type option struct {
+	section, name, help, sample string
+	index                       []int
+}
+
+func (o option) envName() string {
+	return EnvPrefix + strings.ToUpper(o.section) + "_" + strings.ToUpper(o.name)
+}
+
+func (o option) field(c *Config) reflect.Value {
+	return reflect.ValueOf(c).Elem().FieldByIndex(o.index)
+}
+
+// sections lists the INI sections in declaration order.
+var sections, options = describe()
+
+func describe() ([]string, []option) {
+	var secs []string
+	var opts []option
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		st := t.Field(i).Type
+		for j := range st.NumField() {
+			f := st.Field(j)
+			tag, ok := f.Tag.Lookup("ini")
+			if !ok {
+				continue
+			}
+			sec, name, ok := strings.Cut(tag, ".")
+			if !ok {
+				panic(fmt.Sprintf("config: field %s.%s: ini tag %q is not section.option", t.Field(i).Name, f.Name, tag))
+			}
+			if len(secs) == 0 || secs[len(secs)-1] != sec {
+				secs = append(secs, sec)
+			}
+			opts = append(opts, option{
+				section: sec, name: name, help: f.Tag.Get("help"), sample: f.Tag.Get("sample"),
+				index: []int{i, j},
+			})
+		}
+	}
+	return secs, opts
+}
+
+// lookup finds an option; section names match case-insensitively and, as
+// in oslo.config, dashes in option names equal underscores.
+func lookup(section, name string) (option, bool) {
+	name = strings.ReplaceAll(strings.ToLower(name), "-", "_")
+	for _, o := range options {
+		if strings.EqualFold(o.section, section) && o.name == name {
+			return o, true
+		}
+	}
+	return option{}, false
+}
+
+func knownSection(section string) (string, bool) {
+	for _, s := range sections {
+		if strings.EqualFold(s, section) {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// Load returns Defaults() overridden by the INI file at path (none when
+// path is ""), then by FERRIC_<SECTION>_<OPTION> environment variables.
+// Unknown sections and options are errors so that a typo cannot silently
+// leave a default in place; in the environment this applies to variables
+// naming a known section (FERRIC_CONDUCTOR_HEARTBEAT_TIMOUT fails), while
+// other FERRIC_ variables are left to whoever owns them. Load does not
+// check values for consistency: see Validate.
+func Load(path string) (Config, error) {
+	c := Defaults()
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, fmt.Errorf("read config file: %w", err)
+		}
+		if err := applyINI(&c, data); err != nil {
+			return Config{}, fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+	if err := applyEnv(&c, os.Environ()); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func applyINI(c *Config, data []byte) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	section := ""
+	for n := 1; sc.Scan(); n++ {
+		raw := sc.Text()
+		line := strings.TrimSpace(raw)
+		switch {
+		case line == "" || line[0] == '#' || line[0] == ';':
+			continue
+		case line[0] == '[':
+			name, ok := strings.CutSuffix(line[1:], "]")
+			if !ok {
+				return fmt.Errorf("line %d: malformed section header %q", n, line)
+			}
+			if section, ok = knownSection(strings.TrimSpace(name)); !ok {
+				return fmt.Errorf("line %d: unknown section [%s]", n, strings.TrimSpace(name))
+			}
+			continue
+		case raw[0] == ' ' || raw[0] == '\t':
+			return fmt.Errorf("line %d: continuation lines are not supported", n)
+		}
+		i := strings.IndexAny(line, "=:")
+		if i <= 0 {
+			return fmt.Errorf("line %d: expected option = value, got %q", n, line)
+		}
+		name := strings.TrimSpace(line[:i])
+		if section == "" {
+			return fmt.Errorf("line %d: option %q before any section header", n, name)
+		}
+		o, ok := lookup(section, name)
+		if !ok {
+			return fmt.Errorf("line %d: unknown option %q in section [%s]", n, name, section)
+		}
+		if err := set(o.field(c), unquote(strings.TrimSpace(line[i+1:]))); err != nil {
+			return fmt.Errorf("line %d: [%s] %s: %w", n, o.section, o.name, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	return nil
+}
+
+func unquote(v string) string {
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		return v[1 : len(v)-1]
+	}
+	return v
+}
+
+func applyEnv(c *Config, environ []string) error {
+	var problems []error
+	for _, kv := range environ {
+		key, value, _ := strings.Cut(kv, "=")
+		rest, ok := strings.CutPrefix(key, EnvPrefix)
+		if !ok {
+			continue
+		}
+		var sec string
+		for _, s := range sections {
+			if after, ok := strings.CutPrefix(rest, strings.ToUpper(s)+"_"); ok {
+				sec, rest = s, after
+				break
+			}
+		}
+		if sec == "" {
+			continue
+		}
+		o, ok := lookup(sec, rest)
+		if !ok {
+			problems = append(problems, fmt.Errorf("environment variable %s: unknown option %q in section [%s]", key, strings.ToLower(rest), sec))
+			continue
+		}
+		if err := set(o.field(c), value); err != nil {
+			problems = append(problems, fmt.Errorf("environment variable %s: %w", key, err))
+		}
+	}
+	return errors.Join(problems...)
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// set parses text into the field's type, the way oslo.config reads values.
+func set(f reflect.Value, text string) error {
+	switch {
+	case f.Type() == durationType:
+		d, err := parseDuration(text)
+		if err != nil {
+			return err
+		}
+		f.SetInt(int64(d))
+	case f.Kind() == reflect.String:
+		f.SetString(text)
+	case f.Kind() == reflect.Bool:
+		b, err := parseBool(text)
+		if err != nil {
+			return err
+		}
+		f.SetBool(b)
+	case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(text), 10, f.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("invalid integer %q", text)
+		}
+		f.SetInt(n)
+	case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
+		f.Set(reflect.ValueOf(parseList(text)))
+	default:
+		panic(fmt.Sprintf("config: unsupported option type %s", f.Type()))
+	}
+	return nil
+}
+
+// parseDuration reads whole seconds, as Ironic's options are given, or a Go
+// duration such as "500ms".
+func parseDuration(text string) (time.Duration, error) {
+	text = strings.TrimSpace(text)
+	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(text)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q: want seconds or a value like 500ms or 2m", text)
+	}
+	return d, nil
+}
+
+func parseBool(text string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(text)) {
+	case "true", "yes", "on", "1":
+		return true, nil
+	case "false", "no", "off", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid boolean %q: want true/false, yes/no, on/off or 1/0", text)
+}
+
+func parseList(text string) []string {
+	out := []string{}
+	for _, item := range strings.Split(text, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// conductorGroup is Ironic's rule for conductor group names.
+var conductorGroup = regexp.MustCompile(`^[a-zA-Z0-9_.-]{0,255}$`)
+
+// Validate reports every value that cannot work, each naming its option, so
+// that a bad configuration fails at start-up rather than on first use.
+func (c Config) Validate() error {
+	var problems []error
+	bad := func(section, option, format string, args ...any) {
+		problems = append(problems, fmt.Errorf("[%s] %s: %s", section, option, fmt.Sprintf(format, args...)))
+	}
+
+	d := c.Default
+	if strings.TrimSpace(d.Host) == "" {
+		bad("DEFAULT", "host", "must not be empty")
+	}
+	if d.LogFormat != "text" && d.LogFormat != "json" {
+		bad("DEFAULT", "log_format", "%q is not one of text, json", d.LogFormat)
+	}
+	if d.HashPartitionExponent < 0 || d.HashPartitionExponent > 16 {
+		bad("DEFAULT", "hash_partition_exponent", "%d is outside 0..16", d.HashPartitionExponent)
+	}
+	if d.HashRingResetInterval <= 0 {
+		bad("DEFAULT", "hash_ring_reset_interval", "must be positive")
+	}
+
+	a := c.API
+	if a.Port < 1 || a.Port > 65535 {
+		bad("api", "port", "%d is outside 1..65535", a.Port)
+	}
+	if a.PublicEndpoint != "" {
+		if u, err := url.Parse(a.PublicEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("api", "public_endpoint", "%q is not an http(s) URL", a.PublicEndpoint)
+		}
+	}
+	if a.MaxLimit < 1 {
+		bad("api", "max_limit", "must be positive")
+	}
+	switch a.AuthStrategy {
+	case "noauth":
+	case "http_basic":
+		if a.HTTPBasicAuthUserFile == "" {
+			bad("api", "http_basic_auth_user_file", "required when auth_strategy is http_basic")
+		} else if _, err := os.Stat(a.HTTPBasicAuthUserFile); err != nil {
+			bad("api", "http_basic_auth_user_file", "%v", err)
+		}
+	default:
+		bad("api", "auth_strategy", "%q is not one of noauth, http_basic", a.AuthStrategy)
+	}
+	if a.MaxRequestBodySize < 1 {
+		bad("api", "max_request_body_size", "must be positive")
+	}
+	if a.RamdiskHeartbeatTimeout < 1 {
+		bad("api", "ramdisk_heartbeat_timeout", "must be positive")
+	}
+
+	db := c.Database
+	if !strings.HasPrefix(db.Connection, "sqlite://") && !strings.HasPrefix(db.Connection, "mysql://") {
+		bad("database", "connection", "must start with sqlite:// or mysql://")
+	}
+	if db.MaxOpenConns < 1 {
+		bad("database", "max_open_conns", "must be positive")
+	}
+
+	r := c.RPC
+	switch r.Transport {
+	case "inprocess":
+	case "amqp":
+		if !strings.HasPrefix(r.AMQPURL, "amqp://") && !strings.HasPrefix(r.AMQPURL, "amqps://") {
+			bad("rpc", "amqp_url", "must start with amqp:// or amqps:// when transport is amqp")
+		}
+	default:
+		bad("rpc", "transport", "%q is not one of inprocess, amqp", r.Transport)
+	}
+	if r.ResponseTimeout <= 0 {
+		bad("rpc", "response_timeout", "must be positive")
+	}
+
+	k := c.Conductor
+	if !conductorGroup.MatchString(k.ConductorGroup) {
+		bad("conductor", "conductor_group", "%q may only hold letters, digits, _, . and - (at most 255)", k.ConductorGroup)
+	}
+	if len(k.EnabledHardwareTypes) == 0 {
+		bad("conductor", "enabled_hardware_types", "must name at least one hardware type")
+	}
+	if k.WorkersPoolSize < 1 {
+		bad("conductor", "workers_pool_size", "must be positive")
+	}
+	if k.PeriodicMaxWorkers < 1 {
+		bad("conductor", "periodic_max_workers", "must be positive")
+	}
+	if k.NodeLockedRetryAttempts < 0 {
+		bad("conductor", "node_locked_retry_attempts", "must not be negative")
+	}
+	if k.PowerStateSyncMaxRetries < 0 {
+		bad("conductor", "power_state_sync_max_retries", "must not be negative")
+	}
+	for _, p := range []struct {
+		option   string
+		positive bool
+		value    int64
+	}{
+		{"heartbeat_interval", true, int64(k.HeartbeatInterval)},
+		{"heartbeat_timeout", true, int64(k.HeartbeatTimeout)},
+		{"check_provision_state_interval", true, int64(k.CheckProvisionStateInterval)},
+		{"power_state_change_timeout", true, int64(k.PowerStateChangeTimeout)},
+		{"soft_power_off_timeout", true, int64(k.SoftPowerOffTimeout)},
+		{"node_locked_retry_interval", false, int64(k.NodeLockedRetryInterval)},
+		{"deploy_callback_timeout", false, int64(k.DeployCallbackTimeout)},
+		{"clean_callback_timeout", false, int64(k.CleanCallbackTimeout)},
+	} {
+		switch {
+		case p.positive && p.value <= 0:
+			bad("conductor", p.option, "must be positive")
+		case !p.positive && p.value < 0:
+			bad("conductor", p.option, "must not be negative")
+		}
+	}
+	// A timeout shorter than the heartbeat would declare live conductors
+	// dead between two heartbeats, bouncing their nodes around the ring.
+	if k.HeartbeatInterval > 0 && k.HeartbeatTimeout > 0 && k.HeartbeatTimeout <= k.HeartbeatInterval {
+		bad("conductor", "heartbeat_timeout", "%s must exceed heartbeat_interval %s", k.HeartbeatTimeout, k.HeartbeatInterval)
+	}
+	return errors.Join(problems...)
+}

@@ -1,0 +1,135 @@
+// Package secrets hides credentials from API responses and logs. The rules
+// are Ironic's: a key is secret when its lower-cased name contains one of a
+// fixed list of substrings, and free text is scrubbed of "password=..."
+// fragments. Masking always works on a copy; stored values are never altered.
+package secrets
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+// Masked replaces every secret value.
+const Masked = "******"
+
+// sensitive are the substrings of api.md §4.6.3 (oslo's list, which Ironic
+// applies to every dict it returns), the SNMP keys of §4.1.3, and Ferric's
+// own deploy and temp-URL keys, which Ironic never had to name.
+var sensitive = []string{
+	"password", "adminpass", "admin_pass", "admin_password", "auth_token",
+	"new_pass", "auth_password", "secret", "secret_uuid", "sys_pswd", "token",
+	"configdrive", "chappassword", "chapsecret", "encrypted_key",
+	"private_key", "fernetkey", "sslkey", "passphrase",
+	"cephclusterfsid", "octaviaheartbeatkey", "rabbitcookie",
+	"cephmanilaclientkey", "pacemakerremoteauthkey", "designaterndckey",
+	"cephadminkey", "heatauthencryptionkey", "cephclientkey",
+	"keystonecredential", "barbicansimplecryptokek", "cephrgwkey",
+	"swifthashsuffix", "migrationsshkey", "cephmdskey", "cephmonkey",
+	"snmp_auth_key", "snmp_priv_key",
+	"deploy_key", "temp_url_key",
+}
+
+// IsSensitiveKey reports whether values stored under k must be masked.
+func IsSensitiveKey(k string) bool {
+	k = strings.ToLower(k)
+	for _, s := range sensitive {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// A secret-named word followed by = or : (JSON, query strings, command
+	// lines, Python reprs), then its value up to a delimiter.
+	fragment = regexp.MustCompile(`(?i)([\w.-]*(?:` + alternation() + `)[\w.-]*)(["']?\s*[:=]\s*["']?)([^\s"'&,;}\]]+)`)
+	// The password part of URL user info, scheme://user:password@host, up
+	// to the last @ since unescaped passwords may contain one.
+	userinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)([^\s/]+)(@)`)
+)
+
+func alternation() string {
+	quoted := make([]string, len(sensitive))
+	for i, s := range sensitive {
+		quoted[i] = regexp.QuoteMeta(s)
+	}
+	return strings.Join(quoted, "|")
+}
+
+// MaskString scrubs secrets embedded in free text: "password=x",
+// `"auth_token": "x"`, and the password of URLs such as
+// mysql://user:pass@host.
+func MaskString(s string) string {
+	s = fragment.ReplaceAllString(s, "${1}${2}"+Masked)
+	return userinfo.ReplaceAllString(s, "${1}"+Masked+"${3}")
+}
+
+// Mask returns a deep copy of m in which the value of every sensitive key,
+// at any depth of nested objects and lists, is "******", and other strings
+// are scrubbed with MaskString. A nil map stays nil.
+func Mask(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if IsSensitiveKey(k) {
+			out[k] = Masked
+			continue
+		}
+		out[k] = MaskValue(v)
+	}
+	return out
+}
+
+// MaskValue masks a JSON-like value (objects, lists, strings) as Mask does
+// a map's values; values of other types are returned unchanged.
+func MaskValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return Mask(t)
+	case model.JSONObject:
+		return model.JSONObject(Mask(t))
+	case map[string]string:
+		out := make(map[string]string, len(t))
+		for k, s := range t {
+			if IsSensitiveKey(k) {
+				out[k] = Masked
+			} else {
+				out[k] = MaskString(s)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = MaskValue(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]map[string]any, len(t))
+		for i, e := range t {
+			out[i] = Mask(e)
+		}
+		return out
+	case string:
+		return MaskString(t)
+	}
+	return v
+}
+
+// MaskInstanceInfo masks a node's instance_info for output: Mask, plus the
+// configdrive and image_url whenever they are set (§4.1.3), since either
+// may carry credentials or user data.
+func MaskInstanceInfo(m map[string]any) map[string]any {
+	out := Mask(m)
+	for _, k := range []string{"configdrive", "image_url"} {
+		if v, ok := out[k]; ok && v != nil && v != "" {
+			out[k] = Masked
+		}
+	}
+	return out
+}
