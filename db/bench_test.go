@@ -1,0 +1,81 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/ferricbm/ferric/db/dbtest"
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+const benchNodes = 1000
+
+// benchStore opens a migrated store holding benchNodes nodes: on MySQL
+// (the production backend) unless FERRIC_TEST_MYSQL=none, else SQLite.
+func benchStore(b *testing.B) (*Store, []string) {
+	b.Helper()
+	ctx := context.Background()
+	url := dbtest.SQLiteURL(b.TempDir())
+	if !dbtest.MySQLDisabled() {
+		u, drop, err := dbtest.NewMySQLDatabase(ctx, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = drop() })
+		url = u
+	}
+	s, err := Open(ctx, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	if err := s.Upgrade(ctx); err != nil {
+		b.Fatal(err)
+	}
+	uuids := make([]string, 0, benchNodes)
+	for i := range benchNodes {
+		n := &model.Node{
+			Name:           ptr(fmt.Sprintf("node-%04d", i)),
+			Driver:         "ipmi",
+			ProvisionState: ptr("available"),
+			PowerState:     ptr("power off"),
+			DriverInfo:     model.JSONObject{"ipmi_address": fmt.Sprintf("10.0.%d.%d", i/250, i%250), "ipmi_password": "pw"},
+			Properties:     model.JSONObject{"cpus": float64(16), "memory_mb": float64(65536), "local_gb": float64(900)},
+			InstanceInfo:   model.JSONObject{"image_source": "http://images/img.qcow2", "root_gb": float64(20)},
+		}
+		if err := s.CreateNode(ctx, n); err != nil {
+			b.Fatal(err)
+		}
+		uuids = append(uuids, n.UUID)
+	}
+	b.Logf("backend %s, %d nodes", s.Dialect(), benchNodes)
+	return s, uuids
+}
+
+func BenchmarkGetNode(b *testing.B) {
+	s, uuids := benchStore(b)
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		if _, err := s.GetNode(ctx, uuids[i%len(uuids)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkListNodes100 is the API's default node list: a page of 100
+// with the six default fields.
+func BenchmarkListNodes100(b *testing.B) {
+	s, _ := benchStore(b)
+	ctx := context.Background()
+	cols := []string{"instance_uuid", "maintenance", "power_state", "provision_state", "uuid", "name"}
+	for b.Loop() {
+		nodes, err := s.ListNodes(ctx, NodeFilter{}, Page{Limit: 100}, cols)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(nodes) != 100 {
+			b.Fatalf("got %d nodes", len(nodes))
+		}
+	}
+}

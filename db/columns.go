@@ -1,0 +1,124 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"gorm.io/gorm/schema"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+// tableColumns is what the repository knows about one model's columns,
+// read from the gorm tags of pkg/model so the two cannot drift apart.
+type tableColumns struct {
+	schema *schema.Schema
+	all    []string // every column, in declaration order
+	json   []string // JSON document columns: never sort keys
+}
+
+func parseColumns(m any) tableColumns {
+	s, err := schema.Parse(m, &sync.Map{}, schema.NamingStrategy{})
+	if err != nil {
+		panic(fmt.Sprintf("parse model %T: %v", m, err))
+	}
+	jsonObject := reflect.TypeFor[model.JSONObject]()
+	stringList := reflect.TypeFor[model.StringList]()
+	t := tableColumns{schema: s, all: slices.Clone(s.DBNames)}
+	for _, f := range s.Fields {
+		if f.DBName != "" && (f.FieldType == jsonObject || f.FieldType == stringList) {
+			t.json = append(t.json, f.DBName)
+		}
+	}
+	return t
+}
+
+var (
+	nodeColumns      = parseColumns(&model.Node{})
+	portColumns      = parseColumns(&model.Port{})
+	conductorColumns = parseColumns(&model.Conductor{})
+)
+
+// NodeColumns lists the node columns ListNodes can select.
+func NodeColumns() []string { return slices.Clone(nodeColumns.all) }
+
+// PortColumns lists the port columns ListPorts can select ("node_uuid" is
+// also accepted there: it is always loaded by the join).
+func PortColumns() []string { return slices.Clone(portColumns.all) }
+
+func (t tableColumns) sortable() []string {
+	return slices.DeleteFunc(slices.Clone(t.all), func(c string) bool { return slices.Contains(t.json, c) })
+}
+
+// selection validates a caller's column list and returns it with id and
+// uuid first; nil means every column. extra names are accepted and
+// dropped (they are loaded another way).
+func (t tableColumns) selection(columns []string, extra ...string) ([]string, error) {
+	if columns == nil {
+		return slices.Clone(t.all), nil
+	}
+	out := []string{"id", "uuid"}
+	var unknown []string
+	for _, c := range columns {
+		switch {
+		case slices.Contains(extra, c), slices.Contains(out, c):
+		case slices.Contains(t.all, c):
+			out = append(out, c)
+		default:
+			unknown = append(unknown, c)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, errs.InvalidParameterValue("Field(s) \"%s\" are not valid", strings.Join(unknown, ", "))
+	}
+	return out, nil
+}
+
+// values reads the given columns of a model value as SQL parameters,
+// times normalised to the stored form.
+func (t tableColumns) values(ctx context.Context, m any, columns []string) []any {
+	rv := reflect.ValueOf(m)
+	for rv.Kind() == reflect.Pointer {
+		rv = rv.Elem()
+	}
+	out := make([]any, len(columns))
+	for i, c := range columns {
+		v, _ := t.schema.FieldsByDBName[c].ValueOf(ctx, rv)
+		switch tv := v.(type) {
+		case *time.Time:
+			v = normTime(tv)
+		case time.Time:
+			v = *normTime(&tv)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// insert writes every column of m but id and returns the new id. It is
+// used instead of gorm's Create, which silently replaces a zero value
+// (pxe_enabled=false) with the column's tagged default.
+func (s *Store) insert(ctx context.Context, t tableColumns, m any) (int64, error) {
+	cols := slices.DeleteFunc(slices.Clone(t.all), func(c string) bool { return c == "id" })
+	quoted := make([]string, len(cols))
+	for i, c := range cols {
+		quoted[i] = s.quote(c)
+	}
+	stmt := "INSERT INTO " + t.schema.Table + " (" + strings.Join(quoted, ", ") + ") VALUES (" +
+		strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return 0, err
+	}
+	res, err := sqlDB.ExecContext(ctx, stmt, t.values(ctx, m, cols)...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}

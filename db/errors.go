@@ -1,0 +1,133 @@
+package db
+
+import (
+	"errors"
+	"strings"
+
+	gosqlite "github.com/glebarez/go-sqlite"
+	mysqldriver "github.com/go-sql-driver/mysql"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+)
+
+// Unique indexes, named as in the schema. SQLite reports the columns, not
+// the index name, so sqliteUniqueColumns maps them back.
+const (
+	uniqNodeUUID         = "uniq_nodes_uuid"
+	uniqNodeName         = "uniq_nodes_name"
+	uniqNodeInstanceUUID = "uniq_nodes_instance_uuid"
+	uniqPortUUID         = "uniq_ports_uuid"
+	uniqPortAddress      = "uniq_ports_address"
+)
+
+var sqliteUniqueColumns = map[string]string{
+	"nodes.uuid":          uniqNodeUUID,
+	"nodes.name":          uniqNodeName,
+	"nodes.instance_uuid": uniqNodeInstanceUUID,
+	"ports.uuid":          uniqPortUUID,
+	"ports.address":       uniqPortAddress,
+}
+
+// Driver error codes.
+const (
+	mysqlDuplicateEntry       = 1062
+	mysqlDeadlock             = 1213
+	mysqlNoReferencedRow      = 1452
+	mysqlNoReferencedRowOld   = 1216
+	sqliteConstraintUnique    = 2067 // SQLITE_CONSTRAINT_UNIQUE
+	sqliteConstraintForeign   = 787  // SQLITE_CONSTRAINT_FOREIGNKEY
+	sqliteUniqueMessagePrefix = "UNIQUE constraint failed: "
+)
+
+// uniqueViolation names the unique index err violated, if it is a
+// duplicate-key error. The database, not a prior SELECT, is the judge:
+// a check-then-insert would race with a concurrent writer.
+func uniqueViolation(err error) (string, bool) {
+	var me *mysqldriver.MySQLError
+	if errors.As(err, &me) && me.Number == mysqlDuplicateEntry {
+		// "Duplicate entry 'x' for key 'uniq_nodes_name'" (MariaDB) or
+		// "... for key 'nodes.uniq_nodes_name'" (MySQL 8).
+		msg := me.Message
+		i := strings.LastIndex(msg, " for key '")
+		if i < 0 {
+			return "", false
+		}
+		key := strings.TrimSuffix(msg[i+len(" for key '"):], "'")
+		if dot := strings.LastIndexByte(key, '.'); dot >= 0 {
+			key = key[dot+1:]
+		}
+		return key, true
+	}
+	var se *gosqlite.Error
+	if errors.As(err, &se) && se.Code() == sqliteConstraintUnique {
+		// "constraint failed: UNIQUE constraint failed: nodes.name (2067)"
+		msg := se.Error()
+		i := strings.Index(msg, sqliteUniqueMessagePrefix)
+		if i < 0 {
+			return "", false
+		}
+		cols := msg[i+len(sqliteUniqueMessagePrefix):]
+		if j := strings.Index(cols, " ("); j >= 0 {
+			cols = cols[:j]
+		}
+		key, ok := sqliteUniqueColumns[cols]
+		return key, ok
+	}
+	return "", false
+}
+
+// foreignKeyViolation reports an insert or update that references a
+// missing parent row.
+func foreignKeyViolation(err error) bool {
+	var me *mysqldriver.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == mysqlNoReferencedRow || me.Number == mysqlNoReferencedRowOld
+	}
+	var se *gosqlite.Error
+	return errors.As(err, &se) && se.Code() == sqliteConstraintForeign
+}
+
+// nodeWriteError turns a node INSERT/UPDATE failure into the API's 409s.
+func nodeWriteError(err error, n nodeIdent) error {
+	key, ok := uniqueViolation(err)
+	if !ok {
+		return err
+	}
+	switch key {
+	case uniqNodeUUID:
+		return errs.New(errs.KindAlreadyExists, "A node with UUID %s already exists.", n.uuid)
+	case uniqNodeName:
+		return errs.New(errs.KindDuplicateName, "A node with name %s already exists.", n.name)
+	case uniqNodeInstanceUUID:
+		return errs.New(errs.KindConflict, "Instance %s is already associated with a node.", n.instanceUUID)
+	}
+	return err
+}
+
+type nodeIdent struct{ uuid, name, instanceUUID string }
+
+// portWriteError turns a port INSERT/UPDATE failure into the API's 409s
+// (and the owner vanishing underneath into NodeNotFound).
+func portWriteError(err error, uuid, address string, nodeID int64) error {
+	if foreignKeyViolation(err) {
+		return errs.New(errs.KindNodeNotFound, "Node %d could not be found.", nodeID)
+	}
+	key, ok := uniqueViolation(err)
+	if !ok {
+		return err
+	}
+	switch key {
+	case uniqPortUUID:
+		return errs.New(errs.KindAlreadyExists, "A port with UUID %s already exists.", uuid)
+	case uniqPortAddress:
+		return errs.New(errs.KindAlreadyExists, "A port with MAC address %s already exists.", address)
+	}
+	return err
+}
+
+// deadlock reports an InnoDB deadlock: the transaction was rolled back and
+// may simply be run again.
+func deadlock(err error) bool {
+	var me *mysqldriver.MySQLError
+	return errors.As(err, &me) && me.Number == mysqlDeadlock
+}

@@ -1,0 +1,363 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+// NodeFilter narrows ListNodes. A nil field does not filter. A non-nil
+// empty slice matches no node (an empty set of states or uuids).
+type NodeFilter struct {
+	ProvisionStates []string
+	Driver          *string
+	ResourceClass   *string
+	ConductorGroup  *string
+	ChassisUUID     *string
+	InstanceUUID    *string
+	Owner           *string
+	Lessee          *string
+	Fault           *string
+	// DescriptionContains matches a substring, case-insensitively.
+	DescriptionContains *string
+	// Associated: the node has an instance_uuid.
+	Associated  *bool
+	Maintenance *bool
+	Retired     *bool
+	// Reserved: the node is locked by some conductor.
+	Reserved   *bool
+	ReservedBy []string
+	// ProvisionUpdatedBefore: provision_updated_at is set and earlier.
+	ProvisionUpdatedBefore *time.Time
+	UUIDs                  []string
+}
+
+var nodeList = listTable{
+	table:     "nodes",
+	markerCol: "uuid",
+	sortable:  nodeColumns.sortable(),
+	forbidden: nodeColumns.json,
+	notFound:  func(m string) error { return errs.NodeNotFound(m) },
+}
+
+// nodeSaveColumns are the columns SaveNode writes from the struct. id,
+// uuid and created_at never change; reservation belongs to Reserve/Release;
+// updated_at and provision_updated_at are set by the statement itself.
+var nodeSaveColumns = slices.DeleteFunc(slices.Clone(nodeColumns.all), func(c string) bool {
+	switch c {
+	case "id", "uuid", "created_at", "reservation", "updated_at", "provision_updated_at":
+		return true
+	}
+	return false
+})
+
+// CreateNode inserts n, filling ID and CreatedAt (and UUID when empty).
+// A duplicate uuid, name or instance_uuid is a 409 error.
+func (s *Store) CreateNode(ctx context.Context, n *model.Node) error {
+	if n.UUID == "" {
+		n.UUID = uuid.NewString()
+	}
+	n.CreatedAt = now()
+	n.UpdatedAt = nil
+	n.ProvisionUpdatedAt = normTime(n.ProvisionUpdatedAt)
+	n.InspectionStartedAt = normTime(n.InspectionStartedAt)
+	n.InspectionFinishedAt = normTime(n.InspectionFinishedAt)
+	id, err := s.insert(ctx, nodeColumns, n)
+	if err != nil {
+		return fmt.Errorf("create node %s: %w", n.UUID, nodeWriteError(err, identOf(n)))
+	}
+	n.ID = id
+	return nil
+}
+
+func identOf(n *model.Node) nodeIdent {
+	id := nodeIdent{uuid: n.UUID}
+	if n.Name != nil {
+		id.name = *n.Name
+	}
+	if n.InstanceUUID != nil {
+		id.instanceUUID = *n.InstanceUUID
+	}
+	return id
+}
+
+// GetNode loads a node by uuid; errs.NodeNotFound if there is none.
+func (s *Store) GetNode(ctx context.Context, uuid string) (*model.Node, error) {
+	return s.getNode(ctx, clause.Eq{Column: clause.Column{Name: "uuid"}, Value: uuid}, uuid)
+}
+
+// GetNodeByName loads a node by name; errs.NodeNotFound if there is none.
+func (s *Store) GetNodeByName(ctx context.Context, name string) (*model.Node, error) {
+	return s.getNode(ctx, clause.Eq{Column: clause.Column{Name: "name"}, Value: name}, name)
+}
+
+// GetNodeByID loads a node by its internal id.
+func (s *Store) GetNodeByID(ctx context.Context, id int64) (*model.Node, error) {
+	return s.getNode(ctx, clause.Eq{Column: clause.Column{Name: "id"}, Value: id}, strconv.FormatInt(id, 10))
+}
+
+func (s *Store) getNode(ctx context.Context, where clause.Expression, ident string) (*model.Node, error) {
+	var n model.Node
+	if err := s.db.WithContext(ctx).Where(where).Take(&n).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, errs.NodeNotFound(ident)
+		}
+		return nil, fmt.Errorf("get node %s: %w", ident, err)
+	}
+	return &n, nil
+}
+
+// ListNodes returns the nodes matching f, one page of them. columns limits
+// the SELECT to those columns (id and uuid are always loaded); fields not
+// selected keep their zero value. nil loads every column.
+func (s *Store) ListNodes(ctx context.Context, f NodeFilter, p Page, columns []string) ([]model.Node, error) {
+	cols, err := nodeColumns.selection(columns)
+	if err != nil {
+		return nil, err
+	}
+	q := s.db.WithContext(ctx).Model(&model.Node{}).Select(cols)
+	for _, cond := range nodeConditions(f) {
+		q = q.Where(cond)
+	}
+	if q, err = nodeList.paginate(ctx, s.db, q, p); err != nil {
+		return nil, err
+	}
+	nodes := []model.Node{}
+	if err := q.Find(&nodes).Error; err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	return nodes, nil
+}
+
+func nodeConditions(f NodeFilter) []clause.Expression {
+	col := func(name string) clause.Column { return clause.Column{Table: "nodes", Name: name} }
+	var out []clause.Expression
+	in := func(name string, values []string) {
+		if values == nil {
+			return
+		}
+		vals := make([]any, len(values))
+		for i, v := range values {
+			vals[i] = v
+		}
+		out = append(out, clause.IN{Column: col(name), Values: vals})
+	}
+	eq := func(name string, v *string) {
+		if v != nil {
+			out = append(out, clause.Eq{Column: col(name), Value: *v})
+		}
+	}
+	isBool := func(name string, v *bool) {
+		if v != nil {
+			out = append(out, clause.Eq{Column: col(name), Value: *v})
+		}
+	}
+	isSet := func(name string, v *bool) {
+		switch {
+		case v == nil:
+		case *v:
+			out = append(out, clause.Neq{Column: col(name), Value: nil})
+		default:
+			out = append(out, clause.Eq{Column: col(name), Value: nil})
+		}
+	}
+	in("provision_state", f.ProvisionStates)
+	eq("driver", f.Driver)
+	eq("resource_class", f.ResourceClass)
+	eq("conductor_group", f.ConductorGroup)
+	eq("chassis_uuid", f.ChassisUUID)
+	eq("instance_uuid", f.InstanceUUID)
+	eq("owner", f.Owner)
+	eq("lessee", f.Lessee)
+	eq("fault", f.Fault)
+	if f.DescriptionContains != nil {
+		out = append(out, clause.Expr{
+			SQL:  "LOWER(?) LIKE ? ESCAPE '!'",
+			Vars: []any{col("description"), "%" + escapeLike(strings.ToLower(*f.DescriptionContains)) + "%"},
+		})
+	}
+	isSet("instance_uuid", f.Associated)
+	isBool("maintenance", f.Maintenance)
+	isBool("retired", f.Retired)
+	isSet("reservation", f.Reserved)
+	in("reservation", f.ReservedBy)
+	if f.ProvisionUpdatedBefore != nil {
+		out = append(out, clause.Lt{Column: col("provision_updated_at"), Value: *normTime(f.ProvisionUpdatedBefore)})
+	}
+	in("uuid", f.UUIDs)
+	return out
+}
+
+// escapeLike makes s match literally in a LIKE pattern with ESCAPE '!'.
+func escapeLike(s string) string {
+	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
+}
+
+// SaveNode writes every column of n except id, uuid, created_at and
+// reservation, by id, in one UPDATE. It sets updated_at, and sets
+// provision_updated_at to now when provision_state differs from the stored
+// one, so no caller can forget the bump; otherwise provision_updated_at
+// keeps its stored value (n's may be stale: a heartbeat may have touched
+// it since n was read). n's UpdatedAt and ProvisionUpdatedAt are refreshed
+// from the row.
+func (s *Store) SaveNode(ctx context.Context, n *model.Node) error {
+	ts := now()
+	// MySQL evaluates SET assignments left to right, each seeing the
+	// previous ones: the CASE must come before provision_state is assigned.
+	stateUnchanged := "provision_state <=> ?"
+	if s.dialect == DialectSQLite {
+		stateUnchanged = "provision_state IS ?"
+	}
+	sets := []string{"provision_updated_at = CASE WHEN " + stateUnchanged + " THEN provision_updated_at ELSE ? END", "updated_at = ?"}
+	args := []any{n.ProvisionState, ts, ts}
+	for _, c := range nodeSaveColumns {
+		sets = append(sets, s.quote(c)+" = ?")
+	}
+	args = append(args, nodeColumns.values(ctx, n, nodeSaveColumns)...)
+	args = append(args, n.ID)
+	stmt := "UPDATE nodes SET " + strings.Join(sets, ", ") + " WHERE id = ?"
+
+	return s.transaction(ctx, func(tx *gorm.DB) error {
+		res := tx.Exec(stmt, args...)
+		if res.Error != nil {
+			return fmt.Errorf("save node %s: %w", n.UUID, nodeWriteError(res.Error, identOf(n)))
+		}
+		if res.RowsAffected == 0 {
+			return errs.NodeNotFound(n.UUID)
+		}
+		var stored model.Node
+		if err := tx.Select("updated_at", "provision_updated_at").Where("id = ?", n.ID).Take(&stored).Error; err != nil {
+			return fmt.Errorf("save node %s: re-read: %w", n.UUID, err)
+		}
+		n.UpdatedAt, n.ProvisionUpdatedAt = stored.UpdatedAt, stored.ProvisionUpdatedAt
+		return nil
+	})
+}
+
+func (s *Store) quote(name string) string {
+	var b strings.Builder
+	s.db.Dialector.QuoteTo(&b, name)
+	return b.String()
+}
+
+// DestroyNode deletes a node and everything hanging off it, in one
+// transaction.
+func (s *Store) DestroyNode(ctx context.Context, uuid string) error {
+	return s.transaction(ctx, func(tx *gorm.DB) error {
+		var n model.Node
+		if err := tx.Select("id").Where("uuid = ?", uuid).Take(&n).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return errs.NodeNotFound(uuid)
+			}
+			return fmt.Errorf("destroy node %s: %w", uuid, err)
+		}
+		if err := tx.Where("node_id = ?", n.ID).Delete(&model.Port{}).Error; err != nil {
+			return fmt.Errorf("destroy node %s: delete ports: %w", uuid, err)
+		}
+		res := tx.Where("id = ?", n.ID).Delete(&model.Node{})
+		if res.Error != nil {
+			return fmt.Errorf("destroy node %s: %w", uuid, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return errs.NodeNotFound(uuid)
+		}
+		return nil
+	})
+}
+
+// ReserveNode takes the node lock for host with one compare-and-set UPDATE
+// and returns the node as locked. A node locked by anyone (host included)
+// is errs.NodeLocked; retrying is the caller's business.
+func (s *Store) ReserveNode(ctx context.Context, uuid, host string) (*model.Node, error) {
+	if host == "" {
+		return nil, fmt.Errorf("reserve node %s: empty host", uuid)
+	}
+	res := s.db.WithContext(ctx).Exec("UPDATE nodes SET reservation = ? WHERE uuid = ? AND reservation IS NULL", host, uuid)
+	if res.Error != nil {
+		return nil, fmt.Errorf("reserve node %s: %w", uuid, res.Error)
+	}
+	if res.RowsAffected == 1 {
+		return s.GetNode(ctx, uuid)
+	}
+	holder, err := s.reservationOf(ctx, uuid)
+	if err != nil {
+		return nil, fmt.Errorf("reserve node %s: %w", uuid, err)
+	}
+	if holder == nil {
+		// Released between the UPDATE and this read; upstream reports the
+		// same NodeLocked, with no holder, and the caller retries.
+		return nil, errs.NodeLocked(uuid, "None")
+	}
+	return nil, errs.NodeLocked(uuid, *holder)
+}
+
+// reservationOf reads a node's lock holder; errs.NodeNotFound when the
+// node does not exist.
+func (s *Store) reservationOf(ctx context.Context, uuid string) (*string, error) {
+	var n model.Node
+	if err := s.db.WithContext(ctx).Select("reservation").Where("uuid = ?", uuid).Take(&n).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, errs.NodeNotFound(uuid)
+		}
+		return nil, err
+	}
+	return n.Reservation, nil
+}
+
+// ReleaseNode drops host's lock on the node. A node that is gone is not an
+// error; one that is not locked is errs.KindInvalidState, one locked by
+// another host errs.NodeLocked.
+func (s *Store) ReleaseNode(ctx context.Context, uuid, host string) error {
+	res := s.db.WithContext(ctx).Exec("UPDATE nodes SET reservation = NULL WHERE uuid = ? AND reservation = ?", uuid, host)
+	if res.Error != nil {
+		return fmt.Errorf("release node %s: %w", uuid, res.Error)
+	}
+	if res.RowsAffected == 1 {
+		return nil
+	}
+	holder, err := s.reservationOf(ctx, uuid)
+	switch {
+	case errs.Is(err, errs.KindNodeNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("release node %s: %w", uuid, err)
+	case holder == nil:
+		return errs.New(errs.KindInvalidState, "Node %s found not to be locked on release", uuid)
+	default:
+		return errs.NodeLocked(uuid, *holder)
+	}
+}
+
+// ReleaseReservationsOf clears every lock held by host (a conductor
+// starting after a crash, or stopping) and returns how many it cleared.
+func (s *Store) ReleaseReservationsOf(ctx context.Context, host string) (int64, error) {
+	res := s.db.WithContext(ctx).Exec("UPDATE nodes SET reservation = NULL WHERE reservation = ?", host)
+	if res.Error != nil {
+		return 0, fmt.Errorf("release reservations of %s: %w", host, res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
+// TouchProvisioning sets provision_updated_at to now: a heartbeat from the
+// ramdisk resets the node's wait timeout.
+func (s *Store) TouchProvisioning(ctx context.Context, uuid string) error {
+	res := s.db.WithContext(ctx).Exec("UPDATE nodes SET provision_updated_at = ? WHERE uuid = ?", now(), uuid)
+	if res.Error != nil {
+		return fmt.Errorf("touch provisioning of %s: %w", uuid, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return errs.NodeNotFound(uuid)
+	}
+	return nil
+}

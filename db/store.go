@@ -1,0 +1,236 @@
+// Package db is Ferric's repository: the only code that talks SQL. It runs
+// on MySQL/MariaDB for production and on an embedded, pure-Go SQLite for
+// single-host setups and tests, with one schema and identical semantics.
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"gorm.io/driver/mysql"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Dialect names returned by (*Store).Dialect.
+const (
+	DialectMySQL  = "mysql"
+	DialectSQLite = "sqlite"
+)
+
+// Pool defaults for MySQL. They can be overridden with the connection URL
+// query parameters max_open_conns, max_idle_conns and conn_max_lifetime.
+const (
+	defaultMySQLMaxOpen     = 25
+	defaultMySQLMaxIdle     = 10
+	defaultMySQLMaxLifetime = 30 * time.Minute
+	// sqliteBusyTimeoutMS is how long a writer from another process waits
+	// for the file lock before SQLite reports SQLITE_BUSY.
+	sqliteBusyTimeoutMS = 30000
+)
+
+// Store is the repository over one database. It is safe for concurrent use.
+type Store struct {
+	db      *gorm.DB
+	dialect string
+}
+
+// Open connects to "mysql://user:pass@host:port/dbname[?params]" or
+// "sqlite://path". It does not create or migrate the schema: call Upgrade.
+func Open(ctx context.Context, connection string) (*Store, error) {
+	var (
+		s   *Store
+		err error
+	)
+	switch {
+	case strings.HasPrefix(connection, "mysql://"):
+		s, err = openMySQL(connection)
+	case strings.HasPrefix(connection, "sqlite://"):
+		s, err = openSQLite(strings.TrimPrefix(connection, "sqlite://"))
+	default:
+		return nil, errors.New(`open database: unsupported connection URL (want "mysql://..." or "sqlite://...")`)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("open database: ping: %w", err)
+	}
+	return s, nil
+}
+
+// gormConfig keeps the SQL logger quiet: statements carry node secrets
+// (driver_info passwords) as parameters and must never reach a log.
+func gormConfig() *gorm.Config {
+	return &gorm.Config{
+		Logger:                                   logger.Discard,
+		SkipDefaultTransaction:                   true,
+		DisableForeignKeyConstraintWhenMigrating: true,
+		NowFunc:                                  now,
+	}
+}
+
+func openMySQL(connection string) (*Store, error) {
+	u, err := url.Parse(connection)
+	if err != nil {
+		// url.Error repeats the URL, password included.
+		return nil, errors.New("open database: malformed mysql connection URL")
+	}
+	dbName := strings.TrimPrefix(u.Path, "/")
+	if dbName == "" {
+		return nil, errors.New("open database: mysql connection URL names no database")
+	}
+	cfg := mysqldriver.NewConfig()
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	cfg.Net = "tcp"
+	cfg.Addr = u.Host
+	if u.Port() == "" {
+		cfg.Addr = u.Host + ":3306"
+	}
+	cfg.DBName = dbName
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	// Rows "affected" must mean rows matched: an UPDATE that happens to
+	// write identical values must not read as "row not found".
+	cfg.ClientFoundRows = true
+	cfg.Collation = "utf8mb4_bin"
+	// Strict mode whatever the server default: an over-long or invalid
+	// value must fail, never be truncated into the row.
+	cfg.Params = map[string]string{"time_zone": "'+00:00'", "sql_mode": "'TRADITIONAL'"}
+
+	maxOpen, maxIdle, lifetime := defaultMySQLMaxOpen, defaultMySQLMaxIdle, defaultMySQLMaxLifetime
+	for key, vals := range u.Query() {
+		v := vals[len(vals)-1]
+		switch key {
+		case "max_open_conns":
+			if maxOpen, err = strconv.Atoi(v); err != nil || maxOpen < 1 {
+				return nil, fmt.Errorf("open database: bad max_open_conns %q", v)
+			}
+		case "max_idle_conns":
+			if maxIdle, err = strconv.Atoi(v); err != nil || maxIdle < 0 {
+				return nil, fmt.Errorf("open database: bad max_idle_conns %q", v)
+			}
+		case "conn_max_lifetime":
+			if lifetime, err = time.ParseDuration(v); err != nil {
+				return nil, fmt.Errorf("open database: bad conn_max_lifetime %q", v)
+			}
+		case "timeout":
+			if cfg.Timeout, err = time.ParseDuration(v); err != nil {
+				return nil, fmt.Errorf("open database: bad timeout %q", v)
+			}
+		default:
+			return nil, fmt.Errorf("open database: unknown mysql connection parameter %q", key)
+		}
+	}
+	if maxIdle > maxOpen {
+		maxIdle = maxOpen
+	}
+
+	g, err := gorm.Open(mysql.New(mysql.Config{DSNConfig: cfg}), gormConfig())
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB, err := g.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB.SetMaxOpenConns(maxOpen)
+	sqlDB.SetMaxIdleConns(maxIdle)
+	sqlDB.SetConnMaxLifetime(lifetime)
+	return &Store{db: g, dialect: DialectMySQL}, nil
+}
+
+func openSQLite(path string) (*Store, error) {
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return nil, errors.New("open database: sqlite connection URL needs a file path without '?' or '#'")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("open database: create directory for %s: %w", path, err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeoutMS))
+	q.Add("_pragma", "foreign_keys(1)")
+	// Transactions take the write lock when they begin: a deferred
+	// transaction that reads, then writes, fails at once with SQLITE_BUSY
+	// (snapshot) when another process wrote meanwhile; busy_timeout does
+	// not help there.
+	q.Set("_txlock", "immediate")
+	dsn := path + "?" + q.Encode()
+
+	g, err := gorm.Open(sqlite.Open(dsn), gormConfig())
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB, err := g.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	// SQLite admits one writer at a time. One connection makes concurrent
+	// callers queue in database/sql instead of failing with SQLITE_BUSY,
+	// and every statement sees the previous one's writes.
+	sqlDB.SetMaxOpenConns(1)
+	sqlDB.SetMaxIdleConns(1)
+	sqlDB.SetConnMaxLifetime(0)
+	return &Store{db: g, dialect: DialectSQLite}, nil
+}
+
+// Close releases the connection pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
+	return sqlDB.Close()
+}
+
+// Dialect is DialectMySQL or DialectSQLite.
+func (s *Store) Dialect() string { return s.dialect }
+
+// now is the one clock of the repository: Go's UTC time at the precision
+// both dialects store (microseconds), so a value written reads back equal
+// and string-compared SQLite timestamps order correctly.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// normTime brings a caller-supplied time to the stored form.
+func normTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC().Truncate(time.Microsecond)
+	return &v
+}
+
+// deadlockRetries bounds how often a transaction InnoDB chose as a
+// deadlock victim is run again.
+const deadlockRetries = 3
+
+// transaction runs fn in a transaction, again if it was a deadlock victim.
+func (s *Store) transaction(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	var err error
+	for range deadlockRetries {
+		if err = s.db.WithContext(ctx).Transaction(fn); !deadlock(err) {
+			return err
+		}
+	}
+	return err
+}
