@@ -1,0 +1,88 @@
+package apiservice
+
+import (
+	"net/http"
+	"sort"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/pkg/errs"
+)
+
+var driverListParams = map[string]microversion.Version{
+	"type": microversion.V1(30), "detail": microversion.V1(30), "fields": microversion.V1(77),
+}
+
+func (s *Server) driverHosts(c echo.Context) (map[string][]string, error) {
+	return s.store.HardwareTypeHosts(c.Request().Context(), s.cfg.Conductor.HeartbeatTimeout)
+}
+
+func (s *Server) renderDriver(c echo.Context, name string, hosts []string) map[string]any {
+	base := s.baseURL(c)
+	sorted := append([]string{}, hosts...)
+	sort.Strings(sorted)
+	out := map[string]any{
+		"name":  name,
+		"hosts": sorted,
+		"links": present.Links(base, "drivers/"+name),
+	}
+	if version(c).AtLeast(microversion.StatesLink) {
+		out["properties"] = present.Links(base, "drivers/"+name+"/properties")
+	}
+	return out
+}
+
+func (s *Server) listDrivers(c echo.Context) error {
+	q := c.QueryParams()
+	if err := query.Check(q, "type", "detail", "fields"); err != nil {
+		return err
+	}
+	for k, since := range driverListParams {
+		if q.Has(k) {
+			if err := microversion.RequireAtLeast(version(c), since); err != nil {
+				return err
+			}
+		}
+	}
+	hosts, err := s.driverHosts(c)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(hosts))
+	for n := range hosts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]map[string]any, 0, len(names))
+	for _, n := range names {
+		out = append(out, s.renderDriver(c, n, hosts[n]))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"drivers": out})
+}
+
+func (s *Server) findDriver(c echo.Context) (string, []string, error) {
+	name := c.Param("driver")
+	hosts, err := s.driverHosts(c)
+	if err != nil {
+		return "", nil, err
+	}
+	h, ok := hosts[name]
+	if !ok || len(h) == 0 {
+		return "", nil, errs.New(errs.KindDriverNotFound, "Could not find the following driver(s) or hardware type(s): %s.", name)
+	}
+	return name, h, nil
+}
+
+func (s *Server) getDriver(c echo.Context) error {
+	if err := query.Check(c.QueryParams()); err != nil {
+		return err
+	}
+	name, hosts, err := s.findDriver(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.renderDriver(c, name, hosts))
+}

@@ -1,0 +1,131 @@
+package apiservice
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+)
+
+// routingError is a failure before a handler runs (unknown path, wrong
+// method, version negotiation); Ironic renders those with the routing
+// shape {"code", "title", "description"}.
+type routingError struct {
+	code        int
+	description string
+}
+
+func (e *routingError) Error() string { return fmt.Sprintf("%d: %s", e.code, e.description) }
+
+// flatError is rendered without the error_message wrapping, as Ironic's
+// outer middleware does for oversized bodies.
+type flatError struct {
+	code    int
+	message string
+}
+
+func (e *flatError) Error() string { return e.message }
+
+func tooLarge(limit int64) *flatError {
+	return &flatError{code: http.StatusRequestEntityTooLarge,
+		message: fmt.Sprintf("Request is too large. Larger than max_request_body_size (%d).", limit)}
+}
+
+// authError is an authentication failure of http_basic.
+type authError struct{ message string }
+
+func (e *authError) Error() string { return e.message }
+
+// handleError is the single place that turns an error into a response
+// (api.md §2.1). Typed errors carry their status; anything else is a
+// server fault whose detail goes to the log only.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var (
+		status int
+		body   any
+		re     *routingError
+		fe     *flatError
+		ae     *authError
+		he     *echo.HTTPError
+	)
+	switch {
+	case errors.As(err, &fe):
+		status = fe.code
+		body = map[string]string{"faultcode": "Client", "faultstring": fe.message}
+	case errors.As(err, &ae):
+		status = http.StatusUnauthorized
+		c.Response().Header().Set("WWW-Authenticate", `Basic realm="Baremetal API"`)
+		body = map[string]any{"error": map[string]any{"message": ae.message, "code": status}}
+	case errors.As(err, &re):
+		status = re.code
+		body = map[string]string{"error_message": routingBody(status, re.description)}
+	case errors.As(err, &he):
+		status = he.Code
+		desc := ""
+		if m, ok := he.Message.(string); ok && m != http.StatusText(status) {
+			desc = m
+		}
+		body = map[string]string{"error_message": routingBody(status, desc)}
+	default:
+		status = errs.Status(err)
+		fault := "Client"
+		if status >= 500 {
+			fault = "Server"
+		}
+		if _, typed := errs.As(err); !typed || status >= 500 {
+			s.log.WithField("request_id", c.Get(keyRequestID)).WithError(err).Error("request failed")
+		}
+		body = map[string]string{"error_message": handlerBody(fault, errs.Message(err))}
+	}
+	s.writeJSON(c, status, body)
+}
+
+func (s *Server) writeJSON(c echo.Context, status int, body any) {
+	if c.Request().Method == http.MethodHead {
+		c.Response().WriteHeader(status)
+		return
+	}
+	if err := c.JSON(status, body); err != nil {
+		s.log.WithError(err).Warn("write error response")
+	}
+}
+
+// handlerBody is the inner document of a handler error, keys in Ironic's
+// order and with Python's separators.
+func handlerBody(fault, message string) string {
+	var b bytes.Buffer
+	b.WriteString(`{"faultcode": `)
+	b.Write(mustJSON(fault))
+	b.WriteString(`, "faultstring": `)
+	b.Write(mustJSON(message))
+	b.WriteString(`, "debuginfo": null}`)
+	return b.String()
+}
+
+func routingBody(code int, description string) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"code": %d, "title": `, code)
+	b.Write(mustJSON(http.StatusText(code)))
+	b.WriteString(`, "description": `)
+	if description == "" {
+		b.WriteString("null")
+	} else {
+		b.Write(mustJSON(description))
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// mustJSON encodes a string, which cannot fail.
+func mustJSON(s string) []byte {
+	out, _ := json.Marshal(s)
+	return out
+}

@@ -1,0 +1,77 @@
+// Package ident recognises and validates the identifiers clients send:
+// UUIDs in their usual spellings, node names (whose rules changed with the
+// microversion) and MAC addresses.
+package ident
+
+import (
+	"net"
+	"regexp"
+	"strings"
+
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/google/uuid"
+)
+
+var uuidLike = regexp.MustCompile(`^(?i:[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12})$`)
+
+// IsUUID reports whether s looks like a UUID: hyphenated or 32 plain hex
+// digits, any case.
+func IsUUID(s string) bool { return uuidLike.MatchString(s) }
+
+// CanonicalUUID is s in lower-case hyphenated form; ok is false when s is
+// not UUID-like.
+func CanonicalUUID(s string) (string, bool) {
+	if !IsUUID(s) {
+		return "", false
+	}
+	u, err := uuid.Parse(strings.ToLower(s))
+	if err != nil {
+		return "", false
+	}
+	return u.String(), true
+}
+
+// NewUUID generates a random (version 4) UUID.
+func NewUUID() string { return uuid.NewString() }
+
+var (
+	// RFC 3986 unreserved characters (1.10+).
+	unreservedName = regexp.MustCompile(`^[A-Za-z0-9\-._~]{1,255}$`)
+	hostnameLabel  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	reservedNames  = map[string]bool{"detail": true, "validate": true, "maintenance": true,
+		"management": true, "states": true, "vendor_passthru": true}
+)
+
+// ValidNodeName applies the name rules of version v (api.md §3.2).
+func ValidNodeName(name string, v microversion.Version) bool {
+	if reservedNames[name] || IsUUID(name) {
+		return false
+	}
+	if v.AtLeast(microversion.RFC3986Names) {
+		return unreservedName.MatchString(name)
+	}
+	return validHostname(name)
+}
+
+func validHostname(name string) bool {
+	if name == "" || len(name) > 255 {
+		return false
+	}
+	name = strings.TrimSuffix(name, ".")
+	for _, label := range strings.Split(name, ".") {
+		if !hostnameLabel.MatchString(label) {
+			return false
+		}
+	}
+	return true
+}
+
+// NormalizeMAC validates a 48-bit MAC address and returns it lower-case
+// and colon-separated; ok is false when s is not a MAC.
+func NormalizeMAC(s string) (string, bool) {
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 {
+		return "", false
+	}
+	return hw.String(), true
+}

@@ -1,0 +1,35 @@
+package microversion
+
+// First versions of gated behaviours (api.md §1.7). Field-level gates live
+// with the field catalogues (nodes, ports); these are the ones handlers and
+// several packages test.
+var (
+	AvailableShown     = V1(2)
+	ManageVerbs        = V1(4)
+	NodeNames          = V1(5)
+	InspectVerb        = V1(6)
+	Fields             = V1(8)
+	ProvisionFilter    = V1(9)
+	RFC3986Names       = V1(10)
+	EnrollInitial      = V1(11)
+	AbortVerb          = V1(13)
+	StatesLink         = V1(14)
+	CleanVerb          = V1(15)
+	DriverFilter       = V1(16)
+	AdoptVerb          = V1(17)
+	ResourceClassField = V1(21)
+	SoftPower          = V1(27)
+	ConfigDriveRebuild = V1(35)
+	RescueVerbs        = V1(38)
+	InspectWaitShown   = V1(39)
+	AbortInspectWait   = V1(41)
+	DetailParam        = V1(43)
+	ResetInterfaces    = V1(45)
+	ConductorGroup     = V1(46)
+	ConfigDriveObject  = V1(56)
+	DeploySteps        = V1(69)
+	DeployVerbs        = V1(73)
+	UnholdVerb         = V1(85)
+	ServiceVerb        = V1(87)
+	AbortDeployWait    = V1(110)
+)

@@ -1,0 +1,185 @@
+// Package microversion parses and negotiates the Bare Metal API
+// microversion (the "1.N" a client asks for in a request header) and holds
+// the version each gated feature first appeared in.
+package microversion
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+)
+
+// Version is a negotiated microversion. Only major version 1 exists.
+type Version struct {
+	Major, Minor int
+}
+
+// V1 builds version 1.minor.
+func V1(minor int) Version { return Version{Major: 1, Minor: minor} }
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// AtLeast reports whether v is the same as or newer than o.
+func (v Version) AtLeast(o Version) bool {
+	if v.Major != o.Major {
+		return v.Major > o.Major
+	}
+	return v.Minor >= o.Minor
+}
+
+// Header names. Go canonicalises header keys, so lookups are
+// case-insensitive as HTTP requires.
+const (
+	HeaderStandard = "OpenStack-API-Version"
+	HeaderLegacy   = "X-OpenStack-Ironic-API-Version"
+	HeaderMinimum  = "X-OpenStack-Ironic-API-Minimum-Version"
+	HeaderMaximum  = "X-OpenStack-Ironic-API-Maximum-Version"
+	serviceType    = "baremetal"
+)
+
+// Min is the oldest microversion served; requests without a version header
+// are served as Min.
+var Min = V1(1)
+
+// maxMinor is the one constant that sets the newest microversion served.
+// Only versions whose every feature (api.md §1.7) works end to end are
+// advertised; each of these works at its version and is hidden below it:
+//
+//	1.1  nodes, ports, drivers (list/show), node states, power and provision
+//	     (active/rebuild/deleted, configdrive), maintenance, validate, boot
+//	     device, node vendor passthru calls
+//	1.2  "available" shown as such        1.3  driver_internal_info
+//	1.4  manageable, manage/provide       1.5  node names, lookup by name
+//	1.6  inspect, inspection_*_at         1.7  clean_step
+//	1.8  ?fields=                         1.9  provision_state filter
+//	1.10 RFC 3986 node names              1.11 new nodes start in enroll
+//
+// Baseline 1.1 pieces missing at every version, for lack of storage or RPC:
+// chassis (/v1/chassis is 404, any chassis_uuid is "not found"), driver
+// properties, the console endpoints and vendor passthru method discovery.
+//
+// 1.12 is the ceiling: it adds RAID configuration (PUT .../states/raid and
+// drivers' logical-disk properties), which neither the conductor RPC API
+// nor the driver registry offers, so advertising it would promise
+// endpoints that cannot work.
+const maxMinor = 11
+
+// Max is the newest microversion served.
+var Max = V1(maxMinor)
+
+const latest = "latest"
+
+// Negotiate picks the version for a request from its headers (api.md §1.4,
+// §1.5). The returned error is a 406; rangeKnown tells whether the
+// minimum/maximum headers belong on that 406 (not for malformed values).
+func Negotiate(h http.Header) (v Version, rangeKnown bool, err *errs.Error) {
+	raw, ok := requested(h)
+	if !ok {
+		return Min, true, nil
+	}
+	if strings.EqualFold(strings.TrimSpace(raw), latest) {
+		return Max, true, nil
+	}
+	v, perr := Parse(raw)
+	if perr != nil {
+		return Version{}, false, perr
+	}
+	rng := fmt.Sprintf("[%s, %s]", Min, Max)
+	if v.Major != Min.Major {
+		return Version{}, true, errs.NotAcceptable("Mutually exclusive versions requested. Version %s requested but not supported by this service. The supported version range is: %s.", v, rng)
+	}
+	if !v.AtLeast(Min) || !Max.AtLeast(v) {
+		return Version{}, true, errs.NotAcceptable("Version %s was requested but the minor version is not supported by this service. The supported version range is: %s.", v, rng)
+	}
+	return v, true, nil
+}
+
+// requested returns the raw version a client asked for: the last
+// "baremetal X.Y" item of the standard header, else the last value of the
+// legacy header.
+func requested(h http.Header) (string, bool) {
+	found, val := false, ""
+	for _, line := range h.Values(HeaderStandard) {
+		for _, item := range strings.Split(line, ",") {
+			fields := strings.Fields(item)
+			if len(fields) == 0 || !strings.EqualFold(fields[0], serviceType) {
+				continue
+			}
+			found, val = true, strings.Join(fields[1:], " ")
+		}
+	}
+	if found {
+		return val, true
+	}
+	legacy := h.Values(HeaderLegacy)
+	if len(legacy) == 0 {
+		return "", false
+	}
+	items := strings.Split(legacy[len(legacy)-1], ",")
+	return items[len(items)-1], true
+}
+
+// Parse reads "X.Y": exactly two dot-separated non-negative integers,
+// surrounding whitespace tolerated.
+func Parse(raw string) (Version, *errs.Error) {
+	bad := errs.NotAcceptable("Invalid value for %s header", HeaderLegacy)
+	parts := strings.Split(strings.TrimSpace(raw), ".")
+	if len(parts) != 2 {
+		return Version{}, bad
+	}
+	major, err1 := atoi(parts[0])
+	minor, err2 := atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return Version{}, bad
+	}
+	return Version{Major: major, Minor: minor}, nil
+}
+
+func atoi(s string) (int, error) {
+	if s == "" || len(s) > 9 {
+		return 0, strconv.ErrSyntax
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return 0, strconv.ErrSyntax
+		}
+	}
+	return strconv.Atoi(s)
+}
+
+// RequireAtLeast is the 406 for using something newer than v.
+func RequireAtLeast(v, need Version) error {
+	if v.AtLeast(need) {
+		return nil
+	}
+	return errs.NotAcceptable("Request not acceptable. The minimal required API version should be %s", need)
+}
+
+// noJSONSuffix is when a trailing ".json" in the URL stopped being stripped.
+var noJSONSuffix = V1(91)
+
+// StripsJSONSuffix reports whether a trailing ".json" on the request path
+// is a format suffix to drop rather than part of an identifier: only when
+// the legacy header explicitly asks for a version before 1.91 (api.md
+// §3.1) and the standard header names no baremetal version.
+func StripsJSONSuffix(h http.Header, v Version) bool {
+	for _, line := range h.Values(HeaderStandard) {
+		for _, item := range strings.Split(line, ",") {
+			if f := strings.Fields(item); len(f) > 0 && strings.EqualFold(f[0], serviceType) {
+				return false
+			}
+		}
+	}
+	legacy := h.Values(HeaderLegacy)
+	if len(legacy) == 0 {
+		return false
+	}
+	items := strings.Split(legacy[len(legacy)-1], ",")
+	if strings.EqualFold(strings.TrimSpace(items[len(items)-1]), latest) {
+		return false
+	}
+	return !v.AtLeast(noJSONSuffix)
+}

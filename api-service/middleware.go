@@ -1,0 +1,200 @@
+package apiservice
+
+import (
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+const (
+	headerRequestID       = "Openstack-Request-Id"
+	headerLegacyRequestID = "X-Openstack-Request-Id"
+
+	keyRequestID = "ferric.request_id"
+	keyVersion   = "ferric.version"
+	keyBodyLimit = "ferric.body_limit"
+	// keyStrippedJSON marks a request whose ".json" suffix was dropped.
+	keyStrippedJSON = "ferric.stripped_json"
+	jsonSuffix      = ".json"
+
+	// provisionBodyLimit allows large config drives.
+	provisionBodyLimit = 64 << 20
+)
+
+// requestID names every request req-<uuid4> in both response headers, the
+// request context (so RPC carries it to the conductor) and the logs.
+func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := "req-" + uuid.NewString()
+		c.Set(keyRequestID, id)
+		h := c.Response().Header()
+		h.Set(headerRequestID, id)
+		h.Set(headerLegacyRequestID, id)
+		r := c.Request()
+		c.SetRequest(r.WithContext(rpc.WithRequestID(r.Context(), id)))
+		return next(c)
+	}
+}
+
+func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		s.log.WithFields(logrus.Fields{
+			"request_id": c.Get(keyRequestID),
+			"method":     c.Request().Method,
+			"path":       c.Request().URL.Path,
+			"status":     c.Response().Status,
+			"duration":   time.Since(start).String(),
+		}).Info("api request")
+		return nil
+	}
+}
+
+// normalizePath routes paths without the /v1 prefix as if it were there
+// (bookmark links omit it) and ignores a trailing slash.
+func normalizePath(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := c.Request().URL
+		u.Path = normalize(u.Path)
+		if u.RawPath != "" {
+			u.RawPath = normalize(u.RawPath)
+		}
+		return next(c)
+	}
+}
+
+func normalize(p string) string {
+	if len(p) > 1 {
+		p = strings.TrimRight(p, "/")
+		if p == "" {
+			p = "/"
+		}
+	}
+	if p != "/" && p != "/v1" && !strings.HasPrefix(p, "/v1/") {
+		p = "/v1" + p
+	}
+	return p
+}
+
+// isPublic reports whether a (normalised) path is served without
+// authentication: discovery and the ramdisk's endpoints.
+func isPublic(path string) bool {
+	switch {
+	case path == "/", path == "/v1", path == "/v1/lookup":
+		return true
+	case strings.HasPrefix(path, "/v1/heartbeat/"):
+		return !strings.Contains(strings.TrimPrefix(path, "/v1/heartbeat/"), "/")
+	}
+	return false
+}
+
+// authenticate enforces http_basic on every non-public route.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.users == nil || isPublic(c.Request().URL.Path) {
+			return next(c)
+		}
+		user, msg, ok := s.users.Authenticate(c.Request().Header.Get("Authorization"))
+		if !ok {
+			return &authError{message: msg}
+		}
+		c.Set("ferric.user", user)
+		return next(c)
+	}
+}
+
+// acceptJSON refuses requests that accept no JSON representation.
+func acceptJSON(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		accept := c.Request().Header.Values("Accept")
+		if len(accept) == 0 || acceptsJSON(strings.Join(accept, ",")) {
+			return next(c)
+		}
+		return &routingError{code: http.StatusNotAcceptable, description: "The server could not comply with the request since it is either malformed or otherwise incorrect."}
+	}
+}
+
+func acceptsJSON(header string) bool {
+	if strings.TrimSpace(header) == "" {
+		return true
+	}
+	for _, item := range strings.Split(header, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(item))
+		if err != nil {
+			continue
+		}
+		if params["q"] == "0" || params["q"] == "0.0" {
+			continue
+		}
+		switch {
+		case mt == "*/*", mt == "application/*", mt == "application/json", strings.HasSuffix(mt, "+json"):
+			return true
+		}
+	}
+	return false
+}
+
+// negotiate fixes the request's microversion and emits the version headers
+// (api.md §1.4-1.5).
+func negotiate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v, rangeKnown, err := microversion.Negotiate(c.Request().Header)
+		h := c.Response().Header()
+		if rangeKnown {
+			h.Set(microversion.HeaderMinimum, microversion.Min.String())
+			h.Set(microversion.HeaderMaximum, microversion.Max.String())
+		}
+		if err != nil {
+			if c.Request().URL.Path == "/" {
+				return err
+			}
+			return &routingError{code: http.StatusNotAcceptable, description: err.Message}
+		}
+		h.Set(microversion.HeaderLegacy, v.String())
+		c.Set(keyVersion, v)
+		if u := c.Request().URL; microversion.StripsJSONSuffix(c.Request().Header, v) && strings.HasSuffix(u.Path, jsonSuffix) {
+			u.Path = strings.TrimSuffix(u.Path, jsonSuffix)
+			u.RawPath = strings.TrimSuffix(u.RawPath, jsonSuffix)
+			c.Set(keyStrippedJSON, true)
+		}
+		return next(c)
+	}
+}
+
+// bodyLimit picks the request body limit: provisioning carries config
+// drives, everything else the configured maximum.
+func (s *Server) bodyLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		limit := s.cfg.API.MaxRequestBodySize
+		if limit <= 0 {
+			limit = 1 << 20
+		}
+		if strings.HasSuffix(c.Request().URL.Path, "/states/provision") {
+			limit = provisionBodyLimit
+		}
+		c.Set(keyBodyLimit, limit)
+		if c.Request().ContentLength > limit {
+			return tooLarge(limit)
+		}
+		return next(c)
+	}
+}
+
+func version(c echo.Context) microversion.Version {
+	if v, ok := c.Get(keyVersion).(microversion.Version); ok {
+		return v
+	}
+	return microversion.Min
+}

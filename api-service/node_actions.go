@@ -1,0 +1,319 @@
+package apiservice
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/nodes"
+	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+var raidSince = microversion.V1(12)
+
+func (s *Server) getNodeStates(c echo.Context) error {
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return err
+	}
+	v := version(c)
+	out := map[string]any{
+		"console_enabled":        n.ConsoleEnabled,
+		"last_error":             present.Str(n.LastError),
+		"power_state":            present.Str(n.PowerState),
+		"provision_state":        nodes.ProvisionStateAt(n.ProvisionState, v),
+		"provision_updated_at":   present.Time(n.ProvisionUpdatedAt),
+		"target_power_state":     present.Str(n.TargetPowerState),
+		"target_provision_state": present.Str(n.TargetProvisionState),
+	}
+	if v.AtLeast(raidSince) {
+		out["raid_config"] = present.Obj(n.RAIDConfig)
+		out["target_raid_config"] = present.Obj(n.TargetRAIDConfig)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// nodeAction resolves the node of an action endpoint and its conductor.
+// NoValidHost keeps its 404 here, as Ironic does for actions.
+func (s *Server) nodeAction(c echo.Context) (*model.Node, rpc.ConductorAPI, error) {
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return nil, nil, err
+	}
+	api, err := s.conductorFor(c.Request().Context(), n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, api, nil
+}
+
+func (s *Server) statesLocation(c echo.Context) string {
+	return s.baseURL(c) + "/v1/nodes/" + c.Param("node") + "/states"
+}
+
+func (s *Server) setPowerState(c echo.Context) error {
+	body, err := readObject(c, false)
+	if err != nil {
+		return err
+	}
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return err
+	}
+	req, err := nodes.DecodePower(body, n, c.Param("node"), version(c))
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return err
+	}
+	if err := api.ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: req.Target, Timeout: req.Timeout}); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, s.statesLocation(c))
+	return c.NoContent(http.StatusAccepted)
+}
+
+func (s *Server) setProvisionState(c echo.Context) error {
+	body, err := readObject(c, false)
+	if err != nil {
+		return err
+	}
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return err
+	}
+	req, err := nodes.DecodeProvision(body)
+	if err != nil {
+		return err
+	}
+	if _, err := req.Validate(n, version(c)); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return err
+	}
+	if err := dispatchProvision(c, api, n.UUID, req); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, s.statesLocation(c))
+	return c.NoContent(http.StatusAccepted)
+}
+
+// dispatchProvision sends a validated provision target to the conductor
+// (states.md §3.3).
+func dispatchProvision(c echo.Context, api rpc.ConductorAPI, nodeUUID string, req nodes.ProvisionRequest) error {
+	ctx := c.Request().Context()
+	switch req.Target {
+	case states.Active, states.EventDeploy:
+		return api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: nodeUUID, ConfigDrive: req.ConfigDrive})
+	case states.Rebuild:
+		return api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: nodeUUID, Rebuild: true, ConfigDrive: req.ConfigDrive})
+	case states.Deleted, "undeploy":
+		return api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: nodeUUID})
+	case states.EventClean:
+		return api.DoNodeClean(ctx, rpc.CleanArgs{NodeID: nodeUUID, CleanSteps: req.CleanSteps})
+	default:
+		return api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: nodeUUID, Action: req.Target})
+	}
+}
+
+func (s *Server) setMaintenance(c echo.Context) error {
+	body, err := readObject(c, true)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for k := range body {
+		if k != "reason" {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return errs.New(errs.KindInvalid, "Unexpected arguments: %s", strings.Join(bad, ", "))
+	}
+	var reason *string
+	if r, ok := body["reason"]; ok && r != nil {
+		str, isStr := r.(string)
+		if !isStr {
+			return errs.InvalidParameterValue("Invalid reason: expected a string")
+		}
+		reason = &str
+	}
+	return s.updateMaintenance(c, true, reason)
+}
+
+func (s *Server) unsetMaintenance(c echo.Context) error {
+	return s.updateMaintenance(c, false, nil)
+}
+
+func (s *Server) updateMaintenance(c echo.Context, on bool, reason *string) error {
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return asBadRequest(err)
+	}
+	changed := nodes.Clone(n)
+	changed.Maintenance = on
+	changed.MaintenanceReason = reason
+	if !on {
+		changed.Fault = nil
+	}
+	if _, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: *changed}); err != nil {
+		return asBadRequest(err)
+	}
+	return c.NoContent(http.StatusAccepted)
+}
+
+func (s *Server) validateNode(c echo.Context) error {
+	return s.validate(c, c.Param("node"))
+}
+
+// validateNodeLegacy is GET /v1/nodes/validate?node=<ident>.
+func (s *Server) validateNodeLegacy(c echo.Context) error {
+	q := c.QueryParams()
+	if err := query.Check(q, "node", "node_uuid"); err != nil {
+		return err
+	}
+	id := q.Get("node")
+	if id == "" {
+		id = q.Get("node_uuid")
+	}
+	if id == "" {
+		return errs.New(errs.KindMissingParameterValue, "Missing mandatory parameter: node")
+	}
+	return s.validate(c, id)
+}
+
+func (s *Server) validate(c echo.Context, id string) error {
+	n, err := s.findNode(c, id)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return err
+	}
+	res, err := api.ValidateDriverInterfaces(ctx, rpc.NodeArgs{NodeID: n.UUID})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, res)
+}
+
+func (s *Server) getBootDevice(c echo.Context) error {
+	n, api, err := s.nodeAction(c)
+	if err != nil {
+		return err
+	}
+	bd, err := api.GetBootDevice(c.Request().Context(), rpc.NodeArgs{NodeID: n.UUID})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, bd)
+}
+
+func (s *Server) getSupportedBootDevices(c echo.Context) error {
+	n, api, err := s.nodeAction(c)
+	if err != nil {
+		return err
+	}
+	devs, err := api.GetSupportedBootDevices(c.Request().Context(), rpc.NodeArgs{NodeID: n.UUID})
+	if err != nil {
+		return err
+	}
+	if devs == nil {
+		devs = []string{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"supported_boot_devices": devs})
+}
+
+func (s *Server) setBootDevice(c echo.Context) error {
+	body, err := readObject(c, false)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for k := range body {
+		if k != "boot_device" && k != "persistent" {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return errs.New(errs.KindInvalid, "Unexpected arguments: %s", strings.Join(bad, ", "))
+	}
+	device, ok := body["boot_device"].(string)
+	if !ok || device == "" {
+		return errs.New(errs.KindMissingParameterValue, "Missing mandatory parameter: boot_device")
+	}
+	persistent := false
+	if p, given := body["persistent"]; given && p != nil {
+		if persistent, err = nodes.AsBool("persistent", p); err != nil {
+			return err
+		}
+	}
+	n, api, err := s.nodeAction(c)
+	if err != nil {
+		return err
+	}
+	if err := api.SetBootDevice(c.Request().Context(), rpc.SetBootDeviceArgs{NodeID: n.UUID, Device: device, Persistent: persistent}); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// nodeVendorPassthru forwards <ANY> /v1/nodes/{n}/vendor_passthru?method=X
+// to the node's driver; an async method answers 202, a sync one 200 with
+// its return value.
+func (s *Server) nodeVendorPassthru(c echo.Context) error {
+	q := c.QueryParams()
+	if err := query.Check(q, "method"); err != nil {
+		return err
+	}
+	if !q.Has("method") {
+		return errs.New(errs.KindMissingParameterValue, "Missing mandatory parameter: method")
+	}
+	method := q.Get("method")
+	if method == "" {
+		return errs.InvalidParameterValue("Method not specified")
+	}
+	info, err := readObject(c, true)
+	if err != nil {
+		return err
+	}
+	n, api, err := s.nodeAction(c)
+	if err != nil {
+		return err
+	}
+	res, err := api.VendorPassthru(c.Request().Context(), rpc.VendorPassthruArgs{NodeID: n.UUID, Method: method,
+		HTTPMethod: c.Request().Method, Info: info})
+	if err != nil {
+		return err
+	}
+	if res.Async {
+		if res.Return == nil {
+			return c.NoContent(http.StatusAccepted)
+		}
+		return c.JSON(http.StatusAccepted, res.Return)
+	}
+	return c.JSON(http.StatusOK, res.Return)
+}

@@ -1,0 +1,331 @@
+// Package nodes holds the node resource's API rules that do not need HTTP:
+// the field catalogue (versions, create/patch permissions, types), create
+// body decoding, JSON-PATCH application, the update guards, representation
+// and the validation of provision and power requests.
+package nodes
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+// Field is one top-level node attribute.
+type Field struct {
+	Name  string
+	Since microversion.Version
+	// Create and Patch say whether a create body / PATCH path may set it.
+	Create, Patch bool
+	// Sortable: a stored column clients may sort by.
+	Sortable bool
+	// Get and Set are nil for attributes of newer microversions that this
+	// service does not store; those can never be negotiated (see Max).
+	Get func(n *model.Node) any
+	Set func(n *model.Node, v any) error
+}
+
+// Implemented reports whether the field is backed by storage.
+func (f Field) Implemented() bool { return f.Get != nil }
+
+func typeErr(name string, v any, want string) error {
+	b, _ := json.Marshal(v)
+	return errs.New(errs.KindInvalid, "Schema error for node: %s is not of type '%s' (field '%s')", b, want, name)
+}
+
+func str(name string, nullable bool, maxLen int, ptr func(*model.Node) **string) func(*model.Node, any) error {
+	return func(n *model.Node, v any) error {
+		if v == nil {
+			if !nullable {
+				return errs.New(errs.KindInvalid, "Schema error for node: '%s' is a required property", name)
+			}
+			*ptr(n) = nil
+			return nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return typeErr(name, v, "string")
+		}
+		if maxLen > 0 && len(s) > maxLen {
+			return errs.New(errs.KindInvalid, "Schema error for node: '%s' is too long (maximum %d characters)", name, maxLen)
+		}
+		*ptr(n) = &s
+		return nil
+	}
+}
+
+func obj(name string, ptr func(*model.Node) *model.JSONObject) func(*model.Node, any) error {
+	return func(n *model.Node, v any) error {
+		if v == nil {
+			*ptr(n) = model.JSONObject{}
+			return nil
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return typeErr(name, v, "object")
+		}
+		*ptr(n) = model.JSONObject(m)
+		return nil
+	}
+}
+
+// AsBool accepts a JSON boolean or a boolean string, as Ironic's schema
+// does for node booleans.
+func AsBool(name string, v any) (bool, error) {
+	switch t := v.(type) {
+	case bool:
+		return t, nil
+	case string:
+		switch strings.ToLower(t) {
+		case "true", "1", "t", "on", "y", "yes":
+			return true, nil
+		case "false", "0", "f", "off", "n", "no":
+			return false, nil
+		}
+	}
+	return false, typeErr(name, v, "boolean")
+}
+
+func boolean(name string, ptr func(*model.Node) *bool) func(*model.Node, any) error {
+	return func(n *model.Node, v any) error {
+		if v == nil {
+			*ptr(n) = false
+			return nil
+		}
+		b, err := AsBool(name, v)
+		if err != nil {
+			return err
+		}
+		*ptr(n) = b
+		return nil
+	}
+}
+
+func nullBool(name string, ptr func(*model.Node) **bool) func(*model.Node, any) error {
+	return func(n *model.Node, v any) error {
+		if v == nil {
+			*ptr(n) = nil
+			return nil
+		}
+		b, err := AsBool(name, v)
+		if err != nil {
+			return err
+		}
+		*ptr(n) = &b
+		return nil
+	}
+}
+
+func sp(s *string) any { return present.Str(s) }
+
+func timeVal(t *time.Time) any { return present.Time(t) }
+
+var groupPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]*$`)
+
+func canonicalUUID(s string) (string, bool) { return ident.CanonicalUUID(s) }
+
+func iface(name string, since microversion.Version, ptr func(*model.Node) **string) Field {
+	return Field{Name: name, Since: since, Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return sp(*ptr(n)) },
+		Set: str(name, true, 255, ptr)}
+}
+
+// unstored is an attribute of a microversion newer than this service
+// negotiates; it exists in the catalogue so that supplying it yields the
+// documented 406 rather than a 400 for an unknown key.
+func unstored(name string, since int, create, patch bool) Field {
+	return Field{Name: name, Since: microversion.V1(since), Create: create, Patch: patch}
+}
+
+var v1 = microversion.V1(1)
+
+// Catalogue lists every node attribute in output order.
+var Catalogue = []Field{
+	{Name: "uuid", Since: v1, Create: true, Sortable: true, Get: func(n *model.Node) any { return n.UUID }},
+	{Name: "name", Since: microversion.NodeNames, Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return sp(n.Name) },
+		Set: str("name", true, 255, func(n *model.Node) **string { return &n.Name })},
+	{Name: "driver", Since: v1, Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return n.Driver },
+		Set: func(n *model.Node, v any) error {
+			var s *string
+			if err := str("driver", false, 255, func(*model.Node) **string { return &s })(n, v); err != nil {
+				return err
+			}
+			n.Driver = *s
+			return nil
+		}},
+	{Name: "driver_info", Since: v1, Create: true, Patch: true,
+		Get: func(n *model.Node) any { return map[string]any(n.DriverInfo) },
+		Set: obj("driver_info", func(n *model.Node) *model.JSONObject { return &n.DriverInfo })},
+	{Name: "driver_internal_info", Since: microversion.V1(3),
+		Get: func(n *model.Node) any { return map[string]any(n.DriverInternalInfo) }},
+	{Name: "properties", Since: v1, Create: true, Patch: true,
+		Get: func(n *model.Node) any { return map[string]any(n.Properties) },
+		Set: obj("properties", func(n *model.Node) *model.JSONObject { return &n.Properties })},
+	{Name: "instance_info", Since: v1, Create: true, Patch: true,
+		Get: func(n *model.Node) any { return map[string]any(n.InstanceInfo) },
+		Set: obj("instance_info", func(n *model.Node) *model.JSONObject { return &n.InstanceInfo })},
+	{Name: "instance_uuid", Since: v1, Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return sp(n.InstanceUUID) },
+		Set: uuidField("instance_uuid", func(n *model.Node) **string { return &n.InstanceUUID })},
+	{Name: "chassis_uuid", Since: v1, Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return sp(n.ChassisUUID) },
+		Set: uuidField("chassis_uuid", func(n *model.Node) **string { return &n.ChassisUUID })},
+	{Name: "extra", Since: v1, Create: true, Patch: true,
+		Get: func(n *model.Node) any { return map[string]any(n.Extra) },
+		Set: obj("extra", func(n *model.Node) *model.JSONObject { return &n.Extra })},
+	{Name: "power_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.PowerState) }},
+	{Name: "target_power_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.TargetPowerState) }},
+	{Name: "provision_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.ProvisionState) }},
+	{Name: "target_provision_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.TargetProvisionState) }},
+	{Name: "provision_updated_at", Since: v1, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.ProvisionUpdatedAt) }},
+	{Name: "maintenance", Since: v1, Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return n.Maintenance },
+		Set: boolean("maintenance", func(n *model.Node) *bool { return &n.Maintenance })},
+	{Name: "maintenance_reason", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.MaintenanceReason) }},
+	{Name: "fault", Since: microversion.V1(42), Sortable: true, Get: func(n *model.Node) any { return sp(n.Fault) }},
+	{Name: "last_error", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.LastError) }},
+	{Name: "reservation", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.Reservation) }},
+	{Name: "console_enabled", Since: v1, Create: true, Sortable: true,
+		Get: func(n *model.Node) any { return n.ConsoleEnabled },
+		Set: boolean("console_enabled", func(n *model.Node) *bool { return &n.ConsoleEnabled })},
+	{Name: "clean_step", Since: microversion.V1(7), Get: func(n *model.Node) any { return map[string]any(n.CleanStep) }},
+	{Name: "deploy_step", Since: microversion.V1(44), Get: func(n *model.Node) any { return map[string]any(n.DeployStep) }},
+	{Name: "raid_config", Since: microversion.V1(12), Get: func(n *model.Node) any { return map[string]any(n.RAIDConfig) }},
+	{Name: "target_raid_config", Since: microversion.V1(12), Get: func(n *model.Node) any { return map[string]any(n.TargetRAIDConfig) }},
+	{Name: "inspection_started_at", Since: microversion.InspectVerb, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.InspectionStartedAt) }},
+	{Name: "inspection_finished_at", Since: microversion.InspectVerb, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.InspectionFinishedAt) }},
+	{Name: "resource_class", Since: microversion.ResourceClassField, Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return sp(n.ResourceClass) },
+		Set: str("resource_class", true, 80, func(n *model.Node) **string { return &n.ResourceClass })},
+	iface("network_interface", microversion.V1(20), func(n *model.Node) **string { return &n.NetworkInterface }),
+	iface("boot_interface", microversion.V1(31), func(n *model.Node) **string { return &n.BootInterface }),
+	iface("console_interface", microversion.V1(31), func(n *model.Node) **string { return &n.ConsoleInterface }),
+	iface("deploy_interface", microversion.V1(31), func(n *model.Node) **string { return &n.DeployInterface }),
+	iface("inspect_interface", microversion.V1(31), func(n *model.Node) **string { return &n.InspectInterface }),
+	iface("management_interface", microversion.V1(31), func(n *model.Node) **string { return &n.ManagementInterface }),
+	iface("power_interface", microversion.V1(31), func(n *model.Node) **string { return &n.PowerInterface }),
+	iface("raid_interface", microversion.V1(31), func(n *model.Node) **string { return &n.RAIDInterface }),
+	iface("vendor_interface", microversion.V1(31), func(n *model.Node) **string { return &n.VendorInterface }),
+	iface("storage_interface", microversion.V1(33), func(n *model.Node) **string { return &n.StorageInterface }),
+	iface("rescue_interface", microversion.V1(38), func(n *model.Node) **string { return &n.RescueInterface }),
+	iface("bios_interface", microversion.V1(40), func(n *model.Node) **string { return &n.BIOSInterface }),
+	{Name: "traits", Since: microversion.V1(37), Get: func(n *model.Node) any { return traits(n.Traits) }},
+	{Name: "conductor_group", Since: microversion.ConductorGroup, Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return n.ConductorGroup },
+		Set: conductorGroup},
+	{Name: "automated_clean", Since: microversion.V1(47), Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return boolVal(n.AutomatedClean) },
+		Set: nullBool("automated_clean", func(n *model.Node) **bool { return &n.AutomatedClean })},
+	{Name: "protected", Since: microversion.V1(48), Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return n.Protected },
+		Set: boolean("protected", func(n *model.Node) *bool { return &n.Protected })},
+	{Name: "protected_reason", Since: microversion.V1(48), Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return sp(n.ProtectedReason) },
+		Set: str("protected_reason", true, 0, func(n *model.Node) **string { return &n.ProtectedReason })},
+	{Name: "owner", Since: microversion.V1(50), Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return sp(n.Owner) },
+		Set: str("owner", true, 255, func(n *model.Node) **string { return &n.Owner })},
+	{Name: "description", Since: microversion.V1(51), Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return sp(n.Description) },
+		Set: str("description", true, 4096, func(n *model.Node) **string { return &n.Description })},
+	{Name: "retired", Since: microversion.V1(61), Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return n.Retired },
+		Set: boolean("retired", func(n *model.Node) *bool { return &n.Retired })},
+	{Name: "retired_reason", Since: microversion.V1(61), Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return sp(n.RetiredReason) },
+		Set: str("retired_reason", true, 0, func(n *model.Node) **string { return &n.RetiredReason })},
+	{Name: "lessee", Since: microversion.V1(65), Create: true, Patch: true, Sortable: true,
+		Get: func(n *model.Node) any { return sp(n.Lessee) },
+		Set: str("lessee", true, 255, func(n *model.Node) **string { return &n.Lessee })},
+	{Name: "created_at", Since: v1, Sortable: true, Get: func(n *model.Node) any { return timeVal(&n.CreatedAt) }},
+	{Name: "updated_at", Since: v1, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.UpdatedAt) }},
+
+	unstored("network_data", 66, true, true),
+	unstored("boot_mode", 75, true, false),
+	unstored("secure_boot", 75, true, false),
+	unstored("shard", 82, true, true),
+	unstored("parent_node", 83, true, true),
+	unstored("firmware_interface", 86, true, true),
+	unstored("disable_power_off", 95, true, true),
+	unstored("instance_name", 104, true, true),
+}
+
+var byName = func() map[string]Field {
+	m := make(map[string]Field, len(Catalogue))
+	for _, f := range Catalogue {
+		m[f.Name] = f
+	}
+	return m
+}()
+
+// Lookup finds a catalogue field by name.
+func Lookup(name string) (Field, bool) {
+	f, ok := byName[name]
+	return f, ok
+}
+
+// PatchableNames lists the patchable attributes in the order Ironic's
+// error message shows them (alphabetical).
+func PatchableNames() []string {
+	var out []string
+	for _, f := range Catalogue {
+		if f.Patch {
+			out = append(out, f.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func uuidField(name string, ptr func(*model.Node) **string) func(*model.Node, any) error {
+	set := str(name, true, 36, ptr)
+	return func(n *model.Node, v any) error {
+		if err := set(n, v); err != nil {
+			return err
+		}
+		p := *ptr(n)
+		if p == nil {
+			return nil
+		}
+		c, ok := canonicalUUID(*p)
+		if !ok {
+			return errs.InvalidParameterValue("Expected a UUID for %s but received %s.", name, *p)
+		}
+		*p = c
+		return nil
+	}
+}
+
+func conductorGroup(n *model.Node, v any) error {
+	if v == nil {
+		n.ConductorGroup = ""
+		return nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return typeErr("conductor_group", v, "string")
+	}
+	if len(s) > 255 || !groupPattern.MatchString(s) {
+		return errs.InvalidParameterValue("Invalid conductor group %s: only letters, digits, '_', '.' and '-' are allowed", s)
+	}
+	n.ConductorGroup = strings.ToLower(s)
+	return nil
+}
+
+func traits(t model.StringList) []string {
+	if t == nil {
+		return []string{}
+	}
+	return []string(t)
+}
+
+func boolVal(b *bool) any { return present.BoolPtr(b) }

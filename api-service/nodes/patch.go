@@ -1,0 +1,100 @@
+package nodes
+
+import (
+	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+)
+
+// chassisRemoval is when chassis_uuid became removable.
+var chassisRemoval = microversion.V1(25)
+
+// CheckPatch enforces the path-level rules (api.md §3.8 rules 3-4): every
+// op targets a patchable attribute known at version v.
+func CheckPatch(ops []jsonpatch.Op, v microversion.Version) error {
+	if err := jsonpatch.CheckFields(ops, PatchableNames()); err != nil {
+		return err
+	}
+	for _, op := range ops {
+		f := byName[op.Field()]
+		if !v.AtLeast(f.Since) || !f.Implemented() {
+			return errs.NotAcceptable("")
+		}
+		if f.Name == "chassis_uuid" && op.Op == jsonpatch.OpRemove && !v.AtLeast(chassisRemoval) {
+			return errs.NotAcceptable("")
+		}
+	}
+	return nil
+}
+
+// CheckUpdatable enforces the node-level 409 rules of PATCH (api.md §4.1.2)
+// before anything is applied.
+func CheckUpdatable(n *model.Node, ops []jsonpatch.Op, v microversion.Version) error {
+	ps := deref(n.ProvisionState)
+	if n.TargetProvisionState != nil && !states.UpdateAllowed(ps) && !onlyRemovesInstanceUUID(n, ops) {
+		return errs.New(errs.KindInvalidState, "Node %s can not be updated while a state transition is in progress.", n.UUID)
+	}
+	if ps == states.Inspecting && v.AtLeast(microversion.InspectWaitShown) {
+		return errs.New(errs.KindInvalidState, "Node %s can not be updated while it is being inspected.", n.UUID)
+	}
+	return nil
+}
+
+func onlyRemovesInstanceUUID(n *model.Node, ops []jsonpatch.Op) bool {
+	return n.Maintenance && len(ops) == 1 && ops[0].Op == jsonpatch.OpRemove && ops[0].Path == "/instance_uuid"
+}
+
+// Apply patches a copy of n and returns it; n itself is not changed. The
+// result is validated with the create rules (types, required fields, name
+// rules of version v).
+func Apply(n *model.Node, ops []jsonpatch.Op, v microversion.Version) (*model.Node, error) {
+	doc := map[string]any{}
+	touched := map[string]bool{}
+	for _, op := range ops {
+		touched[op.Field()] = true
+	}
+	for name := range touched {
+		doc[name] = jsonpatch.DeepCopy(byName[name].Get(n))
+	}
+	if err := jsonpatch.Apply(doc, ops); err != nil {
+		return nil, err
+	}
+	out := Clone(n)
+	for name := range touched {
+		if err := byName[name].Set(out, doc[name]); err != nil {
+			return nil, err
+		}
+	}
+	if touched["name"] && out.Name != nil && !ident.ValidNodeName(*out.Name, v) {
+		return nil, errs.InvalidParameterValue("Node %s: Cannot change name to invalid name '%s'", n.UUID, *out.Name)
+	}
+	if touched["driver"] && out.Driver != n.Driver && n.ConsoleEnabled {
+		return nil, errs.New(errs.KindInvalidState, "Node %s can not update the driver while the console is enabled. Please stop the console first.", n.UUID)
+	}
+	return out, nil
+}
+
+// Clone deep-copies a node so a patch can never leak into the original.
+func Clone(n *model.Node) *model.Node {
+	c := *n
+	for _, p := range []*model.JSONObject{&c.DriverInfo, &c.DriverInternalInfo, &c.Properties, &c.InstanceInfo,
+		&c.Extra, &c.CleanStep, &c.DeployStep, &c.RAIDConfig, &c.TargetRAIDConfig} {
+		if *p != nil {
+			*p = model.JSONObject(jsonpatch.DeepCopy(map[string]any(*p)).(map[string]any))
+		}
+	}
+	if c.Traits != nil {
+		c.Traits = append(model.StringList{}, c.Traits...)
+	}
+	return &c
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

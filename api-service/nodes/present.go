@@ -1,0 +1,87 @@
+package nodes
+
+import (
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/secrets"
+	"github.com/ferricbm/ferric/pkg/states"
+)
+
+// DefaultListFields is the short field set of a non-detail node list.
+var DefaultListFields = []string{"instance_uuid", "maintenance", "power_state", "provision_state", "uuid", "name"}
+
+// View says how to render nodes.
+type View struct {
+	Version microversion.Version
+	// Base is the public URL prefix of links.
+	Base string
+	// Fields limits the output to these attributes (plus links); nil
+	// renders the full object with its sub-collection links.
+	Fields []string
+}
+
+// OutputFields is the selection catalogue for ?fields=.
+func OutputFields() []present.Field {
+	out := make([]present.Field, 0, len(Catalogue))
+	for _, f := range Catalogue {
+		if f.Implemented() {
+			out = append(out, present.Field{Name: f.Name, Since: f.Since})
+		}
+	}
+	return out
+}
+
+// Render is the JSON object of n at the view's version: newer attributes
+// are omitted, secrets masked, dict fields {} and state names as that
+// version knew them.
+func (vw View) Render(n *model.Node) map[string]any {
+	obj := make(map[string]any, len(Catalogue)+4)
+	for _, f := range Catalogue {
+		if f.Implemented() && vw.Version.AtLeast(f.Since) {
+			obj[f.Name] = f.Get(n)
+		}
+	}
+	for k, val := range obj {
+		if m, ok := val.(map[string]any); ok {
+			obj[k] = present.Obj(m)
+		}
+	}
+	for _, k := range []string{"driver_info", "driver_internal_info"} {
+		if m, ok := obj[k].(map[string]any); ok {
+			obj[k] = secrets.Mask(m)
+		}
+	}
+	if m, ok := obj["instance_info"].(map[string]any); ok {
+		obj["instance_info"] = secrets.MaskInstanceInfo(m)
+	}
+	if n.LastError != nil {
+		obj["last_error"] = secrets.MaskString(*n.LastError)
+	}
+	obj["provision_state"] = ProvisionStateAt(n.ProvisionState, vw.Version)
+	obj["links"] = present.Links(vw.Base, "nodes/"+n.UUID)
+	if vw.Fields != nil {
+		return present.Select(obj, vw.Fields)
+	}
+	obj["ports"] = present.Links(vw.Base, "nodes/"+n.UUID+"/ports")
+	if vw.Version.AtLeast(microversion.StatesLink) {
+		obj["states"] = present.Links(vw.Base, "nodes/"+n.UUID+"/states")
+	}
+	return obj
+}
+
+// ProvisionStateAt is the provision state as a client of version v knows
+// it: "available" was null before 1.2, "inspect wait" was "inspecting"
+// before 1.39.
+func ProvisionStateAt(s *string, v microversion.Version) any {
+	if s == nil {
+		return nil
+	}
+	switch {
+	case *s == states.Available && !v.AtLeast(microversion.AvailableShown):
+		return nil
+	case *s == states.InspectWait && !v.AtLeast(microversion.InspectWaitShown):
+		return states.Inspecting
+	}
+	return *s
+}

@@ -1,0 +1,440 @@
+package apiservice
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/nodes"
+	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+var errMalformedURI = errs.New(errs.KindMalformedRequestURI, "Malformed request URI.")
+
+// findNode resolves a node identifier (api.md §3.2): a UUID, or from 1.5 a
+// name; names are not identifiers before 1.5.
+func (s *Server) findNode(c echo.Context, id string) (*model.Node, error) {
+	ctx := c.Request().Context()
+	if u, ok := ident.CanonicalUUID(id); ok {
+		return s.store.GetNode(ctx, u)
+	}
+	v := version(c)
+	if !v.AtLeast(microversion.NodeNames) {
+		return nil, errs.NodeNotFound(id)
+	}
+	if !ident.ValidNodeName(id, v) {
+		return nil, errs.InvalidParameterValue("Expected a logical name or UUID but received %s.", id)
+	}
+	n, err := s.store.GetNodeByName(ctx, id)
+	if stripped, _ := c.Get(keyStrippedJSON).(bool); stripped && errs.Is(err, errs.KindNodeNotFound) {
+		// The suffix may have been part of the name after all.
+		if alt, altErr := s.store.GetNodeByName(ctx, id+jsonSuffix); altErr == nil {
+			return alt, nil
+		}
+	}
+	return n, err
+}
+
+func (s *Server) nodeView(c echo.Context, fields []string) nodes.View {
+	return nodes.View{Version: version(c), Base: s.baseURL(c), Fields: fields}
+}
+
+// nodeFilterParams are the node list filters and the version each needs.
+var nodeFilterParams = map[string]microversion.Version{
+	"chassis_uuid": microversion.Min, "instance_uuid": microversion.Min, "associated": microversion.Min,
+	"maintenance": microversion.Min, "provision_state": microversion.ProvisionFilter,
+	"driver": microversion.DriverFilter, "resource_class": microversion.ResourceClassField,
+	"fault": microversion.V1(42), "conductor_group": microversion.ConductorGroup,
+	"conductor": microversion.V1(49), "owner": microversion.V1(50),
+	"description_contains": microversion.V1(51), "retired": microversion.V1(61),
+	"lessee": microversion.V1(65), "shard": microversion.V1(82), "sharded": microversion.V1(82),
+	"parent_node": microversion.V1(83), "include_children": microversion.V1(83),
+	"instance_name": microversion.V1(104),
+}
+
+var nodeFaults = map[string]bool{"power failure": true, "clean failure": true,
+	"rescue abort failure": true, "service failure": true}
+
+var forbiddenNodeSortKeys = map[string]bool{"properties": true, "driver_info": true, "extra": true,
+	"instance_info": true, "driver_internal_info": true, "clean_step": true, "deploy_step": true,
+	"raid_config": true, "target_raid_config": true, "traits": true, "network_data": true, "service_step": true}
+
+// listRequest is a parsed collection GET shared by nodes and ports.
+type listRequest struct {
+	page   query.Page
+	fields []string
+	detail bool
+	carry  []query.Param
+}
+
+// parseList handles fields/detail/paging for a list endpoint. detailPath
+// is true on the /detail sub-path, where fields and detail are not taken.
+func parseList(c echo.Context, q url.Values, detailPath bool, defaults []string, catalogue []present.Field, maxLimit int) (listRequest, error) {
+	v := version(c)
+	var lr listRequest
+	page, err := query.ParsePage(q, maxLimit)
+	if err != nil {
+		return lr, err
+	}
+	lr.page = page
+	if !detailPath && q.Has("detail") {
+		if !v.AtLeast(microversion.DetailParam) {
+			return lr, errs.New(errs.KindInvalid, "Invalid query parameter ?detail=%s received.", q.Get("detail"))
+		}
+		if lr.detail, err = query.ParseBool("detail", q.Get("detail")); err != nil {
+			return lr, err
+		}
+	}
+	lr.fields = query.Fields(q)
+	if lr.fields != nil {
+		if !v.AtLeast(microversion.Fields) {
+			return lr, errs.NotAcceptable("")
+		}
+		if lr.detail {
+			return lr, errs.New(errs.KindInvalid, "Can not specify ?detail=True and fields in the same request.")
+		}
+		if err := present.CheckFields(lr.fields, catalogue, v); err != nil {
+			return lr, err
+		}
+	}
+	if detailPath {
+		lr.detail = true
+	}
+	lr.carry = []query.Param{{Key: "sort_key", Value: page.SortKey}, {Key: "sort_dir", Value: page.SortDir}}
+	if !lr.detail && lr.fields == nil {
+		lr.fields = defaults
+	}
+	return lr, nil
+}
+
+// checkSortKey validates sort_key for a catalogue of sortable fields.
+func checkSortKey(key string, v microversion.Version, lookup func(string) (sortable bool, since microversion.Version, known bool), forbidden map[string]bool) error {
+	if key == "id" {
+		return nil
+	}
+	if forbidden[key] {
+		return errs.InvalidParameterValue("The sort_key value %s is an invalid field for sorting", key)
+	}
+	sortable, since, known := lookup(key)
+	if !known || !sortable {
+		return errs.InvalidParameterValue("The sort_key value \"%s\" is an invalid field for sorting", key)
+	}
+	if !v.AtLeast(since) {
+		return errs.NotAcceptable("")
+	}
+	return nil
+}
+
+func nodeSortable(key string) (bool, microversion.Version, bool) {
+	f, ok := nodes.Lookup(key)
+	return f.Sortable && f.Implemented(), f.Since, ok
+}
+
+func (s *Server) listNodes(c echo.Context) error { return s.nodeList(c, false) }
+
+func (s *Server) listNodesDetail(c echo.Context) error { return s.nodeList(c, true) }
+
+func (s *Server) nodeList(c echo.Context, detailPath bool) error {
+	v := version(c)
+	q := c.QueryParams()
+	allowed := []string{"limit", "marker", "sort_key", "sort_dir"}
+	if !detailPath {
+		allowed = append(allowed, "fields", "detail")
+	}
+	for k := range nodeFilterParams {
+		allowed = append(allowed, k)
+	}
+	if err := query.Check(q, allowed...); err != nil {
+		return err
+	}
+	for k, since := range nodeFilterParams {
+		if q.Has(k) {
+			if err := microversion.RequireAtLeast(v, since); err != nil {
+				return err
+			}
+		}
+	}
+	lr, err := parseList(c, q, detailPath, nodes.DefaultListFields, nodes.OutputFields(), s.maxLimit())
+	if err != nil {
+		return err
+	}
+	if err := checkSortKey(lr.page.SortKey, v, nodeSortable, forbiddenNodeSortKeys); err != nil {
+		return err
+	}
+	filter, filterCarry, err := nodeFilter(q)
+	if err != nil {
+		return err
+	}
+	if lr.page.Marker != "" {
+		m, ok := ident.CanonicalUUID(lr.page.Marker)
+		if !ok {
+			return errs.InvalidParameterValue("Expected a UUID but received %s.", lr.page.Marker)
+		}
+		lr.page.Marker = m
+	}
+	var columns []string
+	if lr.fields != nil {
+		columns = selectColumns(lr.fields)
+	}
+	ctx := c.Request().Context()
+	list, err := s.store.ListNodes(ctx, filter, db.Page{Limit: lr.page.Limit, Marker: lr.page.Marker,
+		SortKey: lr.page.SortKey, SortDir: lr.page.SortDir}, columns)
+	if err != nil {
+		return err
+	}
+	view := s.nodeView(c, lr.fields)
+	out := make([]map[string]any, len(list))
+	for i := range list {
+		out[i] = view.Render(&list[i])
+	}
+	body := map[string]any{"nodes": out}
+	if len(list) == lr.page.Limit && filter.InstanceUUID == nil {
+		path := "/v1/nodes"
+		if detailPath {
+			path += "/detail"
+		}
+		carry := append(lr.carry, filterCarry...)
+		if !detailPath && q.Has("detail") {
+			carry = append(carry, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
+		}
+		if lr.fields != nil {
+			carry = append(carry, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
+		}
+		body["next"] = query.NextURL(s.baseURL(c), path, carry, lr.page.Limit, list[len(list)-1].UUID)
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+func (s *Server) maxLimit() int {
+	if s.cfg.API.MaxLimit > 0 {
+		return s.cfg.API.MaxLimit
+	}
+	return 1000
+}
+
+// selectColumns are the stored columns needed to render the given fields
+// (field names are column names; the repository always loads id and uuid).
+func selectColumns(fields []string) []string {
+	cols := []string{"uuid"}
+	for _, f := range fields {
+		if f != "uuid" {
+			cols = append(cols, f)
+		}
+	}
+	return cols
+}
+
+// nodeFilter turns the filter parameters into a db.NodeFilter and the
+// parameters to carry into the next link (all of them, unlike Ironic, so
+// that following next keeps the same result set).
+func nodeFilter(q url.Values) (db.NodeFilter, []query.Param, error) {
+	var f db.NodeFilter
+	var carry []query.Param
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		if _, ok := nodeFilterParams[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		raw := q.Get(k)
+		carry = append(carry, query.Param{Key: k, Value: raw})
+		switch k {
+		case "chassis_uuid", "instance_uuid":
+			u, ok := ident.CanonicalUUID(raw)
+			if !ok {
+				return f, nil, errs.InvalidParameterValue("Expected a UUID for %s but received %s.", k, raw)
+			}
+			if k == "chassis_uuid" {
+				f.ChassisUUID = &u
+			} else {
+				f.InstanceUUID = &u
+			}
+		case "associated", "maintenance":
+			b, err := query.ParseBool(k, raw)
+			if err != nil {
+				return f, nil, err
+			}
+			if k == "associated" {
+				f.Associated = &b
+			} else {
+				f.Maintenance = &b
+			}
+			carry[len(carry)-1].Value = query.PyBool(b)
+		case "provision_state":
+			f.ProvisionStates = query.List(q, k)
+			for _, st := range f.ProvisionStates {
+				if !states.Valid(st) {
+					return f, nil, errs.InvalidParameterValue("Provision state \"%s\" is not valid", st)
+				}
+			}
+		case "driver":
+			f.Driver = &raw
+		case "resource_class":
+			f.ResourceClass = &raw
+		case "fault":
+			if !nodeFaults[raw] {
+				return f, nil, errs.InvalidParameterValue("Unknown fault: %s", raw)
+			}
+			f.Fault = &raw
+		}
+	}
+	return f, carry, nil
+}
+
+func (s *Server) getNode(c echo.Context) error {
+	q := c.QueryParams()
+	if err := query.Check(q, "fields"); err != nil {
+		return err
+	}
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return err
+	}
+	fields := query.Fields(q)
+	if fields != nil {
+		if err := microversion.RequireAtLeast(version(c), microversion.Fields); err != nil {
+			return err
+		}
+		if err := present.CheckFields(fields, nodes.OutputFields(), version(c)); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, s.nodeView(c, fields).Render(n))
+}
+
+func (s *Server) createNode(c echo.Context) error {
+	body, err := readObject(c, false)
+	if err != nil {
+		return err
+	}
+	v := version(c)
+	n, err := nodes.DecodeCreate(body, v)
+	if err != nil {
+		return err
+	}
+	if n.ChassisUUID != nil {
+		return errs.New(errs.KindInvalid, "Chassis %s could not be found.", *n.ChassisUUID)
+	}
+	ctx := c.Request().Context()
+	if _, err := s.ring.Lookup(ctx, n.ConductorGroup, n.Driver, n.UUID); err != nil {
+		if errs.Is(err, errs.KindNoValidHost, errs.KindTemporaryFailure) {
+			return noValidHost(n.Driver, n.ConductorGroup)
+		}
+		return err
+	}
+	if err := s.drivers.ResolveInterfaces(n); err != nil {
+		if errs.Is(err, errs.KindDriverNotFound) {
+			return noValidHost(n.Driver, n.ConductorGroup)
+		}
+		return err
+	}
+	if err := s.store.CreateNode(ctx, n); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, s.baseURL(c)+"/v1/nodes/"+n.UUID)
+	return c.JSON(http.StatusCreated, s.nodeView(c, nil).Render(n))
+}
+
+func noValidHost(driverName, group string) error {
+	return errs.New(errs.KindNoValidHost, "No valid host was found. Reason: No conductor service registered which supports driver %s for conductor group \"%s\". Ensure the driver is valid and enabled.", driverName, group).WithStatus(http.StatusBadRequest)
+}
+
+func (s *Server) patchNode(c echo.Context) error {
+	v := version(c)
+	q := c.QueryParams()
+	if err := query.Check(q, "reset_interfaces"); err != nil {
+		return err
+	}
+	reset, err := query.Bool(q, "reset_interfaces")
+	if err != nil {
+		return err
+	}
+	if reset != nil {
+		if err := microversion.RequireAtLeast(v, microversion.ResetInterfaces); err != nil {
+			return err
+		}
+	}
+	raw, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return err
+	}
+	ops, err := jsonpatch.Decode(raw)
+	if err != nil {
+		return err
+	}
+	if err := nodes.CheckPatch(ops, v); err != nil {
+		return err
+	}
+	if err := nodes.CheckUpdatable(n, ops, v); err != nil {
+		return err
+	}
+	patched, err := nodes.Apply(n, ops, v)
+	if err != nil {
+		return err
+	}
+	driverChanged := patched.Driver != n.Driver
+	if reset != nil && *reset && !driverChanged {
+		return errs.InvalidParameterValue("The reset_interfaces parameter can be provided only when changing the node's driver.")
+	}
+	if patched.ChassisUUID != nil && (n.ChassisUUID == nil || *patched.ChassisUUID != *n.ChassisUUID) {
+		return errs.New(errs.KindInvalid, "Chassis %s could not be found.", *patched.ChassisUUID)
+	}
+	ctx := c.Request().Context()
+	if driverChanged || patched.ConductorGroup != n.ConductorGroup {
+		if _, err := s.ring.Lookup(ctx, patched.ConductorGroup, patched.Driver, patched.UUID); err != nil {
+			if errs.Is(err, errs.KindNoValidHost, errs.KindTemporaryFailure) {
+				return noValidHost(patched.Driver, patched.ConductorGroup)
+			}
+			return err
+		}
+		if err := s.drivers.ValidateInterfaces(patched); err != nil && !(reset != nil && *reset) {
+			if errs.Is(err, errs.KindDriverNotFound) {
+				return noValidHost(patched.Driver, patched.ConductorGroup)
+			}
+			return err
+		}
+	}
+	api, err := s.conductorFor(ctx, patched.ConductorGroup, patched.Driver, patched.UUID)
+	if err != nil {
+		return asBadRequest(err)
+	}
+	updated, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: *patched, ResetInterfaces: reset != nil && *reset})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.nodeView(c, nil).Render(&updated))
+}
+
+func (s *Server) deleteNode(c echo.Context) error {
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return asBadRequest(err)
+	}
+	if err := api.DestroyNode(ctx, rpc.NodeArgs{NodeID: n.UUID}); err != nil {
+		return asBadRequest(err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}

@@ -1,0 +1,261 @@
+package apiservice
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/ports"
+	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// portFilterParams are the port list filters and their versions.
+var portFilterParams = map[string]microversion.Version{
+	"node": microversion.Min, "node_uuid": microversion.Min, "address": microversion.Min,
+	"portgroup": microversion.V1(24), "shard": microversion.V1(82),
+	"description_contains": microversion.V1(97), "conductor_groups": microversion.V1(99),
+}
+
+var forbiddenPortSortKeys = map[string]bool{"extra": true, "internal_info": true, "local_link_connection": true}
+
+func portSortable(key string) (bool, microversion.Version, bool) {
+	f, ok := ports.Lookup(key)
+	return f.Sortable && f.Implemented(), f.Since, ok
+}
+
+func (s *Server) portView(c echo.Context, fields []string) ports.View {
+	return ports.View{Version: version(c), Base: s.baseURL(c), Fields: fields}
+}
+
+func (s *Server) findPort(c echo.Context, id string) (*model.Port, error) {
+	u, ok := ident.CanonicalUUID(id)
+	if !ok {
+		return nil, errs.InvalidParameterValue("Expected a UUID but received %s.", id)
+	}
+	return s.store.GetPort(c.Request().Context(), u)
+}
+
+func (s *Server) listPorts(c echo.Context) error       { return s.portList(c, false, "") }
+func (s *Server) listPortsDetail(c echo.Context) error { return s.portList(c, true, "") }
+func (s *Server) listNodePorts(c echo.Context) error   { return s.portList(c, false, c.Param("node")) }
+func (s *Server) listNodePortsDetail(c echo.Context) error {
+	return s.portList(c, true, c.Param("node"))
+}
+
+// portList serves /v1/ports[/detail] and, with scope set, the node-scoped
+// /v1/nodes/{scope}/ports[/detail].
+func (s *Server) portList(c echo.Context, detailPath bool, scope string) error {
+	v := version(c)
+	q := c.QueryParams()
+	allowed := []string{"limit", "marker", "sort_key", "sort_dir"}
+	if !detailPath {
+		allowed = append(allowed, "fields", "detail")
+	}
+	if scope == "" {
+		for k := range portFilterParams {
+			allowed = append(allowed, k)
+		}
+	}
+	if err := query.Check(q, allowed...); err != nil {
+		return err
+	}
+	for k, since := range portFilterParams {
+		if q.Has(k) {
+			if err := microversion.RequireAtLeast(v, since); err != nil {
+				return err
+			}
+		}
+	}
+	lr, err := parseList(c, q, detailPath, ports.DefaultListFields, ports.OutputFields(), s.maxLimit())
+	if err != nil {
+		return err
+	}
+	if err := checkSortKey(lr.page.SortKey, v, portSortable, forbiddenPortSortKeys); err != nil {
+		return err
+	}
+	if lr.page.Marker != "" {
+		m, ok := ident.CanonicalUUID(lr.page.Marker)
+		if !ok {
+			return errs.InvalidParameterValue("Expected a UUID but received %s.", lr.page.Marker)
+		}
+		lr.page.Marker = m
+	}
+	var filter db.PortFilter
+	var carry []query.Param
+	nodeIdent := scope
+	if scope == "" && q.Has("node") {
+		nodeIdent = q.Get("node")
+		carry = append(carry, query.Param{Key: "node", Value: nodeIdent})
+	}
+	if nodeIdent != "" {
+		n, err := s.findNode(c, nodeIdent)
+		if err != nil {
+			return err
+		}
+		filter.NodeID = &n.ID
+	}
+	if q.Has("node_uuid") {
+		u, ok := ident.CanonicalUUID(q.Get("node_uuid"))
+		if !ok {
+			return errs.InvalidParameterValue("Expected a UUID for node_uuid but received %s.", q.Get("node_uuid"))
+		}
+		filter.NodeUUID = &u
+		carry = append(carry, query.Param{Key: "node_uuid", Value: u})
+	}
+	if q.Has("address") {
+		mac, ok := ident.NormalizeMAC(q.Get("address"))
+		if !ok {
+			return errs.InvalidParameterValue("Expected a MAC address but received %s.", q.Get("address"))
+		}
+		filter.Address = &mac
+		carry = append(carry, query.Param{Key: "address", Value: mac})
+	}
+	var columns []string
+	if lr.fields != nil {
+		columns = selectColumns(lr.fields)
+	}
+	list, err := s.store.ListPorts(c.Request().Context(), filter, db.Page{Limit: lr.page.Limit, Marker: lr.page.Marker,
+		SortKey: lr.page.SortKey, SortDir: lr.page.SortDir}, columns)
+	if err != nil {
+		return err
+	}
+	view := s.portView(c, lr.fields)
+	out := make([]map[string]any, len(list))
+	for i := range list {
+		out[i] = view.Render(&list[i])
+	}
+	body := map[string]any{"ports": out}
+	if len(list) == lr.page.Limit {
+		path := "/v1/ports"
+		if scope != "" {
+			path = "/v1/nodes/" + scope + "/ports"
+		}
+		if detailPath {
+			path += "/detail"
+		}
+		all := append(lr.carry, carry...)
+		if !detailPath && q.Has("detail") {
+			all = append(all, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
+		}
+		if lr.fields != nil {
+			all = append(all, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
+		}
+		body["next"] = query.NextURL(s.baseURL(c), path, all, lr.page.Limit, list[len(list)-1].UUID)
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+func (s *Server) getPort(c echo.Context) error {
+	q := c.QueryParams()
+	if err := query.Check(q, "fields"); err != nil {
+		return err
+	}
+	p, err := s.findPort(c, c.Param("port"))
+	if err != nil {
+		return err
+	}
+	fields := query.Fields(q)
+	if fields != nil {
+		if err := microversion.RequireAtLeast(version(c), microversion.Fields); err != nil {
+			return err
+		}
+		if err := present.CheckFields(fields, ports.OutputFields(), version(c)); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, s.portView(c, fields).Render(p))
+}
+
+// portNode finds the node a port is attached to by the node_uuid a client
+// gave; an unknown node is the client's error (400), not a missing URL.
+func (s *Server) portNode(c echo.Context, nodeUUID string) (*model.Node, error) {
+	n, err := s.store.GetNode(c.Request().Context(), nodeUUID)
+	if e, ok := errs.As(err); ok && e.Kind == errs.KindNodeNotFound {
+		return nil, e.WithStatus(http.StatusBadRequest)
+	}
+	return n, err
+}
+
+func (s *Server) createPort(c echo.Context) error {
+	body, err := readObject(c, false)
+	if err != nil {
+		return err
+	}
+	p, err := ports.DecodeCreate(body, version(c))
+	if err != nil {
+		return err
+	}
+	n, err := s.portNode(c, p.NodeUUID)
+	if err != nil {
+		return err
+	}
+	p.NodeID = n.ID
+	if err := s.store.CreatePort(c.Request().Context(), p); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, s.baseURL(c)+"/v1/ports/"+p.UUID)
+	return c.JSON(http.StatusCreated, s.portView(c, nil).Render(p))
+}
+
+func (s *Server) patchPort(c echo.Context) error {
+	raw, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	p, err := s.findPort(c, c.Param("port"))
+	if err != nil {
+		return err
+	}
+	ops, err := jsonpatch.Decode(raw)
+	if err != nil {
+		return err
+	}
+	patched, err := ports.Apply(p, ops, version(c))
+	if err != nil {
+		return err
+	}
+	n, err := s.portNode(c, patched.NodeUUID)
+	if err != nil {
+		return err
+	}
+	patched.NodeID = n.ID
+	ctx := c.Request().Context()
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return asBadRequest(err)
+	}
+	updated, err := api.UpdatePort(ctx, rpc.PortArgs{Port: *patched})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.portView(c, nil).Render(&updated))
+}
+
+func (s *Server) deletePort(c echo.Context) error {
+	p, err := s.findPort(c, c.Param("port"))
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	n, err := s.store.GetNodeByID(ctx, p.NodeID)
+	if err != nil {
+		return err
+	}
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return asBadRequest(err)
+	}
+	if err := api.DestroyPort(ctx, rpc.PortArgs{Port: *p}); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

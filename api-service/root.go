@@ -1,0 +1,114 @@
+package apiservice
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/present"
+)
+
+func (s *Server) routes(e *echo.Echo) {
+	e.GET("/", s.getRoot)
+	e.HEAD("/", s.getRoot)
+	e.GET("/v1", s.getV1)
+	e.HEAD("/v1", s.getV1)
+
+	e.GET("/v1/nodes", s.listNodes)
+	e.POST("/v1/nodes", s.createNode)
+	e.GET("/v1/nodes/detail", s.listNodesDetail)
+	e.GET("/v1/nodes/validate", s.validateNodeLegacy)
+	e.GET("/v1/nodes/:node", s.getNode)
+	e.PATCH("/v1/nodes/:node", s.patchNode)
+	e.DELETE("/v1/nodes/:node", s.deleteNode)
+	e.GET("/v1/nodes/:node/states", s.getNodeStates)
+	e.PUT("/v1/nodes/:node/states/power", s.setPowerState)
+	e.PUT("/v1/nodes/:node/states/provision", s.setProvisionState)
+	e.PUT("/v1/nodes/:node/maintenance", s.setMaintenance)
+	e.DELETE("/v1/nodes/:node/maintenance", s.unsetMaintenance)
+	e.GET("/v1/nodes/:node/validate", s.validateNode)
+	e.GET("/v1/nodes/:node/management/boot_device", s.getBootDevice)
+	e.PUT("/v1/nodes/:node/management/boot_device", s.setBootDevice)
+	e.GET("/v1/nodes/:node/management/boot_device/supported", s.getSupportedBootDevices)
+	e.Any("/v1/nodes/:node/vendor_passthru", s.nodeVendorPassthru)
+
+	e.GET("/v1/nodes/:node/ports", s.listNodePorts)
+	e.GET("/v1/nodes/:node/ports/detail", s.listNodePortsDetail)
+	for _, m := range []string{http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		e.Add(m, "/v1/nodes/:node/ports", malformedURI)
+	}
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		e.Add(m, "/v1/nodes/:node/ports/:port", malformedURI)
+	}
+
+	e.GET("/v1/ports", s.listPorts)
+	e.POST("/v1/ports", s.createPort)
+	e.GET("/v1/ports/detail", s.listPortsDetail)
+	e.GET("/v1/ports/:port", s.getPort)
+	e.PATCH("/v1/ports/:port", s.patchPort)
+	e.DELETE("/v1/ports/:port", s.deletePort)
+
+	e.GET("/v1/drivers", s.listDrivers)
+	e.GET("/v1/drivers/:driver", s.getDriver)
+}
+
+type versionDoc struct {
+	ID         string         `json:"id"`
+	Links      []present.Link `json:"links"`
+	Status     string         `json:"status"`
+	MinVersion string         `json:"min_version"`
+	Version    string         `json:"version"`
+}
+
+func (s *Server) versionDoc(c echo.Context) versionDoc {
+	return versionDoc{
+		ID:         "v1",
+		Links:      []present.Link{{Href: s.baseURL(c) + "/v1/", Rel: "self"}},
+		Status:     "CURRENT",
+		MinVersion: microversion.Min.String(),
+		Version:    microversion.Max.String(),
+	}
+}
+
+func (s *Server) getRoot(c echo.Context) error {
+	d := s.versionDoc(c)
+	return c.JSON(http.StatusOK, map[string]any{
+		"name":            "OpenStack Ironic API",
+		"description":     "Ferric speaks the OpenStack Bare Metal API v1 to provision physical servers.",
+		"default_version": d,
+		"versions":        []versionDoc{d},
+	})
+}
+
+// collectionLink is the [self, bookmark] pair of a controller in /v1; the
+// hrefs end with "/".
+func collectionLink(base, name string) []present.Link {
+	return present.Links(base, name+"/")
+}
+
+// getV1 is the resource index. Chassis is left out: this service has no
+// chassis resource, and a link to a 404 would mislead clients.
+func (s *Server) getV1(c echo.Context) error {
+	base := s.baseURL(c)
+	doc := map[string]any{
+		"id": "v1",
+		"links": []present.Link{
+			{Href: base + "/v1/", Rel: "self"},
+			{Href: "https://docs.openstack.org/ironic/latest/contributor/webapi.html", Rel: "describedby", Type: "text/html"},
+		},
+		"media_types": map[string]string{
+			"base": "application/json",
+			"type": "application/vnd.openstack.ironic.v1+json",
+		},
+		"nodes":   collectionLink(base, "nodes"),
+		"ports":   collectionLink(base, "ports"),
+		"drivers": collectionLink(base, "drivers"),
+		"version": s.versionDoc(c),
+	}
+	return c.JSON(http.StatusOK, doc)
+}
+
+func malformedURI(echo.Context) error {
+	return errMalformedURI
+}

@@ -1,0 +1,141 @@
+// Package apiservice is Ferric's Bare Metal API v1 HTTP service: an echo
+// server whose middleware negotiates microversions, authenticates, limits
+// bodies and renders every failure in Ironic's error format, and whose
+// thin handlers delegate to the nodes, ports, query and present packages,
+// read from the database and send changes to conductors over RPC.
+package apiservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/api-service/auth"
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/builtin"
+	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hashring"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// Options are the dependencies of a Server.
+type Options struct {
+	Config config.Config
+	Store  *db.Store
+	RPC    *rpc.Client
+	Log    *logrus.Logger
+	// Drivers knows the hardware types: their interface implementations and
+	// defaults, used to fill in and check a new node's interfaces. Nil
+	// builds the registry of [conductor] enabled_hardware_types, as the
+	// conductor does.
+	Drivers *driver.Registry
+}
+
+// Server is the API service.
+type Server struct {
+	cfg     config.Config
+	store   *db.Store
+	rpc     *rpc.Client
+	log     *logrus.Logger
+	drivers *driver.Registry
+	ring    *hashring.Manager
+	users   auth.Users
+	echo    *echo.Echo
+}
+
+// New builds the server and its routes; it does not listen yet.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil || opts.RPC == nil {
+		return nil, errors.New("api service: Store and RPC are required")
+	}
+	log := opts.Log
+	if log == nil {
+		log = logrus.StandardLogger()
+	}
+	drivers := opts.Drivers
+	if drivers == nil {
+		var err error
+		if drivers, err = builtin.Registry(opts.Config.Conductor.EnabledHardwareTypes); err != nil {
+			return nil, fmt.Errorf("api service: hardware types: %w", err)
+		}
+	}
+	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, drivers: drivers}
+	switch opts.Config.API.AuthStrategy {
+	case "", "noauth":
+	case "http_basic":
+		users, err := auth.LoadHtpasswd(opts.Config.API.HTTPBasicAuthUserFile)
+		if err != nil {
+			return nil, fmt.Errorf("api service: http_basic auth: %w", err)
+		}
+		s.users = users
+	default:
+		return nil, fmt.Errorf("api service: unknown auth_strategy %q", opts.Config.API.AuthStrategy)
+	}
+	timeout := opts.Config.Conductor.HeartbeatTimeout
+	s.ring = hashring.NewManager(func(ctx context.Context) ([]hashring.Member, error) {
+		return s.store.ActiveMembers(ctx, timeout)
+	}, opts.Config.Default.HashPartitionExponent, opts.Config.Default.HashRingResetInterval)
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = s.handleError
+	e.Pre(s.requestID, s.accessLog, normalizePath, s.authenticate, acceptJSON, negotiate, s.bodyLimit)
+	s.routes(e)
+	s.echo = e
+	return s, nil
+}
+
+// Handler is the server as an http.Handler (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Start listens on addr and serves until Shutdown; it returns nil after a
+// graceful shutdown.
+func (s *Server) Start(addr string) error {
+	if err := s.echo.Start(addr); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("api service: listen on %s: %w", addr, err)
+	}
+	return nil
+}
+
+// Shutdown stops accepting requests and waits for in-flight ones.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if err := s.echo.Shutdown(ctx); err != nil {
+		return fmt.Errorf("api service: shutdown: %w", err)
+	}
+	return nil
+}
+
+// baseURL is the prefix of every link: the configured public endpoint or
+// the request's own scheme and host.
+func (s *Server) baseURL(c echo.Context) string {
+	if ep := s.cfg.API.PublicEndpoint; ep != "" {
+		return strings.TrimRight(ep, "/")
+	}
+	return c.Scheme() + "://" + c.Request().Host
+}
+
+// conductorFor picks the conductor owning node from the hash ring.
+func (s *Server) conductorFor(ctx context.Context, group, hwType, nodeUUID string) (rpc.ConductorAPI, error) {
+	host, err := s.ring.Lookup(ctx, group, hwType, nodeUUID)
+	if err != nil {
+		return nil, err
+	}
+	return s.rpc.Conductor(host), nil
+}
+
+// asBadRequest re-codes NoValidHost as 400, as Ironic does for node
+// create, update, delete and maintenance (api.md §2.2).
+func asBadRequest(err error) error {
+	if e, ok := errs.As(err); ok && e.Kind == errs.KindNoValidHost {
+		return e.WithStatus(http.StatusBadRequest)
+	}
+	return err
+}
