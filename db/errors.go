@@ -8,6 +8,7 @@ import (
 	mysqldriver "github.com/go-sql-driver/mysql"
 
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
 )
 
 // Unique indexes, named as in the schema. SQLite reports the columns, not
@@ -18,6 +19,11 @@ const (
 	uniqNodeInstanceUUID = "uniq_nodes_instance_uuid"
 	uniqPortUUID         = "uniq_ports_uuid"
 	uniqPortAddress      = "uniq_ports_address"
+
+	uniqVolumeConnectorUUID     = "uniq_volume_connectors_uuid"
+	uniqVolumeConnectorTypeID   = "uniq_volume_connectors_type_connector_id"
+	uniqVolumeTargetUUID        = "uniq_volume_targets_uuid"
+	uniqVolumeTargetNodeBootIdx = "uniq_volume_targets_node_id_boot_index"
 )
 
 var sqliteUniqueColumns = map[string]string{
@@ -26,6 +32,11 @@ var sqliteUniqueColumns = map[string]string{
 	"nodes.instance_uuid": uniqNodeInstanceUUID,
 	"ports.uuid":          uniqPortUUID,
 	"ports.address":       uniqPortAddress,
+
+	"volume_connectors.uuid":                                 uniqVolumeConnectorUUID,
+	"volume_connectors.type, volume_connectors.connector_id": uniqVolumeConnectorTypeID,
+	"volume_targets.uuid":                                    uniqVolumeTargetUUID,
+	"volume_targets.node_id, volume_targets.boot_index":      uniqVolumeTargetNodeBootIdx,
 }
 
 // Driver error codes.
@@ -123,6 +134,52 @@ func portWriteError(err error, uuid, address string, nodeID int64) error {
 		return errs.New(errs.KindAlreadyExists, "A port with MAC address %s already exists.", address)
 	}
 	return err
+}
+
+// volumeConnectorWriteError turns a connector INSERT/UPDATE failure into
+// the API's 409s, and a missing owner into NodeNotFound.
+func volumeConnectorWriteError(err error, c *model.VolumeConnector) error {
+	if foreignKeyViolation(err) {
+		return ownerNotFound(c.NodeUUID, c.NodeID)
+	}
+	key, ok := uniqueViolation(err)
+	if !ok {
+		return err
+	}
+	switch key {
+	case uniqVolumeConnectorUUID:
+		return errs.New(errs.KindAlreadyExists, "A volume connector with UUID %s already exists.", c.UUID)
+	case uniqVolumeConnectorTypeID:
+		return errs.New(errs.KindAlreadyExists, "A volume connector with type %s and connector ID %s already exists.", c.Type, c.ConnectorID)
+	}
+	return err
+}
+
+// volumeTargetWriteError is volumeConnectorWriteError for targets.
+func volumeTargetWriteError(err error, t *model.VolumeTarget) error {
+	if foreignKeyViolation(err) {
+		return ownerNotFound(t.NodeUUID, t.NodeID)
+	}
+	key, ok := uniqueViolation(err)
+	if !ok {
+		return err
+	}
+	switch key {
+	case uniqVolumeTargetUUID:
+		return errs.New(errs.KindAlreadyExists, "A volume target with UUID %s already exists.", t.UUID)
+	case uniqVolumeTargetNodeBootIdx:
+		return errs.New(errs.KindAlreadyExists, "A volume target with boot index '%d' for the same node already exists.", t.BootIndex)
+	}
+	return err
+}
+
+// ownerNotFound names the missing node by the uuid the caller knew it by,
+// or by its id.
+func ownerNotFound(nodeUUID string, nodeID int64) error {
+	if nodeUUID != "" {
+		return errs.NodeNotFound(nodeUUID)
+	}
+	return errs.New(errs.KindNodeNotFound, "Node %d could not be found.", nodeID)
 }
 
 // deadlock reports an InnoDB deadlock: the transaction was rolled back and

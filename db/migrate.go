@@ -230,6 +230,75 @@ var migrations = []migration{
 			`CREATE UNIQUE INDEX uniq_chi ON conductor_hardware_interfaces (conductor_id, hardware_type, interface_type, interface_name)`,
 		},
 	},
+	{
+		version: 2,
+		name:    "volume connectors and volume targets",
+		// A target's unique (node_id, boot_index) leads with node_id, so it
+		// also serves "the targets of node N" and the foreign key: a
+		// separate node_id index would only slow writes down.
+		mysql: []string{
+			`CREATE TABLE IF NOT EXISTS volume_connectors (
+				id BIGINT NOT NULL AUTO_INCREMENT,
+				uuid VARCHAR(36) NOT NULL,
+				node_id BIGINT NOT NULL,
+				type VARCHAR(32) NOT NULL,
+				connector_id VARCHAR(255) NOT NULL,
+				extra MEDIUMTEXT NULL,
+				created_at DATETIME(6) NOT NULL,
+				updated_at DATETIME(6) NULL,
+				PRIMARY KEY (id),
+				UNIQUE KEY uniq_volume_connectors_uuid (uuid),
+				UNIQUE KEY uniq_volume_connectors_type_connector_id (type, connector_id),
+				KEY idx_volume_connectors_node_id (node_id),
+				CONSTRAINT fk_volume_connectors_node_id FOREIGN KEY (node_id) REFERENCES nodes (id)
+			) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+			`CREATE TABLE IF NOT EXISTS volume_targets (
+				id BIGINT NOT NULL AUTO_INCREMENT,
+				uuid VARCHAR(36) NOT NULL,
+				node_id BIGINT NOT NULL,
+				volume_type VARCHAR(64) NOT NULL,
+				properties MEDIUMTEXT NULL,
+				boot_index INT NOT NULL,
+				volume_id VARCHAR(36) NOT NULL,
+				extra MEDIUMTEXT NULL,
+				created_at DATETIME(6) NOT NULL,
+				updated_at DATETIME(6) NULL,
+				PRIMARY KEY (id),
+				UNIQUE KEY uniq_volume_targets_uuid (uuid),
+				UNIQUE KEY uniq_volume_targets_node_id_boot_index (node_id, boot_index),
+				CONSTRAINT fk_volume_targets_node_id FOREIGN KEY (node_id) REFERENCES nodes (id)
+			) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		},
+		sqlite: []string{
+			`CREATE TABLE volume_connectors (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				uuid VARCHAR(36) NOT NULL,
+				node_id BIGINT NOT NULL REFERENCES nodes (id),
+				type VARCHAR(32) NOT NULL,
+				connector_id VARCHAR(255) NOT NULL,
+				extra TEXT NULL,
+				created_at DATETIME NOT NULL,
+				updated_at DATETIME NULL
+			)`,
+			`CREATE UNIQUE INDEX uniq_volume_connectors_uuid ON volume_connectors (uuid)`,
+			`CREATE UNIQUE INDEX uniq_volume_connectors_type_connector_id ON volume_connectors (type, connector_id)`,
+			`CREATE INDEX idx_volume_connectors_node_id ON volume_connectors (node_id)`,
+			`CREATE TABLE volume_targets (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				uuid VARCHAR(36) NOT NULL,
+				node_id BIGINT NOT NULL REFERENCES nodes (id),
+				volume_type VARCHAR(64) NOT NULL,
+				properties TEXT NULL,
+				boot_index INTEGER NOT NULL,
+				volume_id VARCHAR(36) NOT NULL,
+				extra TEXT NULL,
+				created_at DATETIME NOT NULL,
+				updated_at DATETIME NULL
+			)`,
+			`CREATE UNIQUE INDEX uniq_volume_targets_uuid ON volume_targets (uuid)`,
+			`CREATE UNIQUE INDEX uniq_volume_targets_node_id_boot_index ON volume_targets (node_id, boot_index)`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the schema version this binary's Upgrade brings a

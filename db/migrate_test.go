@@ -14,7 +14,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-var allTables = []string{"nodes", "ports", "conductors", "conductor_hardware_interfaces", "schema_migrations"}
+var allTables = []string{"nodes", "ports", "conductors", "conductor_hardware_interfaces", "volume_connectors", "volume_targets", "schema_migrations"}
 
 func openSpecs(backend string) {
 	Describe("Open", func() {
@@ -160,6 +160,14 @@ func migrationSpecs(backend string) {
 				Expect(m.HasIndex("nodes", idx)).To(BeTrue(), idx)
 			}
 			Expect(m.HasIndex("ports", "uniq_ports_address")).To(BeTrue())
+			for table, indexes := range map[string][]string{
+				"volume_connectors": {"uniq_volume_connectors_uuid", "uniq_volume_connectors_type_connector_id", "idx_volume_connectors_node_id"},
+				"volume_targets":    {"uniq_volume_targets_uuid", "uniq_volume_targets_node_id_boot_index"},
+			} {
+				for _, idx := range indexes {
+					Expect(m.HasIndex(table, idx)).To(BeTrue(), table+"."+idx)
+				}
+			}
 
 			Expect(s.Upgrade(ctx)).To(Succeed())
 			Expect(appliedCount(ctx, s)).To(Equal(int64(len(migrations))))
@@ -226,7 +234,8 @@ func migrationSpecs(backend string) {
 				table string
 				cols  tableColumns
 			}{{"nodes", nodeColumns}, {"ports", portColumns}, {"conductors", conductorColumns},
-				{"conductor_hardware_interfaces", parseColumns(&model.ConductorHardwareInterface{})}} {
+				{"conductor_hardware_interfaces", parseColumns(&model.ConductorHardwareInterface{})},
+				{"volume_connectors", volumeConnectorColumns}, {"volume_targets", volumeTargetColumns}} {
 				types, err := s.db.WithContext(ctx).Migrator().ColumnTypes(t.table)
 				Expect(err).NotTo(HaveOccurred())
 				var stored []string

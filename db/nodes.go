@@ -262,8 +262,10 @@ func (s *Store) DestroyNode(ctx context.Context, uuid string) error {
 			}
 			return fmt.Errorf("destroy node %s: %w", uuid, err)
 		}
-		if err := tx.Where("node_id = ?", n.ID).Delete(&model.Port{}).Error; err != nil {
-			return fmt.Errorf("destroy node %s: delete ports: %w", uuid, err)
+		for _, child := range []string{"ports", "volume_connectors", "volume_targets"} {
+			if err := tx.Exec("DELETE FROM "+child+" WHERE node_id = ?", n.ID).Error; err != nil {
+				return fmt.Errorf("destroy node %s: delete %s: %w", uuid, strings.ReplaceAll(child, "_", " "), err)
+			}
 		}
 		res := tx.Where("id = ?", n.ID).Delete(&model.Node{})
 		if res.Error != nil {

@@ -95,14 +95,7 @@ func (s *Store) getPort(ctx context.Context, column, value string) (*model.Port,
 
 // portQuery selects cols of ports plus the owning node's uuid.
 func (s *Store) portQuery(ctx context.Context, cols []string) *gorm.DB {
-	sel := make([]clause.Column, 0, len(cols)+1)
-	for _, c := range cols {
-		sel = append(sel, clause.Column{Table: "ports", Name: c})
-	}
-	sel = append(sel, clause.Column{Table: "nodes", Name: "uuid", Alias: "node_uuid"})
-	return s.db.WithContext(ctx).Table("ports").
-		Clauses(clause.Select{Columns: sel}).
-		Joins("JOIN nodes ON nodes.id = ports.node_id")
+	return s.ownedQuery(ctx, "ports", cols)
 }
 
 // ListPorts returns one page of the ports matching f, each with NodeUUID

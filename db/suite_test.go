@@ -81,7 +81,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 // emptyTables gives a spec a clean shared store.
 func emptyTables(ctx context.Context, s *Store) {
-	for _, t := range []string{"ports", "nodes", "conductor_hardware_interfaces", "conductors"} {
+	for _, t := range []string{"volume_targets", "volume_connectors", "ports", "nodes", "conductor_hardware_interfaces", "conductors"} {
 		Expect(s.db.WithContext(ctx).Exec("DELETE FROM " + t).Error).To(Succeed())
 	}
 }
@@ -136,6 +136,7 @@ var _ = Describe("Store", func() {
 			lockSpecs(store)
 			listSpecs(backend, store)
 			portSpecs(backend, store)
+			volumeSpecs(backend, store)
 			conductorSpecs(store)
 		})
 	}

@@ -117,3 +117,47 @@ type ConductorHardwareInterface struct {
 }
 
 func (ConductorHardwareInterface) TableName() string { return "conductor_hardware_interfaces" }
+
+// VolumeConnector is an initiator identity of a node (iSCSI IQN, IP, MAC,
+// FC WWNN/WWPN, ...) used to attach remote volumes to it. A (type,
+// connector_id) pair is unique across all nodes: the same initiator cannot
+// belong to two machines.
+type VolumeConnector struct {
+	ID          int64      `gorm:"column:id;primaryKey;autoIncrement" json:"-"`
+	UUID        string     `gorm:"column:uuid;type:varchar(36);not null;uniqueIndex:uniq_volume_connectors_uuid" json:"uuid"`
+	NodeID      int64      `gorm:"column:node_id;not null;index:idx_volume_connectors_node_id" json:"-"`
+	Type        string     `gorm:"column:type;type:varchar(32);not null;uniqueIndex:uniq_volume_connectors_type_connector_id,priority:1" json:"type"`
+	ConnectorID string     `gorm:"column:connector_id;type:varchar(255);not null;uniqueIndex:uniq_volume_connectors_type_connector_id,priority:2" json:"connector_id"`
+	Extra       JSONObject `gorm:"column:extra;type:text" json:"extra"`
+	CreatedAt   time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
+	UpdatedAt   *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+
+	// NodeUUID is filled by the repository from the owning node; it is not
+	// a column.
+	NodeUUID string `gorm:"-" json:"node_uuid"`
+}
+
+func (VolumeConnector) TableName() string { return "volume_connectors" }
+
+// VolumeTarget is a remote volume attached to a node. BootIndex orders the
+// node's volumes (0 is the boot volume) and is unique per node.
+type VolumeTarget struct {
+	ID         int64  `gorm:"column:id;primaryKey;autoIncrement" json:"-"`
+	UUID       string `gorm:"column:uuid;type:varchar(36);not null;uniqueIndex:uniq_volume_targets_uuid" json:"uuid"`
+	NodeID     int64  `gorm:"column:node_id;not null;uniqueIndex:uniq_volume_targets_node_id_boot_index,priority:1" json:"-"`
+	VolumeType string `gorm:"column:volume_type;type:varchar(64);not null" json:"volume_type"`
+	// Properties holds the connection information, credentials included:
+	// mask it (pkg/secrets) before it leaves the process.
+	Properties JSONObject `gorm:"column:properties;type:text" json:"properties"`
+	BootIndex  int        `gorm:"column:boot_index;not null;uniqueIndex:uniq_volume_targets_node_id_boot_index,priority:2" json:"boot_index"`
+	VolumeID   string     `gorm:"column:volume_id;type:varchar(36);not null" json:"volume_id"`
+	Extra      JSONObject `gorm:"column:extra;type:text" json:"extra"`
+	CreatedAt  time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
+	UpdatedAt  *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+
+	// NodeUUID is filled by the repository from the owning node; it is not
+	// a column.
+	NodeUUID string `gorm:"-" json:"node_uuid"`
+}
+
+func (VolumeTarget) TableName() string { return "volume_targets" }

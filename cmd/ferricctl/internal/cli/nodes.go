@@ -1,0 +1,375 @@
+package cli
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+	"github.com/gophercloud/gophercloud/v2/pagination"
+	"github.com/spf13/cobra"
+
+	"github.com/ferricbm/ferric/client/nextlink"
+	"github.com/ferricbm/ferric/cmd/ferricctl/internal/output"
+)
+
+// Nodes are shown from the API's JSON as received, so every field of the
+// negotiated version appears, secrets masked by the server, without this
+// client having to know them all.
+type nodeJSON = map[string]any
+
+// nodeLinkFields are sub-resource links, not node data.
+var nodeLinkFields = []string{"links", "ports", "portgroups", "states", "volume"}
+
+var nodeListDefault = []string{"uuid", "name", "instance_uuid", "power_state", "provision_state", "maintenance"}
+
+var nodeLabels = map[string]string{"provision_state": "Provisioning State", "target_provision_state": "Target Provisioning State"}
+
+// nodeLabel is a field's list heading: "instance_uuid" -> "Instance UUID".
+func nodeLabel(field string) string {
+	if l, ok := nodeLabels[field]; ok {
+		return l
+	}
+	words := strings.Split(field, "_")
+	for i, w := range words {
+		switch w {
+		case "uuid", "id", "raid", "bios":
+			words[i] = strings.ToUpper(w)
+		default:
+			if w != "" {
+				words[i] = strings.ToUpper(w[:1]) + w[1:]
+			}
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// nodeFields are the data fields of the given nodes, sorted.
+func nodeFields(items []nodeJSON) []string {
+	var out []string
+	for _, n := range items {
+		for k := range n {
+			if !slices.Contains(nodeLinkFields, k) && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func nodeList(items []nodeJSON, fields []string) output.List {
+	l := output.List{Rows: make([][]any, len(items))}
+	for _, f := range fields {
+		l.Headings = append(l.Headings, nodeLabel(f))
+	}
+	for i, n := range items {
+		row := make([]any, len(fields))
+		for j, f := range fields {
+			row[j] = n[f]
+		}
+		l.Rows[i] = row
+	}
+	return l
+}
+
+func nodeRecord(n nodeJSON, fields []string) output.Record {
+	if len(fields) == 0 {
+		fields = nodeFields([]nodeJSON{n})
+	} else {
+		fields = slices.Sorted(slices.Values(fields))
+	}
+	r := output.Record{Fields: fields, Values: make([]any, len(fields))}
+	for i, f := range fields {
+		r.Values[i] = n[f]
+	}
+	return r
+}
+
+// nodePage follows the server's next links correctly (see package
+// nextlink); gophercloud's own NodePage would drop filters.
+type nodePage struct {
+	nodes.NodePage
+}
+
+func (p nodePage) NextPageURL() (string, error) { return nextlink.NextURL(p.PageResult) }
+
+func nodeCommands(s *session) *cobra.Command {
+	cmd := group("node", "Bare metal nodes")
+	power := group("power", "Power a node on or off")
+	power.AddCommand(nodePower(s, "on", nodes.PowerOn), nodePower(s, "off", nodes.PowerOff))
+	cmd.AddCommand(nodeCreate(s), nodeListCmd(s), nodeShow(s), nodeSet(s), nodeDelete(s), power,
+		nodeProvision(s, "manage", nodes.TargetManage, "Move a node from enroll to manageable, verifying its driver settings"),
+		nodeProvision(s, "provide", nodes.TargetProvide, "Make a manageable node available (cleaning it first when configured)"),
+		nodeProvision(s, "deploy", nodes.TargetActive, "Deploy an available node"),
+		nodeProvision(s, "undeploy", nodes.TargetDeleted, "Tear down a deployed node (its volume targets are removed)"))
+	return cmd
+}
+
+// interfaceFlags are the *_interface fields create and set accept.
+var interfaceFlags = []string{"bios", "boot", "console", "deploy", "inspect", "management", "network", "power", "raid", "rescue", "storage", "vendor"}
+
+// nodeScalars are the string flags shared by create and set, by field.
+type nodeScalars map[string]*string
+
+func registerNodeScalars(cmd *cobra.Command, v nodeScalars) {
+	f := cmd.Flags()
+	for _, field := range []string{"name", "driver", "resource_class", "conductor_group", "owner"} {
+		v[field] = new(string)
+		f.StringVar(v[field], strings.ReplaceAll(field, "_", "-"), "", "node "+strings.ReplaceAll(field, "_", " "))
+	}
+	for _, iface := range interfaceFlags {
+		field := iface + "_interface"
+		v[field] = new(string)
+		f.StringVar(v[field], iface+"-interface", "", iface+" interface implementation")
+	}
+}
+
+func nodeCreate(s *session) *cobra.Command {
+	scalars := nodeScalars{}
+	var uuid string
+	var driverInfo, properties, extra []string
+	cmd := &cobra.Command{
+		Use:   "create --driver <driver>",
+		Short: "Enroll a node",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts := nodes.CreateOpts{UUID: uuid, Name: *scalars["name"], Driver: *scalars["driver"],
+				ResourceClass: *scalars["resource_class"], ConductorGroup: *scalars["conductor_group"], Owner: *scalars["owner"],
+				BIOSInterface: *scalars["bios_interface"], BootInterface: *scalars["boot_interface"],
+				ConsoleInterface: *scalars["console_interface"], DeployInterface: *scalars["deploy_interface"],
+				InspectInterface: *scalars["inspect_interface"], ManagementInterface: *scalars["management_interface"],
+				NetworkInterface: *scalars["network_interface"], PowerInterface: *scalars["power_interface"],
+				RAIDInterface: *scalars["raid_interface"], RescueInterface: *scalars["rescue_interface"],
+				StorageInterface: *scalars["storage_interface"], VendorInterface: *scalars["vendor_interface"]}
+			var err error
+			if opts.DriverInfo, err = keyValues("driver-info", driverInfo); err != nil {
+				return err
+			}
+			if opts.Properties, err = keyValues("property", properties); err != nil {
+				return err
+			}
+			if opts.Extra, err = keyValues("extra", extra); err != nil {
+				return err
+			}
+			c, err := s.baremetal(cmd.Context(), "")
+			if err != nil {
+				return err
+			}
+			r := nodes.Create(cmd.Context(), c, opts)
+			if r.Err != nil {
+				return r.Err
+			}
+			return s.writeNode(r.Result)
+		},
+	}
+	registerNodeScalars(cmd, scalars)
+	f := cmd.Flags()
+	f.StringVar(&uuid, "uuid", "", "UUID of the new node")
+	f.StringArrayVar(&driverInfo, "driver-info", nil, "driver_info KEY=VALUE (repeatable)")
+	f.StringArrayVar(&properties, "property", nil, "properties KEY=VALUE (repeatable)")
+	f.StringArrayVar(&extra, "extra", nil, "extra KEY=VALUE (repeatable)")
+	_ = cmd.MarkFlagRequired("driver")
+	return cmd
+}
+
+// writeNode prints a node response body as received.
+func (s *session) writeNode(r gophercloud.Result) error {
+	var n nodeJSON
+	if err := r.ExtractInto(&n); err != nil {
+		return err
+	}
+	return output.WriteRecord(s.stdout, s.out, nodeRecord(n, nil))
+}
+
+func nodeListCmd(s *session) *cobra.Command {
+	var o listOptions
+	var filter nodes.ListOpts
+	var provisionState string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List nodes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(nil); err != nil {
+				return err
+			}
+			c, err := s.baremetal(cmd.Context(), "")
+			if err != nil {
+				return err
+			}
+			opts := filter
+			opts.ProvisionState = nodes.ProvisionState(provisionState)
+			opts.Fields, opts.Limit, opts.Marker = o.fields, o.pageSize(), o.marker
+			opts.SortKey, opts.SortDir, _ = o.sortKeyDir()
+			pager := nodes.List(c, opts)
+			if o.long {
+				pager = nodes.ListDetail(c, opts)
+			}
+			pager = pager.WithPageCreator(func(r pagination.PageResult) pagination.Page {
+				return nodePage{nodes.NodePage{LinkedPageBase: pagination.LinkedPageBase{PageResult: r}}}
+			})
+			var items []nodeJSON
+			err = pager.EachPage(cmd.Context(), func(_ context.Context, p pagination.Page) (bool, error) {
+				var page []nodeJSON
+				err := p.(nodePage).ExtractIntoSlicePtr(&page, "nodes")
+				items = append(items, page...)
+				return o.more(len(items)), err
+			})
+			if err != nil {
+				return err
+			}
+			if o.limit > 0 && len(items) > o.limit {
+				items = items[:o.limit]
+			}
+			fields := nodeListDefault
+			switch {
+			case o.long:
+				fields = nodeFields(items)
+			case len(o.fields) > 0:
+				fields = o.fields
+			}
+			return output.WriteList(s.stdout, s.out, nodeList(items, fields))
+		},
+	}
+	o.register(cmd, "node", nil)
+	f := cmd.Flags()
+	f.BoolVar(&filter.Maintenance, "maintenance", false, "only nodes in maintenance")
+	f.BoolVar(&filter.Associated, "associated", false, "only nodes with an instance")
+	f.StringVar(&provisionState, "provision-state", "", "only nodes in this provision state")
+	f.StringVar(&filter.Driver, "driver", "", "only nodes of this driver")
+	f.StringVar(&filter.ResourceClass, "resource-class", "", "only nodes of this resource class")
+	f.StringVar(&filter.ConductorGroup, "conductor-group", "", "only nodes of this conductor group")
+	f.StringVar(&filter.Owner, "owner", "", "only nodes of this owner")
+	return cmd
+}
+
+func nodeShow(s *session) *cobra.Command {
+	var fields []string
+	cmd := &cobra.Command{
+		Use:   "show <node>",
+		Short: "Show a node (by UUID or name)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := s.baremetal(cmd.Context(), "")
+			if err != nil {
+				return err
+			}
+			r := nodes.Get(cmd.Context(), c, args[0])
+			if r.Err != nil {
+				return r.Err
+			}
+			// gophercloud's node results only decode into structs.
+			var n nodeJSON
+			if err := r.Result.ExtractInto(&n); err != nil {
+				return err
+			}
+			return output.WriteRecord(s.stdout, s.out, nodeRecord(n, fields))
+		},
+	}
+	cmd.Flags().StringSliceVar(&fields, "fields", nil, "show only these fields (repeatable or comma-separated)")
+	return cmd
+}
+
+func nodeSet(s *session) *cobra.Command {
+	scalars := nodeScalars{}
+	var instanceUUID string
+	dicts := map[string]*[]string{"driver_info": new([]string), "properties": new([]string), "extra": new([]string), "instance_info": new([]string)}
+	cmd := &cobra.Command{
+		Use:   "set <node>",
+		Short: "Change node fields",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var patch nodes.UpdateOpts
+			fields := make([]string, 0, len(scalars))
+			for field := range scalars {
+				fields = append(fields, field)
+			}
+			slices.Sort(fields)
+			for _, field := range fields {
+				if cmd.Flags().Changed(strings.ReplaceAll(field, "_", "-")) {
+					patch = append(patch, nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/" + field, Value: *scalars[field]})
+				}
+			}
+			if cmd.Flags().Changed("instance-uuid") {
+				patch = append(patch, nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/instance_uuid", Value: instanceUUID})
+			}
+			for _, field := range []string{"driver_info", "properties", "extra", "instance_info"} {
+				ops, err := dictKeyOps(field, *dicts[field])
+				if err != nil {
+					return err
+				}
+				for _, op := range ops {
+					patch = append(patch, nodes.UpdateOperation{Op: nodes.UpdateOp(op.op), Path: op.path, Value: op.value})
+				}
+			}
+			if len(patch) == 0 {
+				return errNothingToChange
+			}
+			c, err := s.baremetal(cmd.Context(), "")
+			if err != nil {
+				return err
+			}
+			return nodes.Update(cmd.Context(), c, args[0], patch).Err
+		},
+	}
+	registerNodeScalars(cmd, scalars)
+	f := cmd.Flags()
+	f.StringVar(&instanceUUID, "instance-uuid", "", "UUID of the instance on the node")
+	f.StringArrayVar(dicts["driver_info"], "driver-info", nil, "set driver_info KEY=VALUE (repeatable)")
+	f.StringArrayVar(dicts["properties"], "property", nil, "set properties KEY=VALUE (repeatable)")
+	f.StringArrayVar(dicts["extra"], "extra", nil, "set extra KEY=VALUE (repeatable)")
+	f.StringArrayVar(dicts["instance_info"], "instance-info", nil, "set instance_info KEY=VALUE (repeatable)")
+	return cmd
+}
+
+func nodeDelete(s *session) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete <node> [<node> ...]",
+		Short: "Delete nodes (by UUID or name)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := s.baremetal(cmd.Context(), "")
+			if err != nil {
+				return err
+			}
+			return s.deleteEach("node", args, func(id string) error {
+				return nodes.Delete(cmd.Context(), c, id).ExtractErr()
+			})
+		},
+	}
+}
+
+func nodeProvision(s *session, verb string, target nodes.TargetProvisionState, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   verb + " <node>",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := s.baremetal(cmd.Context(), "")
+			if err != nil {
+				return err
+			}
+			return nodes.ChangeProvisionState(cmd.Context(), c, args[0], nodes.ProvisionStateOpts{Target: target}).ExtractErr()
+		},
+	}
+}
+
+func nodePower(s *session, verb string, target nodes.TargetPowerState) *cobra.Command {
+	var timeout int
+	cmd := &cobra.Command{
+		Use:   verb + " <node>",
+		Short: "Power a node " + verb,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := s.baremetal(cmd.Context(), "")
+			if err != nil {
+				return err
+			}
+			return nodes.ChangePowerState(cmd.Context(), c, args[0], nodes.PowerStateOpts{Target: target, Timeout: timeout}).ExtractErr()
+		},
+	}
+	cmd.Flags().IntVar(&timeout, "power-timeout", 0, "seconds to wait for the power state change (API 1.27+)")
+	return cmd
+}
