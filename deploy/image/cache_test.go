@@ -1,0 +1,365 @@
+package image_test
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/deploy/image"
+)
+
+// imageServer serves named blobs and counts the requests for each.
+type imageServer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	blobs    map[string][]byte
+	requests map[string]*atomic.Int64
+	// gate, when set, holds every response until it is closed.
+	gate chan struct{}
+}
+
+func newImageServer() *imageServer {
+	s := &imageServer{blobs: map[string][]byte{}, requests: map[string]*atomic.Int64{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		b, ok := s.blobs[r.URL.Path]
+		n := s.requests[r.URL.Path]
+		if n == nil {
+			n = &atomic.Int64{}
+			s.requests[r.URL.Path] = n
+		}
+		gate := s.gate
+		s.mu.Unlock()
+		n.Add(1)
+		if gate != nil {
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+		_, _ = w.Write(b)
+	}))
+	DeferCleanup(s.Close)
+	return s
+}
+
+func (s *imageServer) add(path string, b []byte) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blobs[path] = b
+	return s.URL + path
+}
+
+func (s *imageServer) count(path string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.requests[path]; n != nil {
+		return n.Load()
+	}
+	return 0
+}
+
+func hexSum(h interface{ Sum([]byte) []byte }) string { return hex.EncodeToString(h.Sum(nil)) }
+
+func sumOf(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+// tmpFiles lists what is left in the cache's temporary directory.
+func tmpFiles(dir string) []string {
+	GinkgoHelper()
+	entries, err := os.ReadDir(filepath.Join(dir, "tmp"))
+	Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func blobFiles(dir string) []string {
+	GinkgoHelper()
+	entries, err := os.ReadDir(filepath.Join(dir, "sha256"))
+	Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+var _ = Describe("Cache", func() {
+	var (
+		srv   *imageServer
+		dir   string
+		cache *image.Cache
+		ctx   context.Context
+	)
+
+	newCache := func(max int64) *image.Cache {
+		GinkgoHelper()
+		c, err := image.NewCache(image.CacheOptions{Dir: dir, MaxBytes: max})
+		Expect(err).NotTo(HaveOccurred())
+		return c
+	}
+
+	BeforeEach(func() {
+		srv = newImageServer()
+		dir = GinkgoT().TempDir()
+		cache = newCache(0)
+		ctx = context.Background()
+	})
+
+	It("downloads an image once for 20 nodes asking at the same time", func() {
+		content := randomBytes(3 << 20)
+		url := srv.add("/img.qcow2", content)
+		srv.gate = make(chan struct{})
+		var wg sync.WaitGroup
+		entries := make([]image.Entry, 20)
+		errs := make([]error, 20)
+		for i := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer GinkgoRecover()
+				entries[i], errs[i] = cache.Acquire(ctx, fmt.Sprintf("node-%d", i), image.Source{URL: url})
+			}()
+		}
+		Eventually(func() int64 { return srv.count("/img.qcow2") }).Should(BeEquivalentTo(1))
+		close(srv.gate)
+		wg.Wait()
+		for i := range 20 {
+			Expect(errs[i]).NotTo(HaveOccurred())
+			Expect(entries[i]).To(Equal(entries[0]))
+		}
+		Expect(srv.count("/img.qcow2")).To(BeEquivalentTo(1))
+		Expect(entries[0].SHA256).To(Equal(sumOf(content)))
+		Expect(entries[0].Path).To(Equal(filepath.Join(dir, "sha256", sumOf(content))))
+		got, err := os.ReadFile(entries[0].Path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sumOf(got)).To(Equal(sumOf(content)))
+
+		// A later node is served from the cache.
+		_, err = cache.Acquire(ctx, "node-late", image.Source{URL: url})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(srv.count("/img.qcow2")).To(BeEquivalentTo(1))
+	})
+
+	It("downloads different images concurrently, each once", func() {
+		urls := map[string][]byte{}
+		for i := range 4 {
+			b := randomBytes(512<<10 + i)
+			urls[srv.add(fmt.Sprintf("/img-%d", i), b)] = b
+		}
+		var wg sync.WaitGroup
+		var failures atomic.Int64
+		n := 0
+		for url, b := range urls {
+			for range 5 {
+				n++
+				node := fmt.Sprintf("node-%d", n)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					e, err := cache.Acquire(ctx, node, image.Source{URL: url, HashAlgo: "sha256", HashValue: sumOf(b)})
+					if err != nil || e.SHA256 != sumOf(b) {
+						failures.Add(1)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		Expect(failures.Load()).To(BeZero())
+		for i := range 4 {
+			Expect(srv.count(fmt.Sprintf("/img-%d", i))).To(BeEquivalentTo(1))
+		}
+		Expect(blobFiles(dir)).To(HaveLen(4))
+	})
+
+	DescribeTable("verifies checksums",
+		func(src func(b []byte) image.Source) {
+			b := randomBytes(100 << 10)
+			s := src(b)
+			s.URL = srv.add("/img", b)
+			e, err := cache.Acquire(ctx, "node", s)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(e.Size).To(BeEquivalentTo(len(b)))
+		},
+		Entry("image_checksum md5", func(b []byte) image.Source {
+			h := md5.Sum(b)
+			return image.Source{Checksum: hex.EncodeToString(h[:])}
+		}),
+		Entry("image_checksum sha512 by length", func(b []byte) image.Source {
+			h := sha512.New()
+			h.Write(b)
+			return image.Source{Checksum: hexSum(h)}
+		}),
+		Entry("image_checksum algo:hex", func(b []byte) image.Source {
+			return image.Source{Checksum: "sha256:" + sumOf(b)}
+		}),
+		Entry("image_os_hash_algo/value", func(b []byte) image.Source {
+			h := sha512.New()
+			h.Write(b)
+			return image.Source{HashAlgo: "sha512", HashValue: hexSum(h)}
+		}),
+	)
+
+	It("rejects content that does not match its checksum and keeps nothing", func() {
+		url := srv.add("/img", randomBytes(1<<20))
+		wrong := md5.Sum([]byte("something else"))
+		_, err := cache.Acquire(ctx, "node", image.Source{URL: url, Checksum: hex.EncodeToString(wrong[:])})
+		Expect(errors.Is(err, image.ErrChecksumMismatch)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring(hex.EncodeToString(wrong[:])))
+		Expect(blobFiles(dir)).To(BeEmpty())
+		Expect(tmpFiles(dir)).To(BeEmpty())
+		Expect(cache.Size()).To(BeZero())
+
+		// The failure is not cached: a corrected checksum downloads again.
+		right := md5.Sum(srv.blobs["/img"])
+		_, err = cache.Acquire(ctx, "node", image.Source{URL: url, Checksum: hex.EncodeToString(right[:])})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(srv.count("/img")).To(BeEquivalentTo(2))
+	})
+
+	It("rejects malformed checksums before downloading", func() {
+		url := srv.add("/img", []byte("x"))
+		_, err := cache.Acquire(ctx, "node", image.Source{URL: url, HashAlgo: "crc32", HashValue: "abcd"})
+		Expect(err).To(MatchError(ContainSubstring("unsupported image hash algorithm")))
+		_, err = cache.Acquire(ctx, "node", image.Source{URL: url, Checksum: "xyz"})
+		Expect(err).To(HaveOccurred())
+		Expect(srv.count("/img")).To(BeZero())
+	})
+
+	It("reports a missing image clearly", func() {
+		_, err := cache.Acquire(ctx, "node", image.Source{URL: srv.URL + "/missing.img?temp_url_sig=secret"})
+		Expect(errors.Is(err, image.ErrNotFound)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("404"))
+		Expect(err.Error()).To(ContainSubstring("/missing.img"))
+		Expect(err.Error()).NotTo(ContainSubstring("secret"))
+		Expect(tmpFiles(dir)).To(BeEmpty())
+
+		_, err = cache.Acquire(ctx, "node", image.Source{URL: "file:///nonexistent/disk.img"})
+		Expect(errors.Is(err, image.ErrNotFound)).To(BeTrue(), "%v", err)
+	})
+
+	It("stores the zeros of a download as holes", func() {
+		b := make([]byte, 8<<20)
+		copy(b[3<<20+100:], randomBytes(50<<10))
+		e, err := cache.Acquire(ctx, "node", image.Source{URL: srv.add("/sparse.raw", b)})
+		Expect(err).NotTo(HaveOccurred())
+		got, err := os.ReadFile(e.Path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sumOf(got)).To(Equal(sumOf(b)))
+		var st syscall.Stat_t
+		Expect(syscall.Stat(e.Path, &st)).To(Succeed())
+		Expect(st.Blocks * 512).To(BeNumerically("<", 1<<20))
+	})
+
+	It("caches file:// sources by content", func() {
+		b := randomBytes(200 << 10)
+		p := filepath.Join(GinkgoT().TempDir(), "disk.img")
+		Expect(os.WriteFile(p, b, 0o644)).To(Succeed())
+		e, err := cache.Acquire(ctx, "node-a", image.Source{URL: "file://" + p})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(e.SHA256).To(Equal(sumOf(b)))
+		// The same bytes from HTTP share the entry.
+		e2, err := cache.Acquire(ctx, "node-b", image.Source{URL: srv.add("/same", b)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(e2.Path).To(Equal(e.Path))
+		Expect(blobFiles(dir)).To(HaveLen(1))
+	})
+
+	It("evicts least recently used unreferenced entries beyond its size bound", func() {
+		const size = 1 << 20
+		cache = newCache(2*size + size/2) // room for two entries
+		a := srv.add("/a", randomBytes(size))
+		b := srv.add("/b", randomBytes(size))
+		c := srv.add("/c", randomBytes(size))
+
+		ea, err := cache.Acquire(ctx, "n1", image.Source{URL: a})
+		Expect(err).NotTo(HaveOccurred())
+		eb, err := cache.Acquire(ctx, "n2", image.Source{URL: b})
+		Expect(err).NotTo(HaveOccurred())
+		// Both referenced: a third entry overshoots the bound, nothing in
+		// use is deleted.
+		ec, err := cache.Acquire(ctx, "n3", image.Source{URL: c})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(blobFiles(dir)).To(HaveLen(3))
+
+		cache.Release("n2")
+		time.Sleep(10 * time.Millisecond)
+		cache.Release("n1")
+		// n2's image was released first: it goes.
+		Expect(eb.Path).NotTo(BeAnExistingFile())
+		Expect(ea.Path).To(BeAnExistingFile())
+		Expect(ec.Path).To(BeAnExistingFile())
+		Expect(cache.Size()).To(BeNumerically("<=", 2*size+size/2))
+
+		// Asking again downloads again.
+		_, err = cache.Acquire(ctx, "n2", image.Source{URL: b})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(srv.count("/b")).To(BeEquivalentTo(2))
+		Expect(srv.count("/a")).To(BeEquivalentTo(1))
+	})
+
+	It("moves a node's reference when it acquires another image", func() {
+		cache = newCache(1 << 20)
+		ea, err := cache.Acquire(ctx, "n1", image.Source{URL: srv.add("/a", randomBytes(600<<10))})
+		Expect(err).NotTo(HaveOccurred())
+		eb, err := cache.Acquire(ctx, "n1", image.Source{URL: srv.add("/b", randomBytes(600<<10))})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ea.Path).NotTo(BeAnExistingFile(), "n1 no longer references a, and a+b exceed the bound")
+		Expect(eb.Path).To(BeAnExistingFile())
+	})
+
+	It("keeps entries across a restart", func() {
+		b := randomBytes(64 << 10)
+		url := srv.add("/a", b)
+		e, err := cache.Acquire(ctx, "n1", image.Source{URL: url, Checksum: "sha256:" + sumOf(b)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(filepath.Join(dir, "tmp", "download-stale"), []byte("partial"), 0o644)).To(Succeed())
+
+		restarted := newCache(0)
+		Expect(tmpFiles(dir)).To(BeEmpty())
+		e2, err := restarted.Acquire(ctx, "n1", image.Source{URL: url, Checksum: "sha256:" + sumOf(b)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(e2).To(Equal(e))
+		Expect(srv.count("/a")).To(BeEquivalentTo(1))
+	})
+
+	It("abandons a download nobody waits for and leaves no temporary file", func() {
+		url := srv.add("/slow", randomBytes(1<<20))
+		srv.gate = make(chan struct{})
+		defer close(srv.gate)
+		cctx, cancel := context.WithCancel(ctx)
+		done := make(chan error)
+		go func() {
+			_, err := cache.Acquire(cctx, "n1", image.Source{URL: url})
+			done <- err
+		}()
+		Eventually(func() int64 { return srv.count("/slow") }).Should(BeEquivalentTo(1))
+		cancel()
+		Eventually(done).Should(Receive(MatchError(context.Canceled)))
+		Eventually(func() []string { return tmpFiles(dir) }).Should(BeEmpty())
+		Expect(blobFiles(dir)).To(BeEmpty())
+	})
+})
