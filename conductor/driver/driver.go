@@ -1,0 +1,137 @@
+// Package driver is the conductor's hardware-type framework: the interface
+// kinds a node is driven through (power, management, deploy, boot, ...),
+// the hardware types that bundle implementations of them, and the registry
+// that resolves a node's interfaces. It depends only on pkg, so the API
+// service can import it to fill in and check interface names on node create.
+package driver
+
+import (
+	"context"
+	"time"
+
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+// InterfaceType names a kind of driver interface; the value is the prefix of
+// the node's "<type>_interface" field.
+type InterfaceType string
+
+const (
+	Bios       InterfaceType = "bios"
+	Boot       InterfaceType = "boot"
+	Console    InterfaceType = "console"
+	Deploy     InterfaceType = "deploy"
+	Inspect    InterfaceType = "inspect"
+	Management InterfaceType = "management"
+	Network    InterfaceType = "network"
+	Power      InterfaceType = "power"
+	RAID       InterfaceType = "raid"
+	Rescue     InterfaceType = "rescue"
+	Storage    InterfaceType = "storage"
+	Vendor     InterfaceType = "vendor"
+)
+
+// InterfaceTypes lists every interface type in the order validation reports
+// them.
+var InterfaceTypes = []InterfaceType{Bios, Boot, Console, Deploy, Inspect, Management,
+	Network, Power, RAID, Rescue, Storage, Vendor}
+
+// TaskContext is what an interface implementation sees of the node it acts
+// on. The conductor holds the node lock (unless Shared) and persists the
+// node after the call; implementations change Node() fields in place.
+type TaskContext interface {
+	Node() *model.Node
+	Ports(ctx context.Context) ([]model.Port, error)
+	Shared() bool
+}
+
+// Interface is implemented by every interface implementation. Validate
+// checks that the node carries what the implementation needs; it returns
+// InvalidParameterValue / MissingParameterValue errors for the user.
+type Interface interface {
+	Validate(ctx context.Context, t TaskContext) error
+}
+
+// PowerInterface controls and reads a node's power.
+type PowerInterface interface {
+	Interface
+	GetPowerState(ctx context.Context, t TaskContext) (string, error)
+	// SetPowerState moves the node to power on / power off / soft power off
+	// and waits up to timeout for the new state.
+	SetPowerState(ctx context.Context, t TaskContext, state string, timeout time.Duration) error
+	// Reboot performs a hard (soft=false) or soft reboot.
+	Reboot(ctx context.Context, t TaskContext, soft bool, timeout time.Duration) error
+	SupportedPowerStates(ctx context.Context, t TaskContext) []string
+}
+
+// BootDevice is a node's next boot device as far as the BMC reports it.
+type BootDevice struct {
+	Device     *string
+	Persistent *bool
+}
+
+// ManagementInterface handles the BMC's boot device settings.
+type ManagementInterface interface {
+	Interface
+	SupportedBootDevices(ctx context.Context, t TaskContext) ([]string, error)
+	SetBootDevice(ctx context.Context, t TaskContext, device string, persistent bool) error
+	GetBootDevice(ctx context.Context, t TaskContext) (BootDevice, error)
+}
+
+// DeployInterface puts an image on a node and removes it again.
+type DeployInterface interface {
+	Interface
+	Prepare(ctx context.Context, t TaskContext) error
+	// Deploy returns states.DeployDone when it finished synchronously or
+	// states.DeployWait when the ramdisk will call back.
+	Deploy(ctx context.Context, t TaskContext) (string, error)
+	// ContinueDeploy resumes a deploy after the ramdisk called back; same
+	// results as Deploy.
+	ContinueDeploy(ctx context.Context, t TaskContext) (string, error)
+	// TearDown returns states.Deleted when done.
+	TearDown(ctx context.Context, t TaskContext) (string, error)
+	CleanUp(ctx context.Context, t TaskContext) error
+	// TakeOver rebuilds local state (boot configuration) on a conductor
+	// that took an active node over from another.
+	TakeOver(ctx context.Context, t TaskContext) error
+	// PrepareCleaning returns states.CleanWait when the ramdisk must boot
+	// before steps can run, "" when cleaning can go on at once.
+	PrepareCleaning(ctx context.Context, t TaskContext) (string, error)
+	TearDownCleaning(ctx context.Context, t TaskContext) error
+}
+
+// BootInterface prepares what a node boots: the deploy ramdisk or the
+// deployed instance.
+type BootInterface interface {
+	Interface
+	PrepareRamdisk(ctx context.Context, t TaskContext, params map[string]any) error
+	CleanUpRamdisk(ctx context.Context, t TaskContext) error
+	PrepareInstance(ctx context.Context, t TaskContext) error
+	CleanUpInstance(ctx context.Context, t TaskContext) error
+}
+
+// InspectInterface discovers a node's properties.
+type InspectInterface interface {
+	Interface
+	// InspectHardware returns states.Manageable when finished or
+	// states.InspectWait when an inspection ramdisk will report back.
+	InspectHardware(ctx context.Context, t TaskContext) (string, error)
+}
+
+// CleanStep is one clean step as stored in driver_internal_info.clean_steps
+// and node.clean_step.
+type CleanStep struct {
+	Interface string         `json:"interface"`
+	Step      string         `json:"step"`
+	Priority  int            `json:"priority"`
+	Abortable bool           `json:"abortable"`
+	Args      map[string]any `json:"args,omitempty"`
+}
+
+// CleanStepper is implemented by interfaces that offer clean steps.
+type CleanStepper interface {
+	CleanSteps(ctx context.Context, t TaskContext) ([]CleanStep, error)
+	// ExecuteCleanStep returns "" when the step finished, states.CleanWait
+	// when it continues asynchronously.
+	ExecuteCleanStep(ctx context.Context, t TaskContext, step CleanStep) (string, error)
+}

@@ -1,0 +1,285 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+// Implementation is one named implementation of an interface type.
+type Implementation struct {
+	Name string
+	Impl Interface
+}
+
+// HardwareType bundles, for every interface type, the implementations a
+// node of this type may use. The first implementation listed for a type is
+// the default a node gets when it names none.
+type HardwareType struct {
+	Name       string
+	Interfaces map[InterfaceType][]Implementation
+}
+
+// Registry holds the hardware types enabled on this process.
+type Registry struct {
+	types map[string]HardwareType
+	names []string
+}
+
+// NewRegistry enables the named hardware types out of the available ones.
+// Every enabled type must offer at least one implementation of every
+// interface type, so any node can be resolved completely.
+func NewRegistry(enabled []string, available ...HardwareType) (*Registry, error) {
+	byName := make(map[string]HardwareType, len(available))
+	for _, hw := range available {
+		byName[hw.Name] = hw
+	}
+	r := &Registry{types: map[string]HardwareType{}}
+	for _, name := range enabled {
+		hw, ok := byName[name]
+		if !ok {
+			return nil, driverNotFound(name)
+		}
+		for _, it := range InterfaceTypes {
+			if len(hw.Interfaces[it]) == 0 {
+				return nil, fmt.Errorf("hardware type %s: no %s interface implementation", name, it)
+			}
+		}
+		if _, dup := r.types[name]; !dup {
+			r.names = append(r.names, name)
+		}
+		r.types[name] = hw
+	}
+	if len(r.names) == 0 {
+		return nil, fmt.Errorf("no hardware type enabled")
+	}
+	sort.Strings(r.names)
+	return r, nil
+}
+
+func driverNotFound(name string) *errs.Error {
+	return errs.New(errs.KindDriverNotFound, "Could not find the following driver(s) or hardware type(s): %s.", name)
+}
+
+// HardwareTypes lists the enabled hardware type names, sorted.
+func (r *Registry) HardwareTypes() []string { return slices.Clone(r.names) }
+
+func (r *Registry) hardwareType(name string) (HardwareType, error) {
+	hw, ok := r.types[name]
+	if !ok {
+		return HardwareType{}, driverNotFound(name)
+	}
+	return hw, nil
+}
+
+// Enabled lists the implementation names of one interface type for a
+// hardware type, the default first.
+func (r *Registry) Enabled(hwType string, it InterfaceType) ([]string, error) {
+	hw, err := r.hardwareType(hwType)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(hw.Interfaces[it]))
+	for _, impl := range hw.Interfaces[it] {
+		names = append(names, impl.Name)
+	}
+	return names, nil
+}
+
+// Defaults maps every interface type to the implementation a node of
+// hwType uses when it names none.
+func (r *Registry) Defaults(hwType string) (map[InterfaceType]string, error) {
+	hw, err := r.hardwareType(hwType)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[InterfaceType]string, len(InterfaceTypes))
+	for _, it := range InterfaceTypes {
+		out[it] = hw.Interfaces[it][0].Name
+	}
+	return out, nil
+}
+
+// ValidateInterfaces checks that node.Driver is enabled and that every
+// interface the node names is an implementation of that hardware type.
+// Unset interfaces are fine: they resolve to the defaults.
+func (r *Registry) ValidateInterfaces(node *model.Node) error {
+	hw, err := r.hardwareType(node.Driver)
+	if err != nil {
+		return err
+	}
+	for _, it := range InterfaceTypes {
+		name := *InterfaceField(node, it)
+		if name == nil {
+			continue
+		}
+		if _, ok := find(hw, it, *name); !ok {
+			valid, _ := r.Enabled(hw.Name, it)
+			return errs.InvalidParameterValue("Interface %q is not a valid %s interface for hardware type %q. Valid %s interfaces are: %s.",
+				*name, it, hw.Name, it, strings.Join(valid, ", "))
+		}
+	}
+	return nil
+}
+
+// ResolveInterfaces validates the node's interfaces and fills every unset
+// one with the hardware type's default, as node create and a driver change
+// with reset_interfaces do.
+func (r *Registry) ResolveInterfaces(node *model.Node) error {
+	if err := r.ValidateInterfaces(node); err != nil {
+		return err
+	}
+	defaults, err := r.Defaults(node.Driver)
+	if err != nil {
+		return err
+	}
+	for _, it := range InterfaceTypes {
+		field := InterfaceField(node, it)
+		if *field == nil {
+			name := defaults[it]
+			*field = &name
+		}
+	}
+	return nil
+}
+
+func find(hw HardwareType, it InterfaceType, name string) (Interface, bool) {
+	for _, impl := range hw.Interfaces[it] {
+		if impl.Name == name {
+			return impl.Impl, true
+		}
+	}
+	return nil, false
+}
+
+// ConductorInterfaces lists one row per enabled implementation, the rows a
+// conductor registers so the API and the hash ring know what it drives.
+// ConductorID is left for the repository to fill.
+func (r *Registry) ConductorInterfaces() []model.ConductorHardwareInterface {
+	var rows []model.ConductorHardwareInterface
+	for _, name := range r.names {
+		hw := r.types[name]
+		for _, it := range InterfaceTypes {
+			for i, impl := range hw.Interfaces[it] {
+				rows = append(rows, model.ConductorHardwareInterface{
+					HardwareType:  name,
+					InterfaceType: string(it),
+					InterfaceName: impl.Name,
+					Default:       i == 0,
+				})
+			}
+		}
+	}
+	return rows
+}
+
+// Driver is a node's resolved set of interface implementations.
+type Driver struct {
+	HardwareType string
+	names        map[InterfaceType]string
+	impls        map[InterfaceType]Interface
+	Power        PowerInterface
+	Management   ManagementInterface
+	Deploy       DeployInterface
+	Boot         BootInterface
+	Inspect      InspectInterface
+}
+
+// Load resolves the implementations the node uses: its named interfaces,
+// or the hardware type's defaults for unset ones.
+func (r *Registry) Load(node *model.Node) (*Driver, error) {
+	if err := r.ValidateInterfaces(node); err != nil {
+		return nil, err
+	}
+	hw := r.types[node.Driver]
+	d := &Driver{
+		HardwareType: hw.Name,
+		names:        make(map[InterfaceType]string, len(InterfaceTypes)),
+		impls:        make(map[InterfaceType]Interface, len(InterfaceTypes)),
+	}
+	for _, it := range InterfaceTypes {
+		name := hw.Interfaces[it][0].Name
+		if set := *InterfaceField(node, it); set != nil {
+			name = *set
+		}
+		impl, _ := find(hw, it, name)
+		d.names[it] = name
+		d.impls[it] = impl
+	}
+	var ok bool
+	if d.Power, ok = d.impls[Power].(PowerInterface); !ok {
+		return nil, fmt.Errorf("hardware type %s: power interface %s does not control power", hw.Name, d.names[Power])
+	}
+	if d.Management, ok = d.impls[Management].(ManagementInterface); !ok {
+		return nil, fmt.Errorf("hardware type %s: management interface %s is incomplete", hw.Name, d.names[Management])
+	}
+	if d.Deploy, ok = d.impls[Deploy].(DeployInterface); !ok {
+		return nil, fmt.Errorf("hardware type %s: deploy interface %s is incomplete", hw.Name, d.names[Deploy])
+	}
+	if d.Boot, ok = d.impls[Boot].(BootInterface); !ok {
+		return nil, fmt.Errorf("hardware type %s: boot interface %s is incomplete", hw.Name, d.names[Boot])
+	}
+	if d.Inspect, ok = d.impls[Inspect].(InspectInterface); !ok {
+		return nil, fmt.Errorf("hardware type %s: inspect interface %s is incomplete", hw.Name, d.names[Inspect])
+	}
+	return d, nil
+}
+
+// Interface returns the implementation used for an interface type.
+func (d *Driver) Interface(it InterfaceType) Interface { return d.impls[it] }
+
+// InterfaceName returns the name of the implementation used for it.
+func (d *Driver) InterfaceName(it InterfaceType) string { return d.names[it] }
+
+// CleanSteps collects the clean steps of every interface that offers some.
+func (d *Driver) CleanSteps(ctx context.Context, t TaskContext) ([]CleanStep, error) {
+	var steps []CleanStep
+	for _, it := range InterfaceTypes {
+		cs, ok := d.impls[it].(CleanStepper)
+		if !ok {
+			continue
+		}
+		s, err := cs.CleanSteps(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("%s interface clean steps: %w", it, err)
+		}
+		steps = append(steps, s...)
+	}
+	return steps, nil
+}
+
+// InterfaceField points at the node field naming the implementation of it.
+func InterfaceField(node *model.Node, it InterfaceType) **string {
+	switch it {
+	case Bios:
+		return &node.BIOSInterface
+	case Boot:
+		return &node.BootInterface
+	case Console:
+		return &node.ConsoleInterface
+	case Deploy:
+		return &node.DeployInterface
+	case Inspect:
+		return &node.InspectInterface
+	case Management:
+		return &node.ManagementInterface
+	case Network:
+		return &node.NetworkInterface
+	case Power:
+		return &node.PowerInterface
+	case RAID:
+		return &node.RAIDInterface
+	case Rescue:
+		return &node.RescueInterface
+	case Storage:
+		return &node.StorageInterface
+	case Vendor:
+		return &node.VendorInterface
+	}
+	panic("driver: unknown interface type " + string(it))
+}

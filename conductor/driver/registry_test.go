@@ -1,0 +1,170 @@
+package driver_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/builtin"
+	"github.com/ferricbm/ferric/conductor/driver/fake"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+type taskCtx struct{ node *model.Node }
+
+func (t taskCtx) Node() *model.Node                           { return t.node }
+func (t taskCtx) Ports(context.Context) ([]model.Port, error) { return nil, nil }
+func (t taskCtx) Shared() bool                                { return false }
+
+func kindOf(err error) errs.Kind {
+	e, ok := errs.As(err)
+	if !ok {
+		return ""
+	}
+	return e.Kind
+}
+
+var _ = Describe("Registry", func() {
+	var reg *driver.Registry
+	BeforeEach(func() {
+		var err error
+		reg, err = builtin.Registry([]string{fake.Name})
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("refuses to enable a hardware type it does not know", func() {
+		_, err := builtin.Registry([]string{"ipmi"})
+		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
+	})
+
+	It("lists the enabled hardware types and their defaults", func() {
+		Expect(reg.HardwareTypes()).To(Equal([]string{fake.Name}))
+		d, err := reg.Defaults(fake.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d).To(HaveKeyWithValue(driver.Power, "fake"))
+		Expect(d).To(HaveKeyWithValue(driver.Deploy, "fake"))
+		Expect(d).To(HaveKeyWithValue(driver.Network, "noop"))
+		Expect(d).To(HaveLen(len(driver.InterfaceTypes)))
+		names, err := reg.Enabled(fake.Name, driver.Inspect)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(names).To(Equal([]string{"fake", "no-inspect"}))
+		_, err = reg.Defaults("ipmi")
+		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
+	})
+
+	It("fills unset interfaces with defaults and keeps the ones a node names", func() {
+		n := &model.Node{Driver: fake.Name, InspectInterface: ptr("no-inspect")}
+		Expect(reg.ResolveInterfaces(n)).To(Succeed())
+		Expect(*n.InspectInterface).To(Equal("no-inspect"))
+		Expect(*n.PowerInterface).To(Equal("fake"))
+		Expect(*n.BIOSInterface).To(Equal("no-bios"))
+		Expect(*n.VendorInterface).To(Equal("no-vendor"))
+	})
+
+	It("rejects an interface the hardware type does not offer with 400", func() {
+		n := &model.Node{Driver: fake.Name, PowerInterface: ptr("ipmitool")}
+		err := reg.ValidateInterfaces(n)
+		Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+		Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+		Expect(err.Error()).To(ContainSubstring("ipmitool"))
+		Expect(reg.ResolveInterfaces(n)).NotTo(Succeed())
+		Expect(n.DeployInterface).To(BeNil())
+	})
+
+	It("lists one conductor interface row per implementation, the defaults marked", func() {
+		rows := reg.ConductorInterfaces()
+		Expect(rows).To(ContainElement(model.ConductorHardwareInterface{HardwareType: fake.Name, InterfaceType: "inspect", InterfaceName: "fake", Default: true}))
+		Expect(rows).To(ContainElement(model.ConductorHardwareInterface{HardwareType: fake.Name, InterfaceType: "inspect", InterfaceName: "no-inspect", Default: false}))
+		Expect(rows).To(HaveLen(len(driver.InterfaceTypes) + 1))
+	})
+
+	It("loads a node's driver and refuses inspection through no-inspect", func(ctx SpecContext) {
+		n := &model.Node{UUID: "n1", Driver: fake.Name, InspectInterface: ptr("no-inspect")}
+		d, err := reg.Load(n)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.InterfaceName(driver.Inspect)).To(Equal("no-inspect"))
+		_, err = d.Inspect.InspectHardware(ctx, taskCtx{n})
+		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		steps, err := d.CleanSteps(ctx, taskCtx{n})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(steps).To(BeEmpty())
+	})
+})
+
+var _ = Describe("fake-hardware", func() {
+	var (
+		hw  *fake.Hardware
+		d   *driver.Driver
+		n   *model.Node
+		tsk taskCtx
+	)
+	BeforeEach(func() {
+		hw = fake.New()
+		reg, err := driver.NewRegistry([]string{fake.Name}, hw.HardwareType())
+		Expect(err).NotTo(HaveOccurred())
+		n = &model.Node{UUID: "node-1", Driver: fake.Name}
+		d, err = reg.Load(n)
+		Expect(err).NotTo(HaveOccurred())
+		tsk = taskCtx{n}
+	})
+
+	It("reports the recorded power state until told another, then remembers it", func(ctx SpecContext) {
+		Expect(d.Power.GetPowerState(ctx, tsk)).To(Equal(states.PowerOff))
+		n.PowerState = ptr(states.PowerOn)
+		Expect(d.Power.GetPowerState(ctx, tsk)).To(Equal(states.PowerOn))
+		Expect(d.Power.SetPowerState(ctx, tsk, states.SoftPowerOff, 0)).To(Succeed())
+		Expect(d.Power.GetPowerState(ctx, tsk)).To(Equal(states.PowerOff))
+		Expect(d.Power.Reboot(ctx, tsk, false, 0)).To(Succeed())
+		Expect(d.Power.GetPowerState(ctx, tsk)).To(Equal(states.PowerOn))
+		hw.SetPowerState(n.UUID, states.PowerOff)
+		Expect(d.Power.GetPowerState(ctx, tsk)).To(Equal(states.PowerOff))
+	})
+
+	It("finishes deploy and tear down synchronously", func(ctx SpecContext) {
+		Expect(d.Deploy.Deploy(ctx, tsk)).To(Equal(states.DeployDone))
+		Expect(d.Deploy.TearDown(ctx, tsk)).To(Equal(states.Deleted))
+		Expect(d.Deploy.PrepareCleaning(ctx, tsk)).To(BeEmpty())
+	})
+
+	It("fails, panics or stalls an operation as injected, for that node only", func(ctx SpecContext) {
+		hw.Inject(n.UUID, fake.OpDeploy, fake.Fault{Err: errors.New("nope")})
+		_, err := d.Deploy.Deploy(ctx, tsk)
+		Expect(err).To(MatchError("nope"))
+		other := taskCtx{&model.Node{UUID: "node-2", Driver: fake.Name}}
+		Expect(d.Deploy.Deploy(ctx, other)).To(Equal(states.DeployDone))
+
+		hw.Inject(n.UUID, fake.OpTearDown, fake.Fault{Panic: "boom"})
+		Expect(func() { _, _ = d.Deploy.TearDown(ctx, tsk) }).To(PanicWith("boom"))
+
+		block := make(chan struct{})
+		hw.Inject(n.UUID, fake.OpPrepare, fake.Fault{Block: block})
+		done := make(chan error, 1)
+		go func() { done <- d.Deploy.Prepare(ctx, tsk) }()
+		Consistently(done, 50*time.Millisecond).ShouldNot(Receive())
+		close(block)
+		Eventually(done).Should(Receive(BeNil()))
+
+		hw.Clear(n.UUID)
+		Expect(d.Deploy.Deploy(ctx, tsk)).To(Equal(states.DeployDone))
+	})
+
+	It("keeps the boot device it was given", func(ctx SpecContext) {
+		bd, err := d.Management.GetBootDevice(ctx, tsk)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(*bd.Device).To(Equal("pxe"))
+		Expect(d.Management.SetBootDevice(ctx, tsk, "cdrom", true)).To(Succeed())
+		bd, _ = d.Management.GetBootDevice(ctx, tsk)
+		Expect(*bd.Device).To(Equal("cdrom"))
+		Expect(*bd.Persistent).To(BeTrue())
+		Expect(kindOf(d.Management.SetBootDevice(ctx, tsk, "floppy", false))).To(Equal(errs.KindInvalidParameterValue))
+	})
+})

@@ -1,0 +1,208 @@
+package conductor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ferricbm/ferric/conductor/periodic"
+	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+const (
+	abortedByRestart  = "Pending power operation was aborted due to conductor restart"
+	abortedByTakeOver = "Pending power operation was aborted due to conductor take over"
+)
+
+// Start recovers what a previous run of this host left behind, registers
+// the conductor, and begins the keepalive, RPC service and periodic tasks.
+func (c *Conductor) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		return errors.New("conductor: already started")
+	}
+	if prev, err := c.store.GetConductor(ctx, c.host); err == nil && prev.Online && prev.UpdatedAt != nil &&
+		time.Since(*prev.UpdatedAt) < c.cfg.HeartbeatTimeout {
+		// Either a crashed run of this host, or another process using the
+		// same [DEFAULT] host — which would fight over the same locks.
+		c.log.Warnf("A conductor named %s is already registered and its heartbeat is recent; taking its registration over", c.host)
+	}
+	if err := c.clearOwnReservations(ctx); err != nil {
+		return err
+	}
+	row := &model.Conductor{Hostname: c.host, ConductorGroup: c.cfg.ConductorGroup, Online: true}
+	if err := c.store.RegisterConductor(ctx, row, c.drivers.ConductorInterfaces()); err != nil {
+		return fmt.Errorf("register conductor %s: %w", c.host, err)
+	}
+	registered, err := c.store.GetConductor(ctx, c.host)
+	if err != nil {
+		return fmt.Errorf("read conductor %s: %w", c.host, err)
+	}
+	c.id.Store(registered.ID)
+	c.ring.Reset()
+
+	beatCtx, stopBeat := context.WithCancel(context.Background())
+	c.stopBeat, c.beatDone = stopBeat, make(chan struct{})
+	go c.keepalive(beatCtx, c.beatDone)
+
+	if c.transport != nil {
+		stop, err := rpc.Serve(context.Background(), c.transport, c.host, c, c.log)
+		if err != nil {
+			c.stopKeepalive()
+			return fmt.Errorf("serve conductor RPC: %w", err)
+		}
+		c.stopRPC = stop
+	}
+
+	c.failStuckNodes(ctx)
+
+	c.periodics = periodic.Start(c.workCtx, c.log,
+		periodic.Job{Name: "sync_power_states", Interval: c.cfg.SyncPowerStateInterval, Run: c.syncPowerStates},
+		periodic.Job{Name: "check_callback_timeouts", Interval: c.cfg.CheckProvisionStateInterval, Run: c.checkCallbackTimeouts},
+		periodic.Job{Name: "check_orphan_nodes", Interval: c.cfg.CheckProvisionStateInterval, Run: c.checkOrphanNodes},
+		periodic.Job{Name: "sync_local_state", Interval: c.cfg.SyncLocalStateInterval, Run: c.syncLocalState},
+	)
+	c.started = true
+	c.log.Info("Conductor started")
+	return nil
+}
+
+// clearOwnReservations undoes the locks a crashed previous run of this host
+// left: their power operations will never finish, and the nodes must be
+// free for this run.
+func (c *Conductor) clearOwnReservations(ctx context.Context) error {
+	nodes, err := c.store.ListNodes(ctx, db.NodeFilter{ReservedBy: []string{c.host}}, db.Page{}, nil)
+	if err != nil {
+		return fmt.Errorf("list nodes reserved by %s: %w", c.host, err)
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		if n.TargetPowerState == nil {
+			continue
+		}
+		msg := abortedByRestart
+		n.TargetPowerState, n.LastError = nil, &msg
+		if err := c.store.SaveNode(ctx, n); err != nil {
+			return fmt.Errorf("abort pending power operation of node %s: %w", n.UUID, err)
+		}
+	}
+	if _, err := c.store.ReleaseReservationsOf(ctx, c.host); err != nil {
+		return fmt.Errorf("release reservations of %s: %w", c.host, err)
+	}
+	return nil
+}
+
+func (c *Conductor) keepalive(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	ticker := time.NewTicker(c.cfg.HeartbeatInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			// A failed touch is retried next tick; missing a few is what
+			// heartbeat_timeout tolerates.
+			if err := c.store.TouchConductor(ctx, c.host); err != nil && ctx.Err() == nil {
+				c.log.WithError(err).Warn("Conductor keepalive failed")
+			}
+		}
+	}
+}
+
+func (c *Conductor) stopKeepalive() {
+	if c.stopBeat != nil {
+		c.stopBeat()
+		<-c.beatDone
+		c.stopBeat = nil
+	}
+}
+
+// stuckStates are the transitional states a worker drives: after a
+// restart nobody will move them on.
+var stuckStates = func() []string {
+	var out []string
+	for _, s := range []string{states.Deploying, states.Cleaning, states.Verifying, states.Inspecting,
+		states.Adopting, states.Rescuing, states.Unrescuing, states.Deleting, states.Servicing} {
+		if _, ok := states.StuckFailState(s); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}()
+
+// failStuckNodes fails the unreserved nodes mapped here that sit in a state
+// only a (now gone) worker could have moved on.
+func (c *Conductor) failStuckNodes(ctx context.Context) {
+	reserved := false
+	nodes, err := c.store.ListNodes(ctx, db.NodeFilter{ProvisionStates: stuckStates, Reserved: &reserved},
+		db.Page{}, nodeInfoColumns)
+	if err != nil {
+		c.log.WithError(err).Error("Cannot list nodes stuck after restart")
+		return
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		if !c.mapped(ctx, n) {
+			continue
+		}
+		state := deref(n.ProvisionState)
+		msg := fmt.Sprintf("The %s state can't be resumed by conductor %s. Moving to fail state.", state, c.host)
+		c.failIfInState(ctx, n.UUID, []string{state}, func(*model.Node) failure {
+			return failure{lastError: msg, keepTarget: true}
+		})
+	}
+}
+
+// Stop shuts down gracefully: no new RPCs or periodic runs, running workers
+// finish (or are cancelled when ctx ends first), this host's locks are
+// released and the conductor is marked offline.
+func (c *Conductor) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started || c.stopped {
+		return nil
+	}
+	c.stopped = true
+	c.haltIntake()
+	drained := make(chan struct{})
+	go func() {
+		c.pool.Stop()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		c.log.Warn("Cancelling workers still running at shutdown")
+		c.cancelWork()
+		<-drained
+	}
+	c.cancelWork()
+	c.stopKeepalive()
+	var errsOut []error
+	if _, err := c.store.ReleaseReservationsOf(context.WithoutCancel(ctx), c.host); err != nil {
+		errsOut = append(errsOut, fmt.Errorf("release reservations of %s: %w", c.host, err))
+	}
+	if err := c.store.UnregisterConductor(context.WithoutCancel(ctx), c.host); err != nil {
+		errsOut = append(errsOut, fmt.Errorf("unregister conductor %s: %w", c.host, err))
+	}
+	c.log.Info("Conductor stopped")
+	return errors.Join(errsOut...)
+}
+
+// haltIntake stops the RPC service and the periodic tasks.
+func (c *Conductor) haltIntake() {
+	if c.stopRPC != nil {
+		c.stopRPC()
+		c.stopRPC = nil
+	}
+	if c.periodics != nil {
+		c.periodics.Stop()
+		c.periodics = nil
+	}
+}

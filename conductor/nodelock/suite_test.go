@@ -1,0 +1,26 @@
+package nodelock_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/db"
+)
+
+func TestNodelock(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "nodelock suite")
+}
+
+var store *db.Store
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	var err error
+	store, err = db.Open(ctx, "sqlite://"+filepath.Join(GinkgoT().TempDir(), "locks.db"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(store.Upgrade(ctx)).To(Succeed())
+	DeferCleanup(store.Close)
+})

@@ -1,0 +1,319 @@
+package conductor
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// interfaceUpdateStates are the provision states in which a node's
+// interfaces (and a set resource class) may change outside maintenance:
+// nothing is running on the machine that depends on them.
+var interfaceUpdateStates = []string{states.Enroll, states.Inspecting, states.InspectWait,
+	states.Manageable, states.Available}
+
+// UpdateNode saves the fields a user may edit from the node the API patched.
+// Everything the conductor owns (states, locks, internal info) is taken from
+// the stored row under the lock, so a stale copy in the API cannot undo a
+// transition that happened meanwhile.
+func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (model.Node, error) {
+	in := args.Node
+	t, err := c.tasks.Acquire(ctx, in.UUID, "node update")
+	if err != nil {
+		return model.Node{}, err
+	}
+	defer t.Release(ctx)
+	cur := t.Node()
+	upd := *cur
+	copyUserFields(&upd, &in)
+
+	if cur.Maintenance && !upd.Maintenance {
+		upd.MaintenanceReason, upd.Fault = nil, nil
+	}
+	if !upd.Protected {
+		upd.ProtectedReason = nil
+	}
+	if !upd.Retired {
+		upd.RetiredReason = nil
+	}
+	state := deref(cur.ProvisionState)
+	updatable := slices.Contains(interfaceUpdateStates, state) || upd.Maintenance
+	driverChanged := upd.Driver != cur.Driver
+	ifaceChanged := false
+	for _, it := range driver.InterfaceTypes {
+		newName, oldName := driver.InterfaceField(&upd, it), driver.InterfaceField(cur, it)
+		if reflect.DeepEqual(*newName, *oldName) {
+			if driverChanged && args.ResetInterfaces {
+				*newName = nil
+			}
+			continue
+		}
+		ifaceChanged = true
+		if !updatable {
+			return model.Node{}, updateRefused(cur.UUID, string(it)+"_interface")
+		}
+	}
+	if driverChanged || ifaceChanged {
+		if err := c.drivers.ResolveInterfaces(&upd); err != nil {
+			return model.Node{}, err
+		}
+	}
+	if !reflect.DeepEqual(upd.InstanceUUID, cur.InstanceUUID) && upd.InstanceUUID != nil && cur.InstanceUUID != nil {
+		return model.Node{}, errs.New(errs.KindNodeAssociated, "Node %s is associated with instance %s.", cur.UUID, *cur.InstanceUUID)
+	}
+	if !reflect.DeepEqual(upd.ResourceClass, cur.ResourceClass) && cur.ResourceClass != nil && !updatable {
+		return model.Node{}, updateRefused(cur.UUID, "resource_class")
+	}
+	*cur = upd
+	if err := t.Save(ctx); err != nil {
+		return model.Node{}, err
+	}
+	out := *cur
+	out.Reservation = nil
+	return out, nil
+}
+
+func updateRefused(uuid, field string) *errs.Error {
+	return errs.New(errs.KindInvalidState,
+		"Node %s can not have %s updated unless it is in one of allowed (%s) states or in maintenance mode.",
+		uuid, field, strings.Join(interfaceUpdateStates, ", "))
+}
+
+// copyUserFields copies what the Bare Metal API lets a client change.
+func copyUserFields(dst, src *model.Node) {
+	dst.Name = src.Name
+	dst.Driver = src.Driver
+	dst.DriverInfo = src.DriverInfo
+	dst.Properties = src.Properties
+	dst.InstanceInfo = src.InstanceInfo
+	dst.InstanceUUID = src.InstanceUUID
+	dst.ChassisUUID = src.ChassisUUID
+	dst.Extra = src.Extra
+	dst.Maintenance = src.Maintenance
+	dst.MaintenanceReason = src.MaintenanceReason
+	dst.ConductorGroup = src.ConductorGroup
+	dst.ResourceClass = src.ResourceClass
+	dst.TargetRAIDConfig = src.TargetRAIDConfig
+	dst.Traits = src.Traits
+	dst.AutomatedClean = src.AutomatedClean
+	dst.Protected = src.Protected
+	dst.ProtectedReason = src.ProtectedReason
+	dst.Owner = src.Owner
+	dst.Lessee = src.Lessee
+	dst.Description = src.Description
+	dst.Retired = src.Retired
+	dst.RetiredReason = src.RetiredReason
+	for _, it := range driver.InterfaceTypes {
+		*driver.InterfaceField(dst, it) = *driver.InterfaceField(src, it)
+	}
+}
+
+// DestroyNode deletes a node and its children.
+func (c *Conductor) DestroyNode(ctx context.Context, args rpc.NodeArgs) error {
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "node deletion")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	n := t.Node()
+	if n.InstanceUUID != nil {
+		return errs.New(errs.KindNodeAssociated, "Node %s is associated with instance %s.", n.UUID, *n.InstanceUUID)
+	}
+	if n.Protected {
+		return nodeProtected(n.UUID)
+	}
+	state := t.ProvisionState()
+	if !states.DeleteAllowed(state, c.cfg.AllowDeletingAvailableNodes) && !n.Maintenance {
+		valid := []string{states.Manageable, states.Enroll, states.AdoptFail}
+		if c.cfg.AllowDeletingAvailableNodes {
+			valid = append(valid, states.Available)
+		}
+		return errs.New(errs.KindInvalidState,
+			"Can not delete node \"%s\" while it is in provision state \"%s\". Valid provision states to perform deletion are: \"%s\", or set the node into maintenance mode",
+			n.UUID, state, strings.Join(valid, ", "))
+	}
+	if err := c.store.DestroyNode(ctx, n.UUID); err != nil {
+		return fmt.Errorf("destroy node %s: %w", n.UUID, err)
+	}
+	return nil
+}
+
+// ValidateDriverInterfaces checks every non-vendor interface of the node
+// without locking it.
+func (c *Conductor) ValidateDriverInterfaces(ctx context.Context, args rpc.NodeArgs) (map[string]rpc.ValidationResult, error) {
+	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "driver interfaces validation")
+	if err != nil {
+		return nil, err
+	}
+	d, err := t.Driver()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]rpc.ValidationResult, len(driver.InterfaceTypes))
+	for _, it := range driver.InterfaceTypes {
+		if it == driver.Vendor {
+			continue
+		}
+		var r rpc.ValidationResult
+		err := d.Interface(it).Validate(ctx, t)
+		switch {
+		case err == nil:
+			r.Result = ptr(true)
+		case errs.Is(err, errs.KindInvalidParameterValue, errs.KindMissingParameterValue, errs.KindUnsupportedDriverExtension):
+			r.Result, r.Reason = ptr(false), errs.Message(err)
+		default:
+			t.Log().WithError(err).Errorf("Unexpected error validating the %s interface", it)
+			r.Result = ptr(false)
+			r.Reason = fmt.Sprintf("Unexpected exception, traceback saved into log by ferric conductor service that is running on %s: %s", c.host, err)
+		}
+		out[string(it)] = r
+	}
+	return out, nil
+}
+
+// SetBootDevice sets the node's next boot device through its BMC.
+func (c *Conductor) SetBootDevice(ctx context.Context, args rpc.SetBootDeviceArgs) error {
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "setting boot device")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	if err := d.Management.Validate(ctx, t); err != nil {
+		return validationError(err)
+	}
+	return d.Management.SetBootDevice(ctx, t, args.Device, args.Persistent)
+}
+
+// GetBootDevice reads the node's next boot device.
+func (c *Conductor) GetBootDevice(ctx context.Context, args rpc.NodeArgs) (rpc.BootDevice, error) {
+	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "getting boot device")
+	if err != nil {
+		return rpc.BootDevice{}, err
+	}
+	d, err := t.Driver()
+	if err != nil {
+		return rpc.BootDevice{}, err
+	}
+	if err := d.Management.Validate(ctx, t); err != nil {
+		return rpc.BootDevice{}, validationError(err)
+	}
+	b, err := d.Management.GetBootDevice(ctx, t)
+	if err != nil {
+		return rpc.BootDevice{}, err
+	}
+	return rpc.BootDevice{BootDevice: b.Device, Persistent: b.Persistent}, nil
+}
+
+// GetSupportedBootDevices lists the boot devices the node's BMC accepts.
+func (c *Conductor) GetSupportedBootDevices(ctx context.Context, args rpc.NodeArgs) ([]string, error) {
+	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "getting supported boot devices")
+	if err != nil {
+		return nil, err
+	}
+	d, err := t.Driver()
+	if err != nil {
+		return nil, err
+	}
+	return d.Management.SupportedBootDevices(ctx, t)
+}
+
+// UpdatePort saves a port the API patched, under the lock of the node the
+// port (now) belongs to.
+func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Port, error) {
+	in := args.Port
+	old, err := c.store.GetPort(ctx, in.UUID)
+	if err != nil {
+		return model.Port{}, err
+	}
+	nodeUUID := in.NodeUUID
+	if nodeUUID == "" {
+		nodeUUID = old.NodeUUID
+	}
+	t, err := c.tasks.Acquire(ctx, nodeUUID, "port update")
+	if err != nil {
+		return model.Port{}, err
+	}
+	defer t.Release(ctx)
+	n := t.Node()
+	if in.Address != old.Address && (t.ProvisionState() == states.Active || n.InstanceUUID != nil) && !n.Maintenance {
+		return model.Port{}, errs.New(errs.KindInvalidState,
+			"Cannot update hardware address for port %s as node %s is active or has instance UUID assigned", in.UUID, n.UUID)
+	}
+	p := *old
+	p.Address = in.Address
+	p.NodeID, p.NodeUUID = n.ID, n.UUID
+	p.Extra = in.Extra
+	p.InternalInfo = in.InternalInfo
+	p.LocalLinkConnection = in.LocalLinkConnection
+	p.PXEEnabled = in.PXEEnabled
+	p.PhysicalNetwork = in.PhysicalNetwork
+	if err := c.store.SavePort(ctx, &p); err != nil {
+		return model.Port{}, err
+	}
+	return p, nil
+}
+
+// DestroyPort deletes a port unless a tenant network is still bound to it
+// on a deployed node.
+func (c *Conductor) DestroyPort(ctx context.Context, args rpc.PortArgs) error {
+	stored, err := c.store.GetPort(ctx, args.Port.UUID)
+	if err != nil {
+		return err
+	}
+	t, err := c.tasks.Acquire(ctx, stored.NodeUUID, "port deletion")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	n := t.Node()
+	vif := portVIF(stored)
+	if vif != "" && (t.ProvisionState() == states.Active || n.InstanceUUID != nil) && !n.Maintenance {
+		return errs.New(errs.KindInvalidState,
+			"Cannot delete port %s as node %s is active or has instance UUID assigned or port is bound to vif %s",
+			stored.UUID, n.UUID, vif)
+	}
+	return c.store.DestroyPort(ctx, stored.UUID)
+}
+
+func portVIF(p *model.Port) string {
+	for _, m := range []model.JSONObject{p.InternalInfo, p.Extra} {
+		for _, k := range []string{"tenant_vif_port_id", "vif_port_id"} {
+			if s, ok := m[k].(string); ok && s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// Heartbeat is an agent ramdisk checking in. No enabled deploy interface
+// talks to an agent yet.
+func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error {
+	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "heartbeat")
+	if err != nil {
+		return err
+	}
+	return driver.Unsupported(t.Node().Driver, "heartbeat")
+}
+
+// VendorPassthru calls a vendor method of the node's driver. No enabled
+// vendor interface offers any yet.
+func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruArgs) (rpc.VendorPassthruResult, error) {
+	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "vendor passthru")
+	if err != nil {
+		return rpc.VendorPassthruResult{}, err
+	}
+	return rpc.VendorPassthruResult{}, driver.Unsupported(t.Node().Driver, "vendor")
+}

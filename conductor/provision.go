@@ -1,0 +1,312 @@
+package conductor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ferricbm/ferric/conductor/task"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// DoNodeDeploy starts a deploy (or rebuild) of an available, active,
+// failed or errored node.
+func (c *Conductor) DoNodeDeploy(ctx context.Context, args rpc.DeployArgs) error {
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "node deployment")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	n := t.Node()
+	event := states.EventDeploy
+	if args.Rebuild {
+		event = states.EventRebuild
+	}
+	if n.Maintenance {
+		return errs.NodeInMaintenance("provisioning", n.UUID)
+	}
+	if args.Rebuild && n.Protected {
+		return nodeProtected(n.UUID)
+	}
+	if !states.Allowed(t.ProvisionState(), event) {
+		return errs.InvalidStateRequested(event, n.UUID, t.ProvisionState())
+	}
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	for _, validate := range []func() error{
+		func() error { return d.Power.Validate(ctx, t) },
+		func() error { return d.Deploy.Validate(ctx, t) },
+	} {
+		if err := validate(); err != nil {
+			return &errs.Error{Kind: errs.KindInstanceDeployFailure, Err: err,
+				Message: fmt.Sprintf("Failed to validate deploy or power info for node %s. Errors: %s", n.UUID, errs.Message(err))}
+		}
+	}
+	if args.ConfigDrive != nil {
+		ensureInfo(n)
+		n.InstanceInfo["configdrive"] = args.ConfigDrive
+	}
+	return t.ProcessEventAsync(ctx, event, "", task.Work{Name: "do_node_deploy", Run: c.doNodeDeploy})
+}
+
+func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task) error {
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	if err := d.Deploy.Prepare(ctx, t); err != nil {
+		return c.deployFailed(ctx, t, fmt.Sprintf("Failed to prepare to deploy. Error: %s", err))
+	}
+	result, err := d.Deploy.Deploy(ctx, t)
+	if err != nil {
+		return c.deployFailed(ctx, t, fmt.Sprintf("Failed to deploy. Error: %s", err))
+	}
+	return c.deployStepDone(ctx, t, result)
+}
+
+// deployStepDone moves the node on after the deploy interface returned.
+func (c *Conductor) deployStepDone(ctx context.Context, t *task.Task, result string) error {
+	t.Node().ConductorAffinity = c.conductorID()
+	switch result {
+	case states.DeployDone:
+		return t.ProcessEvent(ctx, states.EventDone, "")
+	case states.DeployWait:
+		return t.ProcessEvent(ctx, states.EventWait, "")
+	}
+	return c.deployFailed(ctx, t, fmt.Sprintf("Failed to deploy. Error: the deploy interface returned an unexpected state %q", result))
+}
+
+func (c *Conductor) deployFailed(ctx context.Context, t *task.Task, msg string) error {
+	t.Log().Error(msg)
+	t.Node().LastError = &msg
+	return t.ProcessEvent(ctx, states.EventFail, "")
+}
+
+// ContinueNodeDeploy resumes a deploy waiting for its ramdisk.
+func (c *Conductor) ContinueNodeDeploy(ctx context.Context, args rpc.NodeArgs) error {
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "continue node deploy")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	if t.ProvisionState() != states.DeployWait {
+		return errs.New(errs.KindInvalidStateRequested,
+			"Cannot continue deploying on %s. Node is in %s state; should be in %s state", t.Node().UUID, t.ProvisionState(), states.DeployWait)
+	}
+	return t.ProcessEventAsync(ctx, states.EventResume, t.TargetProvisionState(), task.Work{Name: "continue_node_deploy",
+		Run: func(ctx context.Context, t *task.Task) error {
+			d, err := t.Driver()
+			if err != nil {
+				return err
+			}
+			result, err := d.Deploy.ContinueDeploy(ctx, t)
+			if err != nil {
+				return c.deployFailed(ctx, t, fmt.Sprintf("Failed to deploy. Error: %s", err))
+			}
+			return c.deployStepDone(ctx, t, result)
+		}})
+}
+
+// DoNodeTearDown undeploys a node; automated cleaning follows.
+func (c *Conductor) DoNodeTearDown(ctx context.Context, args rpc.NodeArgs) error {
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "node tear down")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	n := t.Node()
+	if n.Protected {
+		return nodeProtected(n.UUID)
+	}
+	if !states.Allowed(t.ProvisionState(), states.EventDelete) {
+		return errs.InvalidStateRequested(states.EventDelete, n.UUID, t.ProvisionState())
+	}
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	if err := d.Power.Validate(ctx, t); err != nil {
+		return &errs.Error{Kind: errs.KindInstanceDeployFailure, Err: err,
+			Message: fmt.Sprintf("Failed to validate power driver interface. Can not delete instance. Error: %s", errs.Message(err))}
+	}
+	return t.ProcessEventAsync(ctx, states.EventDelete, "", task.Work{Name: "do_node_tear_down", Run: c.doNodeTearDown})
+}
+
+// instanceInfoKeys are the driver_internal_info entries that describe the
+// deployed instance; they go with it.
+var instanceInfoKeys = []string{"instance", "root_uuid_or_disk_id", "is_whole_disk_image",
+	"deploy_boot_mode", "agent_url", "agent_secret_token", "agent_secret_token_pregenerated",
+	"agent_cached_deploy_steps", "deploy_steps", "deploy_step_index"}
+
+func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
+	n := t.Node()
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	err = d.Deploy.CleanUp(ctx, t)
+	if err == nil {
+		_, err = d.Deploy.TearDown(ctx, t)
+	}
+	// The instance is gone (or unusable) either way.
+	n.InstanceInfo = model.JSONObject{}
+	n.InstanceUUID = nil
+	n.DeployStep = model.JSONObject{}
+	for _, k := range instanceInfoKeys {
+		delete(n.DriverInternalInfo, k)
+	}
+	if err != nil {
+		msg := fmt.Sprintf("Failed to tear down. Error: %s", err)
+		t.Log().Error(msg)
+		n.LastError = &msg
+		return t.ProcessEvent(ctx, states.EventFail, "")
+	}
+	target := ""
+	if n.Retired {
+		// A retired machine must not go back into the available pool.
+		target = states.Manageable
+	}
+	if err := t.ProcessEvent(ctx, states.EventClean, target); err != nil {
+		return err
+	}
+	return c.doNodeClean(ctx, t, nil, false)
+}
+
+// DoProvisioningAction runs manage, provide, adopt, inspect or abort.
+func (c *Conductor) DoProvisioningAction(ctx context.Context, args rpc.ProvisioningActionArgs) error {
+	switch args.Action {
+	case states.EventManage, states.EventProvide, states.EventAdopt, states.EventInspect, states.EventAbort:
+	default:
+		return errs.InvalidParameterValue("The provisioning action %q is not supported by this call.", args.Action)
+	}
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "provision action "+args.Action)
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	n := t.Node()
+	state := t.ProvisionState()
+	switch {
+	case args.Action == states.EventProvide && state == states.Manageable:
+		if n.Retired {
+			return errs.New(errs.KindInvalid, "The providing operation can't be performed on node %s because it is retired.", n.UUID)
+		}
+		return t.ProcessEventAsync(ctx, states.EventProvide, "", task.Work{Name: "do_node_clean",
+			Run: func(ctx context.Context, t *task.Task) error { return c.doNodeClean(ctx, t, nil, false) }})
+	case args.Action == states.EventManage && state == states.Enroll:
+		return t.ProcessEventAsync(ctx, states.EventManage, "", task.Work{Name: "do_node_verify", Run: c.doNodeVerify})
+	case args.Action == states.EventAdopt && (state == states.Manageable || state == states.AdoptFail):
+		return t.ProcessEventAsync(ctx, states.EventAdopt, "", task.Work{Name: "do_node_adoption", Run: c.doNodeAdoption})
+	case args.Action == states.EventInspect && (state == states.Manageable || state == states.InspectFail):
+		d, err := t.Driver()
+		if err != nil {
+			return err
+		}
+		if err := d.Power.Validate(ctx, t); err != nil {
+			return validationError(err)
+		}
+		if err := d.Inspect.Validate(ctx, t); err != nil {
+			return validationError(err)
+		}
+		return t.ProcessEventAsync(ctx, states.EventInspect, "", task.Work{Name: "inspect_hardware", Run: c.doInspect})
+	case args.Action == states.EventAbort && state == states.CleanWait:
+		return c.abortCleaning(ctx, t)
+	case args.Action == states.EventAbort:
+		return errs.InvalidStateRequested(args.Action, n.UUID, state)
+	}
+	return t.ProcessEvent(ctx, args.Action, "")
+}
+
+// doNodeVerify checks the power credentials of an enrolled node by reading
+// its power state.
+func (c *Conductor) doNodeVerify(ctx context.Context, t *task.Task) error {
+	n := t.Node()
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	err = d.Power.Validate(ctx, t)
+	var ps string
+	if err == nil {
+		ps, err = d.Power.GetPowerState(ctx, t)
+	}
+	if err != nil {
+		msg := fmt.Sprintf("Failed to get power state for node %s. Error: %s", n.UUID, err)
+		t.Log().Error(msg)
+		n.LastError = &msg
+		return t.ProcessEvent(ctx, states.EventFail, "")
+	}
+	n.PowerState = &ps
+	return t.ProcessEvent(ctx, states.EventDone, "")
+}
+
+// doNodeAdoption takes an already deployed machine under management.
+func (c *Conductor) doNodeAdoption(ctx context.Context, t *task.Task) error {
+	n := t.Node()
+	err := c.takeOver(ctx, t, true)
+	if err != nil {
+		msg := fmt.Sprintf("Error while attempting to adopt node %s: %s.", n.UUID, err)
+		t.Log().Error(msg)
+		n.LastError = &msg
+		return t.ProcessEvent(ctx, states.EventFail, "")
+	}
+	return t.ProcessEvent(ctx, states.EventDone, "")
+}
+
+// takeOver makes this conductor the one serving an active node: the deploy
+// interface rebuilds its local boot configuration.
+func (c *Conductor) takeOver(ctx context.Context, t *task.Task, validate bool) error {
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	if validate {
+		for _, v := range []func() error{
+			func() error { return d.Power.Validate(ctx, t) },
+			func() error { return d.Boot.Validate(ctx, t) },
+			func() error { return d.Deploy.Validate(ctx, t) },
+		} {
+			if err := v(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := d.Deploy.Prepare(ctx, t); err != nil {
+		return err
+	}
+	if err := d.Deploy.TakeOver(ctx, t); err != nil {
+		return err
+	}
+	t.Node().ConductorAffinity = c.conductorID()
+	return nil
+}
+
+func (c *Conductor) doInspect(ctx context.Context, t *task.Task) error {
+	n := t.Node()
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	n.InspectionStartedAt, n.InspectionFinishedAt = ptr(time.Now().UTC()), nil
+	result, err := d.Inspect.InspectHardware(ctx, t)
+	if err != nil {
+		msg := fmt.Sprintf("Failed to inspect hardware. Reason: %s", err)
+		t.Log().Error(msg)
+		n.LastError = &msg
+		return t.ProcessEvent(ctx, states.EventFail, "")
+	}
+	switch result {
+	case states.Manageable:
+		n.InspectionFinishedAt = ptr(time.Now().UTC())
+		return t.ProcessEvent(ctx, states.EventDone, "")
+	case states.InspectWait:
+		return t.ProcessEvent(ctx, states.EventWait, "")
+	}
+	n.LastError = ptr(fmt.Sprintf("Failed to inspect hardware. Reason: the inspect interface returned an unexpected state %q", result))
+	return t.ProcessEvent(ctx, states.EventFail, "")
+}

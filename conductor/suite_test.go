@@ -1,0 +1,277 @@
+package conductor_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mysqldriver "github.com/go-sql-driver/mysql"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/conductor"
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/fake"
+	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+func TestConductor(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "conductor suite")
+}
+
+// Every spec runs on SQLite and on MySQL. FERRIC_TEST_MYSQL=none skips
+// MySQL; any other value is the server URL. FERRIC_TEST_DB_QUERY adds
+// connection parameters to the MySQL databases the tests open (e.g.
+// max_open_conns=60 for the benchmark).
+var backends = func() []string {
+	if os.Getenv("FERRIC_TEST_MYSQL") == "none" {
+		return []string{db.DialectSQLite}
+	}
+	return []string{db.DialectSQLite, db.DialectMySQL}
+}()
+
+var stores = map[string]*db.Store{}
+
+var runID = fmt.Sprintf("%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
+
+func mysqlServer() string {
+	if v := os.Getenv("FERRIC_TEST_MYSQL"); v != "" && v != "none" {
+		return v
+	}
+	return "mysql://root@127.0.0.1:3306/"
+}
+
+func mysqlAdmin() (*sql.DB, *url.URL, error) {
+	u, err := url.Parse(mysqlServer())
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := mysqldriver.NewConfig()
+	cfg.Net, cfg.Addr = "tcp", u.Host
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	conn, err := sql.Open("mysql", cfg.FormatDSN())
+	return conn, u, err
+}
+
+// openStore opens a fresh, migrated database of the backend. cleanup
+// closes it (and drops it on MySQL).
+func openStore(ctx context.Context, backend, name, tempDir string) (store *db.Store, cleanup func(), err error) {
+	if backend == db.DialectSQLite {
+		s, err := db.Open(ctx, "sqlite://"+filepath.Join(tempDir, name+".db"))
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := s.Upgrade(ctx); err != nil {
+			_ = s.Close()
+			return nil, nil, err
+		}
+		return s, func() { _ = s.Close() }, nil
+	}
+	admin, u, err := mysqlAdmin()
+	if err != nil {
+		return nil, nil, err
+	}
+	dbName := "ferric_conductor_" + name + "_" + runID
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+dbName+"`"); err != nil {
+		_ = admin.Close()
+		return nil, nil, err
+	}
+	drop := func() {
+		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE `"+dbName+"`")
+		_ = admin.Close()
+	}
+	conn := *u
+	conn.Path = "/" + dbName
+	conn.RawQuery = os.Getenv("FERRIC_TEST_DB_QUERY")
+	s, err := db.Open(ctx, conn.String())
+	if err == nil {
+		if err = s.Upgrade(ctx); err != nil {
+			_ = s.Close()
+		}
+	}
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return s, func() { _ = s.Close(); drop() }, nil
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	// Periodic tasks run every 200 ms, but on a loaded machine (and under
+	// -race) a run can take seconds; waiting longer costs passing specs
+	// nothing.
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	dir := GinkgoT().TempDir()
+	for _, b := range backends {
+		s, cleanup, err := openStore(ctx, b, "suite", dir)
+		Expect(err).NotTo(HaveOccurred())
+		stores[b] = s
+		DeferCleanup(cleanup)
+	}
+})
+
+var specCounter atomic.Int64
+
+// env is one spec's world: its own conductor group (so conductors of other
+// specs never own its nodes), one fake fleet shared by its conductors, and
+// an in-process RPC transport.
+type env struct {
+	store     *db.Store
+	group     string
+	hw        *fake.Hardware
+	drivers   *driver.Registry
+	stepper   *steppingDeploy
+	transport rpc.Transport
+	client    *rpc.Client
+	log       *logrus.Logger
+}
+
+func newEnv(backend string) *env {
+	n := specCounter.Add(1)
+	hw := fake.New()
+	stepper := &steppingDeploy{}
+	reg, err := driver.NewRegistry([]string{fake.Name, steppingHardware}, hw.HardwareType(), stepper.hardwareType(hw))
+	Expect(err).NotTo(HaveOccurred())
+	log := logrus.New()
+	log.SetOutput(GinkgoWriter)
+	log.SetLevel(logrus.WarnLevel)
+	t := rpc.NewInProcess()
+	e := &env{
+		store:     stores[backend],
+		group:     fmt.Sprintf("g%d-%s", n, runID),
+		hw:        hw,
+		drivers:   reg,
+		stepper:   stepper,
+		transport: t,
+		client:    rpc.NewClient(t, 10*time.Second),
+		log:       log,
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		nodes, err := e.store.ListNodes(ctx, db.NodeFilter{ConductorGroup: &e.group}, db.Page{}, []string{"uuid"})
+		Expect(err).NotTo(HaveOccurred())
+		for _, n := range nodes {
+			Expect(e.store.DestroyNode(ctx, n.UUID)).To(Succeed())
+		}
+	})
+	return e
+}
+
+// config is a configuration with every interval short enough for tests;
+// the callback timeouts are long unless a spec shortens them.
+func (e *env) config(host string) config.Config {
+	cfg := config.Defaults()
+	cfg.Default.Host = host
+	cfg.Default.HashRingResetInterval = 200 * time.Millisecond
+	c := &cfg.Conductor
+	c.ConductorGroup = e.group
+	c.WorkersPoolSize = 8
+	c.HeartbeatInterval = 100 * time.Millisecond
+	c.HeartbeatTimeout = time.Second
+	c.NodeLockedRetryAttempts = 3
+	c.NodeLockedRetryInterval = 50 * time.Millisecond
+	c.CheckProvisionStateInterval = 200 * time.Millisecond
+	c.SyncPowerStateInterval = 200 * time.Millisecond
+	c.SyncLocalStateInterval = 200 * time.Millisecond
+	c.DeployCallbackTimeout = time.Hour
+	c.CleanCallbackTimeout = time.Hour
+	return cfg
+}
+
+// start creates and starts a conductor; it is stopped when the spec ends.
+func (e *env) start(ctx context.Context, host string, mods ...func(*config.Config)) *conductor.Conductor {
+	return e.startWith(ctx, host, nil, mods...)
+}
+
+func (e *env) startWith(ctx context.Context, host string, opt func(*conductor.Options), mods ...func(*config.Config)) *conductor.Conductor {
+	cfg := e.config(host)
+	for _, m := range mods {
+		m(&cfg)
+	}
+	opts := conductor.Options{Config: cfg, Store: e.store, Transport: e.transport, Log: e.log, Drivers: e.drivers}
+	if opt != nil {
+		opt(&opts)
+	}
+	c, err := conductor.New(opts)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(c.Start(ctx)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(c.Stop(ctx)).To(Succeed())
+	})
+	return c
+}
+
+// api is the conductor as the API service reaches it: over RPC.
+func (e *env) api(c *conductor.Conductor) rpc.ConductorAPI { return e.client.Conductor(c.Host()) }
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// createNode inserts a fake-hardware node in the given provision state, as
+// the API's node create would (interfaces resolved to the defaults).
+func (e *env) createNode(ctx context.Context, state string, mods ...func(*model.Node)) *model.Node {
+	n := &model.Node{
+		UUID:           newUUID(),
+		Driver:         fake.Name,
+		ConductorGroup: e.group,
+		ProvisionState: &state,
+		// As if the state had just been written: timeouts count from here.
+		ProvisionUpdatedAt: ptr(time.Now().UTC()),
+	}
+	for _, m := range mods {
+		m(n)
+	}
+	Expect(e.drivers.ResolveInterfaces(n)).To(Succeed())
+	Expect(e.store.CreateNode(ctx, n)).To(Succeed())
+	return n
+}
+
+func (e *env) node(ctx context.Context, uuid string) *model.Node {
+	n, err := e.store.GetNode(ctx, uuid)
+	Expect(err).NotTo(HaveOccurred())
+	return n
+}
+
+// provisionState polls a node's provision state for Eventually.
+func (e *env) provisionState(ctx context.Context, uuid string) func() string {
+	return func() string { return str(e.node(ctx, uuid).ProvisionState) }
+}
+
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// unlocked matches a node whose reservation is NULL.
+func (e *env) reservation(ctx context.Context, uuid string) func() *string {
+	return func() *string { return e.node(ctx, uuid).Reservation }
+}
+
+// hwPower is the fake machine's real power state ("" if never set).
+func (e *env) hwPower(uuid string) string {
+	s, _ := e.hw.PowerState(uuid)
+	return s
+}

@@ -1,0 +1,327 @@
+// Package task is the conductor's task manager: a Task is a node taken
+// under the lock (or read for a shared, read-only job) together with its
+// ports and driver. It fires state-machine events, persists them, and hands
+// the lock to a background worker without ever letting go of it in between;
+// whichever way the worker ends, the lock is released.
+package task
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/nodelock"
+	"github.com/ferricbm/ferric/conductor/workers"
+	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+)
+
+// Store is the part of the repository tasks need.
+type Store interface {
+	nodelock.Store
+	GetNode(ctx context.Context, uuid string) (*model.Node, error)
+	SaveNode(ctx context.Context, n *model.Node) error
+	ListPorts(ctx context.Context, f db.PortFilter, p db.Page, columns []string) ([]model.Port, error)
+}
+
+// NoFreeWorkersError is last_error after a refused spawn.
+const NoFreeWorkersError = "No free conductor workers available"
+
+// Manager creates tasks for one conductor.
+type Manager struct {
+	store   Store
+	locker  *nodelock.Locker
+	pool    *workers.Pool
+	drivers *driver.Registry
+	log     logrus.FieldLogger
+	// workCtx outlives any RPC: a worker keeps running after the call that
+	// started it has returned, until the conductor stops.
+	workCtx context.Context
+}
+
+// NewManager wires a task manager. workCtx is the context workers run in.
+func NewManager(workCtx context.Context, store Store, locker *nodelock.Locker, pool *workers.Pool,
+	drivers *driver.Registry, log logrus.FieldLogger) *Manager {
+	return &Manager{store: store, locker: locker, pool: pool, drivers: drivers, log: log, workCtx: workCtx}
+}
+
+// Task is one node under work. It is not safe for concurrent use: it
+// belongs to the RPC goroutine until handed to a worker, then to the worker.
+type Task struct {
+	m           *Manager
+	node        *model.Node
+	ports       []model.Port
+	portsLoaded bool
+	drv         *driver.Driver
+	shared      bool
+	purpose     string
+	handedOff   bool
+	released    bool
+	log         logrus.FieldLogger
+}
+
+// Acquire locks the node (retrying while another holder has it) and loads
+// it. The caller must Release the task.
+func (m *Manager) Acquire(ctx context.Context, nodeUUID, purpose string) (*Task, error) {
+	node, err := m.locker.Acquire(ctx, nodeUUID)
+	if err != nil {
+		return nil, err
+	}
+	return m.newTask(node, false, purpose), nil
+}
+
+// AcquireShared reads the node without locking it, for read-only work.
+func (m *Manager) AcquireShared(ctx context.Context, nodeUUID, purpose string) (*Task, error) {
+	node, err := m.store.GetNode(ctx, nodeUUID)
+	if err != nil {
+		return nil, err
+	}
+	return m.newTask(node, true, purpose), nil
+}
+
+func (m *Manager) newTask(node *model.Node, shared bool, purpose string) *Task {
+	return &Task{m: m, node: node, shared: shared, purpose: purpose,
+		log: m.log.WithFields(logrus.Fields{"node": node.UUID, "purpose": purpose})}
+}
+
+// Node is the node as loaded under the lock; changes are persisted by Save.
+func (t *Task) Node() *model.Node { return t.node }
+
+// Shared reports whether the task holds no lock.
+func (t *Task) Shared() bool { return t.shared }
+
+// Log is a logger carrying the node and purpose.
+func (t *Task) Log() logrus.FieldLogger { return t.log }
+
+// Ports loads the node's ports on first use; most operations never need them.
+func (t *Task) Ports(ctx context.Context) ([]model.Port, error) {
+	if t.portsLoaded {
+		return t.ports, nil
+	}
+	id := t.node.ID
+	ports, err := t.m.store.ListPorts(ctx, db.PortFilter{NodeID: &id}, db.Page{}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("load ports of node %s: %w", t.node.UUID, err)
+	}
+	t.ports, t.portsLoaded = ports, true
+	return ports, nil
+}
+
+// Driver resolves the node's driver on first use, so work that only edits
+// the record (update, delete) does not depend on the hardware type being
+// enabled here.
+func (t *Task) Driver() (*driver.Driver, error) {
+	if t.drv == nil {
+		d, err := t.m.drivers.Load(t.node)
+		if err != nil {
+			return nil, err
+		}
+		t.drv = d
+	}
+	return t.drv, nil
+}
+
+// Upgrade turns a shared task into an exclusive one, re-reading the node
+// under the lock.
+func (t *Task) Upgrade(ctx context.Context) error {
+	if !t.shared {
+		return nil
+	}
+	node, err := t.m.locker.Acquire(ctx, t.node.UUID)
+	if err != nil {
+		return err
+	}
+	t.node, t.shared, t.drv, t.portsLoaded, t.ports = node, false, nil, false, nil
+	return nil
+}
+
+func (t *Task) requireExclusive() error {
+	if t.shared {
+		return fmt.Errorf("node %s: an exclusive lock is required for %s, but the task is shared", t.node.UUID, t.purpose)
+	}
+	return nil
+}
+
+// Save persists the node.
+func (t *Task) Save(ctx context.Context) error {
+	if err := t.requireExclusive(); err != nil {
+		return err
+	}
+	// An operation cancelled at shutdown still records where it got to;
+	// a half-saved outcome would be worse than a late one.
+	if err := t.m.store.SaveNode(context.WithoutCancel(ctx), t.node); err != nil {
+		return fmt.Errorf("save node %s: %w", t.node.UUID, err)
+	}
+	return nil
+}
+
+// ProvisionState is the node's provision state ("" for NULL).
+func (t *Task) ProvisionState() string { return deref(t.node.ProvisionState) }
+
+// TargetProvisionState is the node's target provision state ("" for NULL).
+func (t *Task) TargetProvisionState() string { return deref(t.node.TargetProvisionState) }
+
+// ProcessEvent fires event and persists the node's new provision and target
+// states. targetOverride replaces the new state's default target ("" keeps
+// it). An event the current state does not allow is InvalidStateRequested
+// and changes nothing.
+func (t *Task) ProcessEvent(ctx context.Context, event, targetOverride string) error {
+	if err := t.requireExclusive(); err != nil {
+		return err
+	}
+	if err := t.transition(event, targetOverride); err != nil {
+		return err
+	}
+	return t.Save(ctx)
+}
+
+func (t *Task) transition(event, targetOverride string) error {
+	current := t.ProvisionState()
+	next, target, err := states.Transition(current, event, targetOverride)
+	if err != nil {
+		return errs.InvalidStateRequested(event, t.node.UUID, current)
+	}
+	t.node.ProvisionState = &next
+	t.node.TargetProvisionState = ptrOrNil(target)
+	return nil
+}
+
+// Work is a job for a background worker. Run owns the task (and the lock)
+// until it returns.
+type Work struct {
+	// Name appears in last_error when Run fails unexpectedly.
+	Name string
+	Run  func(ctx context.Context, t *Task) error
+}
+
+// ProcessEventAsync fires event, clears last_error (a new operation is
+// starting), persists, and hands the locked task to a worker running w. If
+// no worker is free the previous provision and target states are restored
+// with last_error "No free conductor workers available" and
+// NoFreeConductorWorker is returned.
+func (t *Task) ProcessEventAsync(ctx context.Context, event, targetOverride string, w Work) error {
+	if err := t.requireExclusive(); err != nil {
+		return err
+	}
+	prevState, prevTarget := t.node.ProvisionState, t.node.TargetProvisionState
+	if err := t.transition(event, targetOverride); err != nil {
+		return err
+	}
+	t.node.LastError = nil
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	return t.Spawn(ctx, w, func(ctx context.Context) error {
+		t.node.ProvisionState, t.node.TargetProvisionState = prevState, prevTarget
+		msg := NoFreeWorkersError
+		t.node.LastError = &msg
+		return t.Save(ctx)
+	})
+}
+
+// Spawn hands the locked task to a worker running w; from then on the
+// worker releases the lock and the caller must not touch the task again
+// (its Release becomes a no-op). When the pool is full, onRefused (if not
+// nil) runs while the lock is still held, and NoFreeConductorWorker is
+// returned; the caller's Release then releases the lock.
+func (t *Task) Spawn(ctx context.Context, w Work, onRefused func(ctx context.Context) error) error {
+	if err := t.requireExclusive(); err != nil {
+		return err
+	}
+	t.handedOff = true
+	err := t.m.pool.Spawn(func() { t.runWorker(w) })
+	if err == nil {
+		return nil
+	}
+	t.handedOff = false
+	if onRefused != nil {
+		if herr := onRefused(ctx); herr != nil {
+			t.log.WithError(herr).Error("Restoring the node after a refused worker failed")
+		}
+	}
+	return err
+}
+
+func (t *Task) runWorker(w Work) {
+	ctx := t.m.workCtx
+	var err error
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+			t.log.WithField("stack", string(debug.Stack())).Errorf("Worker %s panicked: %v", w.Name, r)
+		}
+		if err != nil {
+			t.recordFailure(ctx, w.Name, err)
+		}
+		t.release(ctx)
+	}()
+	err = w.Run(ctx, t)
+}
+
+// recordFailure runs after a worker failed unexpectedly. The in-memory node
+// may be half-changed, so the stored row is re-read. A node left in a state
+// only that worker could have moved on is failed, as a conductor restart
+// would do, instead of waiting forever.
+func (t *Task) recordFailure(ctx context.Context, name string, cause error) {
+	t.log.WithError(cause).Errorf("Async execution of %s failed", name)
+	node, err := t.m.store.GetNode(context.WithoutCancel(ctx), t.node.UUID)
+	if err != nil {
+		t.log.WithError(err).Error("Cannot re-read the node after a failed worker")
+		return
+	}
+	t.node = node
+	if node.LastError == nil {
+		msg := fmt.Sprintf("Async execution of %s failed with error: %s", name, cause)
+		node.LastError = &msg
+	}
+	// No power action survives its worker; a target left behind would also
+	// keep the power sync away from the node for good.
+	node.TargetPowerState = nil
+	if _, stuck := states.StuckFailState(t.ProvisionState()); stuck {
+		if terr := t.transition(states.EventFail, t.TargetProvisionState()); terr != nil {
+			t.log.WithError(terr).Error("Cannot fail the node after a failed worker")
+		}
+	}
+	if err := t.Save(ctx); err != nil {
+		t.log.WithError(err).Error("Cannot record the failure of a worker")
+	}
+}
+
+// Release releases the lock unless it was handed to a worker. Safe to call
+// more than once, and on shared tasks.
+func (t *Task) Release(ctx context.Context) {
+	if t.handedOff {
+		return
+	}
+	t.release(ctx)
+}
+
+func (t *Task) release(ctx context.Context) {
+	if t.shared || t.released {
+		return
+	}
+	t.released = true
+	// A cancelled request must not leave the lock behind.
+	if err := t.m.locker.Release(context.WithoutCancel(ctx), t.node.UUID); err != nil {
+		t.log.WithError(err).Error("Releasing the node lock failed")
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func ptrOrNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
