@@ -1,0 +1,192 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+)
+
+func newTestAMQP() Transport {
+	GinkgoHelper()
+	t, err := NewAMQP(testAMQPURL(), testLogger())
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(t.Close)
+	return t
+}
+
+// deleteQueueAfter removes a test conductor's durable queue at the end of
+// the spec, so test runs leave nothing behind in the broker.
+func deleteQueueAfter(host string) {
+	DeferCleanup(func() {
+		conn, err := amqp.Dial(testAMQPURL())
+		Expect(err).NotTo(HaveOccurred())
+		defer conn.Close()
+		ch, err := conn.Channel()
+		Expect(err).NotTo(HaveOccurred())
+		_, err = ch.QueueDelete(topicFor(host), false, false, false)
+		Expect(err).NotTo(HaveOccurred())
+	})
+}
+
+// dropConnections makes the broker close the connections of the given AMQP
+// transports at once, as a broker restart would, leaving other processes'
+// connections alone.
+func dropConnections(ts ...Transport) {
+	GinkgoHelper()
+	out, err := exec.Command("rabbitmqctl", "-q", "list_connections", "--no-table-headers", "pid", "client_properties").Output()
+	Expect(err).NotTo(HaveOccurred())
+	var closing []*exec.Cmd
+	for _, line := range strings.Split(string(out), "\n") {
+		pid, props, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		for _, t := range ts {
+			if strings.Contains(props, fmt.Sprintf("%q", t.(*amqpTransport).name)) {
+				cmd := exec.Command("rabbitmqctl", "-q", "close_connection", pid, "rpc test: simulated broker restart")
+				Expect(cmd.Start()).To(Succeed())
+				closing = append(closing, cmd)
+			}
+		}
+	}
+	Expect(closing).To(HaveLen(len(ts)))
+	for _, cmd := range closing {
+		Expect(cmd.Wait()).To(Succeed())
+		GinkgoWriter.Printf("%s: %s\n", time.Now().Format(time.StampMilli), strings.Join(cmd.Args, " "))
+	}
+}
+
+var _ = Describe("AMQP transport", func() {
+	transportSpecs(func() (Transport, Transport) {
+		return newTestAMQP(), newTestAMQP()
+	}, deleteQueueAfter)
+
+	It("fails to start with a wrong broker address", func() {
+		_, err := NewAMQP("amqp://guest:guest@127.0.0.1:1/", nil)
+		Expect(err).To(HaveOccurred())
+	})
+
+	Context("across conductor and broker restarts", func() {
+		var (
+			server, client Transport
+			host           string
+			cond           ConductorAPI
+			ctx            context.Context
+		)
+
+		BeforeEach(func() {
+			server, client = newTestAMQP(), newTestAMQP()
+			host = uniqueHost()
+			deleteQueueAfter(host)
+			ctx = context.Background()
+			cond = NewClient(client, 30*time.Second).Conductor(host)
+		})
+
+		serve := func(fake *fakeConductor) {
+			stop, err := Serve(ctx, server, host, fake, testLogger())
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(stop)
+		}
+
+		It("keeps casts sent while the conductor is down and delivers them when it is back", func() {
+			first := newFakeConductor()
+			stop, err := Serve(ctx, server, host, first, testLogger())
+			Expect(err).NotTo(HaveOccurred())
+			stop()
+
+			for i := range 10 {
+				Expect(cond.ContinueNodeClean(ctx, NodeArgs{NodeID: fmt.Sprintf("n%d", i)})).To(Succeed())
+			}
+			Expect(first.cleanedNodes()).To(BeEmpty())
+
+			second := newFakeConductor()
+			serve(second)
+			Eventually(func() int { return len(second.cleanedNodes()) }).Should(Equal(10))
+		})
+
+		It("loses no accepted cast when the connections drop, and fails pending calls retryably", func() {
+			fake := newFakeConductor()
+			open := fake.closeGate()
+			serve(fake)
+			DeferCleanup(open) // before stopping serve, which waits for held handlers
+
+			// castAll sends n casts in parallel, as many API requests
+			// would, and returns the ids of those accepted: all of them.
+			castAll := func(prefix string, n int) []string {
+				failures := make([]error, n)
+				ids := make([]string, n)
+				var wg sync.WaitGroup
+				for i := range n {
+					ids[i] = fmt.Sprintf("%s-%d", prefix, i)
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						failures[i] = cond.ContinueNodeClean(ctx, NodeArgs{NodeID: ids[i]})
+					}()
+				}
+				wg.Wait()
+				for _, err := range failures {
+					Expect(err).NotTo(HaveOccurred())
+				}
+				return ids
+			}
+
+			accepted := castAll("before", 2*MaxInFlight)
+			// MaxInFlight casts are now being handled (held by the gate),
+			// the rest wait in the queue. A call to another conductor
+			// waits for its reply.
+			Eventually(func() int { return fake.methodCount(MethodContinueNodeClean) }).Should(Equal(MaxInFlight))
+			other := newFakeConductor()
+			otherHost := uniqueHost()
+			deleteQueueAfter(otherHost)
+			stopOther, err := Serve(ctx, server, otherHost, other, testLogger())
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(stopOther)
+			DeferCleanup(other.closeGate())
+			callDone := make(chan error, 1)
+			go func() {
+				callDone <- NewClient(client, 5*time.Minute).Conductor(otherHost).SetBootDevice(ctx, SetBootDeviceArgs{NodeID: "pending", Device: "pxe"})
+			}()
+			Eventually(func() int { return other.callCount(MethodSetBootDevice, "pending") }).Should(Equal(1))
+
+			// More casts are sent while the connections drop: some before,
+			// some during the outage, some after reconnecting.
+			during := make(chan []string, 1)
+			go func() {
+				defer GinkgoRecover()
+				during <- castAll("during", 2*MaxInFlight)
+			}()
+			dropConnections(server, client)
+
+			var callErr error
+			Eventually(callDone, "60s").Should(Receive(&callErr))
+			e := errorOf(callErr)
+			Expect(e.Kind).To(Equal(errs.KindTemporaryFailure))
+			Expect(e.HTTPStatus()).To(Equal(503))
+
+			var sentDuring []string
+			Eventually(during, "60s").Should(Receive(&sentDuring))
+			accepted = append(accepted, sentDuring...)
+			accepted = append(accepted, castAll("after", 10)...)
+			open()
+			Eventually(func() int { return len(fake.cleanedNodes()) }, "60s").Should(Equal(len(accepted)))
+			cleaned := fake.cleanedNodes()
+			for _, id := range accepted {
+				Expect(cleaned).To(HaveKey(id))
+			}
+
+			// The transports are usable again for calls too.
+			_, err = cond.GetBootDevice(ctx, NodeArgs{NodeID: "n1"})
+			Expect(err).NotTo(HaveOccurred())
+		})
+	})
+})

@@ -1,0 +1,310 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+var hostSeq atomic.Int64
+
+// uniqueHost names a conductor no other test run uses, so runs sharing the
+// broker do not read each other's queues.
+func uniqueHost() string {
+	return fmt.Sprintf("rpc-test-%s-%d", strings.ToLower(newMessageID()[:10]), hostSeq.Add(1))
+}
+
+func testLogger() *logrus.Logger {
+	l := logrus.New()
+	l.Out = GinkgoWriter
+	l.Level = logrus.DebugLevel
+	return l
+}
+
+func errorOf(err error) *errs.Error {
+	GinkgoHelper()
+	Expect(err).To(HaveOccurred())
+	e, ok := errs.As(err)
+	Expect(ok).To(BeTrue(), "not a typed error: %v", err)
+	return e
+}
+
+// transportSpecs are the behaviours every transport must have. open returns
+// the transport a conductor serves on and the one the API calls through
+// (the same one for in-process, two connections for AMQP); cleanup, when
+// set, is registered for each conductor host before it serves.
+func transportSpecs(open func() (server, client Transport), cleanup func(host string)) {
+	var (
+		server, client Transport
+		fake           *fakeConductor
+		host           string
+		cond           ConductorAPI
+		stopServe      func()
+		ctx            context.Context
+	)
+
+	BeforeEach(func() {
+		server, client = open()
+		fake = newFakeConductor()
+		host = uniqueHost()
+		if cleanup != nil {
+			cleanup(host)
+		}
+		ctx = context.Background()
+		var err error
+		stopServe, err = Serve(ctx, server, host, fake, testLogger())
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { stopServe() })
+		cond = NewClient(client, 10*time.Second).Conductor(host)
+	})
+
+	// send sends a hand-made message as a call, as a non-Go scheduler would.
+	send := func(ctx context.Context, msg map[string]any) error {
+		body, err := json.Marshal(msg)
+		Expect(err).NotTo(HaveOccurred())
+		data, err := client.Call(ctx, topicFor(host), body)
+		if err != nil {
+			return err
+		}
+		return decodeReply(data, nil)
+	}
+
+	It("round-trips calls with their arguments and results", func() {
+		name := "node-1"
+		node, err := cond.UpdateNode(ctx, UpdateNodeArgs{
+			Node:            model.Node{UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", Name: &name, Driver: "ipmi"},
+			ResetInterfaces: true,
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(node.UUID).To(Equal("1be26c0b-03f2-4d2e-ae87-c02d7f33c123"))
+		Expect(node.Name).To(HaveValue(Equal("node-1")))
+		Expect(node.Driver).To(Equal("ipmi"))
+		Expect(node.Extra).To(HaveKeyWithValue("reset_interfaces", true))
+
+		dev, err := cond.GetBootDevice(ctx, NodeArgs{NodeID: "n1"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(dev.BootDevice).To(HaveValue(Equal("pxe")))
+		Expect(dev.Persistent).To(HaveValue(BeTrue()))
+
+		devs, err := cond.GetSupportedBootDevices(ctx, NodeArgs{NodeID: "n1"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(devs).To(Equal([]string{"pxe", "disk", "cdrom"}))
+
+		res, err := cond.VendorPassthru(ctx, VendorPassthruArgs{NodeID: "n1", Method: "pass_deploy_info", HTTPMethod: "POST", Info: map[string]any{"key": "v"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Async).To(BeTrue())
+		Expect(res.Return).To(Equal(map[string]any{"method": "pass_deploy_info", "info": map[string]any{"key": "v"}}))
+
+		port, err := cond.UpdatePort(ctx, PortArgs{Port: model.Port{UUID: "p1", Address: "52:54:00:12:34:56", NodeUUID: "n1"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(port.Address).To(Equal("52:54:00:12:34:56"))
+		Expect(port.NodeUUID).To(Equal("n1"))
+		Expect(port.PXEEnabled).To(BeTrue())
+
+		Expect(cond.DoNodeDeploy(ctx, DeployArgs{NodeID: "n1", ConfigDrive: map[string]any{"meta_data": map[string]any{}}})).To(Succeed())
+		Expect(cond.DoNodeClean(ctx, CleanArgs{NodeID: "n1", CleanSteps: []map[string]any{{"interface": "deploy", "step": "erase_devices"}}})).To(Succeed())
+		Expect(cond.Heartbeat(ctx, HeartbeatArgs{NodeID: "n1", CallbackURL: "http://10.0.0.2:9999", AgentVersion: "6.0"})).To(Succeed())
+		Expect(fake.callCount(MethodHeartbeat, "n1")).To(Equal(1))
+	})
+
+	It("carries typed errors with their kind, message and status", func() {
+		e := errorOf(cond.ChangeNodePowerState(ctx, ChangePowerStateArgs{NodeID: "n1", NewState: "power on"}))
+		Expect(e.Kind).To(Equal(errs.KindNoValidHost))
+		Expect(e.Message).To(Equal("No conductor for node n1."))
+		Expect(e.HTTPStatus()).To(Equal(http.StatusNotFound))
+
+		e = errorOf(cond.DoNodeTearDown(ctx, NodeArgs{NodeID: "n2"}))
+		Expect(e.Kind).To(Equal(errs.KindNodeLocked))
+		Expect(e.HTTPStatus()).To(Equal(http.StatusConflict))
+		Expect(e.Message).To(ContainSubstring("Node n2 is locked by host conductor-1"))
+
+		e = errorOf(cond.DestroyPort(ctx, PortArgs{Port: model.Port{UUID: "p9"}}))
+		Expect(e.Kind).To(Equal(errs.KindPortNotFound))
+		Expect(e.HTTPStatus()).To(Equal(http.StatusNotFound))
+
+		e = errorOf(cond.Heartbeat(ctx, HeartbeatArgs{NodeID: "n1"}))
+		Expect(e.Kind).To(Equal(errs.KindInvalidParameterValue))
+		Expect(e.HTTPStatus()).To(Equal(http.StatusBadRequest))
+	})
+
+	It("turns untyped errors into a generic internal error that reveals nothing", func() {
+		e := errorOf(cond.DestroyNode(ctx, NodeArgs{NodeID: "n1"}))
+		Expect(e.Kind).To(Equal(errs.KindInternal))
+		Expect(e.HTTPStatus()).To(Equal(http.StatusInternalServerError))
+		Expect(e.Error()).NotTo(ContainSubstring("hunter2"))
+		Expect(e.Error()).NotTo(ContainSubstring("mysql"))
+	})
+
+	It("answers a panicking handler with an internal error and keeps serving", func() {
+		e := errorOf(cond.ChangeNodePowerState(ctx, ChangePowerStateArgs{NodeID: "n1", NewState: "panic"}))
+		Expect(e.Kind).To(Equal(errs.KindInternal))
+		Expect(e.Error()).NotTo(ContainSubstring("hunter2"))
+
+		_, err := cond.GetBootDevice(ctx, NodeArgs{NodeID: "n1"})
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("delivers casts", func() {
+		Expect(cond.ContinueNodeClean(ctx, NodeArgs{NodeID: "n1"})).To(Succeed())
+		Expect(cond.ContinueNodeDeploy(ctx, NodeArgs{NodeID: "n2"})).To(Succeed())
+		Eventually(fake.cleanedNodes).Should(HaveKeyWithValue("n1", 1))
+		Eventually(func() int { return fake.deployedCount("n2") }).Should(Equal(1))
+	})
+
+	It("returns from a cast without waiting for the handler", func() {
+		open := fake.closeGate()
+		DeferCleanup(open)
+		Expect(cond.ContinueNodeClean(ctx, NodeArgs{NodeID: "n1"})).To(Succeed())
+		Eventually(func() int { return fake.callCount(MethodContinueNodeClean, "n1") }).Should(Equal(1))
+		Expect(fake.cleanedNodes()).To(BeEmpty())
+		open()
+		Eventually(fake.cleanedNodes).Should(HaveKeyWithValue("n1", 1))
+	})
+
+	It("fails a call with MessagingTimeout when the reply misses the deadline, and gives the handler that deadline", func() {
+		DeferCleanup(fake.closeGate())
+		callCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel()
+		want, _ := callCtx.Deadline()
+		e := errorOf(cond.SetBootDevice(callCtx, SetBootDeviceArgs{NodeID: "n1", Device: "pxe"}))
+		Expect(e.Kind).To(Equal(errs.KindMessagingTimeout))
+		Expect(e.Message).To(ContainSubstring(MethodSetBootDevice))
+		Expect(fake.deadline("n1")).To(BeTemporally("~", want, time.Millisecond))
+	})
+
+	It("uses the client timeout when the context has no deadline", func() {
+		DeferCleanup(fake.closeGate())
+		short := NewClient(client, 300*time.Millisecond).Conductor(host)
+		e := errorOf(short.SetBootDevice(ctx, SetBootDeviceArgs{NodeID: "n1", Device: "pxe"}))
+		Expect(e.Kind).To(Equal(errs.KindMessagingTimeout))
+		Expect(fake.deadline("n1")).NotTo(BeZero())
+	})
+
+	It("passes the request id to the conductor, and makes one when there is none", func() {
+		_, err := cond.GetBootDevice(WithRequestID(ctx, "req-1234"), NodeArgs{NodeID: "n1"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fake.requestID("n1")).To(Equal("req-1234"))
+
+		Expect(cond.ContinueNodeDeploy(WithRequestID(ctx, "req-cast"), NodeArgs{NodeID: "n2"})).To(Succeed())
+		Eventually(func() string { return fake.requestID("n2") }).Should(Equal("req-cast"))
+
+		_, err = cond.GetBootDevice(ctx, NodeArgs{NodeID: "n3"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fake.requestID("n3")).To(MatchRegexp(`^req-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`))
+	})
+
+	It("answers 200 concurrent calls each with its own result", func() {
+		const n = 200
+		var wg sync.WaitGroup
+		results := make([]string, n)
+		failures := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, err := cond.ValidateDriverInterfaces(ctx, NodeArgs{NodeID: fmt.Sprintf("node-%d", i)})
+				failures[i] = err
+				results[i] = r["deploy"].Reason
+			}()
+		}
+		wg.Wait()
+		for i := range n {
+			Expect(failures[i]).NotTo(HaveOccurred())
+			Expect(results[i]).To(Equal(fmt.Sprintf("node node-%d", i)))
+		}
+	})
+
+	It("rejects unknown methods", func() {
+		e := errorOf(send(ctx, map[string]any{"ferric.version": "1", "method": "reboot_the_world", "version": APIVersion, "args": map[string]any{}}))
+		Expect(e.Kind).To(Equal(errs.KindInvalidParameterValue))
+		Expect(e.Message).To(ContainSubstring("reboot_the_world"))
+	})
+
+	It("rejects versions newer than its own or of another major", func() {
+		for _, v := range []string{"1.1", "2.0", "0.9", "1", "x.y"} {
+			e := errorOf(send(ctx, map[string]any{"ferric.version": "1", "method": MethodGetBootDevice, "version": v, "args": map[string]any{"node_id": "n1"}}))
+			Expect(e.Kind).To(Equal(errs.KindUnsupportedRPCMethodVersion), "version %s", v)
+		}
+		e := errorOf(send(ctx, map[string]any{"ferric.version": "2", "method": MethodGetBootDevice, "version": APIVersion, "args": map[string]any{"node_id": "n1"}}))
+		Expect(e.Kind).To(Equal(errs.KindUnsupportedRPCMethodVersion))
+		Expect(fake.callCount(MethodGetBootDevice, "n1")).To(BeZero())
+
+		Expect(send(ctx, map[string]any{"ferric.version": "1", "method": MethodGetBootDevice, "version": APIVersion, "args": map[string]any{"node_id": "n1"}})).To(Succeed())
+	})
+
+	It("rejects malformed messages and arguments", func() {
+		data, err := client.Call(ctx, topicFor(host), []byte("not json"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(errorOf(decodeReply(data, nil)).Kind).To(Equal(errs.KindInvalidParameterValue))
+
+		e := errorOf(send(ctx, map[string]any{"ferric.version": "1", "method": MethodGetBootDevice, "version": APIVersion, "args": map[string]any{"node_id": 7}}))
+		Expect(e.Kind).To(Equal(errs.KindInvalidParameterValue))
+		Expect(e.Message).To(ContainSubstring("node_id"))
+	})
+
+	It("drops a message whose deadline has already passed", func() {
+		callCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel()
+		err := send(callCtx, map[string]any{
+			"ferric.version": "1", "method": MethodGetBootDevice, "version": APIVersion,
+			"args": map[string]any{"node_id": "late"}, "deadline": time.Now().Add(-time.Second).Format(time.RFC3339Nano),
+		})
+		Expect(err).To(MatchError(context.DeadlineExceeded))
+		Consistently(func() int { return fake.callCount(MethodGetBootDevice, "late") }, "300ms").Should(BeZero())
+	})
+
+	It("fails promptly with TemporaryFailure when no conductor serves the topic", func() {
+		nobody := NewClient(client, time.Minute).Conductor(uniqueHost())
+		e := errorOf(nobody.DoNodeDeploy(ctx, DeployArgs{NodeID: "n1"}))
+		Expect(e.Kind).To(Equal(errs.KindTemporaryFailure))
+		Expect(e.HTTPStatus()).To(Equal(http.StatusServiceUnavailable))
+
+		e = errorOf(nobody.ContinueNodeClean(ctx, NodeArgs{NodeID: "n1"}))
+		Expect(e.Kind).To(Equal(errs.KindTemporaryFailure))
+	})
+
+	It("lets running handlers finish when serving stops", func() {
+		open := fake.closeGate()
+		Expect(cond.ContinueNodeClean(ctx, NodeArgs{NodeID: "n1"})).To(Succeed())
+		Eventually(func() int { return fake.callCount(MethodContinueNodeClean, "n1") }).Should(Equal(1))
+		stopped := make(chan struct{})
+		go func() {
+			stopServe()
+			close(stopped)
+		}()
+		Consistently(stopped, "200ms").ShouldNot(BeClosed())
+		open()
+		Eventually(stopped).Should(BeClosed())
+		Expect(fake.cleanedNodes()).To(HaveKeyWithValue("n1", 1))
+	})
+}
+
+var _ = Describe("in-process transport", func() {
+	transportSpecs(func() (Transport, Transport) {
+		t := NewInProcess()
+		DeferCleanup(t.Close)
+		return t, t
+	}, nil)
+
+	It("refuses a second listener on a topic", func() {
+		t := NewInProcess()
+		DeferCleanup(t.Close)
+		stop, err := t.Listen(context.Background(), "topic", 1, func([]byte) []byte { return nil })
+		Expect(err).NotTo(HaveOccurred())
+		defer stop()
+		_, err = t.Listen(context.Background(), "topic", 1, func([]byte) []byte { return nil })
+		Expect(err).To(HaveOccurred())
+	})
+})

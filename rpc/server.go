@@ -1,0 +1,190 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+)
+
+// MaxInFlight bounds how many messages one Serve handles at once; on AMQP it
+// is also the consumer prefetch, so the broker keeps the rest queued.
+// Handlers are short (async methods hand their work to the conductor's own
+// worker pool), so this bounds memory and goroutines, not throughput.
+const MaxInFlight = 64
+
+// Serve consumes the RPC topic of the conductor named hostname on t and
+// dispatches every message to impl, up to MaxInFlight concurrently. Each
+// handler's context carries the message's request id (RequestID) and the
+// caller's deadline; it is not cancelled when ctx is. A message whose
+// deadline has passed is dropped unhandled; a panicking handler is answered
+// with an internal error and does not stop the server.
+//
+// Serving stops when ctx is done or stop is called; stop returns once every
+// started handler has finished (on AMQP, messages not yet started go back to
+// the queue). Serve returns an error if the topic cannot be set up before ctx
+// is done.
+func Serve(ctx context.Context, t Transport, hostname string, impl ConductorAPI, log logrus.FieldLogger) (stop func(), err error) {
+	if log == nil {
+		l := logrus.New()
+		l.Out = io.Discard
+		log = l
+	}
+	s := &server{
+		base: context.WithoutCancel(ctx),
+		impl: impl,
+		log:  log.WithField("conductor", hostname),
+	}
+	stopListen, err := t.Listen(ctx, topicFor(hostname), MaxInFlight, s.handle)
+	if err != nil {
+		return nil, fmt.Errorf("serve rpc for conductor %s: %w", hostname, err)
+	}
+	done := make(chan struct{})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			close(done)
+			stopListen()
+		})
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-done:
+		}
+	}()
+	return stop, nil
+}
+
+type server struct {
+	base context.Context
+	impl ConductorAPI
+	log  logrus.FieldLogger
+}
+
+func (s *server) handle(body []byte) []byte {
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		s.log.WithError(err).Warn("rejecting malformed RPC message")
+		return encodeReply(nil, errs.InvalidParameterValue("Malformed RPC message."))
+	}
+	log := s.log.WithFields(logrus.Fields{"method": req.Method, "request_id": req.RequestID})
+	ctx := WithRequestID(s.base, req.RequestID)
+	if req.Deadline != "" {
+		deadline, err := time.Parse(time.RFC3339Nano, req.Deadline)
+		if err != nil {
+			log.WithError(err).Warn("rejecting RPC message with a malformed deadline")
+			return encodeReply(nil, errs.InvalidParameterValue("Malformed RPC deadline %q.", req.Deadline))
+		}
+		if !time.Now().Before(deadline) {
+			log.Warn("dropping RPC message whose deadline has passed")
+			return nil
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	if err := checkVersion(req.Envelope, req.Version); err != nil {
+		log.WithField("version", req.Version).Warn("rejecting RPC message of an unsupported version")
+		return encodeReply(nil, err)
+	}
+	m, ok := methods[req.Method]
+	if !ok {
+		log.Warn("rejecting unknown RPC method")
+		return encodeReply(nil, errs.InvalidParameterValue("Unsupported RPC method %q.", req.Method))
+	}
+	result, err := s.invoke(ctx, log, m, req.Args)
+	if ctx.Err() != nil {
+		// The caller stopped waiting; whatever the outcome, nobody reads it.
+		log.WithError(err).Warn("RPC method outlived the caller's deadline; not replying")
+		return nil
+	}
+	if err != nil {
+		if _, typed := errs.As(err); typed {
+			log.WithError(err).Debug("RPC method failed")
+		} else {
+			log.WithError(err).Error("RPC method failed with an untyped error")
+		}
+	}
+	return encodeReply(result, err)
+}
+
+func (s *server) invoke(ctx context.Context, log logrus.FieldLogger, m serverMethod, args json.RawMessage) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.WithField("stack", string(debug.Stack())).Errorf("RPC method panicked: %v", p)
+			result, err = nil, errs.New(errs.KindInternal, "An internal error occurred.")
+		}
+	}()
+	return m(ctx, s.impl, args)
+}
+
+// serverMethod decodes a method's arguments and runs it on impl.
+type serverMethod func(ctx context.Context, impl ConductorAPI, args json.RawMessage) (any, error)
+
+func returning[A, R any](f func(ConductorAPI, context.Context, A) (R, error)) serverMethod {
+	return func(ctx context.Context, impl ConductorAPI, raw json.RawMessage) (any, error) {
+		var a A
+		if err := decodeArgs(raw, &a); err != nil {
+			return nil, err
+		}
+		return f(impl, ctx, a)
+	}
+}
+
+func errorOnly[A any](f func(ConductorAPI, context.Context, A) error) serverMethod {
+	return func(ctx context.Context, impl ConductorAPI, raw json.RawMessage) (any, error) {
+		var a A
+		if err := decodeArgs(raw, &a); err != nil {
+			return nil, err
+		}
+		return nil, f(impl, ctx, a)
+	}
+}
+
+func decodeArgs(raw json.RawMessage, a any) error {
+	if len(raw) == 0 {
+		return errs.New(errs.KindMissingParameterValue, "RPC message has no arguments.")
+	}
+	if err := json.Unmarshal(raw, a); err != nil {
+		return errs.InvalidParameterValue("Invalid RPC arguments: %s", jsonProblem(err))
+	}
+	return nil
+}
+
+// jsonProblem describes a decoding failure without echoing the payload,
+// which may hold secrets (driver_info passwords).
+func jsonProblem(err error) string {
+	if te, ok := err.(*json.UnmarshalTypeError); ok {
+		return fmt.Sprintf("field %q must be %s, not %s.", te.Field, te.Type, te.Value)
+	}
+	return "malformed JSON."
+}
+
+var methods = map[string]serverMethod{
+	MethodUpdateNode:               returning(ConductorAPI.UpdateNode),
+	MethodDestroyNode:              errorOnly(ConductorAPI.DestroyNode),
+	MethodChangeNodePowerState:     errorOnly(ConductorAPI.ChangeNodePowerState),
+	MethodDoNodeDeploy:             errorOnly(ConductorAPI.DoNodeDeploy),
+	MethodDoNodeTearDown:           errorOnly(ConductorAPI.DoNodeTearDown),
+	MethodDoNodeClean:              errorOnly(ConductorAPI.DoNodeClean),
+	MethodDoProvisioningAction:     errorOnly(ConductorAPI.DoProvisioningAction),
+	MethodContinueNodeClean:        errorOnly(ConductorAPI.ContinueNodeClean),
+	MethodContinueNodeDeploy:       errorOnly(ConductorAPI.ContinueNodeDeploy),
+	MethodValidateDriverInterfaces: returning(ConductorAPI.ValidateDriverInterfaces),
+	MethodSetBootDevice:            errorOnly(ConductorAPI.SetBootDevice),
+	MethodGetBootDevice:            returning(ConductorAPI.GetBootDevice),
+	MethodGetSupportedBootDevices:  returning(ConductorAPI.GetSupportedBootDevices),
+	MethodUpdatePort:               returning(ConductorAPI.UpdatePort),
+	MethodDestroyPort:              errorOnly(ConductorAPI.DestroyPort),
+	MethodHeartbeat:                errorOnly(ConductorAPI.Heartbeat),
+	MethodVendorPassthru:           returning(ConductorAPI.VendorPassthru),
+}
