@@ -1,0 +1,65 @@
+# Ferric build, test and lint entry points. The module list comes from
+# go.work only, so adding a module there is enough for every target below.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+
+MODULES := $(shell sed -n 's|^[[:space:]]*\(use[[:space:]]*\)\{0,1\}\./\([^[:space:]]*\).*|\2|p' go.work)
+UNIT_MODULES := $(filter-out tests,$(MODULES))
+# Every cmd/<name>/main.go is a binary.
+BINARIES := $(notdir $(patsubst %/main.go,%,$(wildcard cmd/*/main.go)))
+
+export GOFLAGS ?= -buildvcs=false
+
+# The race detector roughly doubles unit-test time; set RACE= to skip it.
+RACE ?= -race
+UNIT_TIMEOUT ?= 10m
+E2E_TIMEOUT ?= 20m
+
+.PHONY: build run test unit e2e bench lint setup
+
+build:
+	@mkdir -p bin
+	cd cmd && go build -o ../bin/ $(addprefix ./,$(BINARIES))
+
+# ferric serve creates ./var for its SQLite file itself.
+run: build
+	./bin/ferric serve
+
+setup:
+	./scripts/setup.sh
+
+# Unit and end-to-end suites both run even when the first fails, so one
+# run reports every failure.
+test: setup
+	@status=0; \
+	$(MAKE) --no-print-directory unit || status=1; \
+	$(MAKE) --no-print-directory e2e || status=1; \
+	exit $$status
+
+unit:
+	@failed=""; \
+	for m in $(UNIT_MODULES); do \
+		echo "== go test $$m"; \
+		(cd $$m && go test $(RACE) -timeout $(UNIT_TIMEOUT) ./...) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "unit tests failed in:$$failed"; exit 1; fi
+
+# End-to-end suites share one RabbitMQ that the resilience suite restarts,
+# so their packages run one at a time (-p 1); -count=1 because the binaries
+# they exercise are built at run time, outside the test cache's view.
+e2e:
+	cd tests && go test -p 1 -count=1 -timeout $(E2E_TIMEOUT) ./...
+
+bench: setup
+	cd tests && go run ./bench
+
+lint:
+	@bad=$$(gofmt -l $(MODULES)); \
+	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+	@failed=""; \
+	for m in $(MODULES); do \
+		echo "== go vet $$m"; \
+		(cd $$m && go vet ./...) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "go vet failed in:$$failed"; exit 1; fi

@@ -1,0 +1,257 @@
+// Package service wires Ferric's components into the processes the
+// binaries run: configuration, logging, database, RPC transport, conductor
+// and API, started in order and stopped in reverse on SIGINT or SIGTERM.
+package service
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	apiservice "github.com/ferricbm/ferric/api-service"
+	"github.com/ferricbm/ferric/conductor"
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/builtin"
+	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/logging"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// ShutdownTimeout bounds a graceful stop: in-flight API requests and
+// conductor workers get this long before the process exits anyway.
+const ShutdownTimeout = 60 * time.Second
+
+// ConfigFlag registers --config on fs; its default is $FERRIC_CONFIG.
+func ConfigFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", os.Getenv("FERRIC_CONFIG"),
+		"path to the INI configuration file (default $FERRIC_CONFIG; none: embedded defaults)")
+}
+
+// Load reads the configuration for role, checks it and builds the logger.
+func Load(path string, role Role) (config.Config, *logrus.Logger, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return config.Config{}, nil, fmt.Errorf("load configuration: %w", err)
+	}
+	cfg = role.adjust(cfg)
+	if err := cfg.Validate(); err != nil {
+		return config.Config{}, nil, fmt.Errorf("invalid configuration: %w", err)
+	}
+	return cfg, logging.New(cfg.Default), nil
+}
+
+// Role selects what a process runs.
+type Role struct {
+	Name      string
+	API       bool
+	Conductor bool
+	// Migrate upgrades the schema at start; only single-process mode does.
+	Migrate bool
+	// InProcessRPC allows [rpc] transport = inprocess; a process that runs
+	// only half of Ferric must reach the other half over AMQP.
+	InProcessRPC bool
+}
+
+var (
+	Single        = Role{Name: "ferric", API: true, Conductor: true, Migrate: true, InProcessRPC: true}
+	APIOnly       = Role{Name: "ferric-api", API: true}
+	ConductorOnly = Role{Name: "ferric-conductor", Conductor: true}
+)
+
+// adjust applies what the role implies to the configuration: the split
+// binaries always talk AMQP, whatever the (single-process) default says.
+func (r Role) adjust(cfg config.Config) config.Config {
+	if !r.InProcessRPC && cfg.RPC.Transport == "inprocess" {
+		cfg.RPC.Transport = "amqp"
+	}
+	return cfg
+}
+
+// LogStartup records what the process is about to run, without secrets.
+func LogStartup(log *logrus.Logger, role Role, cfg config.Config, configPath string) {
+	fields := logrus.Fields{
+		"config_file":          configPath,
+		"host":                 cfg.Default.Host,
+		"database":             RedactURL(cfg.Database.Connection),
+		"rpc_transport":        cfg.RPC.Transport,
+		"rpc_response_timeout": cfg.RPC.ResponseTimeout.String(),
+	}
+	if cfg.RPC.Transport == "amqp" {
+		fields["amqp_url"] = RedactURL(cfg.RPC.AMQPURL)
+	}
+	if role.API {
+		fields["listen"] = listenAddr(cfg)
+		fields["auth_strategy"] = cfg.API.AuthStrategy
+	}
+	if role.Conductor {
+		fields["enabled_hardware_types"] = cfg.Conductor.EnabledHardwareTypes
+		fields["conductor_group"] = cfg.Conductor.ConductorGroup
+		fields["heartbeat_interval"] = cfg.Conductor.HeartbeatInterval.String()
+		fields["heartbeat_timeout"] = cfg.Conductor.HeartbeatTimeout.String()
+		fields["workers_pool_size"] = cfg.Conductor.WorkersPoolSize
+	}
+	log.WithFields(fields).Infof("%s starting", role.Name)
+}
+
+// RedactURL hides the password of a URL-shaped connection string.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "<unparsable, hidden>"
+	}
+	return u.Redacted()
+}
+
+func listenAddr(cfg config.Config) string {
+	return net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
+}
+
+// OpenStore opens the database. With migrate it upgrades the schema;
+// without, it refuses a schema older than this build's, naming the command
+// that upgrades it.
+func OpenStore(ctx context.Context, cfg config.Config, migrate bool) (*db.Store, error) {
+	store, err := db.Open(ctx, cfg.Database.Connection)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", RedactURL(cfg.Database.Connection), err)
+	}
+	if migrate {
+		if err := store.Upgrade(ctx); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("upgrade database schema: %w", err)
+		}
+		return store, nil
+	}
+	v, err := store.SchemaVersion(ctx)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("read database schema version (run `ferric dbsync upgrade` first?): %w", err)
+	}
+	if latest := db.LatestSchemaVersion(); v < latest {
+		store.Close()
+		return nil, fmt.Errorf("database schema is at version %d, this build needs %d: run `ferric dbsync upgrade`", v, latest)
+	}
+	return store, nil
+}
+
+func newTransport(cfg config.Config, log *logrus.Logger) (rpc.Transport, error) {
+	switch cfg.RPC.Transport {
+	case "inprocess":
+		return rpc.NewInProcess(), nil
+	case "amqp":
+		t, err := rpc.NewAMQP(cfg.RPC.AMQPURL, log)
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s: %w", RedactURL(cfg.RPC.AMQPURL), err)
+		}
+		return t, nil
+	}
+	return nil, fmt.Errorf("unknown [rpc] transport %q (want inprocess or amqp)", cfg.RPC.Transport)
+}
+
+// Run starts the role's components and blocks until SIGINT or SIGTERM (or
+// the API server fails), then stops them gracefully: the API first so no
+// new work arrives, then the conductor, which finishes its workers and
+// releases its locks.
+func Run(role Role, cfg config.Config, log *logrus.Logger) (runErr error) {
+	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stopSignals()
+
+	store, err := OpenStore(ctx, cfg, role.Migrate)
+	if err != nil {
+		return err
+	}
+	defer closeWith(&runErr, "close database", store.Close)
+
+	transport, err := newTransport(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeWith(&runErr, "close RPC transport", transport.Close)
+
+	// One registry per process: in single-process mode the API and the
+	// conductor then see the same fake-hardware fleet.
+	drivers, err := builtin.Registry(cfg.Conductor.EnabledHardwareTypes)
+	if err != nil {
+		return fmt.Errorf("enabled hardware types: %w", err)
+	}
+
+	if role.Conductor {
+		c, err := startConductor(ctx, cfg, store, transport, drivers, log)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+			defer cancel()
+			closeWith(&runErr, "stop conductor", func() error { return c.Stop(sctx) })
+		}()
+	}
+
+	apiErr := make(chan error, 1)
+	if role.API {
+		srv, err := apiservice.New(apiservice.Options{
+			Config:  cfg,
+			Store:   store,
+			RPC:     rpc.NewClient(transport, cfg.RPC.ResponseTimeout),
+			Log:     log,
+			Drivers: drivers,
+		})
+		if err != nil {
+			return fmt.Errorf("build API service: %w", err)
+		}
+		// Binding here rather than in the server's Start makes a bad or
+		// busy address fail the start at once.
+		addr := listenAddr(cfg)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", addr, err)
+		}
+		httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second}
+		go func() { apiErr <- httpSrv.Serve(ln) }()
+		log.Infof("API listening on http://%s", addr)
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+			defer cancel()
+			closeWith(&runErr, "stop API", func() error { return httpSrv.Shutdown(sctx) })
+		}()
+	}
+
+	log.Infof("%s started", role.Name)
+	select {
+	case <-ctx.Done():
+		// A second signal during the graceful stop ends the process at once.
+		stopSignals()
+		log.Infof("%s stopping on signal", role.Name)
+		return nil
+	case err := <-apiErr:
+		return fmt.Errorf("API server stopped: %w", err)
+	}
+}
+
+func startConductor(ctx context.Context, cfg config.Config, store *db.Store, t rpc.Transport, drivers *driver.Registry, log *logrus.Logger) (*conductor.Conductor, error) {
+	c, err := conductor.New(conductor.Options{Config: cfg, Store: store, Transport: t, Log: log, Drivers: drivers})
+	if err != nil {
+		return nil, fmt.Errorf("build conductor: %w", err)
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start conductor %s: %w", cfg.Default.Host, err)
+	}
+	return c, nil
+}
+
+// closeWith runs a cleanup and keeps its error unless an earlier one is set.
+func closeWith(err *error, what string, f func() error) {
+	if cerr := f(); cerr != nil && *err == nil {
+		*err = fmt.Errorf("%s: %w", what, cerr)
+	}
+}

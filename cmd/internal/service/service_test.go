@@ -1,0 +1,59 @@
+package service_test
+
+import (
+	"bytes"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/cmd/internal/service"
+	"github.com/ferricbm/ferric/pkg/config"
+)
+
+var _ = Describe("Startup logging", func() {
+	It("hides the database and broker passwords and keeps the rest readable", func() {
+		cfg := config.Defaults()
+		cfg.Database.Connection = "mysql://ferric:db-pa55@db.example:3306/ferric"
+		cfg.RPC.Transport = "amqp"
+		cfg.RPC.AMQPURL = "amqp://ferric:mq-pa55@mq.example:5672/"
+
+		var out bytes.Buffer
+		log := logrus.New()
+		log.SetOutput(&out)
+		service.LogStartup(log, service.Single, cfg, "/etc/ferric/ferric.conf")
+
+		Expect(out.String()).NotTo(ContainSubstring("db-pa55"))
+		Expect(out.String()).NotTo(ContainSubstring("mq-pa55"))
+		Expect(out.String()).To(ContainSubstring("mysql://ferric:xxxxx@db.example:3306/ferric"))
+		Expect(out.String()).To(ContainSubstring("mq.example:5672"))
+		Expect(out.String()).To(ContainSubstring("/etc/ferric/ferric.conf"))
+	})
+
+	DescribeTable("RedactURL",
+		func(in, want string) { Expect(service.RedactURL(in)).To(Equal(want)) },
+		Entry("password masked", "mysql://root:secret@127.0.0.1:3306/ferric", "mysql://root:xxxxx@127.0.0.1:3306/ferric"),
+		Entry("no password left alone", "mysql://root@127.0.0.1:3306/ferric", "mysql://root@127.0.0.1:3306/ferric"),
+		Entry("sqlite path left alone", "sqlite://var/ferric.db", "sqlite://var/ferric.db"),
+		Entry("unparsable value hidden whole", "mysql://root:se%zz@host/db", "<unparsable, hidden>"),
+	)
+})
+
+var _ = Describe("Load", func() {
+	It("makes the split binaries use AMQP even with the single-process default", func() {
+		cfg, _, err := service.Load("", service.Single)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cfg.RPC.Transport).To(Equal("inprocess"))
+		for _, role := range []service.Role{service.APIOnly, service.ConductorOnly} {
+			cfg, _, err := service.Load("", role)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(cfg.RPC.Transport).To(Equal("amqp"), role.Name)
+		}
+	})
+
+	It("refuses an invalid configuration, naming the option", func() {
+		GinkgoT().Setenv("FERRIC_API_PORT", "0")
+		_, _, err := service.Load("", service.Single)
+		Expect(err).To(MatchError(ContainSubstring("[api] port")))
+	})
+})

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Brings this machine to the state the test suites need: the Debian packages
+# installed and MariaDB (127.0.0.1:3306) and RabbitMQ (127.0.0.1:5672)
+# answering. Idempotent and quick when everything is already there; fails
+# loudly (non-zero exit, a message on stderr) when something cannot be made
+# ready within its time bound. Services are checked by port, not by process
+# name: exited processes can linger as zombies here.
+set -euo pipefail
+
+# One package per line; add new ones here (tgt, openipmi, ipmitool, ...).
+PACKAGES=(
+	mariadb-server
+	rabbitmq-server
+)
+
+log() { echo "setup: $*" >&2; }
+die() {
+	log "ERROR: $*"
+	exit 1
+}
+
+port_open() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# wait_port PORT SECONDS NAME
+wait_port() {
+	local deadline=$((SECONDS + $2))
+	until port_open "$1"; do
+		((SECONDS < deadline)) || die "$3 did not open 127.0.0.1:$1 within $2 s"
+		sleep 0.5
+	done
+}
+
+install_packages() {
+	local missing=() p
+	for p in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	((${#missing[@]} == 0)) && return 0
+	[[ $(id -u) == 0 ]] || die "packages missing (${missing[*]}) and not root: install them first"
+	log "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get -o DPkg::Lock::Timeout=600 update -qq
+	# policy-rc.d keeps the packages' init scripts from trying to start
+	# services (no init system here); this script starts them itself.
+	local policy=/usr/sbin/policy-rc.d created_policy=
+	if [[ ! -e $policy ]]; then
+		printf '#!/bin/sh\nexit 101\n' >"$policy"
+		chmod +x "$policy"
+		created_policy=1
+	fi
+	local rc=0
+	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" || rc=$?
+	[[ -n $created_policy ]] && rm -f "$policy"
+	((rc == 0)) || die "apt-get install ${missing[*]} failed (exit $rc)"
+}
+
+# The suites log in as root over TCP without a password. A fresh Debian
+# install lets root in only through the unix socket; grant the TCP login
+# through that socket (as the OS root) when it is refused.
+mariadb_root_login() {
+	mariadb --host=127.0.0.1 --user=root -e 'SELECT 1' >/dev/null 2>&1 && return 0
+	log "allowing root@127.0.0.1 without a password (test machine)"
+	mariadb --user=root -e "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '';
+		GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION; FLUSH PRIVILEGES;" ||
+		die "cannot grant root@127.0.0.1 (run as root on the database host)"
+	mariadb --host=127.0.0.1 --user=root -e 'SELECT 1' >/dev/null 2>&1 ||
+		die "root still cannot log in over 127.0.0.1:3306"
+}
+
+start_mariadb() {
+	port_open 3306 && return 0
+	log "starting MariaDB"
+	install -d -o mysql -g mysql /run/mysqld
+	start-stop-daemon --start --oknodo --background \
+		--pidfile /run/mysqld/mysqld.pid --exec /usr/sbin/mariadbd -- --user=mysql
+	wait_port 3306 60 MariaDB
+	local deadline=$((SECONDS + 30))
+	until mariadb-admin --host=127.0.0.1 --user=root ping >/dev/null 2>&1; do
+		((SECONDS < deadline)) || die "MariaDB port is open but 'mariadb-admin ping' fails"
+		sleep 0.5
+	done
+}
+
+start_rabbitmq() {
+	port_open 5672 && return 0
+	# A node whose app was stopped (rabbitmqctl stop_app) still answers on
+	# the distribution port: restart the app rather than a second node.
+	if timeout 20 rabbitmq-diagnostics -q ping >/dev/null 2>&1; then
+		log "RabbitMQ node is up with its app stopped: starting the app"
+		timeout 60 rabbitmqctl start_app >/dev/null || die "rabbitmqctl start_app failed"
+		wait_port 5672 30 RabbitMQ
+		return 0
+	fi
+	log "starting RabbitMQ"
+	epmd -address 127.0.0.1 -daemon
+	RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 rabbitmq-server -detached
+	timeout 120 rabbitmqctl await_startup >/dev/null || die "RabbitMQ did not finish starting within 120 s"
+	wait_port 5672 30 RabbitMQ
+}
+
+install_packages
+start_mariadb
+mariadb_root_login
+start_rabbitmq
+log "MariaDB on 127.0.0.1:3306 and RabbitMQ on 127.0.0.1:5672 are up"

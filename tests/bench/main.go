@@ -1,0 +1,341 @@
+// Command bench measures a Ferric deployment on loopback: it starts
+// ferric-api and one ferric-conductor over RabbitMQ with a fresh MySQL
+// database, seeds 2,000 nodes, and prints throughput and latency for the
+// API calls that matter, the RPC round trip, and how long 1,000 nodes take
+// to go manage -> provide -> active with fake-hardware, beside the targets.
+// Every loop is bounded; the run takes about a minute.
+//
+//	go run ./bench            (from the tests module; `make bench`)
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/rpc"
+	"github.com/ferricbm/ferric/tests/harness"
+)
+
+type settings struct {
+	concurrency int
+	seed        int
+	deployNodes int
+	gets        int
+	lists       int
+	patches     int
+	creates     int
+	rpcCalls    int
+	keep        bool
+}
+
+func main() {
+	var s settings
+	flag.IntVar(&s.concurrency, "concurrency", 16, "concurrent clients")
+	flag.IntVar(&s.seed, "seed", 2000, "nodes inserted directly into MySQL")
+	flag.IntVar(&s.deployNodes, "deploy", 1000, "seeded nodes driven manage -> provide -> active")
+	flag.IntVar(&s.gets, "gets", 20000, "GET /v1/nodes/{uuid} requests")
+	flag.IntVar(&s.lists, "lists", 2000, "GET /v1/nodes/detail?limit=100 requests")
+	flag.IntVar(&s.patches, "patches", 3000, "PATCH /v1/nodes/{uuid} requests")
+	flag.IntVar(&s.creates, "creates", 1000, "POST /v1/nodes requests")
+	flag.IntVar(&s.rpcCalls, "rpc", 3000, "RPC calls over RabbitMQ")
+	flag.BoolVar(&s.keep, "keep", false, "keep the work directory (config, logs)")
+	flag.Parse()
+	if s.deployNodes > s.seed {
+		s.deployNodes = s.seed
+	}
+	if err := run(s); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one line of the report.
+type row struct {
+	name, measured, target, verdict string
+}
+
+func run(s settings) error {
+	ctx := context.Background()
+	work, err := os.MkdirTemp("", "ferric-bench-")
+	if err != nil {
+		return err
+	}
+	if s.keep {
+		fmt.Println("work directory:", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+
+	fmt.Println("building binaries ...")
+	bin, err := harness.Build(filepath.Join(work, "bin"))
+	if err != nil {
+		return err
+	}
+	database, err := harness.CreateDatabase(ctx, "bench")
+	if err != nil {
+		return err
+	}
+	defer database.Drop(context.Background())
+
+	timings := harness.FastTimings
+	timings.CallbackTimeout = 10 * time.Minute
+	base := harness.BaseConfig(database.Connection(), "amqp", timings).
+		Set("DEFAULT", "debug", false).
+		// Periodic power sync would take node locks under the PATCH and
+		// deploy measurements; keep it out of the way as in production,
+		// where it runs every minute.
+		Set("conductor", "sync_power_state_interval", time.Hour).
+		Set("conductor", "sync_local_state_interval", time.Hour)
+	d := harness.NewDeployment(bin, work, base)
+	defer d.StopAll(30 * time.Second)
+	if err := d.DBSync(ctx); err != nil {
+		return err
+	}
+	store, err := db.Open(ctx, database.Connection())
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	// Read readiness from the conductor registry: it does not depend on
+	// the API's microversion range.
+	d.ConductorReady = func(ctx context.Context, host string) error {
+		members, err := store.ActiveMembers(ctx, timings.HeartbeatTimeout)
+		if err != nil {
+			return err
+		}
+		for _, m := range members {
+			if m.Hostname == host {
+				return nil
+			}
+		}
+		return fmt.Errorf("conductor %s not registered yet", host)
+	}
+	if _, err := d.StartAPI(ctx, "api"); err != nil {
+		return err
+	}
+	cond, err := d.StartConductor(ctx, "conductor")
+	if err != nil {
+		return err
+	}
+	api := newAPI(d.APIURL)
+	if api.version, err = harness.MaxVersion(ctx, d.APIURL); err != nil {
+		return err
+	}
+	fmt.Printf("API %s (microversion %s), conductor %s, database %s\n", d.APIURL, api.version, cond.Host, database.Name)
+
+	var rows []row
+
+	fmt.Printf("creating %d nodes through the API ...\n", s.creates)
+	created := make([]string, s.creates)
+	res := measure(ctx, s.creates, s.concurrency, func(ctx context.Context, i int) error {
+		var n struct {
+			UUID string `json:"uuid"`
+		}
+		err := api.do(ctx, http.MethodPost, "/v1/nodes", map[string]any{
+			"driver": "fake-hardware", "name": fmt.Sprintf("bench-create-%d", i),
+		}, http.StatusCreated, &n)
+		created[i] = n.UUID
+		return err
+	})
+	rows = append(rows, row{"POST /v1/nodes (create)", res.String(), "≥ 20× 35-55/s = 700-1,100/s", verdict(res.rate(), 700, 1100, res.errors)})
+	if created[0] == "" {
+		return fmt.Errorf("node create failed: %v", res.firstErr)
+	}
+
+	fmt.Printf("seeding %d nodes in MySQL ...\n", s.seed)
+	seeded, err := seed(ctx, store, created[0], s.seed, s.concurrency)
+	if err != nil {
+		return err
+	}
+
+	fmt.Println("GET /v1/nodes/{uuid} ...")
+	res = measure(ctx, s.gets, s.concurrency, func(ctx context.Context, i int) error {
+		return api.do(ctx, http.MethodGet, "/v1/nodes/"+seeded[i%len(seeded)], nil, http.StatusOK, nil)
+	})
+	rows = append(rows, row{"GET /v1/nodes/{uuid}", res.String(), "≥ 50× 135-205/s = 6,750-10,250/s", verdict(res.rate(), 6750, 10250, res.errors)})
+
+	fmt.Println("GET /v1/nodes/detail?limit=100 ...")
+	// Markers are taken in the API's own order, far enough from the end
+	// that a full page follows each.
+	ordered, err := api.listUUIDs(ctx)
+	if err != nil {
+		return err
+	}
+	if len(ordered) <= 100 {
+		return fmt.Errorf("only %d nodes listed", len(ordered))
+	}
+	markers := ordered[:len(ordered)-100]
+	res = measure(ctx, s.lists, s.concurrency, func(ctx context.Context, i int) error {
+		var page struct {
+			Nodes []json.RawMessage `json:"nodes"`
+		}
+		marker := ""
+		if i%10 != 0 {
+			marker = "&marker=" + markers[(i*97)%len(markers)]
+		}
+		if err := api.do(ctx, http.MethodGet, "/v1/nodes/detail?limit=100"+marker, nil, http.StatusOK, &page); err != nil {
+			return err
+		}
+		if len(page.Nodes) != 100 {
+			return fmt.Errorf("page of %d nodes, want 100", len(page.Nodes))
+		}
+		return nil
+	})
+	rows = append(rows, row{"GET /v1/nodes/detail?limit=100", res.String(), "≥ 20× 25-37/s = 500-740/s", verdict(res.rate(), 500, 740, res.errors)})
+
+	fmt.Println("PATCH /v1/nodes/{uuid} ...")
+	// Worker-disjoint nodes would need coordination; consecutive indices on
+	// a 2,000-node pool make two in-flight patches on one node rare, and a
+	// 409 NodeLocked would show up in the error count.
+	patchPool := seeded[s.deployNodes:]
+	if len(patchPool) == 0 {
+		patchPool = seeded
+	}
+	res = measure(ctx, s.patches, s.concurrency, func(ctx context.Context, i int) error {
+		return api.do(ctx, http.MethodPatch, "/v1/nodes/"+patchPool[i%len(patchPool)], []map[string]any{
+			{"op": "add", "path": "/extra/bench", "value": i},
+		}, http.StatusOK, nil)
+	})
+	rows = append(rows, row{"PATCH /v1/nodes/{uuid} (via RPC)", res.String(), "-", ""})
+
+	volumeRows, err := benchVolume(ctx, api, store, seeded, s.concurrency)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, volumeRows...)
+
+	fmt.Println("RPC round trips over RabbitMQ ...")
+	rpcRows, err := benchRPC(ctx, cond.Host, seeded[0], s)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, rpcRows...)
+
+	fmt.Printf("deploying %d nodes (manage -> provide -> active) ...\n", s.deployNodes)
+	took, failed, err := deploy(ctx, api, seeded[:s.deployNodes], s.concurrency)
+	if err != nil {
+		return err
+	}
+	measured := took.Round(10 * time.Millisecond).String()
+	if failed > 0 {
+		measured += fmt.Sprintf(" (%d nodes did not reach active)", failed)
+	}
+	v := "yes"
+	if took > 10*time.Second || failed > 0 {
+		v = "NO"
+	}
+	rows = append(rows, row{fmt.Sprintf("%d nodes manage->provide->active", s.deployNodes), measured, "≤ 10 s", v})
+
+	printTable(s, rows)
+	return nil
+}
+
+// seed inserts n copies of the node created through the API (so every
+// interface field is what the API fills in) and returns their UUIDs.
+func seed(ctx context.Context, store *db.Store, templateUUID string, n, concurrency int) ([]string, error) {
+	tmpl, err := store.GetNode(ctx, templateUUID)
+	if err != nil {
+		return nil, fmt.Errorf("read template node: %w", err)
+	}
+	uuids := make([]string, n)
+	res := measure(ctx, n, concurrency, func(ctx context.Context, i int) error {
+		node := *tmpl
+		node.ID = 0
+		node.UUID = harness.NewUUID()
+		name := fmt.Sprintf("bench-seed-%d", i)
+		node.Name = &name
+		uuids[i] = node.UUID
+		return store.CreateNode(ctx, &node)
+	})
+	if res.errors > 0 {
+		return nil, fmt.Errorf("seeding: %d inserts failed, first: %w", res.errors, res.firstErr)
+	}
+	fmt.Printf("  seeded at %.0f nodes/s\n", res.rate())
+	return uuids, nil
+}
+
+func benchRPC(ctx context.Context, host, nodeUUID string, s settings) ([]row, error) {
+	log := logrus.New()
+	log.SetLevel(logrus.WarnLevel)
+	t, err := rpc.NewAMQP(harness.AMQPURL(), log)
+	if err != nil {
+		return nil, fmt.Errorf("connect to RabbitMQ: %w", err)
+	}
+	defer t.Close()
+	c := rpc.NewClient(t, 30*time.Second).Conductor(host)
+	call := func(ctx context.Context, _ int) error {
+		_, err := c.GetSupportedBootDevices(ctx, rpc.NodeArgs{NodeID: nodeUUID})
+		return err
+	}
+	seq := measure(ctx, s.rpcCalls/3, 1, call)
+	par := measure(ctx, s.rpcCalls, s.concurrency, call)
+	return []row{
+		{"RPC call round trip (1 client)", seq.String(), "-", ""},
+		{fmt.Sprintf("RPC call round trip (%d clients)", s.concurrency), par.String(), "-", ""},
+	}, nil
+}
+
+// deploy drives nodes through manage, provide and active, each phase
+// requested for every node and then awaited, and returns the wall time.
+func deploy(ctx context.Context, api *apiClient, uuids []string, concurrency int) (time.Duration, int, error) {
+	start := time.Now()
+	phases := []struct{ verb, state string }{
+		{"manage", "manageable"},
+		{"provide", "available"},
+		{"active", "active"},
+	}
+	for _, p := range phases {
+		res := measure(ctx, len(uuids), concurrency, func(ctx context.Context, i int) error {
+			return api.provision(ctx, uuids[i], p.verb)
+		})
+		if res.errors > 0 {
+			fmt.Printf("  %s: %d requests refused, first: %v\n", p.verb, res.errors, res.firstErr)
+		}
+		reached, err := api.waitState(ctx, p.state, uuids, 2*time.Minute)
+		if err != nil {
+			return 0, 0, err
+		}
+		if reached < len(uuids) {
+			return time.Since(start), len(uuids) - reached, nil
+		}
+	}
+	return time.Since(start), 0, nil
+}
+
+func verdict(rate, low, high float64, errors int64) string {
+	switch {
+	case errors > 0:
+		return "NO (errors)"
+	case rate >= high:
+		return "yes"
+	case rate >= low:
+		return "partly"
+	}
+	return "NO"
+}
+
+func printTable(s settings, rows []row) {
+	fmt.Printf("\nFerric benchmark: loopback, concurrency %d, %d seeded nodes, MySQL + RabbitMQ\n\n", s.concurrency, s.seed)
+	w := [3]int{len("measurement"), len("measured"), len("target")}
+	for _, r := range rows {
+		w[0] = max(w[0], len([]rune(r.name)))
+		w[1] = max(w[1], len([]rune(r.measured)))
+		w[2] = max(w[2], len([]rune(r.target)))
+	}
+	line := func(a, b, c, d string) {
+		fmt.Printf("%-*s  %-*s  %-*s  %s\n", w[0], a, w[1], b, w[2], c, d)
+	}
+	line("measurement", "measured", "target", "met")
+	for _, r := range rows {
+		line(r.name, r.measured, r.target, r.verdict)
+	}
+}
