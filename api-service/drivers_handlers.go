@@ -20,7 +20,9 @@ func (s *Server) driverHosts(c echo.Context) (map[string][]string, error) {
 	return s.store.HardwareTypeHosts(c.Request().Context(), s.cfg.Conductor.HeartbeatTimeout)
 }
 
-func (s *Server) renderDriver(c echo.Context, name string, hosts []string) map[string]any {
+// renderDriver is a hardware type as listed, or with detail its default
+// and enabled interfaces too (1.30).
+func (s *Server) renderDriver(c echo.Context, name string, hosts []string, detail bool) map[string]any {
 	base := s.baseURL(c)
 	sorted := append([]string{}, hosts...)
 	sort.Strings(sorted)
@@ -31,6 +33,12 @@ func (s *Server) renderDriver(c echo.Context, name string, hosts []string) map[s
 	}
 	if version(c).AtLeast(microversion.StatesLink) {
 		out["properties"] = present.Links(base, "drivers/"+name+"/properties")
+	}
+	if version(c).AtLeast(microversion.DriverDetails) {
+		out["type"] = "dynamic"
+		if detail {
+			s.addDriverDetail(c, out, name)
+		}
 	}
 	return out
 }
@@ -47,6 +55,18 @@ func (s *Server) listDrivers(c echo.Context) error {
 			}
 		}
 	}
+	detail, err := query.Bool(q, "detail")
+	if err != nil {
+		return err
+	}
+	// Every hardware type is "dynamic"; classic drivers are long gone.
+	switch q.Get("type") {
+	case "", "dynamic":
+	case "classic":
+		return c.JSON(http.StatusOK, map[string]any{"drivers": []any{}})
+	default:
+		return errs.InvalidParameterValue("Invalid type %s: acceptable values are 'classic' and 'dynamic'", q.Get("type"))
+	}
 	hosts, err := s.driverHosts(c)
 	if err != nil {
 		return err
@@ -58,7 +78,7 @@ func (s *Server) listDrivers(c echo.Context) error {
 	sort.Strings(names)
 	out := make([]map[string]any, 0, len(names))
 	for _, n := range names {
-		out = append(out, s.renderDriver(c, n, hosts[n]))
+		out = append(out, s.renderDriver(c, n, hosts[n], detail != nil && *detail))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"drivers": out})
 }
@@ -84,5 +104,5 @@ func (s *Server) getDriver(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.renderDriver(c, name, hosts))
+	return c.JSON(http.StatusOK, s.renderDriver(c, name, hosts, true))
 }

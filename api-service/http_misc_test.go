@@ -126,7 +126,7 @@ var _ = Describe("request details", func() {
 		uuid := e.createNode("")
 		r := e.at("latest", http.MethodPost, "/v1/nodes/"+uuid+"/vendor_passthru?method=hello", `{"a": 1}`)
 		Expect(r.status).To(Equal(http.StatusBadRequest))
-		Expect(r.fault()["faultstring"]).To(Equal("Driver fake-hardware does not support vendor (disabled or not implemented)."))
+		Expect(r.fault()["faultstring"]).To(Equal("No handler for method hello"))
 		r = e.at("latest", http.MethodPost, "/v1/nodes/"+uuid+"/vendor_passthru", `{}`)
 		Expect(r.status).To(Equal(http.StatusBadRequest))
 		Expect(r.fault()["faultstring"]).To(Equal("Missing mandatory parameter: method"))

@@ -78,7 +78,7 @@ var _ = Describe("nodes", func() {
 			Entry("missing driver", `{"name": "a"}`, "latest", 400, "'driver' is a required property"),
 			Entry("driver no conductor serves", `{"driver": "ipmi"}`, "latest", 400, `No valid host was found. Reason: No conductor service registered which supports driver ipmi for conductor group "". Ensure the driver is valid and enabled.`),
 			Entry("a chassis", `{"driver": "fake-hardware", "chassis_uuid": "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"}`, "latest", 400, "Chassis 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 could not be found."),
-			Entry("an invalid interface", `{"driver": "fake-hardware", "network_interface": "nope"}`, "1.20", 406, ""),
+			Entry("an invalid interface", `{"driver": "fake-hardware", "network_interface": "nope"}`, "1.19", 406, ""),
 			Entry("a name before 1.5", `{"driver": "fake-hardware", "name": "x"}`, "1.4", 406, ""),
 			Entry("an invalid name", `{"driver": "fake-hardware", "name": "bad name"}`, "latest", 400, "invalid name"),
 		)
@@ -171,7 +171,7 @@ var _ = Describe("nodes", func() {
 			Entry("bad boolean", "maintenance=perhaps", "latest", 400),
 			Entry("unknown provision state", "provision_state=sleeping", "latest", 400),
 			Entry("provision_state before 1.9", "provision_state=active", "1.8", 406),
-			Entry("driver before 1.16", "driver=x", "latest", 406),
+			Entry("driver before 1.16", "driver=x", "1.15", 406),
 			Entry("unknown parameter", "colour=red", "latest", 400),
 			Entry("fields before 1.8", "fields=uuid", "1.7", 406),
 		)
@@ -257,7 +257,7 @@ var _ = Describe("nodes", func() {
 	Describe("actions", func() {
 		It("shows states", func() {
 			uuid := e.createNode("")
-			r := e.at("latest", http.MethodGet, "/v1/nodes/"+uuid+"/states", "")
+			r := e.at("1.11", http.MethodGet, "/v1/nodes/"+uuid+"/states", "")
 			Expect(r.status).To(Equal(http.StatusOK))
 			Expect(r.json()).To(HaveKeyWithValue("provision_state", "enroll"))
 			Expect(r.json()).To(HaveKeyWithValue("console_enabled", false))
@@ -272,7 +272,7 @@ var _ = Describe("nodes", func() {
 			Expect(r.header.Get("Location")).To(Equal(e.srv.URL + "/v1/nodes/" + uuid + "/states"))
 			Eventually(func() *string { return stored(uuid).PowerState }).WithTimeout(10 * time.Second).Should(HaveValue(Equal("power on")))
 			Expect(e.at("latest", http.MethodPut, "/v1/nodes/"+uuid+"/states/power", `{"target": "power nap"}`).status).To(Equal(http.StatusBadRequest))
-			Expect(e.at("latest", http.MethodPut, "/v1/nodes/"+uuid+"/states/power", `{"target": "soft power off"}`).status).To(Equal(http.StatusNotAcceptable))
+			Expect(e.at("1.26", http.MethodPut, "/v1/nodes/"+uuid+"/states/power", `{"target": "soft power off"}`).status).To(Equal(http.StatusNotAcceptable))
 		})
 
 		It("moves a node through manage and provide", func() {
@@ -292,7 +292,7 @@ var _ = Describe("nodes", func() {
 			Expect(r.status).To(Equal(http.StatusBadRequest))
 			Expect(r.fault()["faultstring"]).To(Equal(`The requested action "active" can not be performed on node "` + uuid + `" while it is in state "enroll".`))
 			Expect(e.at("latest", http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", `{"target": "manage", "x": 1}`).status).To(Equal(http.StatusBadRequest))
-			Expect(e.at("latest", http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", `{"target": "clean"}`).status).To(Equal(http.StatusNotAcceptable))
+			Expect(e.at("1.14", http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", `{"target": "clean"}`).status).To(Equal(http.StatusNotAcceptable))
 			Expect(e.at("latest", http.MethodPut, "/v1/nodes/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/states/provision", `{"target": "manage"}`).status).To(Equal(http.StatusNotFound))
 			Expect(*stored(uuid).ProvisionState).To(Equal("enroll"))
 		})

@@ -89,7 +89,8 @@ var _ = Describe("ports", func() {
 
 		Expect(e.at("latest", http.MethodGet, "/v1/ports?node=ghost", "").status).To(Equal(http.StatusNotFound))
 		Expect(e.at("latest", http.MethodGet, "/v1/ports?address=zz", "").status).To(Equal(http.StatusBadRequest))
-		Expect(e.at("latest", http.MethodGet, "/v1/ports?portgroup=x", "").status).To(Equal(http.StatusNotAcceptable))
+		Expect(e.at("1.23", http.MethodGet, "/v1/ports?portgroup=x", "").status).To(Equal(http.StatusNotAcceptable))
+		Expect(e.at("latest", http.MethodGet, "/v1/ports?portgroup=x", "").status).To(Equal(http.StatusNotFound))
 		Expect(e.at("latest", http.MethodGet, "/v1/ports?sort_key=extra", "").status).To(Equal(http.StatusBadRequest))
 	})
 
@@ -167,6 +168,6 @@ var _ = Describe("drivers", func() {
 		nf := e.call(http.MethodGet, "/v1/drivers/ipmi", "")
 		Expect(nf.status).To(Equal(http.StatusNotFound))
 		Expect(nf.fault()["faultstring"]).To(Equal("Could not find the following driver(s) or hardware type(s): ipmi."))
-		Expect(e.at("latest", http.MethodGet, "/v1/drivers?detail=true", "").status).To(Equal(http.StatusNotAcceptable))
+		Expect(e.at("1.29", http.MethodGet, "/v1/drivers?detail=true", "").status).To(Equal(http.StatusNotAcceptable))
 	})
 })

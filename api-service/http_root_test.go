@@ -49,7 +49,7 @@ var _ = Describe("discovery, negotiation and routing", func() {
 			Expect(doc).To(HaveKey("ports"))
 			Expect(doc).To(HaveKey("drivers"))
 			Expect(doc["version"]).To(HaveKeyWithValue("version", maxV))
-			Expect(doc).NotTo(HaveKey("volume"))
+			Expect(doc["volume"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/v1/volume/", "rel": "self"}))
 			Expect(r.header.Get("X-OpenStack-Ironic-API-Version")).To(Equal(maxV))
 		}
 	})
@@ -98,7 +98,7 @@ var _ = Describe("discovery, negotiation and routing", func() {
 	})
 
 	It("hides endpoints newer than the maximum version", func() {
-		for _, p := range []string{"/v1/volume", "/v1/conductors", "/v1/lookup", "/v1/portgroups", "/v1/chassis"} {
+		for _, p := range []string{"/v1/conductors", "/v1/allocations"} {
 			Expect(e.at("latest", http.MethodGet, p, "").status).To(Equal(http.StatusNotFound), p)
 		}
 	})

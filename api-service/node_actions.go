@@ -285,18 +285,7 @@ func (s *Server) setBootDevice(c echo.Context) error {
 // to the node's driver; an async method answers 202, a sync one 200 with
 // its return value.
 func (s *Server) nodeVendorPassthru(c echo.Context) error {
-	q := c.QueryParams()
-	if err := query.Check(q, "method"); err != nil {
-		return err
-	}
-	if !q.Has("method") {
-		return errs.New(errs.KindMissingParameterValue, "Missing mandatory parameter: method")
-	}
-	method := q.Get("method")
-	if method == "" {
-		return errs.InvalidParameterValue("Method not specified")
-	}
-	info, err := readObject(c, true)
+	method, info, err := vendorCall(c)
 	if err != nil {
 		return err
 	}
@@ -309,11 +298,5 @@ func (s *Server) nodeVendorPassthru(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if res.Async {
-		if res.Return == nil {
-			return c.NoContent(http.StatusAccepted)
-		}
-		return c.JSON(http.StatusAccepted, res.Return)
-	}
-	return c.JSON(http.StatusOK, res.Return)
+	return vendorResult(c, res)
 }

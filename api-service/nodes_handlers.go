@@ -147,6 +147,12 @@ func (s *Server) listNodes(c echo.Context) error { return s.nodeList(c, false) }
 func (s *Server) listNodesDetail(c echo.Context) error { return s.nodeList(c, true) }
 
 func (s *Server) nodeList(c echo.Context, detailPath bool) error {
+	return s.nodeListIn(c, detailPath, "")
+}
+
+// nodeListIn serves /v1/nodes[/detail] and, with chassisUUID set, the
+// chassis-scoped /v1/chassis/{chassisUUID}/nodes[/detail].
+func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string) error {
 	v := version(c)
 	q := c.QueryParams()
 	allowed := []string{"limit", "marker", "sort_key", "sort_dir"}
@@ -154,7 +160,9 @@ func (s *Server) nodeList(c echo.Context, detailPath bool) error {
 		allowed = append(allowed, "fields", "detail")
 	}
 	for k := range nodeFilterParams {
-		allowed = append(allowed, k)
+		if k != "chassis_uuid" || chassisUUID == "" {
+			allowed = append(allowed, k)
+		}
 	}
 	if err := query.Check(q, allowed...); err != nil {
 		return err
@@ -177,6 +185,9 @@ func (s *Server) nodeList(c echo.Context, detailPath bool) error {
 	if err != nil {
 		return err
 	}
+	if chassisUUID != "" {
+		filter.ChassisUUID = &chassisUUID
+	}
 	if lr.page.Marker != "" {
 		m, ok := ident.CanonicalUUID(lr.page.Marker)
 		if !ok {
@@ -194,14 +205,12 @@ func (s *Server) nodeList(c echo.Context, detailPath bool) error {
 	if err != nil {
 		return err
 	}
-	view := s.nodeView(c, lr.fields)
-	out := make([]map[string]any, len(list))
-	for i := range list {
-		out[i] = view.Render(&list[i])
-	}
-	body := map[string]any{"nodes": out}
+	next := ""
 	if len(list) == lr.page.Limit && filter.InstanceUUID == nil {
 		path := "/v1/nodes"
+		if chassisUUID != "" {
+			path = "/v1/chassis/" + chassisUUID + "/nodes"
+		}
 		if detailPath {
 			path += "/detail"
 		}
@@ -212,9 +221,38 @@ func (s *Server) nodeList(c echo.Context, detailPath bool) error {
 		if lr.fields != nil {
 			carry = append(carry, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
 		}
-		body["next"] = query.NextURL(s.baseURL(c), path, carry, lr.page.Limit, list[len(list)-1].UUID)
+		next = query.NextURL(s.baseURL(c), path, carry, lr.page.Limit, list[len(list)-1].UUID)
 	}
-	return c.JSON(http.StatusOK, body)
+	// {"next": ..., "nodes": [...]}, keys in encoding/json's order, each
+	// node written straight into the buffer.
+	view := s.nodeView(c, lr.fields)
+	buf := make([]byte, 0, 64+len(list)*nodeJSONSizeHint(lr.fields))
+	buf = append(buf, '{')
+	if next != "" {
+		buf = append(buf, `"next":`...)
+		buf = present.AppendString(buf, next)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"nodes":[`...)
+	for i := range list {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		if buf, err = view.AppendJSON(buf, &list[i]); err != nil {
+			return err
+		}
+	}
+	buf = append(buf, "]}"...)
+	return s.sendJSON(c, http.StatusOK, buf)
+}
+
+// nodeJSONSizeHint is about how many bytes one listed node takes, so the
+// page's buffer is allocated once.
+func nodeJSONSizeHint(fields []string) int {
+	if fields != nil {
+		return 128 + 48*len(fields)
+	}
+	return 2560
 }
 
 func (s *Server) maxLimit() int {
@@ -313,7 +351,11 @@ func (s *Server) getNode(c echo.Context) error {
 			return err
 		}
 	}
-	return c.JSON(http.StatusOK, s.nodeView(c, fields).Render(n))
+	doc, err := s.nodeView(c, fields).AppendJSON(make([]byte, 0, nodeJSONSizeHint(fields)), n)
+	if err != nil {
+		return err
+	}
+	return s.sendJSON(c, http.StatusOK, doc)
 }
 
 func (s *Server) createNode(c echo.Context) error {
@@ -326,8 +368,8 @@ func (s *Server) createNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if n.ChassisUUID != nil {
-		return errs.New(errs.KindInvalid, "Chassis %s could not be found.", *n.ChassisUUID)
+	if err := s.nodeChassis(c, n.ChassisUUID); err != nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	if _, err := s.ring.Lookup(ctx, n.ConductorGroup, n.Driver, n.UUID); err != nil {
@@ -395,7 +437,9 @@ func (s *Server) patchNode(c echo.Context) error {
 		return errs.InvalidParameterValue("The reset_interfaces parameter can be provided only when changing the node's driver.")
 	}
 	if patched.ChassisUUID != nil && (n.ChassisUUID == nil || *patched.ChassisUUID != *n.ChassisUUID) {
-		return errs.New(errs.KindInvalid, "Chassis %s could not be found.", *patched.ChassisUUID)
+		if err := s.nodeChassis(c, patched.ChassisUUID); err != nil {
+			return err
+		}
 	}
 	ctx := c.Request().Context()
 	if driverChanged || patched.ConductorGroup != n.ConductorGroup {
@@ -411,6 +455,8 @@ func (s *Server) patchNode(c echo.Context) error {
 			}
 			return err
 		}
+	} else if err := s.checkInterfaceChange(n, patched); err != nil {
+		return err
 	}
 	api, err := s.conductorFor(ctx, patched.ConductorGroup, patched.Driver, patched.UUID)
 	if err != nil {

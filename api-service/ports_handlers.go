@@ -44,23 +44,32 @@ func (s *Server) findPort(c echo.Context, id string) (*model.Port, error) {
 	return s.store.GetPort(c.Request().Context(), u)
 }
 
-func (s *Server) listPorts(c echo.Context) error       { return s.portList(c, false, "") }
-func (s *Server) listPortsDetail(c echo.Context) error { return s.portList(c, true, "") }
-func (s *Server) listNodePorts(c echo.Context) error   { return s.portList(c, false, c.Param("node")) }
-func (s *Server) listNodePortsDetail(c echo.Context) error {
-	return s.portList(c, true, c.Param("node"))
+// portScope is the parent a port list is nested under, if any.
+type portScope struct {
+	// kind is "nodes" or "portgroups"; ident is the parent as the path
+	// names it.
+	kind, ident string
 }
 
-// portList serves /v1/ports[/detail] and, with scope set, the node-scoped
-// /v1/nodes/{scope}/ports[/detail].
-func (s *Server) portList(c echo.Context, detailPath bool, scope string) error {
+func (s *Server) listPorts(c echo.Context) error       { return s.portList(c, false, portScope{}) }
+func (s *Server) listPortsDetail(c echo.Context) error { return s.portList(c, true, portScope{}) }
+func (s *Server) listNodePorts(c echo.Context) error {
+	return s.portList(c, false, portScope{"nodes", c.Param("node")})
+}
+func (s *Server) listNodePortsDetail(c echo.Context) error {
+	return s.portList(c, true, portScope{"nodes", c.Param("node")})
+}
+
+// portList serves /v1/ports[/detail] and, with a scope, the nested
+// /v1/nodes/{n}/ports[/detail] and /v1/portgroups/{pg}/ports[/detail].
+func (s *Server) portList(c echo.Context, detailPath bool, scope portScope) error {
 	v := version(c)
 	q := c.QueryParams()
 	allowed := []string{"limit", "marker", "sort_key", "sort_dir"}
 	if !detailPath {
 		allowed = append(allowed, "fields", "detail")
 	}
-	if scope == "" {
+	if scope.kind == "" {
 		for k := range portFilterParams {
 			allowed = append(allowed, k)
 		}
@@ -89,12 +98,30 @@ func (s *Server) portList(c echo.Context, detailPath bool, scope string) error {
 		}
 		lr.page.Marker = m
 	}
+	if (q.Has("node") || q.Has("node_uuid")) && q.Has("portgroup") {
+		return errs.New(errs.KindOperationNotPermitted, "Operation not permitted.")
+	}
 	var filter db.PortFilter
 	var carry []query.Param
-	nodeIdent := scope
-	if scope == "" && q.Has("node") {
+	var nodeIdent, pgIdent string
+	switch {
+	case scope.kind == "nodes":
+		nodeIdent = scope.ident
+	case scope.kind == "portgroups":
+		pgIdent = scope.ident
+	case q.Has("node"):
 		nodeIdent = q.Get("node")
 		carry = append(carry, query.Param{Key: "node", Value: nodeIdent})
+	case q.Has("portgroup"):
+		pgIdent = q.Get("portgroup")
+		carry = append(carry, query.Param{Key: "portgroup", Value: pgIdent})
+	}
+	if pgIdent != "" {
+		pg, err := s.findPortgroup(c, pgIdent)
+		if err != nil {
+			return err
+		}
+		filter.PortgroupID = &pg.ID
 	}
 	if nodeIdent != "" {
 		n, err := s.findNode(c, nodeIdent)
@@ -136,8 +163,8 @@ func (s *Server) portList(c echo.Context, detailPath bool, scope string) error {
 	body := map[string]any{"ports": out}
 	if len(list) == lr.page.Limit {
 		path := "/v1/ports"
-		if scope != "" {
-			path = "/v1/nodes/" + scope + "/ports"
+		if scope.kind != "" {
+			path = "/v1/" + scope.kind + "/" + scope.ident + "/ports"
 		}
 		if detailPath {
 			path += "/detail"
@@ -199,6 +226,18 @@ func (s *Server) createPort(c echo.Context) error {
 		return err
 	}
 	p.NodeID = n.ID
+	if p.PortgroupUUID != nil {
+		pg, err := s.memberPortgroup(c, *p.PortgroupUUID, n)
+		if err != nil {
+			return err
+		}
+		// Only an explicit pxe_enabled counts, as in Ironic: the default
+		// does not make a port standalone.
+		if _, explicit := body["pxe_enabled"]; explicit && p.PXEEnabled && !pg.StandalonePortsSupported {
+			return errs.New(errs.KindConflict, "Port group %s doesn't support standalone ports. This port cannot be created as a member of that port group because 'pxe_enabled' was set to True.", pg.UUID)
+		}
+		p.PortgroupID = &pg.ID
+	}
 	if err := s.store.CreatePort(c.Request().Context(), p); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/portgroups"
 	"github.com/ferricbm/ferric/api-service/present"
 )
 
@@ -51,6 +52,11 @@ func (s *Server) routes(e *echo.Echo) {
 
 	e.GET("/v1/drivers", s.listDrivers)
 	e.GET("/v1/drivers/:driver", s.getDriver)
+
+	s.volumeRoutes(e)
+	s.chassisRoutes(e)
+	s.portgroupRoutes(e)
+	s.extensionRoutes(e)
 }
 
 type versionDoc struct {
@@ -87,8 +93,8 @@ func collectionLink(base, name string) []present.Link {
 	return present.Links(base, name+"/")
 }
 
-// getV1 is the resource index. Chassis is left out: this service has no
-// chassis resource, and a link to a 404 would mislead clients.
+// getV1 is the resource index; collections newer than the negotiated
+// version are left out (api.md §1.3).
 func (s *Server) getV1(c echo.Context) error {
 	base := s.baseURL(c)
 	doc := map[string]any{
@@ -101,10 +107,21 @@ func (s *Server) getV1(c echo.Context) error {
 			"base": "application/json",
 			"type": "application/vnd.openstack.ironic.v1+json",
 		},
+		"chassis": collectionLink(base, "chassis"),
 		"nodes":   collectionLink(base, "nodes"),
 		"ports":   collectionLink(base, "ports"),
 		"drivers": collectionLink(base, "drivers"),
 		"version": s.versionDoc(c),
+	}
+	if version(c).AtLeast(portgroups.Since) {
+		doc["portgroups"] = collectionLink(base, "portgroups")
+	}
+	if version(c).AtLeast(microversion.RamdiskAPI) {
+		doc["lookup"] = collectionLink(base, "lookup")
+		doc["heartbeat"] = collectionLink(base, "heartbeat")
+	}
+	if version(c).AtLeast(microversion.VolumeAPI) {
+		doc["volume"] = collectionLink(base, "volume")
 	}
 	return c.JSON(http.StatusOK, doc)
 }

@@ -31,6 +31,8 @@ import (
 // implements it.
 type Store interface {
 	task.Store
+	volumeStore
+	portgroupStore
 	ListNodes(ctx context.Context, f db.NodeFilter, p db.Page, columns []string) ([]model.Node, error)
 	DestroyNode(ctx context.Context, uuid string) error
 	ReleaseReservationsOf(ctx context.Context, host string) (int64, error)
@@ -43,6 +45,7 @@ type Store interface {
 	GetConductor(ctx context.Context, hostname string) (*model.Conductor, error)
 	ActiveMembers(ctx context.Context, heartbeatTimeout time.Duration) ([]hashring.Member, error)
 	OfflineConductors(ctx context.Context, heartbeatTimeout time.Duration) ([]string, error)
+	TouchProvisioning(ctx context.Context, uuid string) error
 }
 
 var _ Store = (*db.Store)(nil)

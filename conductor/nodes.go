@@ -101,7 +101,6 @@ func copyUserFields(dst, src *model.Node) {
 	dst.MaintenanceReason = src.MaintenanceReason
 	dst.ConductorGroup = src.ConductorGroup
 	dst.ResourceClass = src.ResourceClass
-	dst.TargetRAIDConfig = src.TargetRAIDConfig
 	dst.Traits = src.Traits
 	dst.AutomatedClean = src.AutomatedClean
 	dst.Protected = src.Protected
@@ -251,9 +250,14 @@ func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Po
 		return model.Port{}, errs.New(errs.KindInvalidState,
 			"Cannot update hardware address for port %s as node %s is active or has instance UUID assigned", in.UUID, n.UUID)
 	}
+	pgID, err := c.portMembership(ctx, &in, old, n)
+	if err != nil {
+		return model.Port{}, err
+	}
 	p := *old
 	p.Address = in.Address
 	p.NodeID, p.NodeUUID = n.ID, n.UUID
+	p.PortgroupID, p.PortgroupUUID = pgID, in.PortgroupUUID
 	p.Extra = in.Extra
 	p.InternalInfo = in.InternalInfo
 	p.LocalLinkConnection = in.LocalLinkConnection
@@ -278,42 +282,11 @@ func (c *Conductor) DestroyPort(ctx context.Context, args rpc.PortArgs) error {
 	}
 	defer t.Release(ctx)
 	n := t.Node()
-	vif := portVIF(stored)
+	vif := driver.PortVIF(stored)
 	if vif != "" && (t.ProvisionState() == states.Active || n.InstanceUUID != nil) && !n.Maintenance {
 		return errs.New(errs.KindInvalidState,
 			"Cannot delete port %s as node %s is active or has instance UUID assigned or port is bound to vif %s",
 			stored.UUID, n.UUID, vif)
 	}
 	return c.store.DestroyPort(ctx, stored.UUID)
-}
-
-func portVIF(p *model.Port) string {
-	for _, m := range []model.JSONObject{p.InternalInfo, p.Extra} {
-		for _, k := range []string{"tenant_vif_port_id", "vif_port_id"} {
-			if s, ok := m[k].(string); ok && s != "" {
-				return s
-			}
-		}
-	}
-	return ""
-}
-
-// Heartbeat is an agent ramdisk checking in. No enabled deploy interface
-// talks to an agent yet.
-func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error {
-	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "heartbeat")
-	if err != nil {
-		return err
-	}
-	return driver.Unsupported(t.Node().Driver, "heartbeat")
-}
-
-// VendorPassthru calls a vendor method of the node's driver. No enabled
-// vendor interface offers any yet.
-func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruArgs) (rpc.VendorPassthruResult, error) {
-	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "vendor passthru")
-	if err != nil {
-		return rpc.VendorPassthruResult{}, err
-	}
-	return rpc.VendorPassthruResult{}, driver.Unsupported(t.Node().Driver, "vendor")
 }

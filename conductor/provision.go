@@ -149,9 +149,22 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 	if err != nil {
 		return err
 	}
+	if n.ConsoleEnabled {
+		// Nobody may keep a console on a machine the next tenant gets.
+		if ci, cerr := consoleInterface(d, n.Driver); cerr != nil {
+			t.Log().WithError(cerr).Warn("Cannot stop the console of a node being torn down")
+		} else if cerr := ci.StopConsole(ctx, t); cerr != nil {
+			t.Log().WithError(cerr).Error("Stopping the console of a node being torn down failed")
+		} else {
+			n.ConsoleEnabled = false
+		}
+	}
 	err = d.Deploy.CleanUp(ctx, t)
 	if err == nil {
 		_, err = d.Deploy.TearDown(ctx, t)
+	}
+	if err == nil {
+		err = c.tearDownStorage(ctx, t)
 	}
 	// The instance is gone (or unusable) either way.
 	n.InstanceInfo = model.JSONObject{}

@@ -483,12 +483,12 @@ var _ = Describe("Conductor RPC API", func() {
 					Expect(e.node(ctx, n.UUID).Reservation).To(BeNil())
 				})
 
-				It("answers heartbeat and vendor passthru as unsupported by fake-hardware", func(ctx SpecContext) {
+				It("refuses heartbeats without the issued token and vendor methods the driver lacks", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.DeployWait)
 					Expect(api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://10.0.0.1:9999"})).To(
-						haveKind(errs.KindUnsupportedDriverExtension, http.StatusBadRequest))
+						haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 					_, err := api.VendorPassthru(ctx, rpc.VendorPassthruArgs{NodeID: n.UUID, Method: "pass_deploy_info", HTTPMethod: "POST"})
-					Expect(err).To(haveKind(errs.KindUnsupportedDriverExtension, http.StatusBadRequest))
+					Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 				})
 
 				It("answers NodeNotFound for a node that does not exist", func(ctx SpecContext) {

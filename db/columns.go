@@ -48,8 +48,9 @@ var (
 // NodeColumns lists the node columns ListNodes can select.
 func NodeColumns() []string { return slices.Clone(nodeColumns.all) }
 
-// PortColumns lists the port columns ListPorts can select ("node_uuid" is
-// also accepted there: it is always loaded by the join).
+// PortColumns lists the port columns ListPorts can select ("node_uuid" and
+// "portgroup_uuid" are also accepted there: they are always loaded by the
+// joins).
 func PortColumns() []string { return slices.Clone(portColumns.all) }
 
 func (t tableColumns) sortable() []string {
@@ -78,6 +79,31 @@ func (t tableColumns) selection(columns []string, extra ...string) ([]string, er
 		return nil, errs.InvalidParameterValue("Field(s) \"%s\" are not valid", strings.Join(unknown, ", "))
 	}
 	return out, nil
+}
+
+// scanTargets appends, for each column, a pointer to the field of the
+// struct rv (addressable) that holds it: rows scan straight into the
+// model without gorm's per-query statement and reflection machinery.
+// database/sql converts NULLs into nil pointers and calls the JSON
+// columns' Scan methods, exactly what gorm does for these field types.
+func (t tableColumns) scanTargets(dst []any, rv reflect.Value, columns []string) []any {
+	for _, c := range columns {
+		dst = append(dst, rv.FieldByIndex(t.schema.FieldsByDBName[c].StructField.Index).Addr().Interface())
+	}
+	return dst
+}
+
+// quotedColumns is the columns as a quoted SELECT list. Both dialects
+// quote identifiers with backticks, as their gorm dialectors do.
+func quotedColumns(table string, columns []string) string {
+	var b strings.Builder
+	for i, c := range columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(table + ".`" + c + "`")
+	}
+	return b.String()
 }
 
 // values reads the given columns of a model value as SQL parameters,

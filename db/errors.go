@@ -24,6 +24,11 @@ const (
 	uniqVolumeConnectorTypeID   = "uniq_volume_connectors_type_connector_id"
 	uniqVolumeTargetUUID        = "uniq_volume_targets_uuid"
 	uniqVolumeTargetNodeBootIdx = "uniq_volume_targets_node_id_boot_index"
+
+	uniqChassisUUID      = "uniq_chassis_uuid"
+	uniqPortgroupUUID    = "uniq_portgroups_uuid"
+	uniqPortgroupName    = "uniq_portgroups_name"
+	uniqPortgroupAddress = "uniq_portgroups_address"
 )
 
 var sqliteUniqueColumns = map[string]string{
@@ -37,6 +42,11 @@ var sqliteUniqueColumns = map[string]string{
 	"volume_connectors.type, volume_connectors.connector_id": uniqVolumeConnectorTypeID,
 	"volume_targets.uuid":                                    uniqVolumeTargetUUID,
 	"volume_targets.node_id, volume_targets.boot_index":      uniqVolumeTargetNodeBootIdx,
+
+	"chassis.uuid":       uniqChassisUUID,
+	"portgroups.uuid":    uniqPortgroupUUID,
+	"portgroups.name":    uniqPortgroupName,
+	"portgroups.address": uniqPortgroupAddress,
 }
 
 // Driver error codes.
@@ -45,6 +55,10 @@ const (
 	mysqlDeadlock             = 1213
 	mysqlNoReferencedRow      = 1452
 	mysqlNoReferencedRowOld   = 1216
+	mysqlRowIsReferenced      = 1451
+	mysqlDuplicateColumn      = 1060
+	mysqlDuplicateKeyName     = 1061
+	mysqlDuplicateForeignKey  = 1826
 	sqliteConstraintUnique    = 2067 // SQLITE_CONSTRAINT_UNIQUE
 	sqliteConstraintForeign   = 787  // SQLITE_CONSTRAINT_FOREIGNKEY
 	sqliteUniqueMessagePrefix = "UNIQUE constraint failed: "
@@ -180,6 +194,32 @@ func ownerNotFound(nodeUUID string, nodeID int64) error {
 		return errs.NodeNotFound(nodeUUID)
 	}
 	return errs.New(errs.KindNodeNotFound, "Node %d could not be found.", nodeID)
+}
+
+// rowReferenced reports a DELETE refused because child rows still refer
+// to the row.
+func rowReferenced(err error) bool {
+	var me *mysqldriver.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == mysqlRowIsReferenced
+	}
+	var se *gosqlite.Error
+	return errors.As(err, &se) && se.Code() == sqliteConstraintForeign
+}
+
+// ddlAlreadyApplied reports a MySQL ALTER TABLE that failed because what
+// it adds is there already: a migration step interrupted after that
+// statement (MySQL commits each DDL statement) is being run again.
+func ddlAlreadyApplied(err error) bool {
+	var me *mysqldriver.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case mysqlDuplicateColumn, mysqlDuplicateKeyName, mysqlDuplicateForeignKey:
+		return true
+	}
+	return false
 }
 
 // deadlock reports an InnoDB deadlock: the transaction was rolled back and

@@ -299,6 +299,84 @@ var migrations = []migration{
 			`CREATE UNIQUE INDEX uniq_volume_targets_node_id_boot_index ON volume_targets (node_id, boot_index)`,
 		},
 	},
+	{
+		version: 3,
+		name:    "chassis, port groups, ports.portgroup_id",
+		// nodes.chassis_uuid stays the link to a chassis (the API speaks
+		// uuids); its index serves "the nodes of chassis C" and the
+		// not-empty check on chassis deletion.
+		mysql: []string{
+			`CREATE TABLE IF NOT EXISTS chassis (
+				id BIGINT NOT NULL AUTO_INCREMENT,
+				uuid VARCHAR(36) NOT NULL,
+				description VARCHAR(255) NULL,
+				extra MEDIUMTEXT NULL,
+				created_at DATETIME(6) NOT NULL,
+				updated_at DATETIME(6) NULL,
+				PRIMARY KEY (id),
+				UNIQUE KEY uniq_chassis_uuid (uuid)
+			) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+			`CREATE TABLE IF NOT EXISTS portgroups (
+				id BIGINT NOT NULL AUTO_INCREMENT,
+				uuid VARCHAR(36) NOT NULL,
+				name VARCHAR(255) NULL,
+				address VARCHAR(18) NULL,
+				node_id BIGINT NOT NULL,
+				extra MEDIUMTEXT NULL,
+				internal_info MEDIUMTEXT NULL,
+				standalone_ports_supported BOOLEAN NOT NULL DEFAULT TRUE,
+				mode VARCHAR(255) NULL,
+				properties MEDIUMTEXT NULL,
+				created_at DATETIME(6) NOT NULL,
+				updated_at DATETIME(6) NULL,
+				PRIMARY KEY (id),
+				UNIQUE KEY uniq_portgroups_uuid (uuid),
+				UNIQUE KEY uniq_portgroups_name (name),
+				UNIQUE KEY uniq_portgroups_address (address),
+				KEY idx_portgroups_node_id (node_id),
+				CONSTRAINT fk_portgroups_node_id FOREIGN KEY (node_id) REFERENCES nodes (id)
+			) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+			// MySQL has no ADD COLUMN IF NOT EXISTS: one ALTER per table is
+			// atomic, and a re-run after a crash skips it as already applied
+			// (see ddlAlreadyApplied).
+			`ALTER TABLE ports ADD COLUMN portgroup_id BIGINT NULL,
+				ADD KEY idx_ports_portgroup_id (portgroup_id),
+				ADD CONSTRAINT fk_ports_portgroup_id FOREIGN KEY (portgroup_id) REFERENCES portgroups (id)`,
+			`ALTER TABLE nodes ADD KEY idx_nodes_chassis_uuid (chassis_uuid)`,
+		},
+		sqlite: []string{
+			`CREATE TABLE chassis (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				uuid VARCHAR(36) NOT NULL,
+				description VARCHAR(255) NULL,
+				extra TEXT NULL,
+				created_at DATETIME NOT NULL,
+				updated_at DATETIME NULL
+			)`,
+			`CREATE UNIQUE INDEX uniq_chassis_uuid ON chassis (uuid)`,
+			`CREATE TABLE portgroups (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				uuid VARCHAR(36) NOT NULL,
+				name VARCHAR(255) NULL,
+				address VARCHAR(18) NULL,
+				node_id BIGINT NOT NULL REFERENCES nodes (id),
+				extra TEXT NULL,
+				internal_info TEXT NULL,
+				standalone_ports_supported BOOLEAN NOT NULL DEFAULT 1,
+				mode VARCHAR(255) NULL,
+				properties TEXT NULL,
+				created_at DATETIME NOT NULL,
+				updated_at DATETIME NULL
+			)`,
+			`CREATE UNIQUE INDEX uniq_portgroups_uuid ON portgroups (uuid)`,
+			`CREATE UNIQUE INDEX uniq_portgroups_name ON portgroups (name)`,
+			`CREATE UNIQUE INDEX uniq_portgroups_address ON portgroups (address)`,
+			`CREATE INDEX idx_portgroups_node_id ON portgroups (node_id)`,
+			`ALTER TABLE ports ADD COLUMN portgroup_id BIGINT NULL REFERENCES portgroups (id)`,
+			`CREATE INDEX idx_ports_portgroup_id ON ports (portgroup_id)`,
+			`CREATE INDEX idx_nodes_chassis_uuid ON nodes (chassis_uuid)`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the schema version this binary's Upgrade brings a
@@ -355,7 +433,9 @@ func (s *Store) Upgrade(ctx context.Context) error {
 		}
 		// Statements are IF NOT EXISTS: MySQL commits each DDL statement,
 		// so a step interrupted half-way must be re-runnable.
-		return applyMigrations(conn, func(m migration) []string { return m.mysql })
+		// A session: a statement skipped as already applied must not leave
+		// its error on conn for the next one.
+		return applyMigrations(conn.Session(&gorm.Session{}), func(m migration) []string { return m.mysql })
 	})
 }
 
@@ -374,7 +454,7 @@ func applyMigrations(conn *gorm.DB, statements func(migration) []string) error {
 			continue
 		}
 		for _, stmt := range statements(m) {
-			if err := conn.Exec(stmt).Error; err != nil {
+			if err := conn.Exec(stmt).Error; err != nil && !ddlAlreadyApplied(err) {
 				return fmt.Errorf("upgrade schema: migration %d (%s): %w", m.version, m.name, err)
 			}
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-var allTables = []string{"nodes", "ports", "conductors", "conductor_hardware_interfaces", "volume_connectors", "volume_targets", "schema_migrations"}
+var allTables = []string{"nodes", "ports", "conductors", "conductor_hardware_interfaces", "volume_connectors", "volume_targets", "chassis", "portgroups", "schema_migrations"}
 
 func openSpecs(backend string) {
 	Describe("Open", func() {
@@ -163,6 +163,10 @@ func migrationSpecs(backend string) {
 			for table, indexes := range map[string][]string{
 				"volume_connectors": {"uniq_volume_connectors_uuid", "uniq_volume_connectors_type_connector_id", "idx_volume_connectors_node_id"},
 				"volume_targets":    {"uniq_volume_targets_uuid", "uniq_volume_targets_node_id_boot_index"},
+				"chassis":           {"uniq_chassis_uuid"},
+				"portgroups":        {"uniq_portgroups_uuid", "uniq_portgroups_name", "uniq_portgroups_address", "idx_portgroups_node_id"},
+				"ports":             {"idx_ports_portgroup_id"},
+				"nodes":             {"idx_nodes_chassis_uuid"},
 			} {
 				for _, idx := range indexes {
 					Expect(m.HasIndex(table, idx)).To(BeTrue(), table+"."+idx)
@@ -214,6 +218,17 @@ func migrationSpecs(backend string) {
 				Expect(err).NotTo(HaveOccurred())
 				Expect(v).To(Equal(LatestSchemaVersion()))
 			})
+
+			It("resumes step 3 after its ALTER TABLE statements committed", func(ctx SpecContext) {
+				s := freshStore(ctx, backend, "resume3")
+				Expect(s.Upgrade(ctx)).To(Succeed())
+				// Forget step 3 was recorded: its tables and columns stay,
+				// as after a crash just before the version row was written.
+				Expect(s.db.WithContext(ctx).Exec("DELETE FROM schema_migrations WHERE version = 3").Error).To(Succeed())
+				Expect(s.Upgrade(ctx)).To(Succeed())
+				Expect(appliedCount(ctx, s)).To(Equal(int64(len(migrations))))
+				Expect(s.db.WithContext(ctx).Migrator().HasColumn("ports", "portgroup_id")).To(BeTrue())
+			})
 		}
 
 		if backend == DialectSQLite {
@@ -235,7 +250,8 @@ func migrationSpecs(backend string) {
 				cols  tableColumns
 			}{{"nodes", nodeColumns}, {"ports", portColumns}, {"conductors", conductorColumns},
 				{"conductor_hardware_interfaces", parseColumns(&model.ConductorHardwareInterface{})},
-				{"volume_connectors", volumeConnectorColumns}, {"volume_targets", volumeTargetColumns}} {
+				{"volume_connectors", volumeConnectorColumns}, {"volume_targets", volumeTargetColumns},
+				{"chassis", chassisColumns}, {"portgroups", portgroupColumns}} {
 				types, err := s.db.WithContext(ctx).Migrator().ColumnTypes(t.table)
 				Expect(err).NotTo(HaveOccurred())
 				var stored []string

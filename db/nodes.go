@@ -2,8 +2,10 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,23 +96,34 @@ func identOf(n *model.Node) nodeIdent {
 
 // GetNode loads a node by uuid; errs.NodeNotFound if there is none.
 func (s *Store) GetNode(ctx context.Context, uuid string) (*model.Node, error) {
-	return s.getNode(ctx, clause.Eq{Column: clause.Column{Name: "uuid"}, Value: uuid}, uuid)
+	return s.getNode(ctx, "uuid", uuid, uuid)
 }
 
 // GetNodeByName loads a node by name; errs.NodeNotFound if there is none.
 func (s *Store) GetNodeByName(ctx context.Context, name string) (*model.Node, error) {
-	return s.getNode(ctx, clause.Eq{Column: clause.Column{Name: "name"}, Value: name}, name)
+	return s.getNode(ctx, "name", name, name)
 }
 
 // GetNodeByID loads a node by its internal id.
 func (s *Store) GetNodeByID(ctx context.Context, id int64) (*model.Node, error) {
-	return s.getNode(ctx, clause.Eq{Column: clause.Column{Name: "id"}, Value: id}, strconv.FormatInt(id, 10))
+	return s.getNode(ctx, "id", id, strconv.FormatInt(id, 10))
 }
 
-func (s *Store) getNode(ctx context.Context, where clause.Expression, ident string) (*model.Node, error) {
+// nodeSelectAll reads every node column; the single-node reads are the
+// API's hottest statements, so they skip gorm and scan directly.
+var nodeSelectAll = "SELECT " + quotedColumns("nodes", nodeColumns.all) + " FROM nodes"
+
+// getNode reads the node whose (unique) column col equals val.
+func (s *Store) getNode(ctx context.Context, col string, val any, ident string) (*model.Node, error) {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("get node %s: %w", ident, err)
+	}
 	var n model.Node
-	if err := s.db.WithContext(ctx).Where(where).Take(&n).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
+	targets := nodeColumns.scanTargets(make([]any, 0, len(nodeColumns.all)), reflect.ValueOf(&n).Elem(), nodeColumns.all)
+	row := sqlDB.QueryRowContext(ctx, nodeSelectAll+" WHERE nodes.`"+col+"` = ? LIMIT 1", val)
+	if err := row.Scan(targets...); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
 			return nil, errs.NodeNotFound(ident)
 		}
 		return nil, fmt.Errorf("get node %s: %w", ident, err)
@@ -133,11 +146,34 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter, p Page, columns []s
 	if q, err = nodeList.paginate(ctx, s.db, q, p); err != nil {
 		return nil, err
 	}
-	nodes := []model.Node{}
-	if err := q.Find(&nodes).Error; err != nil {
+	nodes, err := scanNodes(q)
+	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
 	return nodes, nil
+}
+
+// scanNodes runs q and scans its rows into nodes by column name.
+func scanNodes(q *gorm.DB) ([]model.Node, error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	names, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	nodes := []model.Node{}
+	targets := make([]any, 0, len(names))
+	for rows.Next() {
+		nodes = append(nodes, model.Node{})
+		targets = nodeColumns.scanTargets(targets[:0], reflect.ValueOf(&nodes[len(nodes)-1]).Elem(), names)
+		if err := rows.Scan(targets...); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, rows.Err()
 }
 
 func nodeConditions(f NodeFilter) []clause.Expression {
@@ -212,6 +248,67 @@ func escapeLike(s string) string {
 // it since n was read). n's UpdatedAt and ProvisionUpdatedAt are refreshed
 // from the row.
 func (s *Store) SaveNode(ctx context.Context, n *model.Node) error {
+	stmt, args := s.nodeUpdate(ctx, n, "", false)
+	return s.transaction(ctx, func(tx *gorm.DB) error {
+		res := tx.Exec(stmt, args...)
+		if res.Error != nil {
+			return fmt.Errorf("save node %s: %w", n.UUID, nodeWriteError(res.Error, identOf(n)))
+		}
+		if res.RowsAffected == 0 {
+			return errs.NodeNotFound(n.UUID)
+		}
+		return s.rereadTimes(tx, n)
+	})
+}
+
+// SaveLockedNode is SaveNode for the holder of the node lock: the UPDATE
+// matches only while host still holds the reservation, so a conductor
+// judged dead, whose locks were cleared and whose node another conductor
+// took over, cannot overwrite the survivor's work. A lost lock is
+// errs.NodeLocked (or errs.NodeNotFound when the node is gone) and writes
+// nothing. The lock keeps the row the caller's, so no transaction is
+// needed around the re-read of the timestamps.
+func (s *Store) SaveLockedNode(ctx context.Context, n *model.Node, host string) error {
+	if err := s.saveFenced(ctx, n, host, false); err != nil {
+		return err
+	}
+	return s.rereadTimes(s.db.WithContext(ctx), n)
+}
+
+// SaveAndReleaseNode is SaveLockedNode that also drops host's lock, in the
+// same UPDATE: the end of a conductor's work on a node costs one statement.
+// The row is no longer the caller's afterwards, so n's timestamps are not
+// refreshed from it.
+func (s *Store) SaveAndReleaseNode(ctx context.Context, n *model.Node, host string) error {
+	return s.saveFenced(ctx, n, host, true)
+}
+
+func (s *Store) saveFenced(ctx context.Context, n *model.Node, host string, release bool) error {
+	if host == "" {
+		return fmt.Errorf("save node %s: empty host", n.UUID)
+	}
+	stmt, args := s.nodeUpdate(ctx, n, host, release)
+	res := s.db.WithContext(ctx).Exec(stmt, args...)
+	if res.Error != nil {
+		return fmt.Errorf("save node %s: %w", n.UUID, nodeWriteError(res.Error, identOf(n)))
+	}
+	if res.RowsAffected == 1 {
+		return nil
+	}
+	holder, err := s.reservationOf(ctx, n.UUID)
+	switch {
+	case err != nil:
+		return fmt.Errorf("save node %s: %w", n.UUID, err)
+	case holder == nil:
+		return errs.NodeLocked(n.UUID, "None")
+	default:
+		return errs.NodeLocked(n.UUID, *holder)
+	}
+}
+
+// nodeUpdate is the UPDATE writing n's saved columns, fenced by host's
+// reservation when host is set, and releasing it when release is set.
+func (s *Store) nodeUpdate(ctx context.Context, n *model.Node, host string, release bool) (string, []any) {
 	ts := now()
 	// MySQL evaluates SET assignments left to right, each seeing the
 	// previous ones: the CASE must come before provision_state is assigned.
@@ -225,24 +322,26 @@ func (s *Store) SaveNode(ctx context.Context, n *model.Node) error {
 		sets = append(sets, s.quote(c)+" = ?")
 	}
 	args = append(args, nodeColumns.values(ctx, n, nodeSaveColumns)...)
-	args = append(args, n.ID)
+	if release {
+		sets = append(sets, "reservation = NULL")
+	}
 	stmt := "UPDATE nodes SET " + strings.Join(sets, ", ") + " WHERE id = ?"
+	args = append(args, n.ID)
+	if host != "" {
+		stmt += " AND reservation = ?"
+		args = append(args, host)
+	}
+	return stmt, args
+}
 
-	return s.transaction(ctx, func(tx *gorm.DB) error {
-		res := tx.Exec(stmt, args...)
-		if res.Error != nil {
-			return fmt.Errorf("save node %s: %w", n.UUID, nodeWriteError(res.Error, identOf(n)))
-		}
-		if res.RowsAffected == 0 {
-			return errs.NodeNotFound(n.UUID)
-		}
-		var stored model.Node
-		if err := tx.Select("updated_at", "provision_updated_at").Where("id = ?", n.ID).Take(&stored).Error; err != nil {
-			return fmt.Errorf("save node %s: re-read: %w", n.UUID, err)
-		}
-		n.UpdatedAt, n.ProvisionUpdatedAt = stored.UpdatedAt, stored.ProvisionUpdatedAt
-		return nil
-	})
+// rereadTimes refreshes n's timestamps from the row.
+func (s *Store) rereadTimes(conn *gorm.DB, n *model.Node) error {
+	var stored model.Node
+	if err := conn.Select("updated_at", "provision_updated_at").Where("id = ?", n.ID).Take(&stored).Error; err != nil {
+		return fmt.Errorf("save node %s: re-read: %w", n.UUID, err)
+	}
+	n.UpdatedAt, n.ProvisionUpdatedAt = stored.UpdatedAt, stored.ProvisionUpdatedAt
+	return nil
 }
 
 func (s *Store) quote(name string) string {
@@ -262,7 +361,8 @@ func (s *Store) DestroyNode(ctx context.Context, uuid string) error {
 			}
 			return fmt.Errorf("destroy node %s: %w", uuid, err)
 		}
-		for _, child := range []string{"ports", "volume_connectors", "volume_targets"} {
+		// Ports before port groups: a port refers to its group.
+		for _, child := range []string{"ports", "portgroups", "volume_connectors", "volume_targets"} {
 			if err := tx.Exec("DELETE FROM "+child+" WHERE node_id = ?", n.ID).Error; err != nil {
 				return fmt.Errorf("destroy node %s: delete %s: %w", uuid, strings.ReplaceAll(child, "_", " "), err)
 			}

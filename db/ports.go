@@ -17,9 +17,10 @@ import (
 
 // PortFilter narrows ListPorts; nil fields do not filter.
 type PortFilter struct {
-	NodeID   *int64
-	NodeUUID *string
-	Address  *string
+	NodeID      *int64
+	NodeUUID    *string
+	Address     *string
+	PortgroupID *int64
 }
 
 var portList = listTable{
@@ -39,15 +40,18 @@ var portSaveColumns = slices.DeleteFunc(slices.Clone(portColumns.all), func(c st
 	return false
 })
 
-// portRow is a port with its node's uuid, read by the same query.
+// portRow is a port with its node's and port group's uuids, read by the
+// same query.
 type portRow struct {
 	model.Port
-	JoinedNodeUUID string `gorm:"column:node_uuid"`
+	JoinedNodeUUID      string  `gorm:"column:node_uuid"`
+	JoinedPortgroupUUID *string `gorm:"column:portgroup_uuid"`
 }
 
 func (r portRow) port() model.Port {
 	p := r.Port
 	p.NodeUUID = r.JoinedNodeUUID
+	p.PortgroupUUID = r.JoinedPortgroupUUID
 	return p
 }
 
@@ -93,16 +97,26 @@ func (s *Store) getPort(ctx context.Context, column, value string) (*model.Port,
 	return &p, nil
 }
 
-// portQuery selects cols of ports plus the owning node's uuid.
+// portQuery selects cols of ports plus the owning node's and port group's
+// uuids.
 func (s *Store) portQuery(ctx context.Context, cols []string) *gorm.DB {
-	return s.ownedQuery(ctx, "ports", cols)
+	sel := make([]clause.Column, 0, len(cols)+2)
+	for _, c := range cols {
+		sel = append(sel, clause.Column{Table: "ports", Name: c})
+	}
+	sel = append(sel, clause.Column{Table: "nodes", Name: "uuid", Alias: "node_uuid"},
+		clause.Column{Table: "portgroups", Name: "uuid", Alias: "portgroup_uuid"})
+	return s.db.WithContext(ctx).Table("ports").
+		Clauses(clause.Select{Columns: sel}).
+		Joins("JOIN nodes ON nodes.id = ports.node_id").
+		Joins("LEFT JOIN portgroups ON portgroups.id = ports.portgroup_id")
 }
 
 // ListPorts returns one page of the ports matching f, each with NodeUUID
 // filled by a join in the same query. columns as in ListNodes; "node_uuid"
-// is accepted and always loaded.
+// and "portgroup_uuid" are accepted and always loaded.
 func (s *Store) ListPorts(ctx context.Context, f PortFilter, p Page, columns []string) ([]model.Port, error) {
-	cols, err := portColumns.selection(columns, "node_uuid")
+	cols, err := portColumns.selection(columns, "node_uuid", "portgroup_uuid")
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +129,9 @@ func (s *Store) ListPorts(ctx context.Context, f PortFilter, p Page, columns []s
 	}
 	if f.Address != nil {
 		q = q.Where(clause.Eq{Column: clause.Column{Table: "ports", Name: "address"}, Value: *f.Address})
+	}
+	if f.PortgroupID != nil {
+		q = q.Where(clause.Eq{Column: clause.Column{Table: "ports", Name: "portgroup_id"}, Value: *f.PortgroupID})
 	}
 	if q, err = portList.paginate(ctx, s.db, q, p); err != nil {
 		return nil, err

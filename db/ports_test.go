@@ -136,11 +136,11 @@ func portSpecs(backend string, store func() *Store) {
 				sqls := statements[backend].matching("ports")
 				Expect(sqls).To(HaveLen(1))
 				selectList := strings.ToLower(sqls[0][:strings.Index(strings.ToLower(sqls[0]), " from ")])
-				Expect(strings.Count(selectList, ",")).To(Equal(3), selectList) // id, uuid, address, node uuid
+				Expect(strings.Count(selectList, ",")).To(Equal(4), selectList) // id, uuid, address, node uuid, portgroup uuid
 				Expect(selectList).NotTo(ContainSubstring("extra"))
 
-				_, err = store().ListPorts(ctx, PortFilter{}, Page{}, []string{"portgroup_uuid"})
-				expectErr(err, errs.KindInvalidParameterValue, `Field(s) "portgroup_uuid" are not valid`, http.StatusBadRequest)
+				_, err = store().ListPorts(ctx, PortFilter{}, Page{}, []string{"portgroup_uuid", "bogus"})
+				expectErr(err, errs.KindInvalidParameterValue, `Field(s) "bogus" are not valid`, http.StatusBadRequest)
 			})
 
 			It("filters by node id, node uuid and address", func(ctx SpecContext) {

@@ -30,8 +30,11 @@ const (
 // Pool defaults for MySQL. They can be overridden with the connection URL
 // query parameters max_open_conns, max_idle_conns and conn_max_lifetime.
 const (
-	defaultMySQLMaxOpen     = 25
-	defaultMySQLMaxIdle     = 10
+	defaultMySQLMaxOpen = 25
+	// Idle connections as many as open ones: with fewer, a burst of
+	// concurrent requests closes the surplus on return and the next burst
+	// pays a TCP connect and handshake for each.
+	defaultMySQLMaxIdle     = defaultMySQLMaxOpen
 	defaultMySQLMaxLifetime = 30 * time.Minute
 	// sqliteBusyTimeoutMS is how long a writer from another process waits
 	// for the file lock before SQLite reports SQLITE_BUSY.
@@ -114,6 +117,10 @@ func openMySQL(connection string) (*Store, error) {
 	// Strict mode whatever the server default: an over-long or invalid
 	// value must fail, never be truncated into the row.
 	cfg.Params = map[string]string{"time_zone": "'+00:00'", "sql_mode": "'TRADITIONAL'"}
+	// Parameters are escaped into the statement by the driver (safe for
+	// utf8mb4): without it every statement with arguments costs a
+	// prepare, an execute and a close, three messages instead of one.
+	cfg.InterpolateParams = true
 
 	maxOpen, maxIdle, lifetime := defaultMySQLMaxOpen, defaultMySQLMaxIdle, defaultMySQLMaxLifetime
 	for key, vals := range u.Query() {

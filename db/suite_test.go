@@ -81,7 +81,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 // emptyTables gives a spec a clean shared store.
 func emptyTables(ctx context.Context, s *Store) {
-	for _, t := range []string{"volume_targets", "volume_connectors", "ports", "nodes", "conductor_hardware_interfaces", "conductors"} {
+	for _, t := range []string{"volume_targets", "volume_connectors", "ports", "portgroups", "nodes", "chassis", "conductor_hardware_interfaces", "conductors"} {
 		Expect(s.db.WithContext(ctx).Exec("DELETE FROM " + t).Error).To(Succeed())
 	}
 }
@@ -134,8 +134,11 @@ var _ = Describe("Store", func() {
 			migrationSpecs(backend)
 			nodeSpecs(backend, store)
 			lockSpecs(store)
+			fencedSaveSpecs(store)
 			listSpecs(backend, store)
 			portSpecs(backend, store)
+			chassisSpecs(store)
+			portgroupSpecs(backend, store)
 			volumeSpecs(backend, store)
 			conductorSpecs(store)
 		})

@@ -564,7 +564,7 @@ func volumeSpecs(backend string, store func() *Store) {
 			Expect(s.Upgrade(ctx)).To(Succeed())
 			v, err := s.SchemaVersion(ctx)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(v).To(Equal(2))
+			Expect(v).To(Equal(LatestSchemaVersion()))
 			Expect(s.CreateVolumeConnector(ctx, &model.VolumeConnector{NodeID: n.ID, Type: "iqn", ConnectorID: "iqn.old"})).To(Succeed())
 			got, err := s.ListVolumeConnectors(ctx, VolumeFilter{NodeID: &n.ID}, Page{}, nil)
 			Expect(err).NotTo(HaveOccurred())

@@ -141,4 +141,24 @@ type ConductorAPI interface {
 	// Heartbeat is async.
 	Heartbeat(ctx context.Context, args HeartbeatArgs) error
 	VendorPassthru(ctx context.Context, args VendorPassthruArgs) (VendorPassthruResult, error)
+	SetTargetRAIDConfig(ctx context.Context, args SetTargetRAIDConfigArgs) error
+	GetRAIDLogicalDiskProperties(ctx context.Context, args DriverArgs) (map[string]string, error)
+	// SetConsoleMode is async.
+	SetConsoleMode(ctx context.Context, args SetConsoleModeArgs) error
+	GetConsoleInformation(ctx context.Context, args NodeArgs) (map[string]any, error)
+	InjectNMI(ctx context.Context, args NodeArgs) error
+	GetNodeVendorPassthruMethods(ctx context.Context, args NodeArgs) (map[string]VendorMethodInfo, error)
+	GetDriverVendorPassthruMethods(ctx context.Context, args DriverArgs) (map[string]VendorMethodInfo, error)
+	DriverVendorPassthru(ctx context.Context, args DriverVendorPassthruArgs) (VendorPassthruResult, error)
+	// GetNodeWithToken issues the node's agent token on first use.
+	GetNodeWithToken(ctx context.Context, args NodeArgs) (NodeWithToken, error)
+	VIFList(ctx context.Context, args NodeArgs) ([]VIF, error)
+	VIFAttach(ctx context.Context, args VIFAttachArgs) error
+	VIFDetach(ctx context.Context, args VIFDetachArgs) error
+	UpdateVolumeConnector(ctx context.Context, args VolumeConnectorArgs) (model.VolumeConnector, error)
+	DestroyVolumeConnector(ctx context.Context, args VolumeConnectorArgs) error
+	UpdateVolumeTarget(ctx context.Context, args VolumeTargetArgs) (model.VolumeTarget, error)
+	DestroyVolumeTarget(ctx context.Context, args VolumeTargetArgs) error
+	UpdatePortgroup(ctx context.Context, args PortgroupArgs) (model.Portgroup, error)
+	DestroyPortgroup(ctx context.Context, args PortgroupArgs) error
 }

@@ -6,7 +6,7 @@ require (
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
-	github.com/ferricbm/ferric/pkg v0.0.0 // indirect
+	github.com/ferricbm/ferric/pkg v0.0.0
 	github.com/glebarez/go-sqlite v1.21.2 // indirect
 	github.com/glebarez/sqlite v1.11.0 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
@@ -36,6 +36,7 @@ require (
 
 require (
 	github.com/ferricbm/ferric/client v0.0.0
+	github.com/ferricbm/ferric/conductor v0.0.0
 	github.com/ferricbm/ferric/db v0.0.0
 	github.com/ferricbm/ferric/rpc v0.0.0
 	github.com/go-sql-driver/mysql v1.8.1
@@ -46,6 +47,7 @@ require (
 )
 
 replace (
+	github.com/ferricbm/ferric/conductor => ../conductor
 	github.com/ferricbm/ferric/db => ../db
 	github.com/ferricbm/ferric/pkg => ../pkg
 	github.com/ferricbm/ferric/rpc => ../rpc

@@ -48,24 +48,33 @@ var Min = V1(1)
 // Only versions whose every feature (api.md §1.7) works end to end are
 // advertised; each of these works at its version and is hidden below it:
 //
-//	1.1  nodes, ports, drivers (list/show), node states, power and provision
-//	     (active/rebuild/deleted, configdrive), maintenance, validate, boot
-//	     device, node vendor passthru calls
+//	1.1  nodes, ports, drivers (list/show/properties), node states, power
+//	     and provision (active/rebuild/deleted, configdrive), maintenance,
+//	     validate, boot device, console, node and driver vendor passthru
+//	     calls and method discovery
 //	1.2  "available" shown as such        1.3  driver_internal_info
 //	1.4  manageable, manage/provide       1.5  node names, lookup by name
 //	1.6  inspect, inspection_*_at         1.7  clean_step
 //	1.8  ?fields=                         1.9  provision_state filter
 //	1.10 RFC 3986 node names              1.11 new nodes start in enroll
+//	1.12 RAID (states/raid, logical disks) 1.13 abort
+//	1.14 states and properties links      1.15 manual clean with clean_steps
+//	1.16 driver filter                    1.17 adopt
+//	1.20 network_interface                1.21 resource_class (+ filter)
+//	1.22 /v1/lookup, /v1/heartbeat        1.27 soft power, power timeout
+//	1.28 /v1/nodes/{n}/vifs               1.29 management/inject_nmi
+//	1.30 driver type, detail, interfaces  1.31 node *_interface fields
+//	1.18 port internal_info               1.19 local_link_connection, pxe_enabled
+//	1.23 /v1/portgroups                   1.24 portgroup links, port portgroup_uuid
+//	1.25 chassis_uuid removable           1.26 portgroup mode, properties
 //
-// Baseline 1.1 pieces missing at every version, for lack of storage or RPC:
-// chassis (/v1/chassis is 404, any chassis_uuid is "not found"), driver
-// properties, the console endpoints and vendor passthru method discovery.
-//
-// 1.12 is the ceiling: it adds RAID configuration (PUT .../states/raid and
-// drivers' logical-disk properties), which neither the conductor RPC API
-// nor the driver registry offers, so advertising it would promise
-// endpoints that cannot work.
-const maxMinor = 11
+// Chassis (/v1/chassis, node chassis_uuid) are served at every version.
+// 1.12-1.31 (RAID, console, VIFs, chassis, portgroups, lookup, ...) are
+// being completed by teammates; 1.32 (the volume connector and volume
+// target API) and 1.33 (storage_interface with noop, cinder and external)
+// are done. The ceiling is raised to 1.33 ahead of the 1.12-1.31 work so
+// the volume API can be served and tested at its own versions.
+const maxMinor = 33
 
 // Max is the newest microversion served.
 var Max = V1(maxMinor)

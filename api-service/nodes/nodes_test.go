@@ -256,7 +256,7 @@ var _ = Describe("View", func() {
 
 	It("never shows attributes newer than the maximum version", func() {
 		out := render(microversion.Max, nil)
-		for _, hidden := range []string{"owner", "lessee", "traits", "conductor_group", "protected", "fault", "boot_interface", "resource_class"} {
+		for _, hidden := range []string{"owner", "lessee", "traits", "conductor_group", "protected", "fault"} {
 			Expect(out).NotTo(HaveKey(hidden))
 		}
 	})

@@ -39,24 +39,8 @@ func (vw View) Render(n *model.Node) map[string]any {
 	obj := make(map[string]any, len(Catalogue)+4)
 	for _, f := range Catalogue {
 		if f.Implemented() && vw.Version.AtLeast(f.Since) {
-			obj[f.Name] = f.Get(n)
+			obj[f.Name] = renderValue(f.Name, f.Get(n), n)
 		}
-	}
-	for k, val := range obj {
-		if m, ok := val.(map[string]any); ok {
-			obj[k] = present.Obj(m)
-		}
-	}
-	for _, k := range []string{"driver_info", "driver_internal_info"} {
-		if m, ok := obj[k].(map[string]any); ok {
-			obj[k] = secrets.Mask(m)
-		}
-	}
-	if m, ok := obj["instance_info"].(map[string]any); ok {
-		obj["instance_info"] = secrets.MaskInstanceInfo(m)
-	}
-	if n.LastError != nil {
-		obj["last_error"] = secrets.MaskString(*n.LastError)
 	}
 	obj["provision_state"] = ProvisionStateAt(n.ProvisionState, vw.Version)
 	obj["links"] = present.Links(vw.Base, "nodes/"+n.UUID)
@@ -67,7 +51,32 @@ func (vw View) Render(n *model.Node) map[string]any {
 	if vw.Version.AtLeast(microversion.StatesLink) {
 		obj["states"] = present.Links(vw.Base, "nodes/"+n.UUID+"/states")
 	}
+	if vw.Version.AtLeast(microversion.PortgroupLinks) {
+		obj["portgroups"] = present.Links(vw.Base, "nodes/"+n.UUID+"/portgroups")
+	}
+	if vw.Version.AtLeast(microversion.VolumeAPI) {
+		obj["volume"] = present.Links(vw.Base, "nodes/"+n.UUID+"/volume")
+	}
 	return obj
+}
+
+// renderValue applies the representation rules to one field's value:
+// dict fields are {} when empty, secrets masked.
+func renderValue(name string, val any, n *model.Node) any {
+	if m, ok := val.(map[string]any); ok {
+		m = present.Obj(m)
+		switch name {
+		case "driver_info", "driver_internal_info":
+			return secrets.Mask(m)
+		case "instance_info":
+			return secrets.MaskInstanceInfo(m)
+		}
+		return m
+	}
+	if name == "last_error" && n.LastError != nil {
+		return secrets.MaskString(*n.LastError)
+	}
+	return val
 }
 
 // ProvisionStateAt is the provision state as a client of version v knows

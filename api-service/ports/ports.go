@@ -77,7 +77,8 @@ var Catalogue = []Field{
 	{Name: "created_at", Since: v1, Sortable: true, Get: func(p *model.Port) any { return present.Time(&p.CreatedAt) }},
 	{Name: "updated_at", Since: v1, Sortable: true, Get: func(p *model.Port) any { return present.Time(p.UpdatedAt) }},
 
-	unstored("portgroup_uuid", 24),
+	{Name: "portgroup_uuid", Since: microversion.PortgroupLinks, Create: true, Patch: true,
+		Get: func(p *model.Port) any { return present.Str(p.PortgroupUUID) }, Set: setPortgroupUUID},
 	unstored("is_smartnic", 53),
 	unstored("name", 88),
 	unstored("node_ident", 94),
@@ -133,6 +134,25 @@ func setNodeUUID(p *model.Port, v any) error {
 		return errs.InvalidParameterValue("Expected a UUID for node_uuid but received %s.", s)
 	}
 	p.NodeUUID = c
+	return nil
+}
+
+// setPortgroupUUID records the group a port joins by uuid; the caller
+// resolves it and checks it belongs to the port's node.
+func setPortgroupUUID(p *model.Port, v any) error {
+	if v == nil {
+		p.PortgroupUUID, p.PortgroupID = nil, nil
+		return nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return typeErr("portgroup_uuid", v, "string")
+	}
+	c, ok := ident.CanonicalUUID(s)
+	if !ok {
+		return errs.InvalidParameterValue("Expected a UUID for portgroup_uuid but received %s.", s)
+	}
+	p.PortgroupUUID = &c
 	return nil
 }
 

@@ -42,7 +42,7 @@ var _ = Describe("Registry", func() {
 	})
 
 	It("refuses to enable a hardware type it does not know", func() {
-		_, err := builtin.Registry([]string{"ipmi"})
+		_, err := builtin.Registry([]string{"idrac"})
 		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
 	})
 
@@ -67,7 +67,10 @@ var _ = Describe("Registry", func() {
 		Expect(*n.InspectInterface).To(Equal("no-inspect"))
 		Expect(*n.PowerInterface).To(Equal("fake"))
 		Expect(*n.BIOSInterface).To(Equal("no-bios"))
-		Expect(*n.VendorInterface).To(Equal("no-vendor"))
+		Expect(*n.VendorInterface).To(Equal("fake"))
+		Expect(*n.RAIDInterface).To(Equal("fake"))
+		Expect(*n.ConsoleInterface).To(Equal("no-console"))
+		Expect(*n.NetworkInterface).To(Equal("noop"))
 	})
 
 	It("rejects an interface the hardware type does not offer with 400", func() {
@@ -84,7 +87,14 @@ var _ = Describe("Registry", func() {
 		rows := reg.ConductorInterfaces()
 		Expect(rows).To(ContainElement(model.ConductorHardwareInterface{HardwareType: fake.Name, InterfaceType: "inspect", InterfaceName: "fake", Default: true}))
 		Expect(rows).To(ContainElement(model.ConductorHardwareInterface{HardwareType: fake.Name, InterfaceType: "inspect", InterfaceName: "no-inspect", Default: false}))
-		Expect(rows).To(HaveLen(len(driver.InterfaceTypes) + 1))
+		implementations := 0
+		for _, it := range driver.InterfaceTypes {
+			names, err := reg.Enabled(fake.Name, it)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(names).NotTo(BeEmpty())
+			implementations += len(names)
+		}
+		Expect(rows).To(HaveLen(implementations))
 	})
 
 	It("loads a node's driver and refuses inspection through no-inspect", func(ctx SpecContext) {
@@ -96,7 +106,8 @@ var _ = Describe("Registry", func() {
 		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
 		steps, err := d.CleanSteps(ctx, taskCtx{n})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(steps).To(BeEmpty())
+		Expect(steps).To(ContainElement(HaveField("Step", "create_configuration")))
+		Expect(steps).To(HaveEach(HaveField("Priority", 0)), "no step runs in automated cleaning")
 	})
 })
 

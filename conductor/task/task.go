@@ -27,6 +27,9 @@ type Store interface {
 	GetNode(ctx context.Context, uuid string) (*model.Node, error)
 	SaveNode(ctx context.Context, n *model.Node) error
 	ListPorts(ctx context.Context, f db.PortFilter, p db.Page, columns []string) ([]model.Port, error)
+	SavePort(ctx context.Context, p *model.Port) error
+	ListVolumeConnectors(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]model.VolumeConnector, error)
+	ListVolumeTargets(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]model.VolumeTarget, error)
 }
 
 // NoFreeWorkersError is last_error after a refused spawn.

@@ -20,6 +20,7 @@ type Config struct {
 	Database  Database
 	RPC       RPC
 	Conductor Conductor
+	IPMI      IPMI
 }
 
 type Default struct {
@@ -85,6 +86,21 @@ type Conductor struct {
 	AllowDeletingAvailableNodes bool          `ini:"conductor.allow_deleting_available_nodes" help:"Allow deleting nodes in the available state."`
 }
 
+// IPMI configures the ipmi hardware type, which drives BMCs with ipmitool.
+type IPMI struct {
+	CommandRetryTimeout time.Duration `ini:"ipmi.command_retry_timeout" help:"Longest time one IPMI command may take, retries of transient failures included; an ipmitool still running then is killed."`
+	MinCommandInterval  time.Duration `ini:"ipmi.min_command_interval" help:"Shortest pause between two commands sent to the same BMC; many BMCs fail under faster traffic."`
+	// ConnectTimeout is ipmitool's -N: it has whole-second resolution.
+	ConnectTimeout     time.Duration `ini:"ipmi.connect_timeout" help:"How long ipmitool waits for each answer of the BMC before it resends or gives up (ipmitool -N, whole seconds)."`
+	UseIpmitoolRetries bool          `ini:"ipmi.use_ipmitool_retries" help:"Let ipmitool resend unanswered requests for up to command_retry_timeout (ipmitool -R); otherwise it tries once and Ferric retries transient failures itself."`
+	CipherSuite        int           `ini:"ipmi.cipher_suite" help:"IPMI 2.0 cipher suite (ipmitool -C) used unless a node's driver_info sets ipmi_cipher_suite."`
+	// PowerStatePollInterval paces the reads while waiting for a power
+	// change; min_command_interval still applies on top.
+	PowerStatePollInterval        time.Duration `ini:"ipmi.power_state_poll_interval" help:"How often the power state is read while waiting for a power change to take effect."`
+	DisableBootTimeout            bool          `ini:"ipmi.disable_boot_timeout" help:"Before setting a boot device, ask the BMC to keep it beyond the 60 seconds the IPMI specification allows; a BMC that refuses only causes a warning."`
+	AdditionalRetryableIPMIErrors []string      `ini:"ipmi.additional_retryable_ipmi_errors" help:"More ipmitool error texts (substrings) that mark a failed command as transient, to be retried."`
+}
+
 // Defaults are the embedded single-process defaults: SQLite under ./var,
 // in-process RPC, no authentication, listening on 127.0.0.1:6385.
 func Defaults() Config {
@@ -136,6 +152,15 @@ func Defaults() Config {
 			ForcePowerStateDuringSync:   true,
 			AutomatedClean:              true,
 			AllowDeletingAvailableNodes: true,
+		},
+		IPMI: IPMI{
+			CommandRetryTimeout:           60 * time.Second,
+			MinCommandInterval:            5 * time.Second,
+			ConnectTimeout:                5 * time.Second,
+			CipherSuite:                   3,
+			PowerStatePollInterval:        time.Second,
+			DisableBootTimeout:            true,
+			AdditionalRetryableIPMIErrors: []string{},
 		},
 	}
 }

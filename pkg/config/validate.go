@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // conductorGroup is Ironic's rule for conductor group names.
@@ -130,6 +131,23 @@ func (c Config) Validate() error {
 	// dead between two heartbeats, bouncing their nodes around the ring.
 	if k.HeartbeatInterval > 0 && k.HeartbeatTimeout > 0 && k.HeartbeatTimeout <= k.HeartbeatInterval {
 		bad("conductor", "heartbeat_timeout", "%s must exceed heartbeat_interval %s", k.HeartbeatTimeout, k.HeartbeatInterval)
+	}
+
+	i := c.IPMI
+	if i.CommandRetryTimeout <= 0 {
+		bad("ipmi", "command_retry_timeout", "must be positive")
+	}
+	if i.MinCommandInterval < 0 {
+		bad("ipmi", "min_command_interval", "must not be negative")
+	}
+	if i.ConnectTimeout < time.Second || i.ConnectTimeout%time.Second != 0 {
+		bad("ipmi", "connect_timeout", "%s is not a whole number of seconds of at least 1", i.ConnectTimeout)
+	}
+	if i.CipherSuite < 0 || i.CipherSuite > 17 {
+		bad("ipmi", "cipher_suite", "%d is outside 0..17", i.CipherSuite)
+	}
+	if i.PowerStatePollInterval <= 0 {
+		bad("ipmi", "power_state_poll_interval", "must be positive")
 	}
 	return errors.Join(problems...)
 }

@@ -28,7 +28,8 @@ func (j *JSONObject) Scan(src any) error {
 		return err
 	}
 	m := map[string]any{}
-	if len(raw) > 0 && string(raw) != "null" {
+	// "{}", most stored dicts, needs no decoder.
+	if len(raw) > 0 && string(raw) != "null" && string(raw) != "{}" {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return fmt.Errorf("decode json object: %w", err)
 		}
@@ -65,7 +66,7 @@ func (l *StringList) Scan(src any) error {
 		return err
 	}
 	out := []string{}
-	if len(raw) > 0 && string(raw) != "null" {
+	if len(raw) > 0 && string(raw) != "null" && string(raw) != "[]" {
 		if err := json.Unmarshal(raw, &out); err != nil {
 			return fmt.Errorf("decode json list: %w", err)
 		}

@@ -83,15 +83,58 @@ type Port struct {
 	LocalLinkConnection JSONObject `gorm:"column:local_link_connection;type:text" json:"local_link_connection"`
 	PXEEnabled          bool       `gorm:"column:pxe_enabled;not null;default:true" json:"pxe_enabled"`
 	PhysicalNetwork     *string    `gorm:"column:physical_network;type:varchar(64)" json:"physical_network"`
-	CreatedAt           time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
-	UpdatedAt           *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+	// PortgroupID is the port group the port is a member of, if any; it
+	// must belong to the same node.
+	PortgroupID *int64     `gorm:"column:portgroup_id;index:idx_ports_portgroup_id" json:"-"`
+	CreatedAt   time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
+	UpdatedAt   *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+
+	// NodeUUID is filled by the repository from the owning node; it is not
+	// a column.
+	NodeUUID string `gorm:"-" json:"node_uuid"`
+	// PortgroupUUID is filled by the repository from the port group; it is
+	// not a column.
+	PortgroupUUID *string `gorm:"-" json:"portgroup_uuid"`
+}
+
+func (Port) TableName() string { return "ports" }
+
+// Chassis is a rack or enclosure grouping nodes. Nodes refer to it by
+// uuid (nodes.chassis_uuid).
+type Chassis struct {
+	ID          int64      `gorm:"column:id;primaryKey;autoIncrement" json:"-"`
+	UUID        string     `gorm:"column:uuid;type:varchar(36);not null;uniqueIndex:uniq_chassis_uuid" json:"uuid"`
+	Description *string    `gorm:"column:description;type:varchar(255)" json:"description"`
+	Extra       JSONObject `gorm:"column:extra;type:text" json:"extra"`
+	CreatedAt   time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
+	UpdatedAt   *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+}
+
+func (Chassis) TableName() string { return "chassis" }
+
+// Portgroup is a bond (link aggregation) of some of a node's ports.
+// Name and address are unique when set.
+type Portgroup struct {
+	ID      int64      `gorm:"column:id;primaryKey;autoIncrement" json:"-"`
+	UUID    string     `gorm:"column:uuid;type:varchar(36);not null;uniqueIndex:uniq_portgroups_uuid" json:"uuid"`
+	Name    *string    `gorm:"column:name;type:varchar(255);uniqueIndex:uniq_portgroups_name" json:"name"`
+	Address *string    `gorm:"column:address;type:varchar(18);uniqueIndex:uniq_portgroups_address" json:"address"`
+	NodeID  int64      `gorm:"column:node_id;not null;index:idx_portgroups_node_id" json:"-"`
+	Extra   JSONObject `gorm:"column:extra;type:text" json:"extra"`
+	// InternalInfo is written by the conductor only.
+	InternalInfo             JSONObject `gorm:"column:internal_info;type:text" json:"internal_info"`
+	StandalonePortsSupported bool       `gorm:"column:standalone_ports_supported;not null;default:true" json:"standalone_ports_supported"`
+	Mode                     *string    `gorm:"column:mode;type:varchar(255)" json:"mode"`
+	Properties               JSONObject `gorm:"column:properties;type:text" json:"properties"`
+	CreatedAt                time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
+	UpdatedAt                *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
 
 	// NodeUUID is filled by the repository from the owning node; it is not
 	// a column.
 	NodeUUID string `gorm:"-" json:"node_uuid"`
 }
 
-func (Port) TableName() string { return "ports" }
+func (Portgroup) TableName() string { return "portgroups" }
 
 // Conductor is a registered conductor process.
 type Conductor struct {

@@ -69,6 +69,7 @@ type Hardware struct {
 	power  map[string]string
 	boot   map[string]bootDevice
 	faults map[faultKey]Fault
+	ext    *extras
 }
 
 // New returns a fleet where every node is powered as its DB record says
@@ -78,6 +79,7 @@ func New() *Hardware {
 		power:  map[string]string{},
 		boot:   map[string]bootDevice{},
 		faults: map[faultKey]Fault{},
+		ext:    newExtras(),
 	}
 }
 
@@ -145,16 +147,16 @@ func (h *Hardware) HardwareType() driver.HardwareType {
 		Interfaces: map[driver.InterfaceType][]driver.Implementation{
 			driver.Bios:       one("no-bios", driver.NoOp{}),
 			driver.Boot:       one("fake", &boot{h}),
-			driver.Console:    one("no-console", driver.NoOp{}),
+			driver.Console:    {{Name: "no-console", Impl: driver.NoOp{}}, {Name: "fake", Impl: &console{h}}},
 			driver.Deploy:     one("fake", &deploy{h}),
 			driver.Inspect:    {{Name: "fake", Impl: &inspect{h}}, {Name: "no-inspect", Impl: driver.NoInspect{}}},
 			driver.Management: one("fake", &management{h}),
-			driver.Network:    one("noop", driver.NoOp{}),
+			driver.Network:    {{Name: "noop", Impl: driver.NoopNetwork{}}, {Name: "flat", Impl: driver.FlatNetwork{}}},
 			driver.Power:      one("fake", &power{h}),
-			driver.RAID:       one("no-raid", driver.NoOp{}),
+			driver.RAID:       {{Name: "fake", Impl: &raid{h}}, {Name: "no-raid", Impl: driver.NoOp{}}},
 			driver.Rescue:     one("no-rescue", driver.NoOp{}),
-			driver.Storage:    one("noop", driver.NoOp{}),
-			driver.Vendor:     one("no-vendor", driver.NoOp{}),
+			driver.Storage:    driver.StorageImplementations(),
+			driver.Vendor:     {{Name: "fake", Impl: &vendor{h}}, {Name: "no-vendor", Impl: driver.NoOp{}}},
 		},
 	}
 }

@@ -1,0 +1,219 @@
+package apiservice
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/secrets"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// Heartbeat body keys and the version each is accepted from.
+var (
+	agentVersionSince = microversion.V1(36)
+	agentVerifyCA     = microversion.V1(68)
+	agentStatusSince  = microversion.V1(72)
+)
+
+// lookupNotFound is the same for "no such node" and "not in a state where
+// an agent is expected", so lookups reveal nothing about other nodes.
+func lookupNotFound() error { return errs.New(errs.KindNotFound, "Resource could not be found.") }
+
+// lookup is GET /v1/lookup: the deploy ramdisk finds its node by MAC
+// addresses or UUID and receives its configuration and agent token.
+func (s *Server) lookup(c echo.Context) error {
+	if err := requireEndpoint(c, microversion.RamdiskAPI); err != nil {
+		return err
+	}
+	q := c.QueryParams()
+	if err := query.Check(q, "addresses", "node_uuid"); err != nil {
+		return err
+	}
+	var macs []string
+	for _, a := range query.List(q, "addresses") {
+		if m, ok := ident.NormalizeMAC(a); ok {
+			macs = append(macs, m)
+		}
+	}
+	nodeUUID := q.Get("node_uuid")
+	if len(macs) == 0 && nodeUUID == "" {
+		return errs.InvalidParameterValue("At least one of 'addresses' and 'node_uuid' parameters is required")
+	}
+	ctx := c.Request().Context()
+	var n *model.Node
+	if nodeUUID != "" {
+		u, ok := ident.CanonicalUUID(nodeUUID)
+		if !ok {
+			return errs.InvalidParameterValue("Expected a UUID for node_uuid but received %s.", nodeUUID)
+		}
+		found, err := s.store.GetNode(ctx, u)
+		if errs.Is(err, errs.KindNodeNotFound) {
+			return lookupNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		n = found
+	} else {
+		found, err := s.nodeByAddresses(c, macs)
+		if err != nil {
+			return err
+		}
+		n = found
+	}
+	if s.cfg.API.RestrictLookup && !states.LookupAllowed(deref(n.ProvisionState)) {
+		return lookupNotFound()
+	}
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return asBadRequest(err)
+	}
+	withToken, err := api.GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+	if err != nil {
+		return err
+	}
+	node := withToken.Node
+	return c.JSON(http.StatusOK, map[string]any{
+		"node": map[string]any{
+			"uuid":                 node.UUID,
+			"properties":           present.Obj(node.Properties),
+			"instance_info":        secrets.MaskInstanceInfo(present.Obj(node.InstanceInfo)),
+			"driver_internal_info": secrets.Mask(present.Obj(node.DriverInternalInfo)),
+			"links":                present.Links(s.baseURL(c), "nodes/"+node.UUID),
+		},
+		"config": map[string]any{
+			"heartbeat_timeout":    s.cfg.API.RamdiskHeartbeatTimeout,
+			"agent_token":          withToken.AgentToken,
+			"agent_token_required": true,
+			"metrics": map[string]any{"backend": "noop", "prepend_host": false, "prepend_uuid": false,
+				"prepend_host_reverse": true, "global_prefix": nil},
+			"metrics_statsd": map[string]any{"statsd_host": "localhost", "statsd_port": 8125},
+		},
+	})
+}
+
+// nodeByAddresses finds the one node owning ports with these MACs; MACs
+// of several nodes identify none.
+func (s *Server) nodeByAddresses(c echo.Context, macs []string) (*model.Node, error) {
+	ctx := c.Request().Context()
+	owner := ""
+	for _, m := range macs {
+		p, err := s.store.GetPortByAddress(ctx, m)
+		if errs.Is(err, errs.KindPortNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if owner != "" && owner != p.NodeUUID {
+			return nil, lookupNotFound()
+		}
+		owner = p.NodeUUID
+	}
+	if owner == "" {
+		return nil, lookupNotFound()
+	}
+	n, err := s.store.GetNode(ctx, owner)
+	if errs.Is(err, errs.KindNodeNotFound) {
+		return nil, lookupNotFound()
+	}
+	return n, err
+}
+
+// heartbeat is POST /v1/heartbeat/{node}: the ramdisk reports where it
+// listens; the owning conductor checks its token and acts on it.
+func (s *Server) heartbeat(c echo.Context) error {
+	if err := requireEndpoint(c, microversion.RamdiskAPI); err != nil {
+		return err
+	}
+	if err := query.Check(c.QueryParams()); err != nil {
+		return err
+	}
+	body, err := readObject(c, false)
+	if err != nil {
+		return err
+	}
+	v := version(c)
+	allowed := []string{"callback_url", "agent_token"}
+	if v.AtLeast(agentVersionSince) {
+		allowed = append(allowed, "agent_version")
+	}
+	if v.AtLeast(agentVerifyCA) {
+		allowed = append(allowed, "agent_verify_ca")
+	}
+	if v.AtLeast(agentStatusSince) {
+		allowed = append(allowed, "agent_status", "agent_status_message")
+	}
+	if err := onlyKeys(body, allowed...); err != nil {
+		return err
+	}
+	callbackURL, err := optionalString(body, "callback_url")
+	if err != nil {
+		return err
+	}
+	if _, given := body["callback_url"]; !given {
+		return errs.New(errs.KindMissingParameterValue, "Missing mandatory parameter: callback_url")
+	}
+	if callbackURL != "" {
+		u, perr := url.Parse(callbackURL)
+		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errs.InvalidParameterValue("Invalid callback_url %s: an http or https URL is required", callbackURL)
+		}
+	}
+	token, err := optionalString(body, "agent_token")
+	if err != nil {
+		return err
+	}
+	if token == "" {
+		return errs.InvalidParameterValue("Agent token is required for heartbeat processing.")
+	}
+	agentVersion, err := optionalString(body, "agent_version")
+	if err != nil {
+		return err
+	}
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return err
+	}
+	if known, _ := n.DriverInternalInfo["agent_url"].(string); known != "" && known != callbackURL {
+		return errs.New(errs.KindInvalid, "Detected change in ramdisk provided \"callback_url\"")
+	}
+	ctx := c.Request().Context()
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return asBadRequest(err)
+	}
+	if err := api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: callbackURL,
+		AgentVersion: agentVersion, AgentToken: token}); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusAccepted)
+}
+
+func optionalString(body map[string]any, key string) (string, error) {
+	raw, ok := body[key]
+	if !ok || raw == nil {
+		return "", nil
+	}
+	s, ok := raw.(string)
+	if !ok {
+		return "", errs.InvalidParameterValue("Invalid %s: expected a string", key)
+	}
+	return s, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,211 @@
+package apiservice
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/api-service/chassis"
+	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+// chassisRoutes adds /v1/chassis (baseline 1.1). A chassis is written by
+// the API alone: no conductor manages it.
+func (s *Server) chassisRoutes(e *echo.Echo) {
+	e.GET("/v1/chassis", s.listChassis)
+	e.POST("/v1/chassis", s.createChassis)
+	e.GET("/v1/chassis/detail", s.listChassisDetail)
+	e.GET("/v1/chassis/:chassis", s.getChassis)
+	e.PATCH("/v1/chassis/:chassis", s.patchChassis)
+	e.DELETE("/v1/chassis/:chassis", s.deleteChassis)
+	e.GET("/v1/chassis/:chassis/nodes", func(c echo.Context) error { return s.chassisNodes(c, false) })
+	e.GET("/v1/chassis/:chassis/nodes/detail", func(c echo.Context) error { return s.chassisNodes(c, true) })
+	// The nested node collection is read-only.
+	for _, m := range []string{http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		e.Add(m, "/v1/chassis/:chassis/nodes", malformedURI)
+	}
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		e.Add(m, "/v1/chassis/:chassis/nodes/:node", malformedURI)
+	}
+}
+
+var forbiddenChassisSortKeys = map[string]bool{"extra": true}
+
+func chassisSortable(key string) (bool, microversion.Version, bool) {
+	f, ok := chassis.Lookup(key)
+	return f.Sortable, microversion.Min, ok
+}
+
+func (s *Server) chassisView(c echo.Context, fields []string) chassis.View {
+	return chassis.View{Base: s.baseURL(c), Fields: fields}
+}
+
+// findChassis loads a chassis named by its UUID, the only identifier a
+// chassis has.
+func (s *Server) findChassis(c echo.Context, id string) (*model.Chassis, error) {
+	u, ok := ident.CanonicalUUID(id)
+	if !ok {
+		return nil, errs.InvalidParameterValue("Expected a UUID but received %s.", id)
+	}
+	return s.store.GetChassis(c.Request().Context(), u)
+}
+
+// nodeChassis checks that the chassis a node is put in exists; an unknown
+// one is the client's error (400).
+func (s *Server) nodeChassis(c echo.Context, uuid *string) error {
+	if uuid == nil {
+		return nil
+	}
+	_, err := s.store.GetChassis(c.Request().Context(), *uuid)
+	if e, ok := errs.As(err); ok && e.Kind == errs.KindNotFound {
+		return e.WithStatus(http.StatusBadRequest)
+	}
+	return err
+}
+
+func (s *Server) listChassis(c echo.Context) error       { return s.chassisList(c, false) }
+func (s *Server) listChassisDetail(c echo.Context) error { return s.chassisList(c, true) }
+
+func (s *Server) chassisList(c echo.Context, detailPath bool) error {
+	q := c.QueryParams()
+	allowed := []string{"limit", "marker", "sort_key", "sort_dir"}
+	if !detailPath {
+		allowed = append(allowed, "fields", "detail")
+	}
+	if err := query.Check(q, allowed...); err != nil {
+		return err
+	}
+	lr, err := parseList(c, q, detailPath, chassis.DefaultListFields, chassis.OutputFields(), s.maxLimit())
+	if err != nil {
+		return err
+	}
+	if err := checkSortKey(lr.page.SortKey, version(c), chassisSortable, forbiddenChassisSortKeys); err != nil {
+		return err
+	}
+	if lr.page.Marker != "" {
+		m, ok := ident.CanonicalUUID(lr.page.Marker)
+		if !ok {
+			return errs.InvalidParameterValue("Expected a UUID but received %s.", lr.page.Marker)
+		}
+		lr.page.Marker = m
+	}
+	var columns []string
+	if lr.fields != nil {
+		columns = selectColumns(lr.fields)
+	}
+	list, err := s.store.ListChassis(c.Request().Context(), db.Page{Limit: lr.page.Limit, Marker: lr.page.Marker,
+		SortKey: lr.page.SortKey, SortDir: lr.page.SortDir}, columns)
+	if err != nil {
+		return err
+	}
+	view := s.chassisView(c, lr.fields)
+	out := make([]map[string]any, len(list))
+	for i := range list {
+		out[i] = view.Render(&list[i])
+	}
+	body := map[string]any{"chassis": out}
+	if len(list) == lr.page.Limit {
+		path := "/v1/chassis"
+		if detailPath {
+			path += "/detail"
+		}
+		carry := lr.carry
+		if !detailPath && q.Has("detail") {
+			carry = append(carry, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
+		}
+		if lr.fields != nil {
+			carry = append(carry, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
+		}
+		body["next"] = query.NextURL(s.baseURL(c), path, carry, lr.page.Limit, list[len(list)-1].UUID)
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+func (s *Server) getChassis(c echo.Context) error {
+	q := c.QueryParams()
+	if err := query.Check(q, "fields"); err != nil {
+		return err
+	}
+	ch, err := s.findChassis(c, c.Param("chassis"))
+	if err != nil {
+		return err
+	}
+	fields := query.Fields(q)
+	if fields != nil {
+		if err := microversion.RequireAtLeast(version(c), microversion.Fields); err != nil {
+			return err
+		}
+		if err := present.CheckFields(fields, chassis.OutputFields(), version(c)); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, s.chassisView(c, fields).Render(ch))
+}
+
+func (s *Server) createChassis(c echo.Context) error {
+	body, err := readObject(c, false)
+	if err != nil {
+		return err
+	}
+	ch, err := chassis.DecodeCreate(body)
+	if err != nil {
+		return err
+	}
+	if err := s.store.CreateChassis(c.Request().Context(), ch); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, s.baseURL(c)+"/v1/chassis/"+ch.UUID)
+	return c.JSON(http.StatusCreated, s.chassisView(c, nil).Render(ch))
+}
+
+func (s *Server) patchChassis(c echo.Context) error {
+	raw, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	ch, err := s.findChassis(c, c.Param("chassis"))
+	if err != nil {
+		return err
+	}
+	ops, err := jsonpatch.Decode(raw)
+	if err != nil {
+		return err
+	}
+	patched, err := chassis.Apply(ch, ops)
+	if err != nil {
+		return err
+	}
+	if err := s.store.SaveChassis(c.Request().Context(), patched); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.chassisView(c, nil).Render(patched))
+}
+
+func (s *Server) deleteChassis(c echo.Context) error {
+	ch, err := s.findChassis(c, c.Param("chassis"))
+	if err != nil {
+		return err
+	}
+	if err := s.store.DestroyChassis(c.Request().Context(), ch.UUID); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// chassisNodes serves /v1/chassis/{c}/nodes[/detail]: the node list
+// scoped to an existing chassis.
+func (s *Server) chassisNodes(c echo.Context, detailPath bool) error {
+	ch, err := s.findChassis(c, c.Param("chassis"))
+	if err != nil {
+		return err
+	}
+	return s.nodeListIn(c, detailPath, ch.UUID)
+}

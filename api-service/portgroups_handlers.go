@@ -1,0 +1,286 @@
+package apiservice
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/portgroups"
+	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// portgroupRoutes adds /v1/portgroups (1.23) and the port group
+// sub-collections (1.24); below those versions they answer 404.
+func (s *Server) portgroupRoutes(e *echo.Echo) {
+	pg := since(portgroups.Since)
+	sub := since(portgroups.SubResources)
+	e.GET("/v1/portgroups", pg(s.listPortgroups))
+	e.POST("/v1/portgroups", pg(s.createPortgroup))
+	e.GET("/v1/portgroups/detail", pg(s.listPortgroupsDetail))
+	e.GET("/v1/portgroups/:portgroup", pg(s.getPortgroup))
+	e.PATCH("/v1/portgroups/:portgroup", pg(s.patchPortgroup))
+	e.DELETE("/v1/portgroups/:portgroup", pg(s.deletePortgroup))
+
+	e.GET("/v1/portgroups/:portgroup/ports", sub(func(c echo.Context) error {
+		return s.portList(c, false, portScope{"portgroups", c.Param("portgroup")})
+	}))
+	e.GET("/v1/portgroups/:portgroup/ports/detail", sub(func(c echo.Context) error {
+		return s.portList(c, true, portScope{"portgroups", c.Param("portgroup")})
+	}))
+	e.GET("/v1/nodes/:node/portgroups", sub(func(c echo.Context) error {
+		return s.portgroupList(c, false, c.Param("node"))
+	}))
+	e.GET("/v1/nodes/:node/portgroups/detail", sub(func(c echo.Context) error {
+		return s.portgroupList(c, true, c.Param("node"))
+	}))
+	// The nested collections are read-only.
+	for _, m := range []string{http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		e.Add(m, "/v1/portgroups/:portgroup/ports", sub(malformedURI))
+		e.Add(m, "/v1/nodes/:node/portgroups", sub(malformedURI))
+	}
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		e.Add(m, "/v1/portgroups/:portgroup/ports/:port", sub(malformedURI))
+		e.Add(m, "/v1/nodes/:node/portgroups/:pg", sub(malformedURI))
+	}
+}
+
+// since hides a handler below version v, as if the route did not exist.
+func since(v microversion.Version) func(echo.HandlerFunc) echo.HandlerFunc {
+	return func(h echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if !version(c).AtLeast(v) {
+				return errs.New(errs.KindNotFound, "The API is not supported for this version")
+			}
+			return h(c)
+		}
+	}
+}
+
+var forbiddenPortgroupSortKeys = map[string]bool{"extra": true, "internal_info": true, "properties": true}
+
+func portgroupSortable(key string) (bool, microversion.Version, bool) {
+	f, ok := portgroups.Lookup(key)
+	return f.Sortable, f.Since, ok
+}
+
+func (s *Server) portgroupView(c echo.Context, fields []string) portgroups.View {
+	return portgroups.View{Version: version(c), Base: s.baseURL(c), Fields: fields}
+}
+
+// findPortgroup resolves a port group identifier: a UUID or a name.
+func (s *Server) findPortgroup(c echo.Context, id string) (*model.Portgroup, error) {
+	ctx := c.Request().Context()
+	if u, ok := ident.CanonicalUUID(id); ok {
+		return s.store.GetPortgroup(ctx, u)
+	}
+	if !ident.ValidNodeName(id, version(c)) {
+		return nil, errs.InvalidParameterValue("Expected a logical name or UUID but received %s.", id)
+	}
+	return s.store.GetPortgroupByName(ctx, id)
+}
+
+// memberPortgroup finds the group a port of node n joins; an unknown group
+// or one of another node is the client's error.
+func (s *Server) memberPortgroup(c echo.Context, uuid string, n *model.Node) (*model.Portgroup, error) {
+	pg, err := s.store.GetPortgroup(c.Request().Context(), uuid)
+	if e, ok := errs.As(err); ok && e.Kind == errs.KindNotFound {
+		return nil, e.WithStatus(http.StatusBadRequest)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if pg.NodeID != n.ID {
+		return nil, errs.InvalidParameterValue("Port can not be added to a portgroup belonging to a different node.")
+	}
+	return pg, nil
+}
+
+func (s *Server) listPortgroups(c echo.Context) error       { return s.portgroupList(c, false, "") }
+func (s *Server) listPortgroupsDetail(c echo.Context) error { return s.portgroupList(c, true, "") }
+
+// portgroupList serves /v1/portgroups[/detail] and, with node set, the
+// node-scoped /v1/nodes/{node}/portgroups[/detail].
+func (s *Server) portgroupList(c echo.Context, detailPath bool, node string) error {
+	v := version(c)
+	q := c.QueryParams()
+	allowed := []string{"limit", "marker", "sort_key", "sort_dir"}
+	if !detailPath {
+		allowed = append(allowed, "fields", "detail")
+	}
+	if node == "" {
+		allowed = append(allowed, "node", "address")
+	}
+	if err := query.Check(q, allowed...); err != nil {
+		return err
+	}
+	lr, err := parseList(c, q, detailPath, portgroups.DefaultListFields, portgroups.OutputFields(), s.maxLimit())
+	if err != nil {
+		return err
+	}
+	if err := checkSortKey(lr.page.SortKey, v, portgroupSortable, forbiddenPortgroupSortKeys); err != nil {
+		return err
+	}
+	if lr.page.Marker != "" {
+		m, ok := ident.CanonicalUUID(lr.page.Marker)
+		if !ok {
+			return errs.InvalidParameterValue("Expected a UUID but received %s.", lr.page.Marker)
+		}
+		lr.page.Marker = m
+	}
+	var filter db.PortgroupFilter
+	var carry []query.Param
+	nodeIdent := node
+	if node == "" && q.Has("node") {
+		nodeIdent = q.Get("node")
+		carry = append(carry, query.Param{Key: "node", Value: nodeIdent})
+	}
+	if nodeIdent != "" {
+		n, err := s.findNode(c, nodeIdent)
+		if err != nil {
+			return err
+		}
+		filter.NodeID = &n.ID
+	}
+	if q.Has("address") {
+		mac, ok := ident.NormalizeMAC(q.Get("address"))
+		if !ok {
+			return errs.InvalidParameterValue("Expected a MAC address but received %s.", q.Get("address"))
+		}
+		filter.Address = &mac
+		carry = append(carry, query.Param{Key: "address", Value: mac})
+	}
+	var columns []string
+	if lr.fields != nil {
+		columns = selectColumns(lr.fields)
+	}
+	list, err := s.store.ListPortgroups(c.Request().Context(), filter, db.Page{Limit: lr.page.Limit, Marker: lr.page.Marker,
+		SortKey: lr.page.SortKey, SortDir: lr.page.SortDir}, columns)
+	if err != nil {
+		return err
+	}
+	view := s.portgroupView(c, lr.fields)
+	out := make([]map[string]any, len(list))
+	for i := range list {
+		out[i] = view.Render(&list[i])
+	}
+	body := map[string]any{"portgroups": out}
+	if len(list) == lr.page.Limit {
+		path := "/v1/portgroups"
+		if node != "" {
+			path = "/v1/nodes/" + node + "/portgroups"
+		}
+		if detailPath {
+			path += "/detail"
+		}
+		all := append(lr.carry, carry...)
+		if !detailPath && q.Has("detail") {
+			all = append(all, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
+		}
+		if lr.fields != nil {
+			all = append(all, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
+		}
+		body["next"] = query.NextURL(s.baseURL(c), path, all, lr.page.Limit, list[len(list)-1].UUID)
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+func (s *Server) getPortgroup(c echo.Context) error {
+	q := c.QueryParams()
+	if err := query.Check(q, "fields"); err != nil {
+		return err
+	}
+	pg, err := s.findPortgroup(c, c.Param("portgroup"))
+	if err != nil {
+		return err
+	}
+	fields := query.Fields(q)
+	if fields != nil {
+		if err := present.CheckFields(fields, portgroups.OutputFields(), version(c)); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, s.portgroupView(c, fields).Render(pg))
+}
+
+func (s *Server) createPortgroup(c echo.Context) error {
+	body, err := readObject(c, false)
+	if err != nil {
+		return err
+	}
+	pg, err := portgroups.DecodeCreate(body, version(c))
+	if err != nil {
+		return err
+	}
+	n, err := s.portNode(c, pg.NodeUUID)
+	if err != nil {
+		return err
+	}
+	pg.NodeID = n.ID
+	if err := s.store.CreatePortgroup(c.Request().Context(), pg); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, s.baseURL(c)+"/v1/portgroups/"+pg.UUID)
+	return c.JSON(http.StatusCreated, s.portgroupView(c, nil).Render(pg))
+}
+
+func (s *Server) patchPortgroup(c echo.Context) error {
+	raw, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	pg, err := s.findPortgroup(c, c.Param("portgroup"))
+	if err != nil {
+		return err
+	}
+	ops, err := jsonpatch.Decode(raw)
+	if err != nil {
+		return err
+	}
+	patched, err := portgroups.Apply(pg, ops, version(c))
+	if err != nil {
+		return err
+	}
+	n, err := s.portNode(c, patched.NodeUUID)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return asBadRequest(err)
+	}
+	updated, err := api.UpdatePortgroup(ctx, rpc.PortgroupArgs{Portgroup: *patched})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.portgroupView(c, nil).Render(&updated))
+}
+
+func (s *Server) deletePortgroup(c echo.Context) error {
+	pg, err := s.findPortgroup(c, c.Param("portgroup"))
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	n, err := s.store.GetNodeByID(ctx, pg.NodeID)
+	if err != nil {
+		return err
+	}
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return asBadRequest(err)
+	}
+	if err := api.DestroyPortgroup(ctx, rpc.PortgroupArgs{Portgroup: *pg}); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

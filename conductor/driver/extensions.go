@@ -1,0 +1,100 @@
+package driver
+
+import (
+	"context"
+
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+// The optional capabilities below are discovered by type assertion on a
+// node's interface implementations: an implementation that does not offer
+// one (no-raid, no-console, no-vendor, ...) makes the operation
+// UnsupportedDriverExtension, as in Ironic.
+
+// PropertyDescriber is implemented by interfaces that read node properties
+// or driver_info keys; the map is key -> human-readable description, served
+// as GET /v1/drivers/{name}/properties.
+type PropertyDescriber interface {
+	Properties() map[string]string
+}
+
+// RAIDInterface builds RAID configurations.
+type RAIDInterface interface {
+	Interface
+	// LogicalDiskProperties describes the keys a logical disk of a target
+	// RAID configuration may carry.
+	LogicalDiskProperties() map[string]string
+	// ValidateRAIDConfig checks a target RAID configuration; failures are
+	// InvalidParameterValue.
+	ValidateRAIDConfig(ctx context.Context, t TaskContext, config map[string]any) error
+}
+
+// ConsoleInterface gives access to a node's serial console.
+type ConsoleInterface interface {
+	Interface
+	StartConsole(ctx context.Context, t TaskContext) error
+	StopConsole(ctx context.Context, t TaskContext) error
+	// GetConsole describes how to reach the running console
+	// ({"type": ..., "url": ...}).
+	GetConsole(ctx context.Context, t TaskContext) (map[string]any, error)
+}
+
+// NMIInjector is implemented by management interfaces that can send a
+// non-maskable interrupt (diagnostic interrupt) to a node.
+type NMIInjector interface {
+	InjectNMI(ctx context.Context, t TaskContext) error
+}
+
+// HeartbeatHandler is implemented by deploy interfaces that drive an agent
+// ramdisk: the conductor hands them every valid heartbeat, under the node
+// lock, after recording the agent's callback URL and version.
+type HeartbeatHandler interface {
+	Heartbeat(ctx context.Context, t TaskContext, callbackURL, agentVersion string) error
+}
+
+// PortTaskContext is a task that may also change the node's ports, as
+// network interfaces do when they bind tenant VIFs.
+type PortTaskContext interface {
+	TaskContext
+	SavePort(ctx context.Context, p *model.Port) error
+}
+
+// VIF is a tenant virtual interface attachment request.
+type VIF struct {
+	ID string
+}
+
+// NetworkInterface attaches tenant networks (VIFs) to a node's ports.
+type NetworkInterface interface {
+	Interface
+	VIFList(ctx context.Context, t PortTaskContext) ([]VIF, error)
+	VIFAttach(ctx context.Context, t PortTaskContext, vif VIF) error
+	VIFDetach(ctx context.Context, t PortTaskContext, vifID string) error
+}
+
+// VendorMethod describes one vendor passthru method.
+type VendorMethod struct {
+	HTTPMethods []string
+	// Async methods run in a background worker (HTTP 202); sync ones
+	// answer with their return value (HTTP 200).
+	Async bool
+	// Attach means the return value is a file to be attached to the
+	// response rather than JSON.
+	Attach      bool
+	Description string
+	// RequireExclusiveLock: the node method needs the node lock. Ignored
+	// for driver methods, which have no node.
+	RequireExclusiveLock bool
+}
+
+// VendorInterface offers vendor-specific methods called through vendor
+// passthru, on a node or on the hardware type as a whole.
+type VendorInterface interface {
+	Interface
+	Methods() map[string]VendorMethod
+	DriverMethods() map[string]VendorMethod
+	// Call runs a node method; t is exclusive when the method requires it.
+	Call(ctx context.Context, t TaskContext, method, httpMethod string, info map[string]any) (any, error)
+	// CallDriver runs a driver method.
+	CallDriver(ctx context.Context, method, httpMethod string, info map[string]any) (any, error)
+}

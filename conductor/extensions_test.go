@@ -1,0 +1,313 @@
+package conductor_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"maps"
+	"net/http"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/conductor"
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/fake"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+func randomMAC() string {
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("52:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4])
+}
+
+// heartbeatDeploy is the fake deploy interface plus heartbeat handling,
+// standing in for an agent-driven deploy interface.
+type heartbeatDeploy struct {
+	driver.DeployInterface
+	mu    sync.Mutex
+	beats []string
+}
+
+func (h *heartbeatDeploy) Heartbeat(_ context.Context, t driver.TaskContext, callbackURL, agentVersion string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.beats = append(h.beats, t.Node().UUID+" "+callbackURL+" "+agentVersion)
+	t.Node().DriverInternalInfo["handled"] = true
+	return nil
+}
+
+func (h *heartbeatDeploy) seen() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string{}, h.beats...)
+}
+
+var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
+	for _, backend := range backends {
+		Context("on "+backend, func() {
+			var (
+				e   *env
+				c   *conductor.Conductor
+				api rpc.ConductorAPI
+			)
+			BeforeEach(func(ctx SpecContext) {
+				e = newEnv(backend)
+				c = e.start(ctx, "cond-"+e.group)
+				api = e.api(c)
+			})
+			// lockedByOther holds the node's lock as another conductor would.
+			lockedByOther := func(ctx context.Context, n *model.Node) {
+				_, err := e.store.ReserveNode(ctx, n.UUID, "other-conductor")
+				Expect(err).NotTo(HaveOccurred())
+				DeferCleanup(func(ctx SpecContext) { _ = e.store.ReleaseNode(ctx, n.UUID, "other-conductor") })
+			}
+			mirror := map[string]any{"logical_disks": []any{map[string]any{"raid_level": "1", "size_gb": 100.0, "is_root_volume": true}}}
+
+			It("stores a valid target RAID configuration and refuses invalid ones, missing RAID and a held lock", func(ctx SpecContext) {
+				n := e.createNode(ctx, states.Manageable)
+				Expect(api.SetTargetRAIDConfig(ctx, rpc.SetTargetRAIDConfigArgs{NodeID: n.UUID, Config: mirror})).To(Succeed())
+				Expect(map[string]any(e.node(ctx, n.UUID).TargetRAIDConfig)).To(Equal(mirror))
+				Expect(e.node(ctx, n.UUID).Reservation).To(BeNil())
+
+				bad := map[string]any{"logical_disks": []any{map[string]any{"raid_level": "7", "size_gb": 1.0}}}
+				err := api.SetTargetRAIDConfig(ctx, rpc.SetTargetRAIDConfigArgs{NodeID: n.UUID, Config: bad})
+				Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+				Expect(errs.Message(err)).To(ContainSubstring("raid_level"))
+				Expect(map[string]any(e.node(ctx, n.UUID).TargetRAIDConfig)).To(Equal(mirror), "nothing changed")
+
+				Expect(api.SetTargetRAIDConfig(ctx, rpc.SetTargetRAIDConfigArgs{NodeID: n.UUID, Config: map[string]any{}})).To(Succeed())
+				Expect(e.node(ctx, n.UUID).TargetRAIDConfig).To(BeEmpty())
+
+				noRAID := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.RAIDInterface = ptr("no-raid") })
+				Expect(api.SetTargetRAIDConfig(ctx, rpc.SetTargetRAIDConfigArgs{NodeID: noRAID.UUID, Config: mirror})).To(
+					haveKind(errs.KindUnsupportedDriverExtension, http.StatusBadRequest))
+
+				lockedByOther(ctx, n)
+				Expect(api.SetTargetRAIDConfig(ctx, rpc.SetTargetRAIDConfigArgs{NodeID: n.UUID, Config: mirror})).To(
+					haveKind(errs.KindNodeLocked, http.StatusConflict))
+			})
+
+			It("describes logical disk properties of the default RAID interface", func(ctx SpecContext) {
+				props, err := api.GetRAIDLogicalDiskProperties(ctx, rpc.DriverArgs{DriverName: fake.Name})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(props).To(HaveKey("raid_level"))
+				Expect(props).To(HaveKey("size_gb"))
+				_, err = api.GetRAIDLogicalDiskProperties(ctx, rpc.DriverArgs{DriverName: "ipmi"})
+				Expect(err).To(haveKind(errs.KindDriverNotFound, http.StatusNotFound))
+			})
+
+			It("builds the target RAID configuration in a manual clean", func(ctx SpecContext) {
+				n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.TargetRAIDConfig = mirror })
+				steps := []map[string]any{{"interface": "raid", "step": "create_configuration"}}
+				Expect(api.DoNodeClean(ctx, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: steps})).To(Succeed())
+				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
+				got := e.node(ctx, n.UUID)
+				Expect(got.LastError).To(BeNil())
+				Expect(map[string]any(got.RAIDConfig)).To(Equal(mirror))
+				Expect(got.CleanStep).To(BeEmpty())
+
+				unknown := []map[string]any{{"interface": "raid", "step": "make_it_fast"}}
+				Expect(api.DoNodeClean(ctx, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: unknown})).To(Succeed())
+				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
+				Expect(str(e.node(ctx, n.UUID).LastError)).To(ContainSubstring("node does not support this clean step"))
+			})
+
+			It("starts, describes and stops a console, and refuses drivers without one", func(ctx SpecContext) {
+				n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.ConsoleInterface = ptr("fake") })
+				_, err := api.GetConsoleInformation(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).To(haveKind(errs.KindInvalid, http.StatusBadRequest))
+
+				Expect(api.SetConsoleMode(ctx, rpc.SetConsoleModeArgs{NodeID: n.UUID, Enabled: true})).To(Succeed())
+				Eventually(func() bool { return e.node(ctx, n.UUID).ConsoleEnabled }).Should(BeTrue())
+				Expect(e.hw.ConsoleRunning(n.UUID)).To(BeTrue())
+				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+				info, err := api.GetConsoleInformation(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(info).To(HaveKeyWithValue("type", "fake"))
+
+				e.hw.Inject(n.UUID, fake.OpStopConsole, fake.Fault{Err: fmt.Errorf("serial port busy")})
+				Expect(api.SetConsoleMode(ctx, rpc.SetConsoleModeArgs{NodeID: n.UUID, Enabled: false})).To(Succeed())
+				Eventually(func() string { return str(e.node(ctx, n.UUID).LastError) }).Should(ContainSubstring("serial port busy"))
+				Expect(e.node(ctx, n.UUID).ConsoleEnabled).To(BeTrue(), "still running")
+				e.hw.Clear(n.UUID)
+				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+				Expect(api.SetConsoleMode(ctx, rpc.SetConsoleModeArgs{NodeID: n.UUID, Enabled: false})).To(Succeed())
+				Eventually(func() bool { return e.node(ctx, n.UUID).ConsoleEnabled }).Should(BeFalse())
+				Expect(e.hw.ConsoleRunning(n.UUID)).To(BeFalse())
+				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+
+				plain := e.createNode(ctx, states.Manageable)
+				Expect(api.SetConsoleMode(ctx, rpc.SetConsoleModeArgs{NodeID: plain.UUID, Enabled: true})).To(
+					haveKind(errs.KindUnsupportedDriverExtension, http.StatusBadRequest))
+				lockedByOther(ctx, n)
+				Expect(api.SetConsoleMode(ctx, rpc.SetConsoleModeArgs{NodeID: n.UUID, Enabled: true})).To(
+					haveKind(errs.KindNodeLocked, http.StatusConflict))
+			})
+
+			It("stops a running console when the node is torn down", func(ctx SpecContext) {
+				n := e.createNode(ctx, states.Active, func(n *model.Node) { n.ConsoleInterface = ptr("fake") })
+				Expect(api.SetConsoleMode(ctx, rpc.SetConsoleModeArgs{NodeID: n.UUID, Enabled: true})).To(Succeed())
+				Eventually(func() bool { return e.node(ctx, n.UUID).ConsoleEnabled }).Should(BeTrue())
+				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+				Expect(api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Available))
+				Expect(e.node(ctx, n.UUID).ConsoleEnabled).To(BeFalse())
+				Expect(e.hw.ConsoleRunning(n.UUID)).To(BeFalse())
+			})
+
+			It("injects an NMI under the lock", func(ctx SpecContext) {
+				n := e.createNode(ctx, states.Active)
+				Expect(api.InjectNMI(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(e.hw.NMIs(n.UUID)).To(Equal(1))
+				lockedByOther(ctx, n)
+				Expect(api.InjectNMI(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(haveKind(errs.KindNodeLocked, http.StatusConflict))
+				Expect(e.hw.NMIs(n.UUID)).To(Equal(1))
+			})
+
+			It("lists and calls node and driver vendor methods", func(ctx SpecContext) {
+				n := e.createNode(ctx, states.Manageable)
+				methods, err := api.GetNodeVendorPassthruMethods(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(methods).To(HaveKey(fake.VendorEcho))
+				Expect(methods[fake.VendorRecord].Async).To(BeTrue())
+				Expect(methods[fake.VendorRecord].RequireExclusiveLock).To(HaveValue(BeTrue()))
+
+				res, err := api.VendorPassthru(ctx, rpc.VendorPassthruArgs{NodeID: n.UUID, Method: fake.VendorEcho, HTTPMethod: "GET", Info: map[string]any{"a": "b"}})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(res.Async).To(BeFalse())
+				Expect(res.Return).To(Equal(map[string]any{"a": "b"}))
+
+				res, err = api.VendorPassthru(ctx, rpc.VendorPassthruArgs{NodeID: n.UUID, Method: fake.VendorRecord, HTTPMethod: "POST", Info: map[string]any{"k": "v"}})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(res.Async).To(BeTrue())
+				Eventually(func() any { return e.node(ctx, n.UUID).DriverInternalInfo["fake_vendor_record"] }).Should(Equal(map[string]any{"k": "v"}))
+				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+
+				_, err = api.VendorPassthru(ctx, rpc.VendorPassthruArgs{NodeID: n.UUID, Method: "nope", HTTPMethod: "POST"})
+				Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+				Expect(errs.Message(err)).To(Equal("No handler for method nope"))
+				_, err = api.VendorPassthru(ctx, rpc.VendorPassthruArgs{NodeID: n.UUID, Method: fake.VendorRecord, HTTPMethod: "DELETE"})
+				Expect(errs.Message(err)).To(Equal("The method record does not support HTTP DELETE"))
+
+				lockedByOther(ctx, n)
+				_, err = api.VendorPassthru(ctx, rpc.VendorPassthruArgs{NodeID: n.UUID, Method: fake.VendorRecord, HTTPMethod: "POST"})
+				Expect(err).To(haveKind(errs.KindNodeLocked, http.StatusConflict))
+				_, err = api.VendorPassthru(ctx, rpc.VendorPassthruArgs{NodeID: n.UUID, Method: fake.VendorEcho, HTTPMethod: "GET"})
+				Expect(err).NotTo(HaveOccurred(), "a method that needs no lock runs beside the holder")
+
+				dm, err := api.GetDriverVendorPassthruMethods(ctx, rpc.DriverArgs{DriverName: fake.Name})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(dm).To(HaveKey(fake.VendorRecord))
+				Expect(dm[fake.VendorRecord].RequireExclusiveLock).To(BeNil())
+				res, err = api.DriverVendorPassthru(ctx, rpc.DriverVendorPassthruArgs{DriverName: fake.Name, Method: fake.VendorRecord, HTTPMethod: "POST", Info: map[string]any{"x": 1.0}})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(res.Async).To(BeTrue())
+				Eventually(e.hw.DriverVendorCalls).Should(ContainElement(fake.VendorCall{Method: fake.VendorRecord, Info: map[string]any{"x": 1.0}}))
+				_, err = api.DriverVendorPassthru(ctx, rpc.DriverVendorPassthruArgs{DriverName: "ipmi", Method: fake.VendorEcho, HTTPMethod: "GET"})
+				Expect(err).To(haveKind(errs.KindDriverNotFound, http.StatusNotFound))
+
+				noVendor := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.VendorInterface = ptr("no-vendor") })
+				_, err = api.GetNodeVendorPassthruMethods(ctx, rpc.NodeArgs{NodeID: noVendor.UUID})
+				Expect(err).To(haveKind(errs.KindUnsupportedDriverExtension, http.StatusBadRequest))
+			})
+
+			It("issues an agent token once and accepts heartbeats only with it", func(ctx SpecContext) {
+				n := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.ProvisionUpdatedAt = ptr(time.Now().UTC().Add(-time.Hour)) })
+				first, err := api.GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(len(first.AgentToken)).To(BeNumerically(">=", 40))
+				Expect(e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("agent_secret_token", first.AgentToken))
+				again, err := api.GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(again.AgentToken).To(Equal("******"))
+				other, err := api.GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: e.createNode(ctx, states.DeployWait).UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(other.AgentToken).NotTo(Equal(first.AgentToken))
+
+				beat := rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://192.0.2.7:9999", AgentVersion: "9.1.0", AgentToken: "wrong"}
+				Expect(api.Heartbeat(ctx, beat)).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+				Expect(e.node(ctx, n.UUID).DriverInternalInfo).NotTo(HaveKey("agent_url"))
+
+				before := *e.node(ctx, n.UUID).ProvisionUpdatedAt
+				beat.AgentToken = first.AgentToken
+				Expect(api.Heartbeat(ctx, beat)).To(Succeed())
+				got := e.node(ctx, n.UUID)
+				Expect(got.DriverInternalInfo).To(HaveKeyWithValue("agent_url", "http://192.0.2.7:9999"))
+				Expect(got.DriverInternalInfo).To(HaveKeyWithValue("agent_version", "9.1.0"))
+				Expect(got.ProvisionUpdatedAt.After(before.Add(50*time.Minute))).To(BeTrue(), "the callback timeout starts over")
+				Expect(str(got.ProvisionState)).To(Equal(states.DeployWait), "fake deploy does nothing with heartbeats")
+				Expect(got.Reservation).To(BeNil())
+
+				lockedByOther(ctx, n)
+				Expect(api.Heartbeat(ctx, beat)).To(haveKind(errs.KindNodeLocked, http.StatusConflict))
+			})
+
+			It("attaches, lists and detaches VIFs on free ports with flat, and only accepts them with noop", func(ctx SpecContext) {
+				n := e.createNode(ctx, states.Active, func(n *model.Node) { n.NetworkInterface = ptr("flat") })
+				p1 := &model.Port{UUID: newUUID(), Address: randomMAC(), NodeID: n.ID, PXEEnabled: false}
+				p2 := &model.Port{UUID: newUUID(), Address: randomMAC(), NodeID: n.ID, PXEEnabled: true}
+				Expect(e.store.CreatePort(ctx, p1)).To(Succeed())
+				Expect(e.store.CreatePort(ctx, p2)).To(Succeed())
+
+				Expect(api.VIFAttach(ctx, rpc.VIFAttachArgs{NodeID: n.UUID, VIF: rpc.VIF{ID: "vif-a"}})).To(Succeed())
+				port, err := e.store.GetPort(ctx, p2.UUID)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(port.InternalInfo).To(HaveKeyWithValue("tenant_vif_port_id", "vif-a"), "PXE-enabled ports first")
+				Expect(api.VIFAttach(ctx, rpc.VIFAttachArgs{NodeID: n.UUID, VIF: rpc.VIF{ID: "vif-a"}})).To(haveKind(errs.KindConflict, http.StatusConflict))
+				Expect(api.VIFAttach(ctx, rpc.VIFAttachArgs{NodeID: n.UUID, VIF: rpc.VIF{ID: "vif-b"}})).To(Succeed())
+				err = api.VIFAttach(ctx, rpc.VIFAttachArgs{NodeID: n.UUID, VIF: rpc.VIF{ID: "vif-c"}})
+				Expect(err).To(haveKind(errs.KindInvalid, http.StatusBadRequest))
+				Expect(errs.Message(err)).To(Equal("Unable to attach VIF vif-c, not enough free physical ports."))
+
+				vifs, err := api.VIFList(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(vifs).To(ConsistOf(rpc.VIF{ID: "vif-a"}, rpc.VIF{ID: "vif-b"}))
+
+				Expect(api.VIFDetach(ctx, rpc.VIFDetachArgs{NodeID: n.UUID, VIFID: "vif-a"})).To(Succeed())
+				port, err = e.store.GetPort(ctx, p2.UUID)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(port.InternalInfo).NotTo(HaveKey("tenant_vif_port_id"))
+				Expect(api.VIFDetach(ctx, rpc.VIFDetachArgs{NodeID: n.UUID, VIFID: "vif-a"})).To(haveKind(errs.KindInvalid, http.StatusBadRequest))
+				Expect(e.node(ctx, n.UUID).Reservation).To(BeNil())
+
+				noop := e.createNode(ctx, states.Active)
+				vifs, err = api.VIFList(ctx, rpc.NodeArgs{NodeID: noop.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(vifs).To(BeEmpty())
+				Expect(api.VIFAttach(ctx, rpc.VIFAttachArgs{NodeID: noop.UUID, VIF: rpc.VIF{ID: "vif-a"}})).To(Succeed(), "noop accepts and forgets")
+				vifs, err = api.VIFList(ctx, rpc.NodeArgs{NodeID: noop.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(vifs).To(BeEmpty())
+
+				lockedByOther(ctx, n)
+				Expect(api.VIFAttach(ctx, rpc.VIFAttachArgs{NodeID: n.UUID, VIF: rpc.VIF{ID: "vif-d"}})).To(haveKind(errs.KindNodeLocked, http.StatusConflict))
+			})
+		})
+	}
+
+	It("hands valid heartbeats to a deploy interface that handles them, in a worker holding the lock", func(ctx SpecContext) {
+		e := newEnv(backends[0])
+		ht := e.hw.HardwareType()
+		ht.Interfaces = maps.Clone(ht.Interfaces)
+		hb := &heartbeatDeploy{DeployInterface: ht.Interfaces[driver.Deploy][0].Impl.(driver.DeployInterface)}
+		ht.Interfaces[driver.Deploy] = []driver.Implementation{{Name: "fake", Impl: hb}}
+		reg, err := driver.NewRegistry([]string{fake.Name}, ht)
+		Expect(err).NotTo(HaveOccurred())
+		c := e.startWith(ctx, "cond-"+e.group, func(o *conductor.Options) { o.Drivers = reg })
+		api := e.api(c)
+		n := e.createNode(ctx, states.CleanWait)
+		tok, err := api.GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://192.0.2.8:9999", AgentVersion: "9.2", AgentToken: tok.AgentToken})).To(Succeed())
+		Eventually(hb.seen).Should(Equal([]string{n.UUID + " http://192.0.2.8:9999 9.2"}))
+		Eventually(func() any { return e.node(ctx, n.UUID).DriverInternalInfo["handled"] }).Should(Equal(true))
+		Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+	})
+})

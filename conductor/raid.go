@@ -1,0 +1,61 @@
+package conductor
+
+import (
+	"context"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+func raidInterface(d *driver.Driver, hwType string) (driver.RAIDInterface, error) {
+	r, ok := d.Interface(driver.RAID).(driver.RAIDInterface)
+	if !ok {
+		return nil, driver.Unsupported(hwType, string(driver.RAID))
+	}
+	return r, nil
+}
+
+// SetTargetRAIDConfig validates a target RAID configuration against the
+// node's RAID interface and stores it; a later create_configuration clean
+// step builds it. An empty configuration clears the target.
+func (c *Conductor) SetTargetRAIDConfig(ctx context.Context, args rpc.SetTargetRAIDConfigArgs) error {
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "setting target RAID config")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	n := t.Node()
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	raid, err := raidInterface(d, n.Driver)
+	if err != nil {
+		return err
+	}
+	if len(args.Config) > 0 {
+		if err := raid.ValidateRAIDConfig(ctx, t, args.Config); err != nil {
+			return validationError(err)
+		}
+	}
+	n.TargetRAIDConfig = model.JSONObject(args.Config)
+	if n.TargetRAIDConfig == nil {
+		n.TargetRAIDConfig = model.JSONObject{}
+	}
+	return t.Save(ctx)
+}
+
+// GetRAIDLogicalDiskProperties describes the logical disk keys the hardware
+// type's default RAID interface understands.
+func (c *Conductor) GetRAIDLogicalDiskProperties(_ context.Context, args rpc.DriverArgs) (map[string]string, error) {
+	impl, err := c.drivers.DefaultInterface(args.DriverName, driver.RAID)
+	if err != nil {
+		return nil, err
+	}
+	raid, ok := impl.(driver.RAIDInterface)
+	if !ok {
+		return nil, driver.Unsupported(args.DriverName, string(driver.RAID))
+	}
+	return raid.LogicalDiskProperties(), nil
+}

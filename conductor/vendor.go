@@ -1,0 +1,164 @@
+package conductor
+
+import (
+	"context"
+	"slices"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/task"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+func vendorInterface(impl driver.Interface, hwType string) (driver.VendorInterface, error) {
+	v, ok := impl.(driver.VendorInterface)
+	if !ok {
+		return nil, driver.Unsupported(hwType, string(driver.Vendor))
+	}
+	return v, nil
+}
+
+func methodInfos(methods map[string]driver.VendorMethod, node bool) map[string]rpc.VendorMethodInfo {
+	out := make(map[string]rpc.VendorMethodInfo, len(methods))
+	for name, m := range methods {
+		info := rpc.VendorMethodInfo{HTTPMethods: slices.Clone(m.HTTPMethods), Async: m.Async,
+			Description: m.Description, Attach: m.Attach}
+		if node {
+			info.RequireExclusiveLock = ptr(m.RequireExclusiveLock)
+		}
+		out[name] = info
+	}
+	return out
+}
+
+// checkVendorCall finds the method and checks the HTTP verb it was called
+// with.
+func checkVendorCall(methods map[string]driver.VendorMethod, method, httpMethod string) (driver.VendorMethod, error) {
+	m, ok := methods[method]
+	if !ok {
+		return m, errs.InvalidParameterValue("No handler for method %s", method)
+	}
+	if !slices.Contains(m.HTTPMethods, httpMethod) {
+		return m, errs.InvalidParameterValue("The method %s does not support HTTP %s", method, httpMethod)
+	}
+	return m, nil
+}
+
+// GetNodeVendorPassthruMethods lists the vendor methods of the node's
+// vendor interface.
+func (c *Conductor) GetNodeVendorPassthruMethods(ctx context.Context, args rpc.NodeArgs) (map[string]rpc.VendorMethodInfo, error) {
+	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "listing vendor methods")
+	if err != nil {
+		return nil, err
+	}
+	d, err := t.Driver()
+	if err != nil {
+		return nil, err
+	}
+	v, err := vendorInterface(d.Interface(driver.Vendor), t.Node().Driver)
+	if err != nil {
+		return nil, err
+	}
+	return methodInfos(v.Methods(), true), nil
+}
+
+// GetDriverVendorPassthruMethods lists the driver-level vendor methods of
+// the hardware type's default vendor interface.
+func (c *Conductor) GetDriverVendorPassthruMethods(_ context.Context, args rpc.DriverArgs) (map[string]rpc.VendorMethodInfo, error) {
+	impl, err := c.drivers.DefaultInterface(args.DriverName, driver.Vendor)
+	if err != nil {
+		return nil, err
+	}
+	v, err := vendorInterface(impl, args.DriverName)
+	if err != nil {
+		return nil, err
+	}
+	return methodInfos(v.DriverMethods(), false), nil
+}
+
+// VendorPassthru calls a vendor method of the node's driver. Methods that
+// need the lock, and every asynchronous one (its worker owns the lock until
+// it ends), run under the node lock; the others run without it.
+func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruArgs) (rpc.VendorPassthruResult, error) {
+	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "calling vendor passthru")
+	if err != nil {
+		return rpc.VendorPassthruResult{}, err
+	}
+	d, err := t.Driver()
+	if err != nil {
+		return rpc.VendorPassthruResult{}, err
+	}
+	v, err := vendorInterface(d.Interface(driver.Vendor), t.Node().Driver)
+	if err != nil {
+		return rpc.VendorPassthruResult{}, err
+	}
+	m, err := checkVendorCall(v.Methods(), args.Method, args.HTTPMethod)
+	if err != nil {
+		return rpc.VendorPassthruResult{}, err
+	}
+	if err := v.Validate(ctx, t); err != nil {
+		return rpc.VendorPassthruResult{}, validationError(err)
+	}
+	if m.RequireExclusiveLock || m.Async {
+		if err := t.Upgrade(ctx); err != nil {
+			return rpc.VendorPassthruResult{}, err
+		}
+		defer t.Release(ctx)
+	}
+	if m.Async {
+		err := t.Spawn(ctx, task.Work{Name: "vendor passthru " + args.Method, Run: func(ctx context.Context, t *task.Task) error {
+			if _, err := v.Call(ctx, t, args.Method, args.HTTPMethod, args.Info); err != nil {
+				return err
+			}
+			return t.Save(ctx)
+		}}, nil)
+		if err != nil {
+			return rpc.VendorPassthruResult{}, err
+		}
+		return rpc.VendorPassthruResult{Async: true, Attach: m.Attach}, nil
+	}
+	ret, err := v.Call(ctx, t, args.Method, args.HTTPMethod, args.Info)
+	if err != nil {
+		return rpc.VendorPassthruResult{}, err
+	}
+	if m.RequireExclusiveLock {
+		if err := t.Save(ctx); err != nil {
+			return rpc.VendorPassthruResult{}, err
+		}
+	}
+	return rpc.VendorPassthruResult{Return: ret, Attach: m.Attach}, nil
+}
+
+// DriverVendorPassthru calls a driver-level vendor method of the hardware
+// type's default vendor interface; asynchronous ones run in a worker.
+func (c *Conductor) DriverVendorPassthru(ctx context.Context, args rpc.DriverVendorPassthruArgs) (rpc.VendorPassthruResult, error) {
+	impl, err := c.drivers.DefaultInterface(args.DriverName, driver.Vendor)
+	if err != nil {
+		return rpc.VendorPassthruResult{}, err
+	}
+	v, err := vendorInterface(impl, args.DriverName)
+	if err != nil {
+		return rpc.VendorPassthruResult{}, err
+	}
+	m, err := checkVendorCall(v.DriverMethods(), args.Method, args.HTTPMethod)
+	if err != nil {
+		return rpc.VendorPassthruResult{}, err
+	}
+	if m.Async {
+		log := c.log.WithField("driver", args.DriverName)
+		err := c.pool.Spawn(func() {
+			if _, err := v.CallDriver(c.workCtx, args.Method, args.HTTPMethod, args.Info); err != nil {
+				log.WithError(err).Errorf("Asynchronous driver vendor method %s failed", args.Method)
+			}
+		})
+		if err != nil {
+			return rpc.VendorPassthruResult{}, err
+		}
+		return rpc.VendorPassthruResult{Async: true, Attach: m.Attach}, nil
+	}
+	ret, err := v.CallDriver(ctx, args.Method, args.HTTPMethod, args.Info)
+	if err != nil {
+		return rpc.VendorPassthruResult{}, err
+	}
+	return rpc.VendorPassthruResult{Return: ret, Attach: m.Attach}, nil
+}

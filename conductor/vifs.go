@@ -1,0 +1,80 @@
+package conductor
+
+import (
+	"context"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/task"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+func networkInterface(t *task.Task) (driver.NetworkInterface, error) {
+	d, err := t.Driver()
+	if err != nil {
+		return nil, err
+	}
+	ni, ok := d.Interface(driver.Network).(driver.NetworkInterface)
+	if !ok {
+		return nil, driver.Unsupported(t.Node().Driver, string(driver.Network))
+	}
+	return ni, nil
+}
+
+// VIFList lists the tenant VIFs attached to the node.
+func (c *Conductor) VIFList(ctx context.Context, args rpc.NodeArgs) ([]rpc.VIF, error) {
+	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "listing vifs")
+	if err != nil {
+		return nil, err
+	}
+	ni, err := networkInterface(t)
+	if err != nil {
+		return nil, err
+	}
+	vifs, err := ni.VIFList(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rpc.VIF, len(vifs))
+	for i, v := range vifs {
+		out[i] = rpc.VIF{ID: v.ID}
+	}
+	return out, nil
+}
+
+// VIFAttach binds a tenant VIF to the node through its network interface.
+func (c *Conductor) VIFAttach(ctx context.Context, args rpc.VIFAttachArgs) error {
+	if args.VIF.ID == "" {
+		return errs.New(errs.KindMissingParameterValue, "Missing mandatory parameter: id")
+	}
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "attaching vif")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	ni, err := networkInterface(t)
+	if err != nil {
+		return err
+	}
+	if err := ni.Validate(ctx, t); err != nil {
+		return validationError(err)
+	}
+	return ni.VIFAttach(ctx, t, driver.VIF{ID: args.VIF.ID})
+}
+
+// VIFDetach unbinds a tenant VIF from the node.
+func (c *Conductor) VIFDetach(ctx context.Context, args rpc.VIFDetachArgs) error {
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "detaching vif")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	ni, err := networkInterface(t)
+	if err != nil {
+		return err
+	}
+	if err := ni.Validate(ctx, t); err != nil {
+		return validationError(err)
+	}
+	return ni.VIFDetach(ctx, t, args.VIFID)
+}

@@ -1,0 +1,102 @@
+package conductor_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+var _ = Describe("Volume connector and target RPCs", func() {
+	for _, backend := range backends {
+		Context("on "+backend, func() {
+			var (
+				e   *env
+				api rpc.ConductorAPI
+				ctx = context.Background()
+			)
+			BeforeEach(func(ctx SpecContext) {
+				e = newEnv(backend)
+				api = e.api(e.start(ctx, "vol-"+newUUID()[:8]))
+			})
+
+			off := func(n *model.Node) { n.PowerState = ptr(states.PowerOff) }
+			connector := func(n *model.Node, id string) model.VolumeConnector {
+				GinkgoHelper()
+				c := model.VolumeConnector{NodeID: n.ID, Type: "iqn", ConnectorID: id + "-" + n.UUID, Extra: model.JSONObject{}}
+				Expect(e.store.CreateVolumeConnector(ctx, &c)).To(Succeed())
+				c.NodeUUID = n.UUID
+				return c
+			}
+
+			It("moves connectors both ways between two nodes at once without deadlock", func() {
+				a := e.createNode(ctx, states.Manageable, off)
+				b := e.createNode(ctx, states.Manageable, off)
+				var wg sync.WaitGroup
+				for i := range 10 {
+					ca, cb := connector(a, fmt.Sprint("a", i)), connector(b, fmt.Sprint("b", i))
+					ca.NodeUUID, cb.NodeUUID = b.UUID, a.UUID
+					for _, c := range []model.VolumeConnector{ca, cb} {
+						wg.Add(1)
+						go func() {
+							defer GinkgoRecover()
+							defer wg.Done()
+							for {
+								out, err := api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
+								if errs.Is(err, errs.KindNodeLocked) {
+									continue
+								}
+								Expect(err).NotTo(HaveOccurred())
+								Expect(out.NodeUUID).To(Equal(c.NodeUUID))
+								return
+							}
+						}()
+					}
+				}
+				wg.Wait()
+				for _, n := range []*model.Node{a, b} {
+					Expect(e.node(ctx, n.UUID).Reservation).To(BeNil())
+				}
+				stored, err := e.store.GetVolumeConnector(ctx, connector(a, "check").UUID)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(stored.NodeUUID).To(Equal(a.UUID))
+			})
+
+			It("checks the power state of the node a connector moves to", func() {
+				a := e.createNode(ctx, states.Manageable, off)
+				b := e.createNode(ctx, states.Active, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
+				c := connector(a, "x")
+				c.NodeUUID = b.UUID
+				_, err := api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
+				Expect(errs.Message(err)).To(Equal(`The requested action "volume connector update" can not be performed on node "` + b.UUID + `" while it is in state "power on".`))
+				Expect(e.node(ctx, a.UUID).Reservation).To(BeNil())
+				Expect(e.node(ctx, b.UUID).Reservation).To(BeNil())
+
+				c.NodeUUID = newUUID()
+				_, err = api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
+				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+				Expect(errs.Message(err)).To(ContainSubstring("Unable to apply the requested node_uuid"))
+			})
+
+			It("refuses a target update with unknown power and deletes in adopt failed", func() {
+				n := e.createNode(ctx, states.AdoptFail)
+				t := model.VolumeTarget{NodeID: n.ID, VolumeType: "iscsi", VolumeID: "v", Extra: model.JSONObject{}, Properties: model.JSONObject{}}
+				Expect(e.store.CreateVolumeTarget(ctx, &t)).To(Succeed())
+				t.NodeUUID = n.UUID
+				_, err := api.UpdateVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t})
+				Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "None".`))
+				Expect(api.DestroyVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t})).To(Succeed())
+				_, err = e.store.GetVolumeTarget(ctx, t.UUID)
+				Expect(errs.Is(err, errs.KindVolumeTargetNotFound)).To(BeTrue())
+			})
+		})
+	}
+})

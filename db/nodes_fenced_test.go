@@ -1,0 +1,98 @@
+package db
+
+import (
+	"fmt"
+	"net/http"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+func fencedSaveSpecs(store func() *Store) {
+	Describe("saving under the node lock", func() {
+		var n *model.Node
+		BeforeEach(func(ctx SpecContext) {
+			n = newNode("fenced")
+			Expect(store().CreateNode(ctx, n)).To(Succeed())
+		})
+
+		It("writes while the host holds the lock, keeps it, and refreshes the timestamps", func(ctx SpecContext) {
+			s := store()
+			locked, err := s.ReserveNode(ctx, n.UUID, "c1")
+			Expect(err).NotTo(HaveOccurred())
+			locked.ProvisionState = ptr("manageable")
+			locked.Extra = model.JSONObject{"k": "v"}
+			Expect(s.SaveLockedNode(ctx, locked, "c1")).To(Succeed())
+			Expect(locked.UpdatedAt).NotTo(BeNil())
+			Expect(locked.ProvisionUpdatedAt).NotTo(BeNil())
+
+			got, err := s.GetNode(ctx, n.UUID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(got.ProvisionState).To(Equal(ptr("manageable")))
+			Expect(got.Extra).To(Equal(model.JSONObject{"k": "v"}))
+			Expect(got.Reservation).To(Equal(ptr("c1")))
+			Expect(got.UpdatedAt).To(Equal(locked.UpdatedAt))
+			Expect(got.ProvisionUpdatedAt).To(Equal(locked.ProvisionUpdatedAt))
+		})
+
+		It("refuses a host that lost the lock and writes nothing", func(ctx SpecContext) {
+			s := store()
+			stale, err := s.ReserveNode(ctx, n.UUID, "dead")
+			Expect(err).NotTo(HaveOccurred())
+			_, err = s.ReleaseReservationsOf(ctx, "dead")
+			Expect(err).NotTo(HaveOccurred())
+			survivor, err := s.ReserveNode(ctx, n.UUID, "alive")
+			Expect(err).NotTo(HaveOccurred())
+			survivor.ProvisionState = ptr("active")
+			Expect(s.SaveLockedNode(ctx, survivor, "alive")).To(Succeed())
+
+			stale.ProvisionState = ptr("deploy failed")
+			lockedBy := fmt.Sprintf("Node %s is locked by host alive, please retry after the current operation is completed.", n.UUID)
+			expectErr(s.SaveLockedNode(ctx, stale, "dead"), errs.KindNodeLocked, lockedBy, http.StatusConflict)
+			expectErr(s.SaveAndReleaseNode(ctx, stale, "dead"), errs.KindNodeLocked, lockedBy, http.StatusConflict)
+
+			got, err := s.GetNode(ctx, n.UUID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(got.ProvisionState).To(Equal(ptr("active")))
+			Expect(got.Reservation).To(Equal(ptr("alive")))
+		})
+
+		It("refuses an unlocked node", func(ctx SpecContext) {
+			n.ProvisionState = ptr("manageable")
+			Expect(errs.Is(store().SaveLockedNode(ctx, n, "c1"), errs.KindNodeLocked)).To(BeTrue())
+		})
+
+		It("reports a deleted node as NodeNotFound", func(ctx SpecContext) {
+			s := store()
+			locked, err := s.ReserveNode(ctx, n.UUID, "c1")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(s.DestroyNode(ctx, n.UUID)).To(Succeed())
+			Expect(errs.Is(s.SaveLockedNode(ctx, locked, "c1"), errs.KindNodeNotFound)).To(BeTrue())
+		})
+
+		It("saves and releases in one step", func(ctx SpecContext) {
+			s := store()
+			locked, err := s.ReserveNode(ctx, n.UUID, "c1")
+			Expect(err).NotTo(HaveOccurred())
+			before, err := s.GetNode(ctx, n.UUID)
+			Expect(err).NotTo(HaveOccurred())
+			locked.ProvisionState = ptr("available")
+			locked.PowerState = ptr("power off")
+			Expect(s.SaveAndReleaseNode(ctx, locked, "c1")).To(Succeed())
+
+			got, err := s.GetNode(ctx, n.UUID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(got.ProvisionState).To(Equal(ptr("available")))
+			Expect(got.PowerState).To(Equal(ptr("power off")))
+			Expect(got.Reservation).To(BeNil())
+			Expect(got.UpdatedAt).NotTo(BeNil())
+			Expect(got.ProvisionUpdatedAt).NotTo(Equal(before.ProvisionUpdatedAt), "a state change bumps provision_updated_at")
+
+			_, err = s.ReserveNode(ctx, n.UUID, "c2")
+			Expect(err).NotTo(HaveOccurred())
+		})
+	})
+}

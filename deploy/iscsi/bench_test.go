@@ -1,0 +1,92 @@
+package iscsi_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/ferricbm/ferric/deploy/iscsi"
+)
+
+// BenchmarkWrite writes ISCSI_BENCH_SIZE bytes (default 64 MiB; 1073741824 for the
+// 1 GiB comparison) of random data to one tgtd LUN, first with this initiator
+// (BenchWrite: login, copy, SYNCHRONIZE CACHE, logout), then with `qemu-img convert`
+// (libiscsi, default writeback cache, which also flushes) on the same target. The LUN's
+// backing file lives in ISCSI_BENCH_DIR (default: a temporary directory); use a tmpfs
+// such as /dev/shm to measure the iSCSI path without the local disk.
+func BenchmarkWrite(b *testing.B) {
+	size := int64(64 << 20)
+	if v := os.Getenv("ISCSI_BENCH_SIZE"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 || n%512 != 0 {
+			b.Fatalf("ISCSI_BENCH_SIZE=%q: want a positive multiple of 512", v)
+		}
+		size = n
+	}
+	if err := ensureTools(); err != nil {
+		b.Fatal(err)
+	}
+	work := b.TempDir()
+	backingDir := work
+	if v := os.Getenv("ISCSI_BENCH_DIR"); v != "" {
+		d, err := os.MkdirTemp(v, "iscsi-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer os.RemoveAll(d)
+		backingDir = d
+	}
+	t, err := startTgtd(work)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := t.stop(); err != nil {
+			b.Error(err)
+		}
+	}()
+	backing := filepath.Join(backingDir, "lun.img")
+	if err := os.WriteFile(backing, nil, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Truncate(backing, size); err != nil {
+		b.Fatal(err)
+	}
+	const iqn = "iqn.2026-12.test:bench"
+	if _, err := t.addTarget(iqn, backing); err != nil {
+		b.Fatal(err)
+	}
+	src := make([]byte, size)
+	_, _ = rand.NewChaCha8([32]byte{42}).Read(src)
+	srcFile := filepath.Join(work, "src.raw")
+	if err := os.WriteFile(srcFile, src, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+
+	b.Run("ferric", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			n, _, err := iscsi.BenchWrite(ctx, t.portal, iqn, bytes.NewReader(src), size)
+			if err != nil || n != size {
+				b.Fatalf("wrote %d of %d bytes: %v", n, size, err)
+			}
+		}
+	})
+	b.Run("qemu-img", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			out, err := exec.Command("qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", srcFile,
+				fmt.Sprintf("iscsi://%s/%s/1", t.portal, iqn)).CombinedOutput()
+			if err != nil {
+				b.Fatalf("qemu-img: %v: %s", err, out)
+			}
+		}
+	})
+}
