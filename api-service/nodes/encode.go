@@ -81,7 +81,7 @@ func (vw View) appendValue(buf []byte, k *outputKey, n *model.Node) ([]byte, err
 	if k.field == nil {
 		path := "nodes/" + n.UUID
 		if k.sub {
-			path += "/" + k.name
+			path = "nodes/" + n.UUID + "/" + k.name
 		}
 		return present.AppendLinks(buf, vw.Base, path), nil
 	}
@@ -90,9 +90,21 @@ func (vw View) appendValue(buf []byte, k *outputKey, n *model.Node) ([]byte, err
 	case "provision_state":
 		v = ProvisionStateAt(n.ProvisionState, vw.Version)
 	default:
+		raw := k.field.Get(n)
+		switch t := raw.(type) {
+		case map[string]any:
+			if len(t) == 0 {
+				// Most dict fields: {} whatever the masking.
+				return append(buf, "{}"...), nil
+			}
+		case []string:
+			if len(t) == 0 {
+				return append(buf, "[]"...), nil
+			}
+		}
 		// The masking and {} rules are Render's own, applied to this one
 		// value.
-		v = renderValue(k.name, k.field.Get(n), n)
+		v = renderValue(k.name, raw, n)
 	}
 	switch t := v.(type) {
 	case nil:

@@ -9,23 +9,39 @@ import (
 // it (HTML-escaped). Plain printable ASCII, nearly every value here, is
 // copied as is; anything else goes through encoding/json.
 func AppendString(buf []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s)
-			return append(buf, b...)
-		}
+	if !plain(s) {
+		b, _ := json.Marshal(s)
+		return append(buf, b...)
 	}
 	buf = append(buf, '"')
 	buf = append(buf, s...)
 	return append(buf, '"')
 }
 
+// plain reports whether encoding/json writes s unchanged between quotes.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
 // AppendLinks appends the JSON of Links(base, path).
 func AppendLinks(buf []byte, base, path string) []byte {
-	buf = append(buf, `[{"href":`...)
-	buf = AppendString(buf, base+"/v1/"+path)
-	buf = append(buf, `,"rel":"self"},{"href":`...)
-	buf = AppendString(buf, base+"/"+path)
-	return append(buf, `,"rel":"bookmark"}]`...)
+	if !plain(base) || !plain(path) {
+		b, _ := json.Marshal(Links(base, path))
+		return append(buf, b...)
+	}
+	buf = append(buf, `[{"href":"`...)
+	buf = append(buf, base...)
+	buf = append(buf, "/v1/"...)
+	buf = append(buf, path...)
+	buf = append(buf, `","rel":"self"},{"href":"`...)
+	buf = append(buf, base...)
+	buf = append(buf, '/')
+	buf = append(buf, path...)
+	return append(buf, `","rel":"bookmark"}]`...)
 }

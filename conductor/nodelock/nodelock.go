@@ -36,6 +36,9 @@ func New(store Store, host string, attempts int, interval time.Duration) *Locker
 	return &Locker{store: store, host: host, attempts: attempts, interval: interval}
 }
 
+// Host is the hostname the locks are taken for.
+func (l *Locker) Host() string { return l.host }
+
 // Acquire reserves the node and returns it as re-read under the lock.
 // NodeLocked is retried; NodeNotFound and other errors are not.
 func (l *Locker) Acquire(ctx context.Context, uuid string) (*model.Node, error) {

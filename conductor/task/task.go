@@ -26,6 +26,7 @@ type Store interface {
 	nodelock.Store
 	GetNode(ctx context.Context, uuid string) (*model.Node, error)
 	SaveNode(ctx context.Context, n *model.Node) error
+	SaveLockedNode(ctx context.Context, n *model.Node, host string) error
 	ListPorts(ctx context.Context, f db.PortFilter, p db.Page, columns []string) ([]model.Port, error)
 	SavePort(ctx context.Context, p *model.Port) error
 	ListVolumeConnectors(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]model.VolumeConnector, error)
@@ -150,14 +151,16 @@ func (t *Task) requireExclusive() error {
 	return nil
 }
 
-// Save persists the node.
+// Save persists the node, provided this conductor still holds its lock:
+// one judged dead, whose node another conductor has taken over, gets
+// NodeLocked instead of overwriting the survivor's work.
 func (t *Task) Save(ctx context.Context) error {
 	if err := t.requireExclusive(); err != nil {
 		return err
 	}
 	// An operation cancelled at shutdown still records where it got to;
 	// a half-saved outcome would be worse than a late one.
-	if err := t.m.store.SaveNode(context.WithoutCancel(ctx), t.node); err != nil {
+	if err := t.m.store.SaveLockedNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host()); err != nil {
 		return fmt.Errorf("save node %s: %w", t.node.UUID, err)
 	}
 	return nil
