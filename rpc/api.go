@@ -161,4 +161,5 @@ type ConductorAPI interface {
 	DestroyVolumeTarget(ctx context.Context, args VolumeTargetArgs) error
 	UpdatePortgroup(ctx context.Context, args PortgroupArgs) (model.Portgroup, error)
 	DestroyPortgroup(ctx context.Context, args PortgroupArgs) error
+	NodeFeatures
 }

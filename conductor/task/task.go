@@ -27,6 +27,7 @@ type Store interface {
 	GetNode(ctx context.Context, uuid string) (*model.Node, error)
 	SaveNode(ctx context.Context, n *model.Node) error
 	SaveLockedNode(ctx context.Context, n *model.Node, host string) error
+	SaveAndReleaseNode(ctx context.Context, n *model.Node, host string) error
 	ListPorts(ctx context.Context, f db.PortFilter, p db.Page, columns []string) ([]model.Port, error)
 	SavePort(ctx context.Context, p *model.Port) error
 	ListVolumeConnectors(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]model.VolumeConnector, error)
@@ -272,7 +273,8 @@ func (t *Task) runWorker(w Work) {
 // recordFailure runs after a worker failed unexpectedly. The in-memory node
 // may be half-changed, so the stored row is re-read. A node left in a state
 // only that worker could have moved on is failed, as a conductor restart
-// would do, instead of waiting forever.
+// would do, instead of waiting forever. The lock is released by the same
+// write.
 func (t *Task) recordFailure(ctx context.Context, name string, cause error) {
 	t.log.WithError(cause).Errorf("Async execution of %s failed", name)
 	node, err := t.m.store.GetNode(context.WithoutCancel(ctx), t.node.UUID)
@@ -293,9 +295,13 @@ func (t *Task) recordFailure(ctx context.Context, name string, cause error) {
 			t.log.WithError(terr).Error("Cannot fail the node after a failed worker")
 		}
 	}
-	if err := t.Save(ctx); err != nil {
+	// The failure and the unlocking land together: whoever sees the
+	// failure can act on the node at once.
+	if err := t.m.store.SaveAndReleaseNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host()); err != nil {
 		t.log.WithError(err).Error("Cannot record the failure of a worker")
+		return
 	}
+	t.released = true
 }
 
 // Release releases the lock unless it was handed to a worker. Safe to call

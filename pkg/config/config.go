@@ -21,6 +21,9 @@ type Config struct {
 	RPC       RPC
 	Conductor Conductor
 	IPMI      IPMI
+	Deploy    Deploy
+	PXE       PXE
+	ISCSI     ISCSI
 }
 
 type Default struct {
@@ -84,6 +87,7 @@ type Conductor struct {
 	ForcePowerStateDuringSync   bool          `ini:"conductor.force_power_state_during_sync" help:"During power sync, force the hardware back to the recorded power state instead of recording the hardware state."`
 	AutomatedClean              bool          `ini:"conductor.automated_clean" help:"Clean nodes when they are provided and after they are undeployed."`
 	AllowDeletingAvailableNodes bool          `ini:"conductor.allow_deleting_available_nodes" help:"Allow deleting nodes in the available state."`
+	APIURL                      string        `ini:"conductor.api_url" help:"Base URL of the Ferric API as deploy ramdisks reach it (ironic_api_url / ipa-api-url on their kernel command line); required by the iscsi deploy interface."`
 }
 
 // IPMI configures the ipmi hardware type, which drives BMCs with ipmitool.
@@ -99,6 +103,32 @@ type IPMI struct {
 	PowerStatePollInterval        time.Duration `ini:"ipmi.power_state_poll_interval" help:"How often the power state is read while waiting for a power change to take effect."`
 	DisableBootTimeout            bool          `ini:"ipmi.disable_boot_timeout" help:"Before setting a boot device, ask the BMC to keep it beyond the 60 seconds the IPMI specification allows; a BMC that refuses only causes a warning."`
 	AdditionalRetryableIPMIErrors []string      `ini:"ipmi.additional_retryable_ipmi_errors" help:"More ipmitool error texts (substrings) that mark a failed command as transient, to be retried."`
+}
+
+// Deploy configures deploying images and the conductor's boot file server.
+type Deploy struct {
+	HTTPURL                    string `ini:"deploy.http_url" help:"Base URL of the conductor's boot file server (iPXE scripts, kernels, ramdisks); the server listens on its host and port. Empty: no server."`
+	HTTPRoot                   string `ini:"deploy.http_root" help:"Directory the boot file server serves and iPXE files are written to."`
+	PowerOffAfterDeployFailure bool   `ini:"deploy.power_off_after_deploy_failure" help:"Power a node off when its deploy fails."`
+	DefaultBootOption          string `ini:"deploy.default_boot_option" help:"How deployed partition images boot when instance_info capabilities do not say: local or netboot."`
+}
+
+// PXE configures the pxe boot interface and the conductor's image cache.
+type PXE struct {
+	TFTPRoot               string `ini:"pxe.tftp_root" help:"Directory the TFTP server serves; PXELINUX configurations (pxelinux.cfg/01-<mac>) and deploy kernels and ramdisks are written under it."`
+	IPXEEnabled            bool   `ini:"pxe.ipxe_enabled" help:"Also write iPXE scripts (under [deploy] http_root) next to the PXELINUX configurations."`
+	ImagesPath             string `ini:"pxe.instance_master_path" help:"Directory of the conductor's content-addressed instance image cache."`
+	ImageCacheSize         int64  `ini:"pxe.image_cache_size" help:"Size bound of unreferenced cached images, in MiB; 0 disables the bound."`
+	DefaultEphemeralFormat string `ini:"pxe.default_ephemeral_format" help:"Filesystem made on the ephemeral partition when instance_info has no ephemeral_format."`
+	PXEAppendParams        string `ini:"pxe.pxe_append_params" help:"Extra kernel command line arguments for the deploy ramdisk and netbooted instances."`
+}
+
+// ISCSI configures the iscsi deploy interface, where the conductor writes
+// images onto the node's disk exported by the ramdisk as an iSCSI target.
+type ISCSI struct {
+	PortalPort          int `ini:"iscsi.portal_port" help:"iSCSI portal port the ramdisk exports the disk on, unless it reports another."`
+	MaxConcurrentWrites int `ini:"iscsi.max_concurrent_writes" help:"Images this conductor writes at the same time; further deploys queue in arrival order."`
+	WriteWorkers        int `ini:"iscsi.write_workers" help:"Parallel writers (SCSI commands in flight) per image written."`
 }
 
 // Defaults are the embedded single-process defaults: SQLite under ./var,
@@ -161,6 +191,23 @@ func Defaults() Config {
 			PowerStatePollInterval:        time.Second,
 			DisableBootTimeout:            true,
 			AdditionalRetryableIPMIErrors: []string{},
+		},
+		Deploy: Deploy{
+			HTTPRoot:                   "/httpboot",
+			PowerOffAfterDeployFailure: true,
+			DefaultBootOption:          "local",
+		},
+		PXE: PXE{
+			TFTPRoot:               "/tftpboot",
+			ImagesPath:             "/var/lib/ferric/master_images",
+			ImageCacheSize:         20480,
+			DefaultEphemeralFormat: "ext4",
+			PXEAppendParams:        "nofb nomodeset vga=normal",
+		},
+		ISCSI: ISCSI{
+			PortalPort:          3260,
+			MaxConcurrentWrites: 4,
+			WriteWorkers:        4,
 		},
 	}
 }

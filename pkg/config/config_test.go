@@ -157,7 +157,7 @@ var _ = Describe("Example", func() {
 		} {
 			Expect(ex).To(ContainSubstring(want))
 		}
-		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(46), "one commented-out line per option")
+		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(60), "one commented-out line per option")
 	})
 
 	It("loads back to the defaults with every option uncommented", func() {

@@ -149,5 +149,33 @@ func (c Config) Validate() error {
 	if i.PowerStatePollInterval <= 0 {
 		bad("ipmi", "power_state_poll_interval", "must be positive")
 	}
+
+	dp := c.Deploy
+	if dp.HTTPURL != "" {
+		if u, err := url.Parse(dp.HTTPURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("deploy", "http_url", "%q is not an http(s) URL", dp.HTTPURL)
+		}
+	}
+	if dp.DefaultBootOption != "local" && dp.DefaultBootOption != "netboot" {
+		bad("deploy", "default_boot_option", "%q is not one of local, netboot", dp.DefaultBootOption)
+	}
+	if c.Conductor.APIURL != "" {
+		if u, err := url.Parse(c.Conductor.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("conductor", "api_url", "%q is not an http(s) URL", c.Conductor.APIURL)
+		}
+	}
+	if c.PXE.ImageCacheSize < 0 {
+		bad("pxe", "image_cache_size", "must not be negative")
+	}
+	is := c.ISCSI
+	if is.PortalPort < 1 || is.PortalPort > 65535 {
+		bad("iscsi", "portal_port", "%d is outside 1..65535", is.PortalPort)
+	}
+	if is.MaxConcurrentWrites < 1 {
+		bad("iscsi", "max_concurrent_writes", "must be positive")
+	}
+	if is.WriteWorkers < 1 {
+		bad("iscsi", "write_workers", "must be positive")
+	}
 	return errors.Join(problems...)
 }

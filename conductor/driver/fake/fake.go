@@ -70,6 +70,7 @@ type Hardware struct {
 	boot   map[string]bootDevice
 	faults map[faultKey]Fault
 	ext    *extras
+	bios   bios
 }
 
 // New returns a fleet where every node is powered as its DB record says
@@ -145,7 +146,7 @@ func (h *Hardware) HardwareType() driver.HardwareType {
 	return driver.HardwareType{
 		Name: Name,
 		Interfaces: map[driver.InterfaceType][]driver.Implementation{
-			driver.Bios:       one("no-bios", driver.NoOp{}),
+			driver.Bios:       {{Name: "no-bios", Impl: driver.NoOp{}}, {Name: "fake", Impl: &biosIface{h}}},
 			driver.Boot:       one("fake", &boot{h}),
 			driver.Console:    {{Name: "no-console", Impl: driver.NoOp{}}, {Name: "fake", Impl: &console{h}}},
 			driver.Deploy:     one("fake", &deploy{h}),
@@ -154,7 +155,7 @@ func (h *Hardware) HardwareType() driver.HardwareType {
 			driver.Network:    {{Name: "noop", Impl: driver.NoopNetwork{}}, {Name: "flat", Impl: driver.FlatNetwork{}}},
 			driver.Power:      one("fake", &power{h}),
 			driver.RAID:       {{Name: "fake", Impl: &raid{h}}, {Name: "no-raid", Impl: driver.NoOp{}}},
-			driver.Rescue:     one("no-rescue", driver.NoOp{}),
+			driver.Rescue:     {{Name: "no-rescue", Impl: driver.NoOp{}}, {Name: "fake", Impl: &rescue{h}}},
 			driver.Storage:    driver.StorageImplementations(),
 			driver.Vendor:     {{Name: "fake", Impl: &vendor{h}}, {Name: "no-vendor", Impl: driver.NoOp{}}},
 		},
