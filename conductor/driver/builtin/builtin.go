@@ -8,8 +8,14 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/conductor/driver/ipmi"
+	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
+	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/pkg/config"
 )
+
+// PXEIPMIToolName is the classic driver name kept as a hardware type:
+// ipmitool power and management, pxe boot, iscsi deploy.
+const PXEIPMIToolName = "pxe_ipmitool"
 
 // Registry enables the named hardware types ([conductor]
 // enabled_hardware_types) with the default configuration. Each call gets
@@ -21,12 +27,27 @@ func Registry(enabled []string) (*driver.Registry, error) {
 }
 
 // Configured enables [conductor] enabled_hardware_types, their drivers
-// set up from cfg (the [ipmi] section, power timeouts) and logging to log
-// (nil: the standard logger).
+// set up from cfg (the [ipmi], [deploy], [pxe] and [iscsi] sections, power
+// timeouts) and logging to log (nil: the standard logger).
 func Configured(cfg config.Config, log logrus.FieldLogger) (*driver.Registry, error) {
-	return driver.NewRegistry(cfg.Conductor.EnabledHardwareTypes,
-		fake.New().HardwareType(),
-		// Enabling ipmi needs its boot and deploy implementations here.
-		ipmi.New(ipmi.OptionsFrom(cfg, log)).HardwareType(nil),
-	)
+	boot := pxe.New(pxe.OptionsFrom(cfg, log))
+	deploy := iscsideploy.New(iscsideploy.OptionsFrom(cfg, log))
+	hw := ipmi.New(ipmi.OptionsFrom(cfg, log))
+	one := func(name string, impl driver.Interface) []driver.Implementation {
+		return []driver.Implementation{{Name: name, Impl: impl}}
+	}
+	ipmiType := hw.HardwareType(map[driver.InterfaceType][]driver.Implementation{
+		driver.Boot:   one(pxe.Name, boot),
+		driver.Deploy: one(iscsideploy.Name, deploy),
+		driver.Vendor: {{Name: "no-vendor", Impl: driver.NoOp{}}, {Name: iscsideploy.Name, Impl: deploy.Vendor()}},
+	})
+	// The classic driver answered pass_deploy_info without naming a vendor
+	// interface.
+	classic := hw.HardwareType(map[driver.InterfaceType][]driver.Implementation{
+		driver.Boot:   one(pxe.Name, boot),
+		driver.Deploy: one(iscsideploy.Name, deploy),
+		driver.Vendor: {{Name: iscsideploy.Name, Impl: deploy.Vendor()}, {Name: "no-vendor", Impl: driver.NoOp{}}},
+	})
+	classic.Name = PXEIPMIToolName
+	return driver.NewRegistry(cfg.Conductor.EnabledHardwareTypes, fake.New().HardwareType(), ipmiType, classic)
 }

@@ -249,7 +249,7 @@ func (b *BMC) Start(ctx context.Context) error {
 }
 
 func (b *BMC) waitReady(ctx context.Context, p *process) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var last error
 	for {
