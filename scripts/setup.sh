@@ -7,10 +7,22 @@
 # name: exited processes can linger as zombies here.
 set -euo pipefail
 
-# One package per line; add new ones here (tgt, openipmi, ipmitool, ...).
+# One package per line, with the suites that need it.
 PACKAGES=(
-	mariadb-server
-	rabbitmq-server
+	mariadb-server   # db, conductor, api-service, e2e
+	rabbitmq-server  # rpc, e2e
+	tgt              # deploy/iscsi, deploy/agent: iSCSI targets (tgtd, tgtadm)
+	libiscsi-bin     # deploy/iscsi: iscsi-inq, iscsi-readcapacity16 cross-checks
+	qemu-utils       # deploy: qemu-img, qemu-io build and check images
+	qemu-block-extra # deploy/iscsi: qemu-img over iscsi:// for cross-checks
+	openipmi         # tests/lab: ipmi_sim BMCs
+	ipmitool         # conductor/driver/ipmi, tests/lab
+	e2fsprogs        # deploy/disk: mkfs.ext4, fsck.ext4
+	xfsprogs         # deploy/disk: xfs root filesystems
+	dosfstools       # deploy/disk: mkfs.vfat, fsck.vfat
+	fdisk            # deploy/disk: sfdisk layout checks
+	gdisk            # deploy/disk: sgdisk -v
+	util-linux       # deploy/disk, deploy/agent: blkid, wipefs
 )
 
 log() { echo "setup: $*" >&2; }
