@@ -123,7 +123,7 @@ var _ = Describe("nodes", func() {
 			detail := e.at("latest", http.MethodGet, "/v1/nodes/detail", "").json()["nodes"].([]any)
 			Expect(detail[0]).To(HaveKey("driver_info"))
 			Expect(detail[0]).To(HaveKey("ports"))
-			r := e.at("latest", http.MethodGet, "/v1/nodes?detail=true", "")
+			r := e.at("1.42", http.MethodGet, "/v1/nodes?detail=true", "")
 			Expect(r.status).To(Equal(http.StatusBadRequest), "?detail needs 1.43")
 			Expect(r.fault()["faultstring"]).To(Equal("Invalid query parameter ?detail=true received."))
 			Expect(e.at("latest", http.MethodGet, "/v1/nodes/detail?fields=uuid", "").status).To(Equal(http.StatusBadRequest))
@@ -229,7 +229,7 @@ var _ = Describe("nodes", func() {
 
 		It("rejects reset_interfaces before 1.45", func() {
 			uuid := e.createNode("")
-			Expect(e.at("latest", http.MethodPatch, "/v1/nodes/"+uuid+"?reset_interfaces=true", `[]`).status).To(Equal(http.StatusNotAcceptable))
+			Expect(e.at("1.44", http.MethodPatch, "/v1/nodes/"+uuid+"?reset_interfaces=true", `[]`).status).To(Equal(http.StatusNotAcceptable))
 		})
 
 		It("answers 404 for an unknown node", func() {

@@ -3,6 +3,7 @@ package apiservice_test
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -11,9 +12,8 @@ import (
 )
 
 // The port fields of 1.18 (internal_info), 1.19 (local_link_connection,
-// pxe_enabled) and 1.34 (physical_network, stored but beyond the maximum
-// version served) are gated in output, fields, sort keys, bodies and
-// patches.
+// pxe_enabled) and 1.34 (physical_network) are gated in output, fields,
+// sort keys, bodies and patches.
 var _ = Describe("port fields by version", func() {
 	var (
 		e    *env
@@ -99,20 +99,32 @@ var _ = Describe("port fields by version", func() {
 		Expect(stored.PXEEnabled).To(BeTrue())
 	})
 
-	It("keeps physical_network (1.34) hidden and refused at every version served", func() {
-		p := ""
-		r := e.at("latest", http.MethodPost, "/v1/ports", portBody("aa:bb:cc:dd:ee:01", ""))
+	It("serves physical_network from 1.34 and refuses it below", func() {
+		r := e.at("1.33", http.MethodPost, "/v1/ports", portBody("aa:bb:cc:dd:ee:01", ""))
 		Expect(r.status).To(Equal(http.StatusCreated))
-		p = r.json()["uuid"].(string)
+		p := r.json()["uuid"].(string)
 		Expect(r.json()).NotTo(HaveKey("physical_network"))
 
-		Expect(e.at("latest", http.MethodPost, "/v1/ports", portBody("aa:bb:cc:dd:ee:02", `, "physical_network": "physnet1"`)).status).To(Equal(http.StatusNotAcceptable))
-		Expect(e.at("latest", http.MethodGet, "/v1/ports/"+p+"?fields=physical_network", "").status).To(Equal(http.StatusNotAcceptable))
-		Expect(e.at("latest", http.MethodGet, "/v1/ports?sort_key=physical_network", "").status).To(Equal(http.StatusNotAcceptable))
-		Expect(e.at("latest", http.MethodPatch, "/v1/ports/"+p, `[{"op": "add", "path": "/physical_network", "value": "physnet1"}]`).status).To(Equal(http.StatusNotAcceptable))
-		Expect(storedPorts()).To(Equal(1))
+		Expect(e.at("1.33", http.MethodPost, "/v1/ports", portBody("aa:bb:cc:dd:ee:02", `, "physical_network": "physnet1"`)).status).To(Equal(http.StatusNotAcceptable))
+		Expect(e.at("1.33", http.MethodGet, "/v1/ports/"+p+"?fields=physical_network", "").status).To(Equal(http.StatusNotAcceptable))
+		Expect(e.at("1.33", http.MethodGet, "/v1/ports?sort_key=physical_network", "").status).To(Equal(http.StatusNotAcceptable))
+		Expect(e.at("1.33", http.MethodPatch, "/v1/ports/"+p, `[{"op": "add", "path": "/physical_network", "value": "physnet1"}]`).status).To(Equal(http.StatusNotAcceptable))
+		Expect(e.at("1.34", http.MethodGet, "/v1/ports/"+p, "").json()).To(HaveKeyWithValue("physical_network", BeNil()))
+
+		for _, bad := range []string{`""`, `"` + strings.Repeat("p", 65) + `"`, `5`} {
+			r := e.at("1.34", http.MethodPatch, "/v1/ports/"+p, `[{"op": "add", "path": "/physical_network", "value": `+bad+`}]`)
+			Expect(r.status).To(Equal(http.StatusBadRequest), bad)
+		}
+		r = e.at("1.34", http.MethodPatch, "/v1/ports/"+p, `[{"op": "add", "path": "/physical_network", "value": "physnet1"}]`)
+		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(r.json()).To(HaveKeyWithValue("physical_network", "physnet1"))
+		r = e.at("1.34", http.MethodPost, "/v1/ports", portBody("aa:bb:cc:dd:ee:03", `, "physical_network": "physnet2"`))
+		Expect(r.status).To(Equal(http.StatusCreated))
+		Expect(r.json()).To(HaveKeyWithValue("physical_network", "physnet2"))
+		Expect(e.at("1.34", http.MethodGet, "/v1/ports?sort_key=physical_network&fields=uuid,physical_network", "").status).To(Equal(http.StatusOK))
+		Expect(e.at("1.33", http.MethodGet, "/v1/ports/"+p, "").json()).NotTo(HaveKey("physical_network"))
 		stored, err := e.store.GetPort(context.Background(), p)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(stored.PhysicalNetwork).To(BeNil())
+		Expect(stored.PhysicalNetwork).To(HaveValue(Equal("physnet1")))
 	})
 })

@@ -98,7 +98,7 @@ var _ = Describe("discovery, negotiation and routing", func() {
 	})
 
 	It("hides endpoints newer than the maximum version", func() {
-		for _, p := range []string{"/v1/conductors", "/v1/allocations"} {
+		for _, p := range []string{"/v1/allocations", "/v1/nodes/x/allocation"} {
 			Expect(e.at("latest", http.MethodGet, p, "").status).To(Equal(http.StatusNotFound), p)
 		}
 	})

@@ -1,6 +1,7 @@
 package apiservice_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -8,10 +9,10 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// Every version from 1.1 to 1.31 is walked: each node field, endpoint,
+// Every version from 1.1 to 1.49 is walked: each node field, endpoint,
 // parameter and verb of api.md §1.7 is hidden (404), refused (406) or
 // omitted below its version and works from it on.
-var _ = Describe("versions 1.1 to 1.31", func() {
+var _ = Describe("versions 1.1 to 1.49", func() {
 	It("gate every feature at its version", func() {
 		e := newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
 		r := e.at("1.10", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "name": "walker"}`)
@@ -20,6 +21,16 @@ var _ = Describe("versions 1.1 to 1.31", func() {
 		agent := e.createNode("")
 		e.addPort(agent, "52:54:00:aa:bb:42")
 		e.setState(agent, "wait call-back")
+		// Nodes another conductor holds: an accepted request reaches the
+		// conductor and ends in NodeLocked instead of changing them.
+		active, waiting := e.createNode(""), e.createNode("")
+		e.setState(active, "active")
+		e.setState(waiting, "inspect wait")
+		for _, n := range []string{active, waiting} {
+			_, err := e.store.ReserveNode(context.Background(), n, "elsewhere")
+			Expect(err).NotTo(HaveOccurred())
+		}
+		host := e.cfg.Default.Host
 
 		fieldSince := map[string]int{
 			"driver_internal_info": 3, "name": 5, "inspection_started_at": 6, "inspection_finished_at": 6,
@@ -27,36 +38,61 @@ var _ = Describe("versions 1.1 to 1.31", func() {
 			"network_interface": 20, "resource_class": 21,
 			"boot_interface": 31, "console_interface": 31, "deploy_interface": 31, "inspect_interface": 31,
 			"management_interface": 31, "power_interface": 31, "raid_interface": 31, "vendor_interface": 31,
+			"volume": 32, "storage_interface": 33, "traits": 37, "rescue_interface": 38, "bios_interface": 40,
+			"fault": 42, "deploy_step": 44, "conductor_group": 46, "automated_clean": 47,
+			"protected": 48, "protected_reason": 48, "conductor": 49,
 		}
-		// gated requests: status below the version, and whether the status
-		// from the version on must differ from it.
+		// gated requests: status below the version (checked from minor
+		// "from" on, 1 if unset); from the version on it must differ.
 		type gate struct {
 			since              int
 			method, path, body string
 			below              int
+			from               int
 		}
 		gates := []gate{
-			{5, http.MethodGet, "/v1/nodes/walker", "", http.StatusNotFound},
-			{8, http.MethodGet, "/v1/nodes/" + uuid + "?fields=uuid", "", http.StatusNotAcceptable},
-			{9, http.MethodGet, "/v1/nodes?provision_state=available", "", http.StatusNotAcceptable},
-			{6, http.MethodPut, "/v1/nodes/" + agent + "/states/provision", `{"target": "inspect"}`, http.StatusNotAcceptable},
-			{12, http.MethodPut, "/v1/nodes/" + uuid + "/states/raid", `{}`, http.StatusNotAcceptable},
-			{12, http.MethodGet, "/v1/drivers/fake-hardware/raid/logical_disk_properties", "", http.StatusNotAcceptable},
-			{13, http.MethodPut, "/v1/nodes/" + uuid + "/states/provision", `{"target": "abort"}`, http.StatusNotAcceptable},
-			{15, http.MethodPut, "/v1/nodes/" + agent + "/states/provision", `{"target": "clean", "clean_steps": [{"interface": "raid", "step": "delete_configuration"}]}`, http.StatusNotAcceptable},
-			{16, http.MethodGet, "/v1/nodes?driver=fake-hardware", "", http.StatusNotAcceptable},
-			{17, http.MethodPut, "/v1/nodes/" + agent + "/states/provision", `{"target": "adopt"}`, http.StatusNotAcceptable},
-			{21, http.MethodGet, "/v1/nodes?resource_class=x", "", http.StatusNotAcceptable},
-			{22, http.MethodGet, "/v1/lookup?addresses=52:54:00:aa:bb:42", "", http.StatusNotFound},
-			{22, http.MethodPost, "/v1/heartbeat/" + agent, `{"callback_url": "", "agent_token": "x"}`, http.StatusNotFound},
-			{27, http.MethodPut, "/v1/nodes/" + agent + "/states/power", `{"target": "soft power off"}`, http.StatusNotAcceptable},
-			{28, http.MethodGet, "/v1/nodes/" + uuid + "/vifs", "", http.StatusNotFound},
-			{29, http.MethodPut, "/v1/nodes/" + uuid + "/management/inject_nmi", `{}`, http.StatusNotFound},
-			{30, http.MethodGet, "/v1/drivers?detail=true", "", http.StatusNotAcceptable},
+			{5, http.MethodGet, "/v1/nodes/walker", "", http.StatusNotFound, 0},
+			{8, http.MethodGet, "/v1/nodes/" + uuid + "?fields=uuid", "", http.StatusNotAcceptable, 0},
+			{9, http.MethodGet, "/v1/nodes?provision_state=available", "", http.StatusNotAcceptable, 0},
+			{6, http.MethodPut, "/v1/nodes/" + agent + "/states/provision", `{"target": "inspect"}`, http.StatusNotAcceptable, 0},
+			{12, http.MethodPut, "/v1/nodes/" + uuid + "/states/raid", `{}`, http.StatusNotAcceptable, 0},
+			{12, http.MethodGet, "/v1/drivers/fake-hardware/raid/logical_disk_properties", "", http.StatusNotAcceptable, 0},
+			{13, http.MethodPut, "/v1/nodes/" + uuid + "/states/provision", `{"target": "abort"}`, http.StatusNotAcceptable, 0},
+			{15, http.MethodPut, "/v1/nodes/" + agent + "/states/provision", `{"target": "clean", "clean_steps": [{"interface": "raid", "step": "delete_configuration"}]}`, http.StatusNotAcceptable, 0},
+			{16, http.MethodGet, "/v1/nodes?driver=fake-hardware", "", http.StatusNotAcceptable, 0},
+			{17, http.MethodPut, "/v1/nodes/" + agent + "/states/provision", `{"target": "adopt"}`, http.StatusNotAcceptable, 0},
+			{21, http.MethodGet, "/v1/nodes?resource_class=x", "", http.StatusNotAcceptable, 0},
+			{22, http.MethodGet, "/v1/lookup?addresses=52:54:00:aa:bb:42", "", http.StatusNotFound, 0},
+			{22, http.MethodPost, "/v1/heartbeat/" + agent, `{"callback_url": "", "agent_token": "x"}`, http.StatusNotFound, 0},
+			{27, http.MethodPut, "/v1/nodes/" + agent + "/states/power", `{"target": "soft power off"}`, http.StatusNotAcceptable, 0},
+			{28, http.MethodGet, "/v1/nodes/" + uuid + "/vifs", "", http.StatusNotFound, 0},
+			{29, http.MethodPut, "/v1/nodes/" + uuid + "/management/inject_nmi", `{}`, http.StatusNotFound, 0},
+			{30, http.MethodGet, "/v1/drivers?detail=true", "", http.StatusNotAcceptable, 0},
+			{32, http.MethodGet, "/v1/volume", "", http.StatusNotFound, 0},
+			{34, http.MethodGet, "/v1/ports?fields=uuid,physical_network", "", http.StatusNotAcceptable, 8},
+			{35, http.MethodPut, "/v1/nodes/" + active + "/states/provision", `{"target": "rebuild", "configdrive": "http://192.0.2.1/cd.iso"}`, http.StatusBadRequest, 0},
+			{36, http.MethodPost, "/v1/heartbeat/" + newTestUUID(), `{"callback_url": "http://192.0.2.9:9999", "agent_token": "x", "agent_version": "9"}`, http.StatusBadRequest, 22},
+			{37, http.MethodGet, "/v1/nodes/" + uuid + "/traits", "", http.StatusNotFound, 0},
+			{37, http.MethodPut, "/v1/nodes/" + uuid + "/traits/CUSTOM_WALK", "", http.StatusNotFound, 0},
+			{38, http.MethodPut, "/v1/nodes/" + uuid + "/states/provision", `{"target": "rescue", "rescue_password": "pw"}`, http.StatusNotAcceptable, 0},
+			{38, http.MethodPut, "/v1/nodes/" + active + "/states/provision", `{"target": "unrescue"}`, http.StatusNotAcceptable, 0},
+			{40, http.MethodGet, "/v1/nodes/" + uuid + "/bios", "", http.StatusNotFound, 0},
+			{41, http.MethodPut, "/v1/nodes/" + waiting + "/states/provision", `{"target": "abort"}`, http.StatusNotAcceptable, 0},
+			{42, http.MethodGet, "/v1/nodes?fault=power%20failure", "", http.StatusNotAcceptable, 0},
+			{43, http.MethodGet, "/v1/nodes?detail=true", "", http.StatusBadRequest, 0},
+			{43, http.MethodGet, "/v1/ports?detail=true", "", http.StatusBadRequest, 0},
+			{45, http.MethodPatch, "/v1/nodes/" + uuid + "?reset_interfaces=true", `[]`, http.StatusNotAcceptable, 0},
+			{46, http.MethodGet, "/v1/nodes?conductor_group=x", "", http.StatusNotAcceptable, 0},
+			{48, http.MethodPatch, "/v1/nodes/" + uuid, `[{"op": "replace", "path": "/protected", "value": false}]`, http.StatusNotAcceptable, 0},
+			{49, http.MethodGet, "/v1/conductors", "", http.StatusNotFound, 0},
+			{49, http.MethodGet, "/v1/conductors/" + host, "", http.StatusNotFound, 0},
+			{49, http.MethodGet, "/v1/nodes?conductor=" + host, "", http.StatusNotAcceptable, 0},
 		}
-		creates := map[string]int{`"network_interface": "flat"`: 20, `"resource_class": "gold"`: 21, `"raid_interface": "no-raid"`: 31}
+		creates := map[string]int{`"network_interface": "flat"`: 20, `"resource_class": "gold"`: 21, `"raid_interface": "no-raid"`: 31,
+			`"storage_interface": "noop"`: 33, `"rescue_interface": "no-rescue"`: 38, `"bios_interface": "no-bios"`: 40,
+			`"conductor_group": ""`: 46, `"automated_clean": true`: 47}
 
-		for minor := 1; minor <= 31; minor++ {
+		for minor := 1; minor <= 49; minor++ {
 			v := fmt.Sprintf("1.%d", minor)
 			got := e.at(v, http.MethodGet, "/v1/nodes/"+uuid, "")
 			Expect(got.status).To(Equal(http.StatusOK), v)
@@ -69,7 +105,16 @@ var _ = Describe("versions 1.1 to 1.31", func() {
 					Expect(n).NotTo(HaveKey(field), "%s at %s", field, v)
 				}
 			}
-			Expect(n).NotTo(HaveKey("storage_interface"), "1.33")
+			Expect(n).NotTo(HaveKey("owner"), "1.50")
+			if minor >= 49 {
+				Expect(n).To(HaveKeyWithValue("conductor", host))
+			}
+			wait := e.at(v, http.MethodGet, "/v1/nodes/"+waiting, "").json()
+			if minor >= 39 {
+				Expect(wait).To(HaveKeyWithValue("provision_state", "inspect wait"), v)
+			} else {
+				Expect(wait).To(HaveKeyWithValue("provision_state", "inspecting"), v)
+			}
 			if minor == 1 {
 				Expect(n).To(HaveKeyWithValue("provision_state", BeNil()))
 			} else {
@@ -92,18 +137,30 @@ var _ = Describe("versions 1.1 to 1.31", func() {
 			if minor >= 30 {
 				Expect(drv).To(HaveKeyWithValue("type", "dynamic"), v)
 				Expect(drv).To(HaveKey("default_vendor_interface"), v)
+				for kind, since := range map[string]int{"storage": 33, "rescue": 38, "bios": 40} {
+					if minor >= since {
+						Expect(drv).To(HaveKey("default_"+kind+"_interface"), v)
+					} else {
+						Expect(drv).NotTo(HaveKey("default_"+kind+"_interface"), v)
+					}
+				}
 			} else {
 				Expect(drv).NotTo(HaveKey("type"), v)
 				Expect(drv).NotTo(HaveKey("default_vendor_interface"), v)
 			}
 			index := e.at(v, http.MethodGet, "/v1", "").json()
 			Expect(index).To(HaveKey("nodes"), v)
-			if minor >= 22 {
-				Expect(index).To(HaveKey("lookup"), v)
-			} else {
-				Expect(index).NotTo(HaveKey("lookup"), v)
+			for key, since := range map[string]int{"lookup": 22, "volume": 32, "conductors": 49} {
+				if minor >= since {
+					Expect(index).To(HaveKey(key), v)
+				} else {
+					Expect(index).NotTo(HaveKey(key), v)
+				}
 			}
 			for _, g := range gates {
+				if minor < g.from {
+					continue
+				}
 				status := e.at(v, g.method, g.path, g.body).status
 				if minor >= g.since {
 					Expect(status).NotTo(Equal(g.below), "%s %s at %s", g.method, g.path, v)

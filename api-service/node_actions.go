@@ -125,6 +125,10 @@ func dispatchProvision(c echo.Context, api rpc.ConductorAPI, nodeUUID string, re
 		return api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: nodeUUID})
 	case states.EventClean:
 		return api.DoNodeClean(ctx, rpc.CleanArgs{NodeID: nodeUUID, CleanSteps: req.CleanSteps})
+	case states.EventRescue:
+		return api.DoNodeRescue(ctx, rpc.RescueArgs{NodeID: nodeUUID, RescuePassword: req.RescuePassword()})
+	case states.EventUnrescue:
+		return api.DoNodeUnrescue(ctx, rpc.NodeArgs{NodeID: nodeUUID})
 	default:
 		return api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: nodeUUID, Action: req.Target})
 	}

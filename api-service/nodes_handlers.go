@@ -3,6 +3,7 @@ package apiservice
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,7 +49,11 @@ func (s *Server) findNode(c echo.Context, id string) (*model.Node, error) {
 }
 
 func (s *Server) nodeView(c echo.Context, fields []string) nodes.View {
-	return nodes.View{Version: version(c), Base: s.baseURL(c), Fields: fields}
+	vw := nodes.View{Version: version(c), Base: s.baseURL(c), Fields: fields}
+	if vw.Version.AtLeast(microversion.ConductorField) {
+		vw.Conductor = s.nodeConductors(c.Request().Context())
+	}
+	return vw
 }
 
 // nodeFilterParams are the node list filters and the version each needs.
@@ -198,6 +203,9 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 	var columns []string
 	if lr.fields != nil {
 		columns = selectColumns(lr.fields)
+		if q.Has("conductor") {
+			columns = selectColumns(append(slices.Clone(lr.fields), "conductor"))
+		}
 	}
 	ctx := c.Request().Context()
 	list, err := s.store.ListNodes(ctx, filter, db.Page{Limit: lr.page.Limit, Marker: lr.page.Marker,
@@ -205,8 +213,16 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 	if err != nil {
 		return err
 	}
+	full := len(list) == lr.page.Limit
+	var marker string
+	if full {
+		marker = list[len(list)-1].UUID
+	}
+	if q.Has("conductor") {
+		list = s.onConductor(ctx, list, q.Get("conductor"))
+	}
 	next := ""
-	if len(list) == lr.page.Limit && filter.InstanceUUID == nil {
+	if full && filter.InstanceUUID == nil {
 		path := "/v1/nodes"
 		if chassisUUID != "" {
 			path = "/v1/chassis/" + chassisUUID + "/nodes"
@@ -221,7 +237,7 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 		if lr.fields != nil {
 			carry = append(carry, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
 		}
-		next = query.NextURL(s.baseURL(c), path, carry, lr.page.Limit, list[len(list)-1].UUID)
+		next = query.NextURL(s.baseURL(c), path, carry, lr.page.Limit, marker)
 	}
 	// {"next": ..., "nodes": [...]}, keys in encoding/json's order, each
 	// node written straight into the buffer.
@@ -263,13 +279,23 @@ func (s *Server) maxLimit() int {
 }
 
 // selectColumns are the stored columns needed to render the given fields
-// (field names are column names; the repository always loads id and uuid).
+// (field names are column names, except the computed conductor; the
+// repository always loads id and uuid).
 func selectColumns(fields []string) []string {
 	cols := []string{"uuid"}
-	for _, f := range fields {
-		if f != "uuid" {
-			cols = append(cols, f)
+	add := func(c string) {
+		if !slices.Contains(cols, c) {
+			cols = append(cols, c)
 		}
+	}
+	for _, f := range fields {
+		if f == "conductor" {
+			for _, c := range conductorColumns {
+				add(c)
+			}
+			continue
+		}
+		add(f)
 	}
 	return cols
 }
@@ -323,6 +349,9 @@ func nodeFilter(q url.Values) (db.NodeFilter, []query.Param, error) {
 			f.Driver = &raw
 		case "resource_class":
 			f.ResourceClass = &raw
+		case "conductor_group":
+			g := strings.ToLower(raw)
+			f.ConductorGroup = &g
 		case "fault":
 			if !nodeFaults[raw] {
 				return f, nil, errs.InvalidParameterValue("Unknown fault: %s", raw)
@@ -430,6 +459,9 @@ func (s *Server) patchNode(c echo.Context) error {
 	}
 	patched, err := nodes.Apply(n, ops, v)
 	if err != nil {
+		return err
+	}
+	if err := nodes.CheckProtection(n, patched); err != nil {
 		return err
 	}
 	driverChanged := patched.Driver != n.Driver

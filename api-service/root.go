@@ -57,6 +57,7 @@ func (s *Server) routes(e *echo.Echo) {
 	s.chassisRoutes(e)
 	s.portgroupRoutes(e)
 	s.extensionRoutes(e)
+	s.featureRoutes(e)
 }
 
 type versionDoc struct {
@@ -122,6 +123,9 @@ func (s *Server) getV1(c echo.Context) error {
 	}
 	if version(c).AtLeast(microversion.VolumeAPI) {
 		doc["volume"] = collectionLink(base, "volume")
+	}
+	if version(c).AtLeast(microversion.ConductorsAPI) {
+		doc["conductors"] = collectionLink(base, "conductors")
 	}
 	return c.JSON(http.StatusOK, doc)
 }

@@ -25,6 +25,7 @@ require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/ferricbm/ferric/client v0.0.0
+	github.com/ferricbm/ferric/deploy v0.0.0
 	github.com/glebarez/go-sqlite v1.21.2 // indirect
 	github.com/glebarez/sqlite v1.11.0 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
@@ -68,3 +69,5 @@ replace (
 )
 
 replace github.com/ferricbm/ferric/client => ../client
+
+replace github.com/ferricbm/ferric/deploy => ../deploy

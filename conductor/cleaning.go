@@ -62,7 +62,7 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, userSteps []m
 	n := t.Node()
 	if !manual && c.skipAutomatedClean(n) {
 		t.Log().Info("Automated cleaning is disabled, skipping it")
-		return t.ProcessEvent(ctx, finishEvent(t), "")
+		return t.ProcessEventAndRelease(ctx, finishEvent(t), "")
 	}
 	d, err := t.Driver()
 	if err != nil {
@@ -201,7 +201,8 @@ func (c *Conductor) doNextCleanStep(ctx context.Context, t *task.Task, index int
 	if err := d.Deploy.TearDownCleaning(ctx, t); err != nil {
 		return c.cleaningFailed(ctx, t, fmt.Sprintf("Failed to tear down from cleaning for node %s, reason: %s", n.UUID, err), false)
 	}
-	return t.ProcessEvent(ctx, finishEvent(t), "")
+	// The clean's last write: every caller returns right after.
+	return t.ProcessEventAndRelease(ctx, finishEvent(t), "")
 }
 
 // cleaningFailed puts the node into clean failed and maintenance. The

@@ -127,7 +127,7 @@ func New(opts Options) (*Conductor, error) {
 	drivers := opts.Drivers
 	if drivers == nil {
 		var err error
-		if drivers, err = builtin.Registry(cfg.Conductor.EnabledHardwareTypes); err != nil {
+		if drivers, err = builtin.Configured(cfg, log); err != nil {
 			return nil, fmt.Errorf("conductor: enabled hardware types: %w", err)
 		}
 	}

@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/ferricbm/ferric/db v0.0.0
+	github.com/ferricbm/ferric/deploy v0.0.0
 	github.com/ferricbm/ferric/pkg v0.0.0
 	github.com/ferricbm/ferric/rpc v0.0.0
 	github.com/go-sql-driver/mysql v1.8.1
@@ -45,6 +46,7 @@ require (
 
 replace (
 	github.com/ferricbm/ferric/db => ../db
+	github.com/ferricbm/ferric/deploy => ../deploy
 	github.com/ferricbm/ferric/pkg => ../pkg
 	github.com/ferricbm/ferric/rpc => ../rpc
 )

@@ -50,10 +50,18 @@ func (c *Conductor) Start(ctx context.Context) error {
 	c.stopBeat, c.beatDone = stopBeat, make(chan struct{})
 	go c.keepalive(beatCtx, c.beatDone)
 
+	// Boot files must be served before a deploy can be asked for.
+	if err := c.startServices(ctx); err != nil {
+		c.stopKeepalive()
+		return err
+	}
 	if c.transport != nil {
 		stop, err := rpc.Serve(context.Background(), c.transport, c.host, c, c.log)
 		if err != nil {
 			c.stopKeepalive()
+			if serr := c.stopServices(ctx); serr != nil {
+				c.log.WithError(serr).Warn("Stopping driver services failed")
+			}
 			return fmt.Errorf("serve conductor RPC: %w", err)
 		}
 		c.stopRPC = stop
@@ -185,6 +193,9 @@ func (c *Conductor) Stop(ctx context.Context) error {
 	c.cancelWork()
 	c.stopKeepalive()
 	var errsOut []error
+	if err := c.stopServices(context.WithoutCancel(ctx)); err != nil {
+		errsOut = append(errsOut, err)
+	}
 	if _, err := c.store.ReleaseReservationsOf(context.WithoutCancel(ctx), c.host); err != nil {
 		errsOut = append(errsOut, fmt.Errorf("release reservations of %s: %w", c.host, err))
 	}

@@ -41,6 +41,10 @@ func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (mo
 	if !upd.Protected {
 		upd.ProtectedReason = nil
 	}
+	if upd.Protected && !cur.Protected && deref(cur.ProvisionState) != states.Active {
+		return model.Node{}, errs.New(errs.KindInvalidState,
+			"Node %s can only be protected while it is in provision state \"%s\", not \"%s\".", cur.UUID, states.Active, deref(cur.ProvisionState))
+	}
 	if !upd.Retired {
 		upd.RetiredReason = nil
 	}
@@ -101,7 +105,6 @@ func copyUserFields(dst, src *model.Node) {
 	dst.MaintenanceReason = src.MaintenanceReason
 	dst.ConductorGroup = src.ConductorGroup
 	dst.ResourceClass = src.ResourceClass
-	dst.Traits = src.Traits
 	dst.AutomatedClean = src.AutomatedClean
 	dst.Protected = src.Protected
 	dst.ProtectedReason = src.ProtectedReason

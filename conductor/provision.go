@@ -69,14 +69,15 @@ func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task) error {
 	return c.deployStepDone(ctx, t, result)
 }
 
-// deployStepDone moves the node on after the deploy interface returned.
+// deployStepDone moves the node on after the deploy interface returned;
+// it ends the worker's work on the node.
 func (c *Conductor) deployStepDone(ctx context.Context, t *task.Task, result string) error {
 	t.Node().ConductorAffinity = c.conductorID()
 	switch result {
 	case states.DeployDone:
-		return t.ProcessEvent(ctx, states.EventDone, "")
+		return t.ProcessEventAndRelease(ctx, states.EventDone, "")
 	case states.DeployWait:
-		return t.ProcessEvent(ctx, states.EventWait, "")
+		return t.ProcessEventAndRelease(ctx, states.EventWait, "")
 	}
 	return c.deployFailed(ctx, t, fmt.Sprintf("Failed to deploy. Error: the deploy interface returned an unexpected state %q", result))
 }
@@ -229,6 +230,8 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, args rpc.Provision
 		return t.ProcessEventAsync(ctx, states.EventInspect, "", task.Work{Name: "inspect_hardware", Run: c.doInspect})
 	case args.Action == states.EventAbort && state == states.CleanWait:
 		return c.abortCleaning(ctx, t)
+	case args.Action == states.EventAbort && (state == states.InspectWait || state == states.RescueWait):
+		return c.abortWait(ctx, t)
 	case args.Action == states.EventAbort:
 		return errs.InvalidStateRequested(args.Action, n.UUID, state)
 	}
@@ -255,7 +258,7 @@ func (c *Conductor) doNodeVerify(ctx context.Context, t *task.Task) error {
 		return t.ProcessEvent(ctx, states.EventFail, "")
 	}
 	n.PowerState = &ps
-	return t.ProcessEvent(ctx, states.EventDone, "")
+	return t.ProcessEventAndRelease(ctx, states.EventDone, "")
 }
 
 // doNodeAdoption takes an already deployed machine under management.

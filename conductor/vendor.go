@@ -105,6 +105,13 @@ func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruA
 		}
 		defer t.Release(ctx)
 	}
+	if cv, ok := v.(driver.VendorCallValidator); ok {
+		// Checked under the lock the method runs with, so what was
+		// validated is what the method sees.
+		if err := cv.ValidateCall(ctx, t, args.Method, args.HTTPMethod, args.Info); err != nil {
+			return rpc.VendorPassthruResult{}, validationError(err)
+		}
+	}
 	if m.Async {
 		err := t.Spawn(ctx, task.Work{Name: "vendor passthru " + args.Method, Run: func(ctx context.Context, t *task.Task) error {
 			if _, err := v.Call(ctx, t, args.Method, args.HTTPMethod, args.Info); err != nil {

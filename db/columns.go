@@ -81,14 +81,23 @@ func (t tableColumns) selection(columns []string, extra ...string) ([]string, er
 	return out, nil
 }
 
-// scanTargets appends, for each column, a pointer to the field of the
-// struct rv (addressable) that holds it: rows scan straight into the
-// model without gorm's per-query statement and reflection machinery.
-// database/sql converts NULLs into nil pointers and calls the JSON
-// columns' Scan methods, exactly what gorm does for these field types.
-func (t tableColumns) scanTargets(dst []any, rv reflect.Value, columns []string) []any {
-	for _, c := range columns {
-		dst = append(dst, rv.FieldByIndex(t.schema.FieldsByDBName[c].StructField.Index).Addr().Interface())
+// fieldIndexes are the struct field indexes of columns, for scanTargets.
+func (t tableColumns) fieldIndexes(columns []string) [][]int {
+	out := make([][]int, len(columns))
+	for i, c := range columns {
+		out[i] = t.schema.FieldsByDBName[c].StructField.Index
+	}
+	return out
+}
+
+// scanTargets appends, for each field index, a pointer to that field of
+// the struct rv (addressable): rows scan straight into the model without
+// gorm's per-query statement and reflection machinery. database/sql
+// converts NULLs into nil pointers and calls the JSON columns' Scan
+// methods, exactly what gorm does for these field types.
+func scanTargets(dst []any, rv reflect.Value, fields [][]int) []any {
+	for _, idx := range fields {
+		dst = append(dst, rv.FieldByIndex(idx).Addr().Interface())
 	}
 	return dst
 }

@@ -111,7 +111,10 @@ func (s *Store) GetNodeByID(ctx context.Context, id int64) (*model.Node, error) 
 
 // nodeSelectAll reads every node column; the single-node reads are the
 // API's hottest statements, so they skip gorm and scan directly.
-var nodeSelectAll = "SELECT " + quotedColumns("nodes", nodeColumns.all) + " FROM nodes"
+var (
+	nodeSelectAll = "SELECT " + quotedColumns("nodes", nodeColumns.all) + " FROM nodes"
+	nodeFields    = nodeColumns.fieldIndexes(nodeColumns.all)
+)
 
 // getNode reads the node whose (unique) column col equals val.
 func (s *Store) getNode(ctx context.Context, col string, val any, ident string) (*model.Node, error) {
@@ -120,7 +123,7 @@ func (s *Store) getNode(ctx context.Context, col string, val any, ident string) 
 		return nil, fmt.Errorf("get node %s: %w", ident, err)
 	}
 	var n model.Node
-	targets := nodeColumns.scanTargets(make([]any, 0, len(nodeColumns.all)), reflect.ValueOf(&n).Elem(), nodeColumns.all)
+	targets := scanTargets(make([]any, 0, len(nodeFields)), reflect.ValueOf(&n).Elem(), nodeFields)
 	row := sqlDB.QueryRowContext(ctx, nodeSelectAll+" WHERE nodes.`"+col+"` = ? LIMIT 1", val)
 	if err := row.Scan(targets...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
@@ -164,11 +167,12 @@ func scanNodes(q *gorm.DB) ([]model.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	fields := nodeColumns.fieldIndexes(names)
 	nodes := []model.Node{}
 	targets := make([]any, 0, len(names))
 	for rows.Next() {
 		nodes = append(nodes, model.Node{})
-		targets = nodeColumns.scanTargets(targets[:0], reflect.ValueOf(&nodes[len(nodes)-1]).Elem(), names)
+		targets = scanTargets(targets[:0], reflect.ValueOf(&nodes[len(nodes)-1]).Elem(), fields)
 		if err := rows.Scan(targets...); err != nil {
 			return nil, err
 		}

@@ -68,13 +68,19 @@ var Min = V1(1)
 //	1.23 /v1/portgroups                   1.24 portgroup links, port portgroup_uuid
 //	1.25 chassis_uuid removable           1.26 portgroup mode, properties
 //
+//	1.32 volume connectors and targets   1.33 storage_interface
+//	1.34 port physical_network           1.35 configdrive with rebuild
+//	1.36 heartbeat agent_version         1.37 node traits (+ /traits)
+//	1.38 rescue/unrescue, rescue_interface
+//	1.39 "inspect wait" shown as such    1.40 bios_interface, /bios
+//	1.41 abort from inspect wait         1.42 fault (+ filter)
+//	1.43 ?detail= on lists               1.44 deploy_step
+//	1.45 reset_interfaces on PATCH       1.46 conductor_group (+ filter)
+//	1.47 automated_clean                 1.48 protected, protected_reason
+//	1.49 /v1/conductors, node conductor (+ filter)
+//
 // Chassis (/v1/chassis, node chassis_uuid) are served at every version.
-// 1.12-1.31 (RAID, console, VIFs, chassis, portgroups, lookup, ...) are
-// being completed by teammates; 1.32 (the volume connector and volume
-// target API) and 1.33 (storage_interface with noop, cinder and external)
-// are done. The ceiling is raised to 1.33 ahead of the 1.12-1.31 work so
-// the volume API can be served and tested at its own versions.
-const maxMinor = 33
+const maxMinor = 49
 
 // Max is the newest microversion served.
 var Max = V1(maxMinor)

@@ -89,6 +89,8 @@ func (vw View) appendValue(buf []byte, k *outputKey, n *model.Node) ([]byte, err
 	switch k.name {
 	case "provision_state":
 		v = ProvisionStateAt(n.ProvisionState, vw.Version)
+	case "conductor":
+		v = vw.conductorOf(n)
 	default:
 		raw := k.field.Get(n)
 		switch t := raw.(type) {

@@ -222,6 +222,9 @@ var Catalogue = []Field{
 	{Name: "conductor_group", Since: microversion.ConductorGroup, Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return n.ConductorGroup },
 		Set: conductorGroup},
+	// conductor is computed from the hash ring, not stored: View.Conductor
+	// supplies the value.
+	{Name: "conductor", Since: microversion.ConductorField, Get: func(*model.Node) any { return nil }},
 	{Name: "automated_clean", Since: microversion.V1(47), Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return boolVal(n.AutomatedClean) },
 		Set: nullBool("automated_clean", func(n *model.Node) **bool { return &n.AutomatedClean })},

@@ -256,8 +256,11 @@ var _ = Describe("View", func() {
 
 	It("never shows attributes newer than the maximum version", func() {
 		out := render(microversion.Max, nil)
-		for _, hidden := range []string{"owner", "lessee", "traits", "conductor_group", "protected", "fault"} {
+		for _, hidden := range []string{"owner", "description", "retired", "lessee"} {
 			Expect(out).NotTo(HaveKey(hidden))
+		}
+		for _, shown := range []string{"traits", "conductor_group", "protected", "fault", "conductor"} {
+			Expect(out).To(HaveKey(shown))
 		}
 	})
 

@@ -19,6 +19,16 @@ type View struct {
 	// Fields limits the output to these attributes (plus links); nil
 	// renders the full object with its sub-collection links.
 	Fields []string
+	// Conductor names the conductor managing a node (the "conductor"
+	// field); nil renders null.
+	Conductor func(n *model.Node) *string
+}
+
+func (vw View) conductorOf(n *model.Node) any {
+	if vw.Conductor == nil {
+		return nil
+	}
+	return present.Str(vw.Conductor(n))
 }
 
 // OutputFields is the selection catalogue for ?fields=.
@@ -43,6 +53,9 @@ func (vw View) Render(n *model.Node) map[string]any {
 		}
 	}
 	obj["provision_state"] = ProvisionStateAt(n.ProvisionState, vw.Version)
+	if vw.Version.AtLeast(microversion.ConductorField) {
+		obj["conductor"] = vw.conductorOf(n)
+	}
 	obj["links"] = present.Links(vw.Base, "nodes/"+n.UUID)
 	if vw.Fields != nil {
 		return present.Select(obj, vw.Fields)

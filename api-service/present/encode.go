@@ -18,11 +18,21 @@ func AppendString(buf []byte, s string) []byte {
 	return append(buf, '"')
 }
 
+// plainByte marks the bytes encoding/json copies into a string as is.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = true
+	}
+	for _, c := range `"\<>&` {
+		t[c] = false
+	}
+	return t
+}()
+
 // plain reports whether encoding/json writes s unchanged between quotes.
 func plain(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainByte[s[i]] {
 			return false
 		}
 	}

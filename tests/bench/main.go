@@ -294,6 +294,7 @@ func deploy(ctx context.Context, api *apiClient, uuids []string, concurrency int
 		{"active", "active"},
 	}
 	for _, p := range phases {
+		phaseStart := time.Now()
 		res := measure(ctx, len(uuids), concurrency, func(ctx context.Context, i int) error {
 			return api.provision(ctx, uuids[i], p.verb)
 		})
@@ -304,6 +305,10 @@ func deploy(ctx context.Context, api *apiClient, uuids []string, concurrency int
 		if err != nil {
 			return 0, 0, err
 		}
+		// Where the time goes: the requests themselves, then the wait for
+		// the conductor's workers to finish.
+		fmt.Printf("  %s: requests %s (%s), all %s after %s\n", p.verb, res.elapsed.Round(10*time.Millisecond),
+			res.String(), p.state, time.Since(phaseStart).Round(10*time.Millisecond))
 		if reached < len(uuids) {
 			return time.Since(start), len(uuids) - reached, nil
 		}

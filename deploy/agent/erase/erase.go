@@ -12,7 +12,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	mrand "math/rand/v2"
-	"os"
 	"sync"
 	"time"
 )

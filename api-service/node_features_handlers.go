@@ -1,0 +1,322 @@
+package apiservice
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/nodes"
+	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// featureRoutes are the node traits (1.37), BIOS (1.40) and conductor
+// (1.49) endpoints.
+func (s *Server) featureRoutes(e *echo.Echo) {
+	e.GET("/v1/nodes/:node/traits", s.listTraits)
+	e.PUT("/v1/nodes/:node/traits", s.setTraits)
+	e.DELETE("/v1/nodes/:node/traits", s.removeTraits)
+	e.PUT("/v1/nodes/:node/traits/:trait", s.addTrait)
+	e.DELETE("/v1/nodes/:node/traits/:trait", s.removeTrait)
+
+	e.GET("/v1/nodes/:node/bios", s.listBIOS)
+	e.GET("/v1/nodes/:node/bios/:setting", s.getBIOS)
+
+	e.GET("/v1/conductors", s.listConductors)
+	e.GET("/v1/conductors/:hostname", s.getConductor)
+}
+
+// traitsNode resolves the node of a traits endpoint (404 below 1.37).
+func (s *Server) traitsNode(c echo.Context) (*model.Node, error) {
+	if err := requireEndpoint(c, microversion.NodeTraits); err != nil {
+		return nil, err
+	}
+	if err := query.Check(c.QueryParams()); err != nil {
+		return nil, err
+	}
+	return s.findNode(c, c.Param("node"))
+}
+
+func (s *Server) listTraits(c echo.Context) error {
+	n, err := s.traitsNode(c)
+	if err != nil {
+		return err
+	}
+	traits := []string(n.Traits)
+	if traits == nil {
+		traits = []string{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"traits": traits})
+}
+
+// changeTraits sends a traits change to the node's conductor, which
+// applies it under the node lock.
+func (s *Server) changeTraits(c echo.Context, n *model.Node, args rpc.NodeTraitsArgs, remove bool) error {
+	ctx := c.Request().Context()
+	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	if err != nil {
+		return err
+	}
+	args.NodeID = n.UUID
+	if remove {
+		err = api.RemoveNodeTraits(ctx, args)
+	} else {
+		err = api.AddNodeTraits(ctx, args)
+	}
+	if err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) setTraits(c echo.Context) error {
+	n, err := s.traitsNode(c)
+	if err != nil {
+		return err
+	}
+	body, err := readObject(c, false)
+	if err != nil {
+		return err
+	}
+	traits, err := nodes.DecodeTraits(body)
+	if err != nil {
+		return err
+	}
+	return s.changeTraits(c, n, rpc.NodeTraitsArgs{Traits: traits, Replace: true}, false)
+}
+
+func (s *Server) addTrait(c echo.Context) error {
+	n, err := s.traitsNode(c)
+	if err != nil {
+		return err
+	}
+	if err := nodes.CheckTrait(c.Param("trait")); err != nil {
+		return err
+	}
+	return s.changeTraits(c, n, rpc.NodeTraitsArgs{Traits: []string{c.Param("trait")}}, false)
+}
+
+func (s *Server) removeTraits(c echo.Context) error {
+	n, err := s.traitsNode(c)
+	if err != nil {
+		return err
+	}
+	return s.changeTraits(c, n, rpc.NodeTraitsArgs{}, true)
+}
+
+func (s *Server) removeTrait(c echo.Context) error {
+	n, err := s.traitsNode(c)
+	if err != nil {
+		return err
+	}
+	return s.changeTraits(c, n, rpc.NodeTraitsArgs{Traits: []string{c.Param("trait")}}, true)
+}
+
+// biosSettings reads the node's BIOS settings from its conductor (404
+// below 1.40).
+func (s *Server) biosSettings(c echo.Context) (*model.Node, []rpc.BIOSSetting, error) {
+	if err := requireEndpoint(c, microversion.BIOSAPI); err != nil {
+		return nil, nil, err
+	}
+	if err := query.Check(c.QueryParams()); err != nil {
+		return nil, nil, err
+	}
+	n, api, err := s.nodeAction(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	settings, err := api.GetBIOSSettings(c.Request().Context(), rpc.NodeArgs{NodeID: n.UUID})
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, settings, nil
+}
+
+func (s *Server) biosSetting(c echo.Context, n *model.Node, b rpc.BIOSSetting) map[string]any {
+	return map[string]any{"name": b.Name, "value": b.Value,
+		"links": present.Links(s.baseURL(c), "nodes/"+n.UUID+"/bios/"+b.Name)}
+}
+
+func (s *Server) listBIOS(c echo.Context) error {
+	n, settings, err := s.biosSettings(c)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, len(settings))
+	for i, b := range settings {
+		out[i] = s.biosSetting(c, n, b)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"bios": out})
+}
+
+func (s *Server) getBIOS(c echo.Context) error {
+	n, settings, err := s.biosSettings(c)
+	if err != nil {
+		return err
+	}
+	name := c.Param("setting")
+	for _, b := range settings {
+		if b.Name == name {
+			return c.JSON(http.StatusOK, map[string]any{name: s.biosSetting(c, n, b)})
+		}
+	}
+	return errs.New(errs.KindNotFound, "Node %s doesn't have a BIOS setting '%s'", n.UUID, name)
+}
+
+// conductorFields is the ?fields= catalogue of conductors.
+var conductorFields = []present.Field{
+	{Name: "hostname", Since: microversion.ConductorsAPI}, {Name: "conductor_group", Since: microversion.ConductorsAPI},
+	{Name: "alive", Since: microversion.ConductorsAPI}, {Name: "drivers", Since: microversion.ConductorsAPI},
+	{Name: "created_at", Since: microversion.ConductorsAPI}, {Name: "updated_at", Since: microversion.ConductorsAPI},
+}
+
+var defaultConductorFields = []string{"hostname", "conductor_group", "alive"}
+
+// conductorSortKeys are the stored columns conductors sort by; alive and
+// drivers are computed and cannot be sorted on.
+var conductorSortKeys = map[string]bool{"id": true, "hostname": true, "conductor_group": true,
+	"created_at": true, "updated_at": true}
+
+func (s *Server) listConductors(c echo.Context) error {
+	if err := requireEndpoint(c, microversion.ConductorsAPI); err != nil {
+		return err
+	}
+	q := c.QueryParams()
+	if err := query.Check(q, "limit", "marker", "sort_key", "sort_dir", "fields", "detail"); err != nil {
+		return err
+	}
+	lr, err := parseList(c, q, false, defaultConductorFields, conductorFields, s.maxLimit())
+	if err != nil {
+		return err
+	}
+	if key := lr.page.SortKey; !conductorSortKeys[key] {
+		if key == "alive" || key == "drivers" {
+			return errs.InvalidParameterValue("The sort_key value %s is an invalid field for sorting", key)
+		}
+		return errs.InvalidParameterValue("The sort_key value \"%s\" is an invalid field for sorting", key)
+	}
+	ctx := c.Request().Context()
+	list, err := s.store.ListConductors(ctx, db.Page{Limit: lr.page.Limit, Marker: lr.page.Marker,
+		SortKey: lr.page.SortKey, SortDir: lr.page.SortDir})
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(list))
+	for i := range list {
+		obj, err := s.renderConductor(c, &list[i], lr.fields)
+		if err != nil {
+			return err
+		}
+		out = append(out, obj)
+	}
+	doc := map[string]any{"conductors": out}
+	if len(list) == lr.page.Limit {
+		carry := lr.carry
+		if q.Has("detail") {
+			carry = append(carry, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
+		}
+		if lr.fields != nil {
+			carry = append(carry, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
+		}
+		doc["next"] = query.NextURL(s.baseURL(c), "/v1/conductors", carry, lr.page.Limit, list[len(list)-1].Hostname)
+	}
+	return c.JSON(http.StatusOK, doc)
+}
+
+func (s *Server) getConductor(c echo.Context) error {
+	if err := requireEndpoint(c, microversion.ConductorsAPI); err != nil {
+		return err
+	}
+	q := c.QueryParams()
+	if err := query.Check(q, "fields"); err != nil {
+		return err
+	}
+	fields := query.Fields(q)
+	if fields != nil {
+		if err := present.CheckFields(fields, conductorFields, version(c)); err != nil {
+			return err
+		}
+	}
+	cd, err := s.store.GetConductor(c.Request().Context(), c.Param("hostname"))
+	if err != nil {
+		return err
+	}
+	obj, err := s.renderConductor(c, cd, fields)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, obj)
+}
+
+// renderConductor is a conductor's JSON object: alive means online with a
+// heartbeat within [conductor] heartbeat_timeout; drivers are the
+// hardware types it registered.
+func (s *Server) renderConductor(c echo.Context, cd *model.Conductor, fields []string) (map[string]any, error) {
+	timeout := s.cfg.Conductor.HeartbeatTimeout
+	alive := cd.Online && cd.UpdatedAt != nil && time.Since(*cd.UpdatedAt) <= timeout
+	obj := map[string]any{
+		"hostname":        cd.Hostname,
+		"conductor_group": cd.ConductorGroup,
+		"alive":           alive,
+		"created_at":      present.Time(&cd.CreatedAt),
+		"updated_at":      present.Time(cd.UpdatedAt),
+		"links":           present.Links(s.baseURL(c), "conductors/"+cd.Hostname),
+	}
+	if fields == nil || slices.Contains(fields, "drivers") {
+		drivers, err := s.store.ConductorHardwareTypes(c.Request().Context(), cd.Hostname)
+		if err != nil {
+			return nil, err
+		}
+		obj["drivers"] = drivers
+	}
+	if fields != nil {
+		return present.Select(obj, fields), nil
+	}
+	return obj, nil
+}
+
+// conductorColumns are the stored columns the computed "conductor" field
+// is derived from.
+var conductorColumns = []string{"driver", "conductor_group"}
+
+// nodeConductors returns the hash ring lookup behind the node "conductor"
+// field: the conductor managing a node, nil when none serves it. A miss
+// makes the ring rebuild, so each (group, hardware type) misses at most
+// once per request.
+func (s *Server) nodeConductors(ctx context.Context) func(n *model.Node) *string {
+	missing := map[[2]string]bool{}
+	return func(n *model.Node) *string {
+		key := [2]string{strings.ToLower(n.ConductorGroup), n.Driver}
+		if missing[key] {
+			return nil
+		}
+		host, err := s.ring.Lookup(ctx, n.ConductorGroup, n.Driver, n.UUID)
+		if err != nil {
+			missing[key] = true
+			return nil
+		}
+		return &host
+	}
+}
+
+// onConductor keeps the nodes managed by the conductor named host (the
+// 1.49 "conductor" filter, applied to the page as Ironic does).
+func (s *Server) onConductor(ctx context.Context, list []model.Node, host string) []model.Node {
+	conductorOf := s.nodeConductors(ctx)
+	out := list[:0]
+	for i := range list {
+		if h := conductorOf(&list[i]); h != nil && *h == host {
+			out = append(out, list[i])
+		}
+	}
+	return out
+}

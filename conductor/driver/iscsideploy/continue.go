@@ -1,0 +1,246 @@
+package iscsideploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/deploy/disk"
+	"github.com/ferricbm/ferric/deploy/image"
+	"github.com/ferricbm/ferric/deploy/iscsi"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+)
+
+// target is the iSCSI target the ramdisk exported.
+type target struct {
+	address string
+	port    int
+	iqn     string
+	lun     uint64
+	// notify: the callback-only ramdisk waits for "done" on NotifyPort
+	// before it lets go of the disk.
+	notify bool
+}
+
+// continueDeploy runs in the worker holding the node lock, with the node in
+// deploying: it writes the image, boots the instance and ends in active,
+// or in deploy failed with everything the deploy set up undone.
+func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *driver.Driver, tgt target) error {
+	n := t.Node()
+	log := d.log.WithField("node", n.UUID)
+	root, err := d.writeImage(ctx, t, tgt)
+	if err != nil {
+		return d.fail(ctx, t, drv, fmt.Sprintf("Deploy failed for node %s: %s", n.UUID, err))
+	}
+	n.DriverInternalInfo[rootKey] = root
+	if err := drv.Boot.PrepareInstance(ctx, t); err != nil {
+		return d.fail(ctx, t, drv, fmt.Sprintf("Failed to continue iSCSI deployment. Error: %s", err))
+	}
+	if tgt.notify {
+		if err := d.notifyDone(ctx, tgt.address); err != nil {
+			// The power cycle below ends the ramdisk anyway.
+			log.WithError(err).Warn("Could not tell the deploy ramdisk to finish")
+		}
+	}
+	if err := d.setPower(ctx, t, drv, states.PowerOff); err != nil {
+		return d.fail(ctx, t, drv, fmt.Sprintf("Error rebooting node %s after deploy. Error: %s", n.UUID, err))
+	}
+	if err := d.setPower(ctx, t, drv, states.PowerOn); err != nil {
+		return d.fail(ctx, t, drv, fmt.Sprintf("Error rebooting node %s after deploy. Error: %s", n.UUID, err))
+	}
+	d.releaseImage(n.UUID)
+	delete(n.DriverInternalInfo, deployKeyKey)
+	log.Info("Deployment finished")
+	return t.ProcessEvent(ctx, states.EventDone, "")
+}
+
+// fail ends the deploy in deploy failed: power off if configured, image
+// reference, boot files and deploy key dropped, last_error written after
+// the power action.
+func (d *Deploy) fail(ctx context.Context, t conductorTask, drv *driver.Driver, msg string) error {
+	n := t.Node()
+	log := d.log.WithField("node", n.UUID)
+	log.Error(msg)
+	if d.opts.PowerOffAfterFailure {
+		if err := d.setPower(ctx, t, drv, states.PowerOff); err != nil {
+			log.WithError(err).Error("Could not power off the node after its deploy failed")
+		}
+	}
+	d.releaseImage(n.UUID)
+	if err := errors.Join(drv.Boot.CleanUpRamdisk(ctx, t), drv.Boot.CleanUpInstance(ctx, t)); err != nil {
+		log.WithError(err).Error("Could not remove the boot files of a failed deploy")
+	}
+	delete(n.DriverInternalInfo, deployKeyKey)
+	n.LastError = &msg
+	return t.ProcessEvent(ctx, states.EventFail, "")
+}
+
+// writeImage writes the cached image onto the node's disk through the
+// target and returns the root partition UUID or the disk identifier.
+func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (string, error) {
+	n := t.Node()
+	info, err := parseInstanceInfo(n, d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
+	if err != nil {
+		return "", err
+	}
+	// Waiting for a write slot first keeps queued deploys from holding
+	// downloads they cannot use yet.
+	if err := d.slots.acquire(ctx); err != nil {
+		return "", fmt.Errorf("waiting for a write slot: %w", err)
+	}
+	defer d.slots.release()
+	entry, err := d.cacheImage(ctx, n.UUID, info)
+	if err != nil {
+		return "", err
+	}
+	img, err := image.Open(entry.Path)
+	if err != nil {
+		return "", fmt.Errorf("open image: %w", err)
+	}
+	defer img.Close()
+	var configDrive []byte
+	if info.configDrive != "" {
+		if configDrive, err = disk.DecodeConfigDrive(ctx, info.configDrive, d.opts.Client); err != nil {
+			return "", fmt.Errorf("config drive: %w", err)
+		}
+	}
+	sess, err := d.dial(ctx, tgt)
+	if err != nil {
+		return "", err
+	}
+	// Logging out tells the ramdisk the disk is free again.
+	defer sess.Close()
+	lun, err := sess.OpenLUN(ctx, tgt.lun)
+	if err != nil {
+		return "", fmt.Errorf("open LUN %d of %s: %w", tgt.lun, tgt.iqn, err)
+	}
+	dev := lun.Device(ctx)
+	wo := disk.Options{Workers: d.opts.WriteWorkers, Progress: d.progressRecorder(ctx, t)}
+	var root string
+	if info.wholeDisk {
+		res, err := disk.WriteWholeDiskImage(ctx, dev, img, disk.WholeDiskOptions{ConfigDrive: configDrive, Write: wo})
+		if err != nil {
+			return "", fmt.Errorf("write whole disk image: %w", err)
+		}
+		root = res.DiskIdentifier
+	} else {
+		cpuArch, _ := n.Properties["cpu_arch"].(string)
+		res, err := disk.WritePartitionImage(ctx, dev, img, disk.PartitionOptions{
+			RootMB: info.rootMB, SwapMB: info.swapMB, EphemeralMB: info.ephemeralMB,
+			EphemeralFormat: info.ephemeralFormat, PreserveEphemeral: info.preserveEphemeral,
+			BootOption: info.bootOption, BootMode: info.bootMode, DiskLabel: info.diskLabel,
+			CPUArch: cpuArch, ConfigDrive: configDrive, TempDir: d.opts.TempDir, Write: wo,
+		})
+		if err != nil {
+			return "", fmt.Errorf("write partition image: %w", err)
+		}
+		root = res.RootUUID
+		if info.preserveEphemeral {
+			n.DriverInternalInfo[instanceKey] = map[string]any{"root_gb": info.rootMB / 1024,
+				"swap_mb": info.swapMB, "ephemeral_gb": info.ephemeralMB / 1024}
+		}
+	}
+	if root == "" {
+		return "", fmt.Errorf("Couldn't determine the UUID of the root partition or the disk identifier after deploying node %s", n.UUID)
+	}
+	if err := sess.Close(); err != nil {
+		d.log.WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete write")
+	}
+	return root, nil
+}
+
+// dial logs in to the target, retrying while the ramdisk may still be
+// bringing it up.
+func (d *Deploy) dial(ctx context.Context, tgt target) (*iscsi.Session, error) {
+	var last error
+	for attempt := range d.opts.ConnectAttempts {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Second):
+			}
+		}
+		sess, err := iscsi.Dial(ctx, portal(tgt.address, tgt.port), tgt.iqn, d.opts.Initiator)
+		if err == nil {
+			return sess, nil
+		}
+		last = err
+	}
+	return nil, fmt.Errorf("iSCSI connection to %s at %s did not become active after %d attempts: %w",
+		tgt.iqn, portal(tgt.address, tgt.port), d.opts.ConnectAttempts, last)
+}
+
+// progressRecorder keeps the write's progress in driver_internal_info and
+// saves it at most every ProgressInterval; the writer calls it from one
+// goroutine while the worker waits for the write.
+func (d *Deploy) progressRecorder(ctx context.Context, t conductorTask) func(disk.Progress) {
+	var lastSave time.Time
+	return func(p disk.Progress) {
+		t.Node().DriverInternalInfo[progressKey] = map[string]any{
+			"bytes_done":       p.Done,
+			"bytes_written":    p.Written,
+			"bytes_total":      p.Total,
+			"bytes_per_second": int64(p.BytesPerSecond),
+		}
+		if time.Since(lastSave) < d.opts.ProgressInterval && p.Done < p.Total {
+			return
+		}
+		lastSave = time.Now()
+		if err := t.Save(ctx); err != nil {
+			d.log.WithField("node", t.Node().UUID).WithError(err).Warn("Could not record deploy progress")
+		}
+	}
+}
+
+// notifyDone tells the callback-only ramdisk the write is over, as
+// Ironic's notify does: connect to port 10000 and send "done".
+func (d *Deploy) notifyDone(ctx context.Context, address string) error {
+	var last error
+	for attempt := range 3 {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Second):
+			}
+		}
+		dialer := net.Dialer{Timeout: 5 * time.Second}
+		conn, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(address, strconv.Itoa(d.opts.NotifyPort)))
+		if err != nil {
+			last = err
+			continue
+		}
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		_, err = conn.Write([]byte("done"))
+		conn.Close()
+		if err == nil {
+			return nil
+		}
+		last = err
+	}
+	return last
+}
+
+func ensureMaps(n *model.Node) {
+	if n.DriverInternalInfo == nil {
+		n.DriverInternalInfo = model.JSONObject{}
+	}
+	if n.InstanceInfo == nil {
+		n.InstanceInfo = model.JSONObject{}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func ptr[T any](v T) *T { return &v }

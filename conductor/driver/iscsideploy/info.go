@@ -1,0 +1,223 @@
+package iscsideploy
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+// instanceInfo is instance_info parsed and checked (iscsi-deploy.md §1.1).
+type instanceInfo struct {
+	imageSource       string
+	checksum          string
+	hashAlgo          string
+	hashValue         string
+	wholeDisk         bool
+	rootMB            int64
+	swapMB            int64
+	ephemeralMB       int64
+	ephemeralFormat   string
+	preserveEphemeral bool
+	configDrive       string
+	bootOption        string
+	bootMode          string
+	diskLabel         string
+}
+
+// wholeDiskImage applies Ironic's rule for images without Glance
+// metadata: neither instance_info kernel nor ramdisk means whole disk.
+func wholeDiskImage(ii map[string]any) bool {
+	_, kernel := ii["kernel"]
+	_, ramdisk := ii["ramdisk"]
+	return !kernel && !ramdisk
+}
+
+var allowedCapabilities = map[string][]string{
+	"boot_option":  {"local", "netboot"},
+	"boot_mode":    {"bios", "uefi"},
+	"disk_label":   {"msdos", "gpt"},
+	"secure_boot":  {"true", "false"},
+	"trusted_boot": {"true", "false"},
+}
+
+// validateCapabilities checks the capabilities Ironic knows the values of,
+// in the node's properties and in instance_info.
+func validateCapabilities(n *model.Node) error {
+	for _, src := range []struct {
+		name string
+		caps any
+	}{{"properties/capabilities", n.Properties["capabilities"]}, {"instance_info/capabilities", n.InstanceInfo["capabilities"]}} {
+		for _, key := range []string{"boot_option", "boot_mode", "disk_label", "secure_boot", "trusted_boot"} {
+			v := pxe.Capability(src.caps, key)
+			if v != "" && !slices.Contains(allowedCapabilities[key], v) {
+				return errs.InvalidParameterValue("Invalid %s parameter '%s' in node's %s. Supported values are: %s",
+					key, v, src.name, strings.Join(allowedCapabilities[key], ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// parseInstanceInfo validates instance_info with Ironic's messages.
+func parseInstanceInfo(n *model.Node, defaultBootOption, defaultEphemeralFormat string) (*instanceInfo, error) {
+	ii := n.InstanceInfo
+	info := &instanceInfo{wholeDisk: wholeDiskImage(ii)}
+	var missing []string
+	if s, _ := ii["image_source"].(string); s == "" {
+		missing = append(missing, "image_source")
+	}
+	if !info.wholeDisk && ii["root_gb"] == nil {
+		missing = append(missing, "root_gb")
+	}
+	if len(missing) > 0 {
+		return nil, errs.New(errs.KindMissingParameterValue,
+			"Cannot validate driver deploy. Some parameters were missing in node's instance_info. Missing are: %s", pyList(missing))
+	}
+	info.imageSource = ii["image_source"].(string)
+	u, err := url.Parse(info.imageSource)
+	if err != nil || !(((u.Scheme == "http" || u.Scheme == "https") && u.Host != "") || (u.Scheme == "file" && u.Path != "")) {
+		return nil, errs.InvalidParameterValue("Image %s is not a valid http(s) or file URL; Glance images are not supported.", info.imageSource)
+	}
+	ints := map[string]*int64{}
+	for _, k := range []string{"root_gb", "swap_mb", "ephemeral_gb"} {
+		v, err := intParam(ii[k])
+		if err != nil {
+			return nil, errs.InvalidParameterValue("Cannot validate parameter for driver deploy. Invalid parameter %s. Reason: %s", k, err)
+		}
+		if v < 0 {
+			return nil, errs.InvalidParameterValue("Cannot validate parameter for driver deploy. Invalid parameter %s. Reason: must not be negative.", k)
+		}
+		ints[k] = &v
+	}
+	info.rootMB, info.swapMB, info.ephemeralMB = *ints["root_gb"]*1024, *ints["swap_mb"], *ints["ephemeral_gb"]*1024
+	if info.wholeDisk && (info.swapMB > 0 || info.ephemeralMB > 0) {
+		return nil, errs.InvalidParameterValue("Cannot deploy whole disk image with swap or ephemeral size set")
+	}
+	if !info.wholeDisk && info.rootMB == 0 {
+		return nil, errs.InvalidParameterValue("Cannot validate parameter for driver deploy. Invalid parameter root_gb. Reason: must be positive for a partition image.")
+	}
+	info.ephemeralFormat, _ = ii["ephemeral_format"].(string)
+	if info.ephemeralFormat == "" && info.ephemeralMB > 0 {
+		info.ephemeralFormat = defaultEphemeralFormat
+	}
+	if v, ok := ii["preserve_ephemeral"]; ok && v != nil {
+		b, err := strictBool(v)
+		if err != nil {
+			return nil, errs.InvalidParameterValue("Cannot validate parameter for driver deploy. Invalid parameter preserve_ephemeral. Reason: %s", err)
+		}
+		info.preserveEphemeral = b
+	}
+	if info.preserveEphemeral {
+		if err := checkPreserved(n, ints); err != nil {
+			return nil, err
+		}
+	}
+	for key, dst := range map[string]*string{"image_checksum": &info.checksum, "image_os_hash_algo": &info.hashAlgo,
+		"image_os_hash_value": &info.hashValue} {
+		if v, ok := ii[key]; ok && v != nil {
+			s, isString := v.(string)
+			if !isString {
+				return nil, errs.InvalidParameterValue("Cannot validate parameter for driver deploy. Invalid parameter %s. Reason: not a string.", key)
+			}
+			*dst = s
+		}
+	}
+	if info.hashAlgo != "" && !slices.Contains([]string{"md5", "sha256", "sha512"}, strings.ToLower(info.hashAlgo)) {
+		return nil, errs.InvalidParameterValue("Unsupported image_os_hash_algo %s; supported are md5, sha256 and sha512.", info.hashAlgo)
+	}
+	if cd, ok := ii["configdrive"]; ok && cd != nil {
+		s, isString := cd.(string)
+		if !isString {
+			return nil, errs.InvalidParameterValue("Cannot validate parameter for driver deploy. Invalid parameter configdrive. Reason: not a string.")
+		}
+		info.configDrive = s
+	}
+	if err := validateCapabilities(n); err != nil {
+		return nil, err
+	}
+	info.bootOption = pxe.BootOption(n, defaultBootOption)
+	if info.wholeDisk {
+		// A whole-disk image carries its own boot loader.
+		info.bootOption = "local"
+	}
+	info.bootMode = pxe.Capability(n.InstanceInfo["capabilities"], "boot_mode")
+	if info.bootMode == "" {
+		info.bootMode = pxe.Capability(n.Properties["capabilities"], "boot_mode")
+	}
+	if info.bootMode == "" {
+		info.bootMode = "bios"
+	}
+	info.diskLabel = pxe.Capability(n.InstanceInfo["capabilities"], "disk_label")
+	return info, nil
+}
+
+// checkPreserved enforces that a deploy keeping the ephemeral partition
+// asks for the layout the previous deploy made.
+func checkPreserved(n *model.Node, ints map[string]*int64) error {
+	prev, _ := n.DriverInternalInfo["instance"].(map[string]any)
+	var diffs []string
+	for _, k := range []string{"root_gb", "swap_mb", "ephemeral_gb"} {
+		old, err := intParam(prev[k])
+		if err != nil || old != *ints[k] {
+			diffs = append(diffs, fmt.Sprintf("%s from %v to %d", k, prev[k], *ints[k]))
+		}
+	}
+	if len(diffs) > 0 {
+		return errs.InvalidParameterValue("Cannot deploy with preserve_ephemeral: the disk layout changed (%s).", strings.Join(diffs, ", "))
+	}
+	return nil
+}
+
+// intParam accepts JSON numbers and integer strings; nil is 0.
+func intParam(v any) (int64, error) {
+	switch x := v.(type) {
+	case nil:
+		return 0, nil
+	case float64:
+		if x != float64(int64(x)) {
+			return 0, fmt.Errorf("%v is not an integer value.", x)
+		}
+		return int64(x), nil
+	case int:
+		return int64(x), nil
+	case int64:
+		return x, nil
+	case string:
+		i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("'%s' is not an integer value.", x)
+		}
+		return i, nil
+	}
+	return 0, fmt.Errorf("%v is not an integer value.", v)
+}
+
+// strictBool parses like oslo's strict bool_from_string.
+func strictBool(v any) (bool, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "1", "t", "true", "on", "y", "yes":
+			return true, nil
+		case "0", "f", "false", "off", "n", "no":
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("Unrecognized value '%v', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'", v)
+}
+
+func pyList(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = "'" + n + "'"
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}

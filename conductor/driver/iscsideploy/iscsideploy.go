@@ -1,0 +1,438 @@
+// Package iscsideploy is the "iscsi" deploy interface (Ironic's
+// ISCSIDeploy): the deploy ramdisk exports the node's disk as an iSCSI
+// target and the conductor, as initiator, lays out the partitions and
+// writes the image over the network. The ramdisk calls back either through
+// the pass_deploy_info vendor method (the callback-only ramdisk) or by
+// heartbeating as an agent, which the conductor then asks to start the
+// target. See iscsi-deploy.md.
+package iscsideploy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/deploy/image"
+	"github.com/ferricbm/ferric/deploy/iscsi"
+	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/states"
+)
+
+// Name is the deploy and vendor interface name.
+const Name = "iscsi"
+
+// driver_internal_info keys. The deploy key's name marks it secret, so
+// every API response masks it.
+const (
+	deployKeyKey  = "deploy_key_secret"
+	progressKey   = "deploy_progress"
+	rootKey       = "root_uuid_or_disk_id"
+	wholeDiskKey  = "is_whole_disk_image"
+	instanceKey   = "instance"
+	agentURLKey   = "agent_url"
+	agentTokenKey = "agent_secret_token"
+)
+
+// IQNPrefix is the target name prefix; the node UUID follows.
+const IQNPrefix = "iqn.2008-10.org.openstack:"
+
+// Options configure the interface.
+type Options struct {
+	// APIURL is where ramdisks reach the API ([conductor] api_url).
+	APIURL                 string
+	PortalPort             int
+	MaxConcurrentWrites    int
+	WriteWorkers           int
+	PowerOffAfterFailure   bool
+	DefaultBootOption      string
+	DefaultEphemeralFormat string
+	// CacheDir and CacheMaxBytes configure the image cache, opened on
+	// first use.
+	CacheDir      string
+	CacheMaxBytes int64
+	// PowerTimeout bounds each power change.
+	PowerTimeout time.Duration
+	// Initiator tunes the iSCSI sessions.
+	Initiator iscsi.Options
+	// ConnectAttempts is how often the target is dialled, one second
+	// apart, before the deploy fails (Ironic's verify_attempts, 3).
+	ConnectAttempts int
+	// NotifyPort is where the callback-only ramdisk waits for "done"
+	// (10000).
+	NotifyPort int
+	// ProgressInterval is the least time between two progress records
+	// written to the database (default 5s).
+	ProgressInterval time.Duration
+	// TempDir holds the filesystems made for partition images.
+	TempDir string
+	// Client talks to agents and fetches config drives.
+	Client *http.Client
+	Log    logrus.FieldLogger
+}
+
+// OptionsFrom takes the options from a configuration.
+func OptionsFrom(cfg config.Config, log logrus.FieldLogger) Options {
+	return Options{
+		APIURL:                 cfg.Conductor.APIURL,
+		PortalPort:             cfg.ISCSI.PortalPort,
+		MaxConcurrentWrites:    cfg.ISCSI.MaxConcurrentWrites,
+		WriteWorkers:           cfg.ISCSI.WriteWorkers,
+		PowerOffAfterFailure:   cfg.Deploy.PowerOffAfterDeployFailure,
+		DefaultBootOption:      cfg.Deploy.DefaultBootOption,
+		DefaultEphemeralFormat: cfg.PXE.DefaultEphemeralFormat,
+		CacheDir:               cfg.PXE.ImagesPath,
+		CacheMaxBytes:          cfg.PXE.ImageCacheSize << 20,
+		PowerTimeout:           cfg.Conductor.PowerStateChangeTimeout,
+		Log:                    log,
+	}
+}
+
+// Deploy is the iscsi deploy interface.
+type Deploy struct {
+	opts  Options
+	log   logrus.FieldLogger
+	slots *fifo
+
+	cacheOnce sync.Once
+	cache     *image.Cache
+	cacheErr  error
+}
+
+// New builds the interface.
+func New(opts Options) *Deploy {
+	if opts.PortalPort == 0 {
+		opts.PortalPort = 3260
+	}
+	if opts.MaxConcurrentWrites <= 0 {
+		opts.MaxConcurrentWrites = 4
+	}
+	if opts.ConnectAttempts <= 0 {
+		opts.ConnectAttempts = 3
+	}
+	if opts.NotifyPort == 0 {
+		opts.NotifyPort = 10000
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = 5 * time.Second
+	}
+	if opts.DefaultBootOption == "" {
+		opts.DefaultBootOption = "local"
+	}
+	if opts.DefaultEphemeralFormat == "" {
+		opts.DefaultEphemeralFormat = "ext4"
+	}
+	if opts.PowerTimeout <= 0 {
+		opts.PowerTimeout = time.Minute
+	}
+	if opts.Client == nil {
+		opts.Client = &http.Client{Timeout: 10 * time.Minute}
+	}
+	if opts.Log == nil {
+		opts.Log = logrus.StandardLogger()
+	}
+	return &Deploy{opts: opts, log: opts.Log.WithField("deploy_interface", Name), slots: newFIFO(opts.MaxConcurrentWrites)}
+}
+
+var (
+	_ driver.DeployInterface  = (*Deploy)(nil)
+	_ driver.HeartbeatHandler = (*Deploy)(nil)
+)
+
+// conductorTask is what the conductor's tasks offer beyond TaskContext:
+// the node's other interfaces, state machine events and saving, which a
+// deploy that continues on a ramdisk callback needs.
+type conductorTask interface {
+	driver.TaskContext
+	Driver() (*driver.Driver, error)
+	ProcessEvent(ctx context.Context, event, targetOverride string) error
+	Save(ctx context.Context) error
+}
+
+func asConductorTask(t driver.TaskContext) (conductorTask, *driver.Driver, error) {
+	ct, ok := t.(conductorTask)
+	if !ok {
+		return nil, nil, errors.New("iscsi deploy: the task does not give access to the node's driver")
+	}
+	d, err := ct.Driver()
+	if err != nil {
+		return nil, nil, err
+	}
+	return ct, d, nil
+}
+
+func (d *Deploy) imageCache() (*image.Cache, error) {
+	d.cacheOnce.Do(func() {
+		d.cache, d.cacheErr = image.NewCache(image.CacheOptions{Dir: d.opts.CacheDir, MaxBytes: d.opts.CacheMaxBytes})
+	})
+	return d.cache, d.cacheErr
+}
+
+// IQN is the target name the ramdisk exports the node's disk as.
+func IQN(nodeUUID string) string { return IQNPrefix + nodeUUID }
+
+// Validate checks the boot interface, the API URL the ramdisk needs and
+// instance_info.
+func (d *Deploy) Validate(ctx context.Context, t driver.TaskContext) error {
+	_, drv, err := asConductorTask(t)
+	if err != nil {
+		return err
+	}
+	if err := drv.Boot.Validate(ctx, t); err != nil {
+		return err
+	}
+	if d.opts.APIURL == "" {
+		return errs.InvalidParameterValue("Couldn't get the URL of the Ironic API service from the configuration file or keystone catalog.")
+	}
+	_, err = parseInstanceInfo(t.Node(), d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
+	return err
+}
+
+// Prepare boots into the instance for a node taken over while active;
+// otherwise it issues a new deploy key and prepares the deploy ramdisk.
+func (d *Deploy) Prepare(ctx context.Context, t driver.TaskContext) error {
+	_, drv, err := asConductorTask(t)
+	if err != nil {
+		return err
+	}
+	n := t.Node()
+	if deref(n.ProvisionState) == states.Active {
+		return drv.Boot.PrepareInstance(ctx, t)
+	}
+	info, err := parseInstanceInfo(n, d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
+	if err != nil {
+		return err
+	}
+	key, err := newDeployKey()
+	if err != nil {
+		return err
+	}
+	ensureMaps(n)
+	n.DriverInternalInfo[wholeDiskKey] = info.wholeDisk
+	n.DriverInternalInfo[deployKeyKey] = key
+	delete(n.DriverInternalInfo, progressKey)
+	delete(n.DriverInternalInfo, rootKey)
+	params := map[string]any{
+		"deployment_id":      n.UUID,
+		"deployment_key":     key,
+		"iscsi_target_iqn":   IQN(n.UUID),
+		"ironic_api_url":     strings.TrimRight(d.opts.APIURL, "/"),
+		"ipa-api-url":        strings.TrimRight(d.opts.APIURL, "/"),
+		"ipa-driver-name":    n.Driver,
+		"disk":               "cciss/c0d0,sda,hda,vda",
+		"boot_option":        info.bootOption,
+		"boot_mode":          info.bootMode,
+		"coreos.configdrive": 0,
+	}
+	if info.wholeDisk {
+		// The callback ramdisk installs a boot loader when it sees local.
+		params["boot_option"] = "netboot"
+	}
+	if hints := rootDeviceHints(n.Properties["root_device"]); hints != "" {
+		params["root_device"] = hints
+	}
+	return drv.Boot.PrepareRamdisk(ctx, t, params)
+}
+
+// rootDeviceHints renders properties.root_device as key=value pairs with
+// percent-encoded values.
+func rootDeviceHints(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+url.QueryEscape(fmt.Sprint(m[k])))
+	}
+	return strings.Join(parts, ",")
+}
+
+// Deploy caches the image (one download however many nodes want it),
+// checks it fits, and boots the node into the deploy ramdisk.
+func (d *Deploy) Deploy(ctx context.Context, t driver.TaskContext) (string, error) {
+	_, drv, err := asConductorTask(t)
+	if err != nil {
+		return "", err
+	}
+	n := t.Node()
+	info, err := parseInstanceInfo(n, d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
+	if err != nil {
+		return "", err
+	}
+	err = d.startDeploy(ctx, t, drv, info)
+	if err != nil {
+		// The conductor only records the failure: what Prepare set up
+		// for the ramdisk goes here.
+		d.releaseImage(n.UUID)
+		delete(n.DriverInternalInfo, deployKeyKey)
+		if cerr := errors.Join(drv.Boot.CleanUpRamdisk(ctx, t), drv.Boot.CleanUpInstance(ctx, t)); cerr != nil {
+			d.log.WithField("node", n.UUID).WithError(cerr).Error("Could not remove the boot files of a failed deploy")
+		}
+		return "", err
+	}
+	return states.DeployWait, nil
+}
+
+func (d *Deploy) startDeploy(ctx context.Context, t driver.TaskContext, drv *driver.Driver, info *instanceInfo) error {
+	if _, err := d.cacheImage(ctx, t.Node().UUID, info); err != nil {
+		return err
+	}
+	if err := drv.Management.SetBootDevice(ctx, t, "pxe", false); err != nil {
+		return fmt.Errorf("set boot device to pxe: %w", err)
+	}
+	return d.reboot(ctx, t, drv)
+}
+
+// cacheImage acquires the node's image from the cache and checks that a
+// partition image fits its root partition. The reference is released by
+// the end of the deploy, its failure or CleanUp.
+func (d *Deploy) cacheImage(ctx context.Context, nodeUUID string, info *instanceInfo) (image.Entry, error) {
+	cache, err := d.imageCache()
+	if err != nil {
+		return image.Entry{}, fmt.Errorf("image cache: %w", err)
+	}
+	entry, err := cache.Acquire(ctx, nodeUUID, image.Source{URL: info.imageSource, Checksum: info.checksum,
+		HashAlgo: info.hashAlgo, HashValue: info.hashValue})
+	if err != nil {
+		return image.Entry{}, fmt.Errorf("cache image %s: %w", redact(info.imageSource), err)
+	}
+	if !info.wholeDisk {
+		img, err := image.Open(entry.Path)
+		if err != nil {
+			cache.Release(nodeUUID)
+			return image.Entry{}, fmt.Errorf("open image %s: %w", redact(info.imageSource), err)
+		}
+		sizeMB := (img.VirtualSize() + 1<<20 - 1) >> 20
+		img.Close()
+		if sizeMB > info.rootMB {
+			cache.Release(nodeUUID)
+			return image.Entry{}, fmt.Errorf("Root partition is too small for requested image. Image virtual size: %d MB, Root size: %d MB", sizeMB, info.rootMB)
+		}
+	}
+	return entry, nil
+}
+
+// ContinueDeploy has nothing to resume: an iSCSI deploy continues when the
+// ramdisk calls back, so the node goes on waiting for it.
+func (d *Deploy) ContinueDeploy(context.Context, driver.TaskContext) (string, error) {
+	return states.DeployWait, nil
+}
+
+// TearDown powers the node off.
+func (d *Deploy) TearDown(ctx context.Context, t driver.TaskContext) (string, error) {
+	_, drv, err := asConductorTask(t)
+	if err != nil {
+		return "", err
+	}
+	if err := d.setPower(ctx, t, drv, states.PowerOff); err != nil {
+		return "", err
+	}
+	return states.Deleted, nil
+}
+
+// CleanUp drops the node's image reference, boot files and deploy key.
+func (d *Deploy) CleanUp(ctx context.Context, t driver.TaskContext) error {
+	_, drv, err := asConductorTask(t)
+	if err != nil {
+		return err
+	}
+	n := t.Node()
+	d.releaseImage(n.UUID)
+	delete(n.DriverInternalInfo, deployKeyKey)
+	return errors.Join(drv.Boot.CleanUpRamdisk(ctx, t), drv.Boot.CleanUpInstance(ctx, t))
+}
+
+func (d *Deploy) releaseImage(nodeUUID string) {
+	if cache, err := d.imageCache(); err == nil {
+		cache.Release(nodeUUID)
+	}
+}
+
+// TakeOver needs nothing beyond Prepare, which rebuilt the boot files.
+func (d *Deploy) TakeOver(context.Context, driver.TaskContext) error { return nil }
+
+// PrepareCleaning offers no in-band steps: cleaning goes on at once.
+func (d *Deploy) PrepareCleaning(context.Context, driver.TaskContext) (string, error) { return "", nil }
+
+// TearDownCleaning has nothing to undo.
+func (d *Deploy) TearDownCleaning(context.Context, driver.TaskContext) error { return nil }
+
+// reboot powers the node on, or cycles it when it is on already.
+func (d *Deploy) reboot(ctx context.Context, t driver.TaskContext, drv *driver.Driver) error {
+	current, err := drv.Power.GetPowerState(ctx, t)
+	if err != nil {
+		return fmt.Errorf("get power state: %w", err)
+	}
+	if current == states.PowerOn {
+		if err := drv.Power.Reboot(ctx, t, false, d.opts.PowerTimeout); err != nil {
+			return fmt.Errorf("reboot: %w", err)
+		}
+		t.Node().PowerState = ptr(states.PowerOn)
+		return nil
+	}
+	return d.setPower(ctx, t, drv, states.PowerOn)
+}
+
+func (d *Deploy) setPower(ctx context.Context, t driver.TaskContext, drv *driver.Driver, state string) error {
+	if err := drv.Power.SetPowerState(ctx, t, state, d.opts.PowerTimeout); err != nil {
+		return fmt.Errorf("%s: %w", state, err)
+	}
+	n := t.Node()
+	n.PowerState, n.TargetPowerState = ptr(state), nil
+	return nil
+}
+
+const keyAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// newDeployKey is 32 alphanumerics from the CSPRNG, as Ironic's deploy key.
+func newDeployKey() (string, error) {
+	b := make([]byte, 32)
+	limit := big.NewInt(int64(len(keyAlphabet)))
+	for i := range b {
+		n, err := rand.Int(rand.Reader, limit)
+		if err != nil {
+			return "", fmt.Errorf("generate deploy key: %w", err)
+		}
+		b[i] = keyAlphabet[n.Int64()]
+	}
+	return string(b), nil
+}
+
+// keyMatches compares in constant time, so timing does not reveal how
+// much of a guessed key was right.
+func keyMatches(known, sent string) bool {
+	return known != "" && subtle.ConstantTimeCompare([]byte(known), []byte(sent)) == 1
+}
+
+// redact drops user info and query from a URL for messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparsable URL>"
+	}
+	u.User, u.RawQuery = nil, ""
+	return u.String()
+}
+
+func portal(address string, port int) string {
+	return net.JoinHostPort(address, fmt.Sprint(port))
+}

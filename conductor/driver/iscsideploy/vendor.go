@@ -1,0 +1,150 @@
+package iscsideploy
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/states"
+)
+
+// PassDeployInfo is the vendor method the callback-only ramdisk calls once
+// it exports the disk.
+const PassDeployInfo = "pass_deploy_info"
+
+// Vendor is the "iscsi" vendor interface: pass_deploy_info.
+type Vendor struct{ d *Deploy }
+
+// Vendor returns the vendor interface that continues this deploy
+// interface's deploys.
+func (d *Deploy) Vendor() *Vendor { return &Vendor{d: d} }
+
+var (
+	_ driver.VendorInterface     = (*Vendor)(nil)
+	_ driver.VendorCallValidator = (*Vendor)(nil)
+)
+
+// Validate needs nothing: the method's arguments are checked by
+// ValidateCall.
+func (v *Vendor) Validate(context.Context, driver.TaskContext) error { return nil }
+
+// Methods lists pass_deploy_info: asynchronous, under the node lock.
+func (v *Vendor) Methods() map[string]driver.VendorMethod {
+	return map[string]driver.VendorMethod{PassDeployInfo: {
+		HTTPMethods: []string{http.MethodPost}, Async: true, RequireExclusiveLock: true,
+		Description: "Continue an iSCSI deploy: the deploy ramdisk reports the target exporting the node's disk.",
+	}}
+}
+
+// DriverMethods: none.
+func (v *Vendor) DriverMethods() map[string]driver.VendorMethod {
+	return map[string]driver.VendorMethod{}
+}
+
+// deployInfo is pass_deploy_info's body, checked.
+type deployInfo struct {
+	target
+	ramdiskError string
+}
+
+// ValidateCall checks pass_deploy_info synchronously: node waiting for the
+// callback, deploy key (constant time), and the target parameters.
+func (v *Vendor) ValidateCall(_ context.Context, t driver.TaskContext, method, _ string, info map[string]any) error {
+	if method != PassDeployInfo {
+		return nil
+	}
+	_, err := v.d.parseDeployInfo(t, info)
+	return err
+}
+
+func (d *Deploy) parseDeployInfo(t driver.TaskContext, info map[string]any) (*deployInfo, error) {
+	n := t.Node()
+	if state := deref(n.ProvisionState); state != states.DeployWait {
+		return nil, errs.New(errs.KindInvalidStateRequested,
+			"Node %s is not waiting for a deploy ramdisk callback; its provision state is %s.", n.UUID, state)
+	}
+	known, _ := n.DriverInternalInfo[deployKeyKey].(string)
+	sent, _ := info["key"].(string)
+	if !keyMatches(known, sent) {
+		return nil, errs.InvalidParameterValue("Deploy key does not match")
+	}
+	str := func(k string) string {
+		s, _ := info[k].(string)
+		return strings.TrimSpace(s)
+	}
+	var missing []string
+	for _, k := range []string{"address", "iqn"} {
+		if str(k) == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", pyList(missing))
+	}
+	out := &deployInfo{target: target{address: str("address"), iqn: str("iqn"), port: d.opts.PortalPort, lun: 1, notify: true},
+		ramdiskError: str("error")}
+	if strings.ContainsAny(out.address, "/@ ") {
+		return nil, errs.InvalidParameterValue("Invalid address %q passed to ironic for deploy.", out.address)
+	}
+	if p, ok, err := numberParam(info, "port"); err != nil || (ok && (p < 1 || p > 65535)) {
+		return nil, errs.InvalidParameterValue("Invalid port %v passed to ironic for deploy.", info["port"])
+	} else if ok {
+		out.port = int(p)
+	}
+	if l, ok, err := numberParam(info, "lun"); err != nil || (ok && l < 0) {
+		return nil, errs.InvalidParameterValue("Invalid lun %v passed to ironic for deploy.", info["lun"])
+	} else if ok {
+		out.lun = uint64(l)
+	}
+	return out, nil
+}
+
+// numberParam reads an optional integer given as a JSON number or string.
+func numberParam(info map[string]any, key string) (int64, bool, error) {
+	switch v := info[key].(type) {
+	case nil:
+		return 0, false, nil
+	case float64:
+		if v != float64(int64(v)) {
+			return 0, true, fmt.Errorf("not an integer")
+		}
+		return int64(v), true, nil
+	case string:
+		i, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		return i, true, err
+	}
+	return 0, true, fmt.Errorf("not an integer")
+}
+
+// Call runs pass_deploy_info in the worker holding the node lock.
+func (v *Vendor) Call(ctx context.Context, t driver.TaskContext, method, _ string, info map[string]any) (any, error) {
+	if method != PassDeployInfo {
+		return nil, errs.InvalidParameterValue("No handler for method %s", method)
+	}
+	ct, drv, err := asConductorTask(t)
+	if err != nil {
+		return nil, err
+	}
+	// The lock was held since ValidateCall; parsing again only recovers
+	// the values.
+	di, err := v.d.parseDeployInfo(t, info)
+	if err != nil {
+		return nil, err
+	}
+	if err := ct.ProcessEvent(ctx, states.EventResume, ""); err != nil {
+		return nil, err
+	}
+	if di.ramdiskError != "" {
+		return nil, v.d.fail(ctx, ct, drv, "Error returned from deploy ramdisk: "+di.ramdiskError)
+	}
+	return nil, v.d.continueDeploy(ctx, ct, drv, di.target)
+}
+
+// CallDriver: there are no driver methods.
+func (v *Vendor) CallDriver(_ context.Context, method, _ string, _ map[string]any) (any, error) {
+	return nil, errs.InvalidParameterValue("No handler for method %s", method)
+}

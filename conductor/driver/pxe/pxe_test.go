@@ -1,0 +1,176 @@
+package pxe_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/fake"
+	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+)
+
+// task is a node with its ports and driver, as the conductor's task gives
+// them to the interface.
+type task struct {
+	node  *model.Node
+	ports []model.Port
+	drv   *driver.Driver
+}
+
+func (t *task) Node() *model.Node                           { return t.node }
+func (t *task) Ports(context.Context) ([]model.Port, error) { return t.ports, nil }
+func (t *task) Shared() bool                                { return false }
+func (t *task) Driver() (*driver.Driver, error)             { return t.drv, nil }
+func (t *task) bootDevice(ctx context.Context) (driver.BootDevice, error) {
+	return t.drv.Management.GetBootDevice(ctx, t)
+}
+
+var _ = Describe("pxe boot interface", func() {
+	var (
+		dir, tftp, httpRoot string
+		boot                *pxe.Boot
+		t                   *task
+	)
+
+	BeforeEach(func() {
+		dir = GinkgoT().TempDir()
+		tftp, httpRoot = filepath.Join(dir, "tftp"), filepath.Join(dir, "http")
+		for _, name := range []string{"dk", "dr", "k", "r"} {
+			Expect(os.WriteFile(filepath.Join(dir, name), []byte("file "+name), 0o644)).To(Succeed())
+		}
+		boot = pxe.New(pxe.Options{TFTPRoot: tftp, HTTPRoot: httpRoot, HTTPURL: "http://127.0.0.1:1/b", IPXE: true,
+			AppendParams: "nofb", DefaultBootOption: "local"})
+		reg, err := driver.NewRegistry([]string{fake.Name}, fake.New().HardwareType())
+		Expect(err).NotTo(HaveOccurred())
+		node := &model.Node{UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", Driver: fake.Name,
+			DriverInfo:         model.JSONObject{"deploy_kernel": filepath.Join(dir, "dk"), "deploy_ramdisk": "file://" + filepath.Join(dir, "dr")},
+			InstanceInfo:       model.JSONObject{},
+			DriverInternalInfo: model.JSONObject{}}
+		drv, err := reg.Load(node)
+		Expect(err).NotTo(HaveOccurred())
+		t = &task{node: node, drv: drv, ports: []model.Port{
+			{Address: "52:54:00:AA:BB:01", PXEEnabled: true},
+			{Address: "52:54:00:aa:bb:02", PXEEnabled: false},
+		}}
+	})
+
+	Describe("Validate", func() {
+		It("accepts a node with deploy images and a PXE port", func(ctx SpecContext) {
+			Expect(boot.Validate(ctx, t)).To(Succeed())
+		})
+
+		It("names the missing deploy images as Ironic does", func(ctx SpecContext) {
+			t.node.DriverInfo = model.JSONObject{}
+			err := boot.Validate(ctx, t)
+			Expect(errs.Is(err, errs.KindMissingParameterValue)).To(BeTrue())
+			Expect(errs.Message(err)).To(Equal("Cannot validate PXE bootloader. Some parameters were missing in node's driver_info. Missing are: ['deploy_kernel', 'deploy_ramdisk']"))
+		})
+
+		It("refuses image references that are neither paths nor file/http URLs", func(ctx SpecContext) {
+			t.node.DriverInfo["deploy_kernel"] = "glance://abc"
+			Expect(errs.Is(boot.Validate(ctx, t), errs.KindInvalidParameterValue)).To(BeTrue())
+		})
+
+		It("needs a PXE-enabled port", func(ctx SpecContext) {
+			t.ports = t.ports[1:]
+			err := boot.Validate(ctx, t)
+			Expect(errs.Message(err)).To(Equal(fmt.Sprintf("Node %s does not have any port associated with it.", t.node.UUID)))
+		})
+
+		It("needs the instance kernel and ramdisk to netboot a partition image", func(ctx SpecContext) {
+			t.node.InstanceInfo = model.JSONObject{"image_source": "http://x/img", "kernel": "http://x/k",
+				"capabilities": "boot_option:netboot"}
+			err := boot.Validate(ctx, t)
+			Expect(errs.Message(err)).To(ContainSubstring("instance_info. Missing are: ['ramdisk']"))
+		})
+	})
+
+	It("writes PXELINUX and iPXE configurations for the PXE ports only, and removes them again", func(ctx SpecContext) {
+		Expect(boot.PrepareRamdisk(ctx, t, map[string]any{"b": "2", "a": 1})).To(Succeed())
+		link := filepath.Join(tftp, "pxelinux.cfg", "01-52-54-00-aa-bb-01")
+		cfg, err := os.ReadFile(link)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(cfg)).To(Equal(fmt.Sprintf("default deploy\n\nlabel deploy\nkernel %[1]s/deploy_kernel\n"+
+			"append initrd=%[1]s/deploy_ramdisk a=1 b=2 nofb\nipappend 3\n", t.node.UUID)))
+		Expect(filepath.Join(tftp, "pxelinux.cfg", "01-52-54-00-aa-bb-02")).NotTo(BeAnExistingFile())
+		Expect(os.ReadFile(filepath.Join(tftp, t.node.UUID, "deploy_kernel"))).To(Equal([]byte("file dk")))
+		Expect(os.ReadFile(filepath.Join(httpRoot, t.node.UUID, "deploy_ramdisk"))).To(Equal([]byte("file dr")))
+		ipxe, err := os.ReadFile(filepath.Join(httpRoot, "pxelinux.cfg", "52:54:00:aa:bb:01"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(ipxe)).To(ContainSubstring("kernel http://127.0.0.1:1/b/" + t.node.UUID + "/deploy_kernel a=1 b=2 nofb"))
+		chain, err := os.ReadFile(filepath.Join(httpRoot, "boot.ipxe"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(chain)).To(ContainSubstring("chain --autofree http://127.0.0.1:1/b/pxelinux.cfg/${mac}"))
+
+		By("removing links of ports deleted since")
+		t.ports = nil
+		Expect(boot.CleanUpRamdisk(ctx, t)).To(Succeed())
+		Expect(link).NotTo(BeAnExistingFile())
+		Expect(filepath.Join(httpRoot, "pxelinux.cfg", "52:54:00:aa:bb:01")).NotTo(BeAnExistingFile())
+		Expect(filepath.Join(tftp, t.node.UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
+		Expect(boot.CleanUpInstance(ctx, t)).To(Succeed())
+		Expect(filepath.Join(tftp, t.node.UUID)).NotTo(BeADirectory())
+	})
+
+	It("refuses kernel parameters with white space", func(ctx SpecContext) {
+		Expect(boot.PrepareRamdisk(ctx, t, map[string]any{"a": "x y"})).To(MatchError(ContainSubstring("white space")))
+	})
+
+	It("boots a netbooted partition image from its kernel with root=UUID and sets PXE boot", func(ctx SpecContext) {
+		t.node.InstanceInfo = model.JSONObject{"kernel": filepath.Join(dir, "k"), "ramdisk": filepath.Join(dir, "r"),
+			"capabilities": map[string]any{"boot_option": "netboot"}}
+		t.node.DriverInternalInfo["root_uuid_or_disk_id"] = "0f0e0d0c-1234"
+		Expect(boot.PrepareRamdisk(ctx, t, nil)).To(Succeed())
+		Expect(boot.PrepareInstance(ctx, t)).To(Succeed())
+		cfg, err := os.ReadFile(filepath.Join(tftp, "pxelinux.cfg", "01-52-54-00-aa-bb-01"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(cfg)).To(ContainSubstring("default boot_partition"))
+		Expect(string(cfg)).To(ContainSubstring("append initrd=" + t.node.UUID + "/ramdisk root=UUID=0f0e0d0c-1234 ro text nofb"))
+		Expect(filepath.Join(tftp, t.node.UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
+		bd, err := t.bootDevice(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(*bd.Device).To(Equal("pxe"))
+		Expect(*bd.Persistent).To(BeTrue())
+	})
+
+	It("boots whole-disk and local-boot instances from disk, without PXE files", func(ctx SpecContext) {
+		Expect(boot.PrepareRamdisk(ctx, t, nil)).To(Succeed())
+		t.node.DriverInternalInfo["is_whole_disk_image"] = true
+		Expect(boot.PrepareInstance(ctx, t)).To(Succeed())
+		Expect(filepath.Join(tftp, "pxelinux.cfg", "01-52-54-00-aa-bb-01")).NotTo(BeAnExistingFile())
+		Expect(filepath.Join(tftp, t.node.UUID)).NotTo(BeADirectory())
+		bd, err := t.bootDevice(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(*bd.Device).To(Equal("disk"))
+		Expect(*bd.Persistent).To(BeTrue())
+	})
+
+	It("serves the HTTP root while started", func(ctx SpecContext) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		addr := l.Addr().String()
+		l.Close()
+		srv := pxe.New(pxe.Options{TFTPRoot: tftp, HTTPRoot: httpRoot, HTTPURL: "http://" + addr + "/boot/"})
+		Expect(os.MkdirAll(httpRoot, 0o755)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(httpRoot, "hello"), []byte("hi"), 0o644)).To(Succeed())
+		Expect(srv.StartService(ctx)).To(Succeed())
+		resp, err := http.Get("http://" + addr + "/boot/hello")
+		Expect(err).NotTo(HaveOccurred())
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		Expect(string(body)).To(Equal("hi"))
+		Expect(srv.StopService(ctx)).To(Succeed())
+		_, err = http.Get("http://" + addr + "/boot/hello")
+		Expect(err).To(HaveOccurred())
+	})
+})

@@ -1,0 +1,482 @@
+package conductor_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/conductor"
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/fake"
+	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
+	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/deploy/disk"
+	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// iscsiWorld is one spec's deploy setting: a tgtd standing in for the
+// ramdisk's target, an HTTP server with the images, boot roots, and a
+// conductor driving fake-hardware nodes with the pxe and iscsi interfaces.
+type iscsiWorld struct {
+	e        *env
+	c        *conductor.Conductor
+	dir      string
+	tgt      *tgtdTarget
+	images   *httptest.Server
+	tftp     string
+	httpRoot string
+	httpURL  string
+	notified chan string
+	// refRaw is qemu-img's raw conversion of the qcow2 image.
+	refRaw []byte
+	rawImg []byte
+}
+
+func run(name string, args ...string) {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	ExpectWithOffset(1, err).NotTo(HaveOccurred(), "%s %v: %s", name, args, out)
+}
+
+// buildImages writes a 24 MiB raw image with random data in three places
+// (zeros elsewhere), its qcow2 conversion, and the raw reference qemu-img
+// makes back from the qcow2.
+func (w *iscsiWorld) buildImages() {
+	dir := filepath.Join(w.dir, "images")
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	img := make([]byte, 24<<20)
+	for _, off := range []int{0, 5 << 20, 17<<20 + 4096} {
+		_, _ = rand.Read(img[off : off+(1<<20)])
+	}
+	w.rawImg = img
+	Expect(os.WriteFile(filepath.Join(dir, "disk.raw"), img, 0o644)).To(Succeed())
+	run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", filepath.Join(dir, "disk.raw"), filepath.Join(dir, "disk.qcow2"))
+	ref := filepath.Join(w.dir, "reference.raw")
+	run("qemu-img", "convert", "-f", "qcow2", "-O", "raw", filepath.Join(dir, "disk.qcow2"), ref)
+	var err error
+	w.refRaw, err = os.ReadFile(ref)
+	Expect(err).NotTo(HaveOccurred())
+	for _, name := range []string{"deploy_kernel", "deploy_ramdisk", "kernel", "ramdisk"} {
+		Expect(os.WriteFile(filepath.Join(dir, name), []byte("boot file "+name), 0o644)).To(Succeed())
+	}
+	w.images = httptest.NewServer(http.FileServer(http.Dir(dir)))
+	DeferCleanup(w.images.Close)
+}
+
+func newISCSIWorld(ctx context.Context, backend string, mods ...func(*iscsideploy.Options)) *iscsiWorld {
+	w := &iscsiWorld{e: newEnv(backend), dir: GinkgoT().TempDir(), notified: make(chan string, 4)}
+	w.buildImages()
+	tgt, err := startTargetDaemon(w.dir)
+	Expect(err).NotTo(HaveOccurred())
+	w.tgt = tgt
+	DeferCleanup(tgt.stop)
+
+	// The callback-only ramdisk waits for "done" here.
+	notify, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(notify.Close)
+	go func() {
+		for {
+			conn, err := notify.Accept()
+			if err != nil {
+				return
+			}
+			b, _ := io.ReadAll(io.LimitReader(conn, 64))
+			conn.Close()
+			w.notified <- string(b)
+		}
+	}()
+
+	w.tftp, w.httpRoot = filepath.Join(w.dir, "tftpboot"), filepath.Join(w.dir, "httpboot")
+	w.httpURL = fmt.Sprintf("http://127.0.0.1:%d/boot", freeTCPPort())
+	boot := pxe.New(pxe.Options{TFTPRoot: w.tftp, HTTPRoot: w.httpRoot, HTTPURL: w.httpURL, IPXE: true,
+		DefaultBootOption: "local", Log: w.e.log})
+	opts := iscsideploy.Options{
+		APIURL: "http://127.0.0.1:6385/", PortalPort: tgt.port, MaxConcurrentWrites: 2, WriteWorkers: 4,
+		PowerOffAfterFailure: true, DefaultBootOption: "local", CacheDir: filepath.Join(w.dir, "cache"),
+		ConnectAttempts: 2, NotifyPort: notify.Addr().(*net.TCPAddr).Port, ProgressInterval: 10 * time.Millisecond,
+		TempDir: w.dir, Log: w.e.log,
+	}
+	for _, m := range mods {
+		m(&opts)
+	}
+	dep := iscsideploy.New(opts)
+	hw := fake.New()
+	ht := hw.HardwareType()
+	ht.Interfaces = maps.Clone(ht.Interfaces)
+	add := func(it driver.InterfaceType, name string, impl driver.Interface) {
+		ht.Interfaces[it] = append(slices.Clone(ht.Interfaces[it]), driver.Implementation{Name: name, Impl: impl})
+	}
+	add(driver.Boot, pxe.Name, boot)
+	add(driver.Deploy, iscsideploy.Name, dep)
+	add(driver.Vendor, iscsideploy.Name, dep.Vendor())
+	reg, err := driver.NewRegistry([]string{fake.Name}, ht)
+	Expect(err).NotTo(HaveOccurred())
+	w.e.hw, w.e.drivers = hw, reg
+	w.c = w.e.start(ctx, "iscsi-"+newUUID()[:8])
+	return w
+}
+
+// node creates an available node booting pxe, deployed by iscsi, with one
+// PXE port, its disk a sparse file of diskMB exported by tgtd when export
+// is set.
+func (w *iscsiWorld) node(ctx context.Context, instanceInfo model.JSONObject, diskMB int64) (*model.Node, string, string) {
+	n := w.e.createNode(ctx, states.Available, func(n *model.Node) {
+		n.BootInterface, n.DeployInterface, n.VendorInterface = ptr(pxe.Name), ptr(iscsideploy.Name), ptr(iscsideploy.Name)
+		n.DriverInfo = model.JSONObject{"deploy_kernel": w.images.URL + "/deploy_kernel",
+			"deploy_ramdisk": filepath.Join(w.dir, "images", "deploy_ramdisk")}
+		n.InstanceInfo = instanceInfo
+		n.PowerState = ptr(states.PowerOff)
+	})
+	mac := randomMAC()
+	Expect(w.e.store.CreatePort(ctx, &model.Port{UUID: newUUID(), NodeID: n.ID, Address: mac, PXEEnabled: true})).To(Succeed())
+	backing := filepath.Join(w.dir, n.UUID+".disk")
+	f, err := os.Create(backing)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(f.Truncate(diskMB << 20)).To(Succeed())
+	Expect(f.Close()).To(Succeed())
+	return n, mac, backing
+}
+
+func (w *iscsiWorld) pxelinuxPath(mac string) string {
+	return filepath.Join(w.tftp, "pxelinux.cfg", "01-"+bytes2dash(mac))
+}
+
+func bytes2dash(mac string) string {
+	return strings.ReplaceAll(mac, ":", "-")
+}
+
+func (w *iscsiWorld) deployToWait(ctx context.Context, uuid string) {
+	Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: uuid})).To(Succeed())
+	Eventually(w.e.provisionState(ctx, uuid)).Should(Equal(states.DeployWait))
+	Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
+}
+
+func (w *iscsiWorld) passDeployInfo(ctx context.Context, uuid string, info map[string]any) (rpc.VendorPassthruResult, error) {
+	return w.e.api(w.c).VendorPassthru(ctx, rpc.VendorPassthruArgs{NodeID: uuid, Method: iscsideploy.PassDeployInfo,
+		HTTPMethod: http.MethodPost, Info: info})
+}
+
+func deployKey(n *model.Node) string {
+	k, _ := n.DriverInternalInfo["deploy_key_secret"].(string)
+	return k
+}
+
+// expectCleanFailure checks what every failed deploy must leave: deploy
+// failed, the lock free, the node off, no boot files, no deploy key.
+func (w *iscsiWorld) expectCleanFailure(ctx context.Context, uuid, mac, lastError string) {
+	Eventually(w.e.provisionState(ctx, uuid)).Should(Equal(states.DeployFail))
+	Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
+	n := w.e.node(ctx, uuid)
+	Expect(str(n.LastError)).To(ContainSubstring(lastError))
+	Expect(w.pxelinuxPath(mac)).NotTo(BeAnExistingFile())
+	Expect(filepath.Join(w.tftp, uuid)).NotTo(BeADirectory())
+	Expect(n.DriverInternalInfo).NotTo(HaveKey("deploy_key_secret"))
+	Expect(w.e.hwPower(uuid)).NotTo(Equal(states.PowerOn))
+}
+
+var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
+	for _, backend := range backends {
+		Context(backend, func() {
+			It("deploys a qcow2 whole-disk image through pass_deploy_info and boots it from disk", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+
+				By("rendering PXELINUX and iPXE configurations with the ramdisk's parameters")
+				key := deployKey(w.e.node(ctx, n.UUID))
+				Expect(key).To(MatchRegexp(`^[A-Za-z0-9]{32}$`))
+				cfg, err := os.ReadFile(w.pxelinuxPath(mac))
+				Expect(err).NotTo(HaveOccurred())
+				for _, want := range []string{"default deploy", "kernel " + n.UUID + "/deploy_kernel",
+					"initrd=" + n.UUID + "/deploy_ramdisk", "deployment_id=" + n.UUID, "deployment_key=" + key,
+					"iscsi_target_iqn=" + iqn, "ironic_api_url=http://127.0.0.1:6385 ", "ipa-api-url=http://127.0.0.1:6385 ",
+					"boot_option=netboot", "boot_mode=bios"} {
+					Expect(string(cfg)).To(ContainSubstring(want))
+				}
+				Expect(os.ReadFile(filepath.Join(w.tftp, n.UUID, "deploy_kernel"))).To(Equal([]byte("boot file deploy_kernel")))
+				Expect(os.ReadFile(filepath.Join(w.tftp, n.UUID, "deploy_ramdisk"))).To(Equal([]byte("boot file deploy_ramdisk")))
+				resp, err := http.Get(w.httpURL + "/pxelinux.cfg/" + mac)
+				Expect(err).NotTo(HaveOccurred())
+				ipxe, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				Expect(resp.StatusCode).To(Equal(http.StatusOK))
+				Expect(string(ipxe)).To(HavePrefix("#!ipxe"))
+				Expect(string(ipxe)).To(ContainSubstring("kernel " + w.httpURL + "/" + n.UUID + "/deploy_kernel"))
+				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOn))
+
+				By("refusing a wrong deploy key without changing anything")
+				wrong := "x" + key[1:]
+				if key[0] == 'x' {
+					wrong = "y" + key[1:]
+				}
+				info := map[string]any{"key": wrong, "address": "127.0.0.1", "iqn": iqn,
+					"port": strconv.Itoa(w.tgt.port), "error": ""}
+				_, err = w.passDeployInfo(ctx, n.UUID, info)
+				Expect(err).To(HaveOccurred())
+				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+				Expect(errs.Message(err)).To(Equal("Deploy key does not match"))
+				after := w.e.node(ctx, n.UUID)
+				Expect(str(after.ProvisionState)).To(Equal(states.DeployWait))
+				Expect(after.Reservation).To(BeNil())
+				Expect(deployKey(after)).To(Equal(key))
+
+				By("refusing a callback without the target's address")
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "iqn": iqn})
+				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+				Expect(errs.Message(err)).To(Equal("Parameters ['address'] were not passed to ironic for deploy."))
+
+				By("writing the image once the right key comes")
+				info["key"] = key
+				res, err := w.passDeployInfo(ctx, n.UUID, info)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(res.Async).To(BeTrue())
+				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				Eventually(w.notified).Should(Receive(Equal("done")))
+
+				written, err := os.ReadFile(backing)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(sha256.Sum256(written[:len(w.refRaw)])).To(Equal(sha256.Sum256(w.refRaw)))
+				Expect(w.refRaw).To(Equal(w.rawImg))
+
+				final := w.e.node(ctx, n.UUID)
+				Expect(final.LastError).To(BeNil())
+				Expect(final.DriverInternalInfo["root_uuid_or_disk_id"]).To(MatchRegexp(`^0x[0-9a-f]{8}$`))
+				Expect(final.DriverInternalInfo["root_uuid_or_disk_id"]).To(Equal(fmt.Sprintf("0x%s", hex.EncodeToString(reverse(written[440:444])))))
+				Expect(final.DriverInternalInfo).NotTo(HaveKey("deploy_key_secret"))
+				progress, _ := final.DriverInternalInfo["deploy_progress"].(map[string]any)
+				Expect(progress).To(HaveKeyWithValue("bytes_total", BeNumerically("==", 24<<20)))
+				Expect(progress).To(HaveKeyWithValue("bytes_done", BeNumerically("==", 24<<20)))
+				Expect(str(final.PowerState)).To(Equal(states.PowerOn))
+				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOn))
+				bd, err := w.e.api(w.c).GetBootDevice(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(*bd.BootDevice).To(Equal("disk"))
+				Expect(*bd.Persistent).To(BeTrue())
+
+				By("removing the PXE configuration for a local boot")
+				Expect(w.pxelinuxPath(mac)).NotTo(BeAnExistingFile())
+				Expect(filepath.Join(w.httpRoot, "pxelinux.cfg", mac)).NotTo(BeAnExistingFile())
+				Expect(filepath.Join(w.tftp, n.UUID)).NotTo(BeADirectory())
+			})
+
+			It("deploys a netbooted partition image with swap, ephemeral and config drive after an agent heartbeat, then tears it down", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				cdContent := bytes.Repeat([]byte("config-2 drive "), 40000)
+				var gz bytes.Buffer
+				zw := gzip.NewWriter(&gz)
+				_, _ = zw.Write(cdContent)
+				Expect(zw.Close()).To(Succeed())
+				n, mac, backing := w.node(ctx, model.JSONObject{
+					"image_source": w.images.URL + "/disk.raw", "root_gb": "1", "swap_mb": 64, "ephemeral_gb": 1,
+					"kernel": w.images.URL + "/kernel", "ramdisk": w.images.URL + "/ramdisk",
+					"configdrive":  base64.StdEncoding.EncodeToString(gz.Bytes()),
+					"capabilities": map[string]any{"boot_option": "netboot"},
+				}, 2200)
+				w.deployToWait(ctx, n.UUID)
+				iqn := iscsideploy.IQN(n.UUID)
+
+				By("answering iscsi.start_iscsi_target from an agent stub that exports the disk")
+				var command map[string]any
+				agent := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					defer GinkgoRecover()
+					Expect(r.Method).To(Equal(http.MethodPost))
+					Expect(r.URL.Path).To(Equal("/v1/commands"))
+					Expect(r.URL.Query().Get("wait")).To(Equal("true"))
+					Expect(json.NewDecoder(r.Body).Decode(&command)).To(Succeed())
+					Expect(w.tgt.export(iqn, backing)).To(Succeed())
+					_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "SUCCEEDED",
+						"command_result": map[string]any{"iscsi_target_iqn": iqn}})
+				}))
+				DeferCleanup(agent.Close)
+				withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: agent.URL,
+					AgentVersion: "9.0.0", AgentToken: withToken.AgentToken})).To(Succeed())
+				Eventually(w.e.provisionState(ctx, n.UUID), 3*time.Minute).Should(Equal(states.Active))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				Expect(command).To(HaveKeyWithValue("name", "iscsi.start_iscsi_target"))
+				Expect(command["params"]).To(HaveKeyWithValue("iqn", iqn))
+				Expect(command["params"]).To(HaveKeyWithValue("portal_port", BeNumerically("==", w.tgt.port)))
+				Expect(command["params"]).To(HaveKeyWithValue("wipe_disk_metadata", true))
+
+				By("laying out ephemeral, swap, config drive and root, in that order")
+				f, err := disk.OpenFile(backing)
+				Expect(err).NotTo(HaveOccurred())
+				defer f.Close()
+				table, err := disk.ReadTable(f)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(table.Label).To(Equal(disk.LabelMSDOS))
+				Expect(table.Partitions).To(HaveLen(4))
+				eph, swap, cd, root := table.Partitions[0], table.Partitions[1], table.Partitions[2], table.Partitions[3]
+				Expect(eph.Size).To(Equal(int64(1024 << 20)))
+				Expect(swap.Size).To(Equal(int64(64 << 20)))
+				Expect(root.Size).To(Equal(int64(1024 << 20)))
+				Expect(eph.Start).To(Equal(int64(1 << 20)))
+				Expect(swap.Start).To(Equal(eph.Start + eph.Size))
+				Expect(cd.Start).To(Equal(swap.Start + swap.Size))
+				Expect(root.Start).To(Equal(cd.Start + cd.Size))
+
+				rootBytes := make([]byte, len(w.rawImg))
+				_, err = f.ReadAt(rootBytes, root.Start)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(rootBytes).To(Equal(w.rawImg))
+				cdBytes := make([]byte, len(cdContent))
+				_, err = f.ReadAt(cdBytes, cd.Start)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(cdBytes).To(Equal(cdContent))
+				swapSig := make([]byte, 10)
+				_, err = f.ReadAt(swapSig, swap.Start+4096-10)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(string(swapSig)).To(Equal("SWAPSPACE2"))
+				ext := make([]byte, 2)
+				_, err = f.ReadAt(ext, eph.Start+1024+56)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(ext).To(Equal([]byte{0x53, 0xef}), "ext4 superblock magic on the ephemeral partition")
+
+				By("switching the PXE configuration to the instance's kernel with its root")
+				final := w.e.node(ctx, n.UUID)
+				rootID, _ := final.DriverInternalInfo["root_uuid_or_disk_id"].(string)
+				Expect(rootID).To(Equal(table.PartUUID(root)))
+				cfg, err := os.ReadFile(w.pxelinuxPath(mac))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(string(cfg)).To(ContainSubstring("default boot_partition"))
+				Expect(string(cfg)).To(ContainSubstring("kernel " + n.UUID + "/kernel"))
+				Expect(string(cfg)).To(ContainSubstring("root=UUID=" + rootID))
+				Expect(string(cfg)).NotTo(ContainSubstring("deployment_key"))
+				Expect(filepath.Join(w.tftp, n.UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
+				bd, err := w.e.api(w.c).GetBootDevice(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(*bd.BootDevice).To(Equal("pxe"))
+
+				By("tearing down: power off, files removed, back to available")
+				Expect(w.e.api(w.c).DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.Available))
+				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))
+				Expect(w.pxelinuxPath(mac)).NotTo(BeAnExistingFile())
+				Expect(filepath.Join(w.tftp, n.UUID)).NotTo(BeADirectory())
+				Expect(filepath.Join(w.httpRoot, n.UUID)).NotTo(BeADirectory())
+			})
+
+			It("fails the deploy when the image does not exist", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/missing.qcow2"}, 64)
+				Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				w.expectCleanFailure(ctx, n.UUID, mac, "Failed to deploy. Error: cache image "+w.images.URL+"/missing.qcow2")
+				Expect(str(w.e.node(ctx, n.UUID).LastError)).To(ContainSubstring("not found"))
+			})
+
+			It("fails the deploy when the image checksum does not match", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2",
+					"image_checksum": hex.EncodeToString(make([]byte, 16))}, 64)
+				Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				w.expectCleanFailure(ctx, n.UUID, mac, "checksum mismatch")
+			})
+
+			It("fails the deploy when the node cannot be powered on", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.e.hw.Inject(n.UUID, fake.OpSetPowerState, fake.Fault{Err: fmt.Errorf("BMC unreachable")})
+				Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				w.expectCleanFailure(ctx, n.UUID, mac, "Failed to deploy. Error: power on: BMC unreachable")
+			})
+
+			It("fails the deploy when the ramdisk reports an error", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				key := deployKey(w.e.node(ctx, n.UUID))
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1",
+					"iqn": iscsideploy.IQN(n.UUID), "error": "no disk found"})
+				Expect(err).NotTo(HaveOccurred())
+				w.expectCleanFailure(ctx, n.UUID, mac, "Error returned from deploy ramdisk: no disk found")
+				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))
+			})
+
+			It("fails the deploy when the target is not there", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				key := deployKey(w.e.node(ctx, n.UUID))
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1",
+					"iqn": iscsideploy.IQN(n.UUID), "port": w.tgt.port})
+				Expect(err).NotTo(HaveOccurred())
+				w.expectCleanFailure(ctx, n.UUID, mac, "did not become active after 2 attempts")
+				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))
+			})
+
+			It("fails the deploy when the target goes away in the middle of the write", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				// Data everywhere, so the write takes long enough to be cut.
+				big := filepath.Join(w.dir, "images", "big.raw")
+				Expect(os.WriteFile(big, bytes.Repeat([]byte{0xa5}, 256<<20), 0o644)).To(Succeed())
+				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/big.raw"}, 300)
+				w.deployToWait(ctx, n.UUID)
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				key := deployKey(w.e.node(ctx, n.UUID))
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1",
+					"iqn": iqn, "port": float64(w.tgt.port)})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(func() int64 {
+					st, err := os.Stat(backing)
+					Expect(err).NotTo(HaveOccurred())
+					return st.Sys().(*syscall.Stat_t).Blocks
+				}, 30*time.Second, 2*time.Millisecond).Should(BeNumerically(">", 0))
+				w.tgt.kill()
+				w.expectCleanFailure(ctx, n.UUID, mac, "Deploy failed for node "+n.UUID+": write whole disk image")
+				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))
+			})
+
+			It("fails the deploy when the ramdisk never calls back", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				Expect(w.pxelinuxPath(mac)).To(BeAnExistingFile())
+				Expect(w.c.Stop(ctx)).To(Succeed())
+				w.c = w.e.start(ctx, "iscsi-timeout-"+newUUID()[:8], func(cfg *config.Config) {
+					cfg.Conductor.DeployCallbackTimeout = time.Second
+				})
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				Expect(str(w.e.node(ctx, n.UUID).LastError)).To(ContainSubstring("Timeout reached while waiting for callback"))
+				Eventually(func() string { return w.pxelinuxPath(mac) }).ShouldNot(BeAnExistingFile())
+			})
+		})
+	}
+})
+
+func reverse(b []byte) []byte {
+	out := slices.Clone(b)
+	slices.Reverse(out)
+	return out
+}

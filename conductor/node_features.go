@@ -1,0 +1,227 @@
+package conductor
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha512"
+	"encoding/hex"
+	"fmt"
+	"slices"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/task"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// MaxTraitsPerNode is how many traits a node may carry, as in Ironic.
+const MaxTraitsPerNode = 50
+
+// rescuePasswordKey is the instance_info entry holding the salted hash of
+// the rescue password; the password itself is never stored.
+const rescuePasswordKey = "hashed_rescue_password"
+
+// AddNodeTraits adds traits to a node, or replaces its set, under the lock.
+func (c *Conductor) AddNodeTraits(ctx context.Context, args rpc.NodeTraitsArgs) error {
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "add node traits")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	n := t.Node()
+	next := model.StringList{}
+	if !args.Replace {
+		next = append(next, n.Traits...)
+	}
+	for _, tr := range args.Traits {
+		if !slices.Contains(next, tr) {
+			next = append(next, tr)
+		}
+	}
+	if len(next) > MaxTraitsPerNode {
+		return errs.InvalidParameterValue("Could not modify traits for node %s: node would have %d traits and the maximum is %d.",
+			n.UUID, len(next), MaxTraitsPerNode)
+	}
+	n.Traits = next
+	return t.Save(ctx)
+}
+
+// RemoveNodeTraits removes some traits, or all of them when none are named.
+func (c *Conductor) RemoveNodeTraits(ctx context.Context, args rpc.NodeTraitsArgs) error {
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "remove node traits")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	n := t.Node()
+	if args.Traits == nil {
+		n.Traits = model.StringList{}
+		return t.Save(ctx)
+	}
+	next := slices.Clone(n.Traits)
+	for _, tr := range args.Traits {
+		i := slices.Index(next, tr)
+		if i < 0 {
+			return errs.New(errs.KindNotFound, "Node %s doesn't have a trait '%s'", n.UUID, tr)
+		}
+		next = slices.Delete(next, i, i+1)
+	}
+	if next == nil {
+		next = model.StringList{}
+	}
+	n.Traits = next
+	return t.Save(ctx)
+}
+
+func rescueInterface(d *driver.Driver, hwType string) (driver.RescueInterface, error) {
+	ri, ok := d.Interface(driver.Rescue).(driver.RescueInterface)
+	if !ok {
+		return nil, driver.Unsupported(hwType, string(driver.Rescue))
+	}
+	return ri, nil
+}
+
+// hashRescuePassword is a salted SHA-512 of the password.
+func hashRescuePassword(password string) (string, error) {
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("rescue password salt: %w", err)
+	}
+	sum := sha512.Sum512(append(salt, password...))
+	return "sha512$" + hex.EncodeToString(salt) + "$" + hex.EncodeToString(sum[:]), nil
+}
+
+// DoNodeRescue boots an active (or failed rescue) node into its rescue
+// system; the rescue interface's result decides between rescue and
+// rescue wait.
+func (c *Conductor) DoNodeRescue(ctx context.Context, args rpc.RescueArgs) error {
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "node rescue")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	n := t.Node()
+	if args.RescuePassword == "" {
+		return errs.InvalidParameterValue("A non-empty \"rescue_password\" is required to rescue node %s.", n.UUID)
+	}
+	if !states.Allowed(t.ProvisionState(), states.EventRescue) {
+		return errs.InvalidStateRequested(states.EventRescue, n.UUID, t.ProvisionState())
+	}
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	ri, err := rescueInterface(d, n.Driver)
+	if err != nil {
+		return err
+	}
+	if err := d.Power.Validate(ctx, t); err != nil {
+		return validationError(err)
+	}
+	if err := ri.Validate(ctx, t); err != nil {
+		return validationError(err)
+	}
+	hash, err := hashRescuePassword(args.RescuePassword)
+	if err != nil {
+		return err
+	}
+	ensureInfo(n)
+	n.InstanceInfo[rescuePasswordKey] = hash
+	return t.ProcessEventAsync(ctx, states.EventRescue, "", task.Work{Name: "do_node_rescue",
+		Run: func(ctx context.Context, t *task.Task) error {
+			result, err := ri.Rescue(ctx, t, hash)
+			return c.rescueStepDone(ctx, t, "rescue", result, err)
+		}})
+}
+
+// DoNodeUnrescue returns a rescued node to its instance.
+func (c *Conductor) DoNodeUnrescue(ctx context.Context, args rpc.NodeArgs) error {
+	t, err := c.tasks.Acquire(ctx, args.NodeID, "node unrescue")
+	if err != nil {
+		return err
+	}
+	defer t.Release(ctx)
+	n := t.Node()
+	if !states.Allowed(t.ProvisionState(), states.EventUnrescue) {
+		return errs.InvalidStateRequested(states.EventUnrescue, n.UUID, t.ProvisionState())
+	}
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	ri, err := rescueInterface(d, n.Driver)
+	if err != nil {
+		return err
+	}
+	if err := d.Power.Validate(ctx, t); err != nil {
+		return validationError(err)
+	}
+	return t.ProcessEventAsync(ctx, states.EventUnrescue, "", task.Work{Name: "do_node_unrescue",
+		Run: func(ctx context.Context, t *task.Task) error {
+			result, err := ri.Unrescue(ctx, t)
+			if err == nil && result == states.Active {
+				delete(t.Node().InstanceInfo, rescuePasswordKey)
+			}
+			return c.rescueStepDone(ctx, t, "unrescue", result, err)
+		}})
+}
+
+// rescueStepDone moves a rescuing or unrescuing node on after its rescue
+// interface returned.
+func (c *Conductor) rescueStepDone(ctx context.Context, t *task.Task, op, result string, err error) error {
+	n := t.Node()
+	if err == nil {
+		switch {
+		case op == "rescue" && result == states.Rescue, op == "unrescue" && result == states.Active:
+			return t.ProcessEvent(ctx, states.EventDone, "")
+		case op == "rescue" && result == states.RescueWait:
+			return t.ProcessEvent(ctx, states.EventWait, "")
+		}
+		err = fmt.Errorf("the rescue interface returned an unexpected state %q", result)
+	}
+	msg := fmt.Sprintf("Failed to %s node %s. Error: %s", op, n.UUID, err)
+	t.Log().Error(msg)
+	n.LastError = &msg
+	return t.ProcessEvent(ctx, states.EventFail, "")
+}
+
+// abortWait aborts an inspection or a rescue waiting for its ramdisk.
+func (c *Conductor) abortWait(ctx context.Context, t *task.Task) error {
+	n := t.Node()
+	msg := "Inspection was aborted by request."
+	if t.ProvisionState() == states.RescueWait {
+		msg = fmt.Sprintf("Rescue operation was aborted for node %s.", n.UUID)
+		delete(n.InstanceInfo, rescuePasswordKey)
+	}
+	n.LastError = &msg
+	return t.ProcessEvent(ctx, states.EventAbort, "")
+}
+
+// GetBIOSSettings reads the node's BIOS settings through its bios
+// interface; a node without one (no-bios) has none.
+func (c *Conductor) GetBIOSSettings(ctx context.Context, args rpc.NodeArgs) ([]rpc.BIOSSetting, error) {
+	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "get BIOS settings")
+	if err != nil {
+		return nil, err
+	}
+	defer t.Release(ctx)
+	d, err := t.Driver()
+	if err != nil {
+		return nil, err
+	}
+	bi, ok := d.Interface(driver.Bios).(driver.BIOSInterface)
+	if !ok {
+		return []rpc.BIOSSetting{}, nil
+	}
+	settings, err := bi.Settings(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("read BIOS settings of node %s: %w", args.NodeID, err)
+	}
+	out := make([]rpc.BIOSSetting, len(settings))
+	for i, s := range settings {
+		out[i] = rpc.BIOSSetting{Name: s.Name, Value: s.Value}
+	}
+	return out, nil
+}

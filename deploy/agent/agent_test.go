@@ -1,0 +1,470 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/deploy/agent"
+	"github.com/ferricbm/ferric/deploy/iscsi"
+)
+
+// randomDisk creates a file-backed disk holding pseudo-random "old tenant" data.
+func randomDisk(dir, name string, size int) string {
+	data := make([]byte, size)
+	_, _ = rand.NewChaCha8([32]byte{byte(len(name))}).Read(data)
+	p := filepath.Join(dir, name)
+	Expect(os.WriteFile(p, data, 0o600)).To(Succeed())
+	return p
+}
+
+func content(path string) []byte {
+	b, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	return b
+}
+
+func allZero(b []byte) bool { return !bytes.ContainsFunc(b, func(r rune) bool { return r != 0 }) }
+
+// running is an agent in agent mode started by a spec.
+type running struct {
+	*agent.Agent
+	base   string
+	cancel context.CancelFunc
+	exited chan struct{} // closed when Run has returned, with its error in err
+	err    error
+}
+
+// stop cancels Run and waits for it to return.
+func (r *running) stop() {
+	GinkgoHelper()
+	r.cancel()
+	Eventually(r.exited).WithTimeout(30 * time.Second).Should(BeClosed())
+}
+
+func startAgent(cfg agent.Config) *running {
+	GinkgoHelper()
+	a, err := agent.New(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{Agent: a, base: "http://" + cfg.Listen, cancel: cancel, exited: make(chan struct{})}
+	go func() {
+		r.err = a.Run(ctx)
+		close(r.exited)
+	}()
+	DeferCleanup(r.stop)
+	Eventually(func() error {
+		resp, err := http.Get(r.base + "/v1/status")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}).Should(Succeed())
+	return r
+}
+
+// call sends an agent API request and decodes the JSON answer.
+func call(method, u string, body any) (int, map[string]any) {
+	GinkgoHelper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		Expect(err).NotTo(HaveOccurred())
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, u, rd)
+	Expect(err).NotTo(HaveOccurred())
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	var out map[string]any
+	Expect(json.NewDecoder(resp.Body).Decode(&out)).To(Succeed())
+	return resp.StatusCode, out
+}
+
+func (r *running) command(name string, params map[string]any, wait bool, token string) (int, map[string]any) {
+	GinkgoHelper()
+	q := url.Values{"wait": {fmt.Sprint(wait)}}
+	if token != "" {
+		q.Set("agent_token", token)
+	}
+	return call(http.MethodPost, r.base+"/v1/commands?"+q.Encode(), map[string]any{"name": name, "params": params})
+}
+
+// finished waits for an async command and returns its final result.
+func (r *running) finished(id string) map[string]any {
+	GinkgoHelper()
+	code, res := call(http.MethodGet, r.base+"/v1/commands/"+id+"?wait=true", nil)
+	Expect(code).To(Equal(http.StatusOK))
+	return res
+}
+
+// gate is an erase hook that holds the erase between overwrite and verification
+// until released, and can damage the disk there.
+type gate struct {
+	reached chan string
+	release chan struct{}
+	damage  func(dev string) error
+}
+
+func newGate() *gate { return &gate{reached: make(chan string, 4), release: make(chan struct{})} }
+
+func (g *gate) BeforeVerify(dev string) error {
+	g.reached <- dev
+	<-g.release
+	if g.damage != nil {
+		return g.damage(dev)
+	}
+	return nil
+}
+
+var _ = Describe("agent mode", func() {
+	var (
+		api  *fakeIronic
+		dir  string
+		disk string
+		cfg  agent.Config
+	)
+
+	BeforeEach(func() {
+		api = newFakeIronic()
+		dir = GinkgoT().TempDir()
+		disk = randomDisk(dir, "sda.img", 8<<20)
+		cfg = agent.Config{
+			Params:            agent.ParseCmdline("ipa-api-url=" + api.URL + "/ BOOTIF=01-52-54-00-12-34-56 coreos.configdrive=0"),
+			Disks:             []string{disk},
+			Listen:            freeAddr(),
+			Portal:            freeAddr(),
+			TgtdControlPort:   controlPort(),
+			TgtdLog:           filepath.Join(dir, "tgtd.log"),
+			MACs:              []string{"52:54:00:aa:bb:cc"},
+			HeartbeatInterval: time.Hour,
+			LookupBackoff:     10 * time.Millisecond,
+			LookupMaxBackoff:  20 * time.Millisecond,
+			Log:               testLogger(),
+		}
+	})
+
+	Describe("lookup and heartbeats", func() {
+		It("retries lookup until the node is found, with microversion 1.22 and every MAC", func() {
+			api.lookupFailures = 3
+			a := startAgent(cfg)
+			Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
+			lookups := api.calls("/v1/lookup")
+			Expect(lookups).To(HaveLen(4))
+			for _, l := range lookups {
+				Expect(l.Method).To(Equal(http.MethodGet))
+				Expect(l.Version).To(Equal("1.22"))
+				Expect(l.Query["addresses"]).To(Equal([]string{"52:54:00:aa:bb:cc,52:54:00:12:34:56"}))
+				Expect(l.Query).NotTo(HaveKey("node_uuid"))
+			}
+		})
+
+		It("gives up lookup after its timeout", func() {
+			api.lookupFailures = 1 << 30
+			cfg.LookupTimeout = 200 * time.Millisecond
+			a, err := agent.New(cfg)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(a.Run(context.Background())).To(MatchError(agent.ErrLookupFailed))
+			Expect(len(api.calls("/v1/lookup"))).To(BeNumerically(">=", 2))
+		})
+
+		It("sends node_uuid when the command line has ipa-node-uuid", func() {
+			cfg.Params = agent.ParseCmdline("ipa-api-url=" + api.URL + " ipa-node-uuid=" + api.nodeUUID)
+			a := startAgent(cfg)
+			Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
+			Expect(api.calls("/v1/lookup")[0].Query["node_uuid"]).To(Equal([]string{api.nodeUUID}))
+		})
+
+		It("heartbeats at the configured interval with callback URL, token and version", func() {
+			cfg.HeartbeatInterval = 20 * time.Millisecond
+			startAgent(cfg)
+			path := "/v1/heartbeat/" + api.nodeUUID
+			Eventually(func() int { return len(api.calls(path)) }).Should(BeNumerically(">=", 4))
+			for _, hb := range api.calls(path) {
+				Expect(hb.Method).To(Equal(http.MethodPost))
+				Expect(hb.Version).To(Equal("1.36"))
+				Expect(hb.Body).To(Equal(map[string]any{"callback_url": "http://" + cfg.Listen,
+					"agent_token": "agent-token-1", "agent_version": agent.Version}))
+			}
+		})
+
+		It("derives the interval from heartbeat_timeout: 0.3 to 0.6 of it", func() {
+			cfg.HeartbeatInterval = 0
+			api.heartbeatTimeout = 0.2 // seconds: heartbeats every 60-120 ms
+			startAgent(cfg)
+			path := "/v1/heartbeat/" + api.nodeUUID
+			Eventually(func() int { return len(api.calls(path)) }).WithTimeout(5 * time.Second).Should(BeNumerically(">=", 3))
+		})
+
+		It("heartbeats at once when an asynchronous command finishes", func() {
+			a := startAgent(cfg)
+			path := "/v1/heartbeat/" + api.nodeUUID
+			Eventually(func() int { return len(api.calls(path)) }).Should(Equal(1))
+			_, res := a.command("clean.execute_clean_step", map[string]any{
+				"step": map[string]any{"step": "erase_devices_metadata", "interface": "deploy", "priority": 99}},
+				false, api.token)
+			Expect(a.finished(res["id"].(string))["command_status"]).To(Equal("SUCCEEDED"))
+			Eventually(func() int { return len(api.calls(path)) }).Should(Equal(2))
+		})
+
+		It("uses the token from the command line when lookup hands out a masked one", func() {
+			api.token = "******"
+			cfg.Params = agent.ParseCmdline("ipa-api-url=" + api.URL + " ipa-agent-token=preissued")
+			a := startAgent(cfg)
+			path := "/v1/heartbeat/" + api.nodeUUID
+			Eventually(func() int { return len(api.calls(path)) }).Should(Equal(1))
+			Expect(api.calls(path)[0].Body["agent_token"]).To(Equal("preissued"))
+			code, _ := a.command("standby.sync", nil, true, "******")
+			Expect(code).To(Equal(http.StatusUnauthorized))
+		})
+	})
+
+	Describe("command API", func() {
+		var a *running
+		BeforeEach(func() {
+			a = startAgent(cfg)
+			Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
+		})
+
+		It("requires the agent token on commands once it has one", func() {
+			code, res := a.command("standby.sync", nil, true, "")
+			Expect(code).To(Equal(http.StatusUnauthorized))
+			Expect(res).To(HaveKeyWithValue("type", "Unauthorized"))
+			code, _ = a.command("standby.sync", nil, true, "wrong")
+			Expect(code).To(Equal(http.StatusUnauthorized))
+			code, res = a.command("standby.sync", nil, true, api.token)
+			Expect(code).To(Equal(http.StatusOK))
+			Expect(res).To(HaveKeyWithValue("command_status", "SUCCEEDED"))
+		})
+
+		It("returns results in IPA's shape and lists them in execution order", func() {
+			code, res := a.command("clean.get_clean_steps", map[string]any{"node": map[string]any{}, "ports": []any{}},
+				true, api.token)
+			Expect(code).To(Equal(http.StatusOK))
+			Expect(res).To(HaveLen(6))
+			Expect(res).To(HaveKeyWithValue("command_name", "get_clean_steps"))
+			Expect(res).To(HaveKeyWithValue("command_status", "SUCCEEDED"))
+			Expect(res).To(HaveKeyWithValue("command_error", BeNil()))
+			Expect(res).To(HaveKeyWithValue("command_params", map[string]any{"node": map[string]any{}, "ports": []any{}}))
+			Expect(res["id"]).To(MatchRegexp(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`))
+			Expect(res["command_result"]).To(Equal(map[string]any{
+				"clean_steps": map[string]any{"FerricHardwareManager": []any{
+					map[string]any{"step": "erase_devices", "priority": 10.0, "interface": "deploy",
+						"reboot_requested": false, "abortable": true},
+					map[string]any{"step": "erase_devices_metadata", "priority": 99.0, "interface": "deploy",
+						"reboot_requested": false, "abortable": true},
+				}},
+				"hardware_manager_version": map[string]any{"ferric_hardware_manager": "1.0"},
+			}))
+			_, second := a.command("deploy.get_deploy_steps", nil, true, api.token)
+			Expect(second["command_result"]).To(HaveKeyWithValue("deploy_steps",
+				map[string]any{"FerricHardwareManager": []any{}}))
+
+			code, list := call(http.MethodGet, a.base+"/v1/commands", nil)
+			Expect(code).To(Equal(http.StatusOK))
+			Expect(list["commands"]).To(HaveLen(2))
+			Expect(list["commands"].([]any)[0]).To(Equal(res))
+			code, one := call(http.MethodGet, a.base+"/v1/commands/"+res["id"].(string), nil)
+			Expect(code).To(Equal(http.StatusOK))
+			Expect(one).To(Equal(res))
+		})
+
+		It("rejects malformed, unknown and missing commands with IPA's errors", func() {
+			code, res := a.command("nodot", nil, true, api.token)
+			Expect(code).To(Equal(http.StatusBadRequest))
+			Expect(res).To(Equal(map[string]any{"type": "InvalidCommandError", "code": 400.0, "message": "Invalid command",
+				"details": "Command name must be of the form <extension>.<name>"}))
+			code, res = a.command("nosuch.thing", nil, true, api.token)
+			Expect(code).To(Equal(http.StatusNotFound))
+			Expect(res).To(HaveKeyWithValue("type", "RequestedObjectNotFoundError"))
+			code, res = a.command("clean.nosuch", nil, true, api.token)
+			Expect(code).To(Equal(http.StatusBadRequest))
+			Expect(res).To(HaveKeyWithValue("details", "Unknown command: clean.nosuch"))
+			code, _ = call(http.MethodGet, a.base+"/v1/commands/00000000-0000-4000-8000-000000000000", nil)
+			Expect(code).To(Equal(http.StatusNotFound))
+			code, _ = call(http.MethodGet, a.base+"/v1/commands", nil)
+			Expect(code).To(Equal(http.StatusOK))
+			code, status := call(http.MethodGet, a.base+"/v1/status", nil)
+			Expect(code).To(Equal(http.StatusOK))
+			Expect(status).To(HaveKeyWithValue("version", agent.Version))
+		})
+
+		It("runs one command at a time, answering 409 AgentIsBusy meanwhile", func() {
+			g := newGate()
+			cfg.EraseHook = g
+			a.stop()
+			cfg.Listen = freeAddr()
+			a = startAgent(cfg)
+			Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
+
+			code, res := a.command("clean.execute_clean_step", map[string]any{
+				"step": map[string]any{"step": "erase_devices", "interface": "deploy", "priority": 10},
+				"node": map[string]any{"driver_internal_info": map[string]any{
+					"agent_erase_devices_iterations": 0, "agent_erase_devices_zeroize": true}}}, false, api.token)
+			Expect(code).To(Equal(http.StatusOK))
+			Expect(res).To(HaveKeyWithValue("command_status", "RUNNING"))
+			Eventually(g.reached).Should(Receive(Equal(disk)))
+
+			code, busy := a.command("standby.sync", nil, true, api.token)
+			Expect(code).To(Equal(http.StatusConflict))
+			Expect(busy).To(Equal(map[string]any{"type": "AgentIsBusy", "code": 409.0, "message": "Agent is busy",
+				"details": "executing command execute_clean_step"}))
+
+			// While it runs, the result shows the step and how far it got.
+			_, now := call(http.MethodGet, a.base+"/v1/commands/"+res["id"].(string), nil)
+			Expect(now["command_status"]).To(Equal("RUNNING"))
+			progress := now["command_result"].(map[string]any)["progress"].(map[string]any)
+			Expect(progress["bytes_done"]).To(Equal(float64(8 << 20)))
+			Expect(progress["percent"]).To(Equal(100.0))
+
+			close(g.release)
+			Expect(a.finished(res["id"].(string))["command_status"]).To(Equal("SUCCEEDED"))
+			code, _ = a.command("standby.sync", nil, true, api.token)
+			Expect(code).To(Equal(http.StatusOK))
+		})
+
+		It("erases every disk except the virtual-media floppy and read-only ones, verified", func() {
+			floppy := randomDisk(dir, "floppy.img", 1<<20)
+			link := filepath.Join(dir, "ir-vfd-dev")
+			Expect(os.Symlink(floppy, link)).To(Succeed())
+			ro := randomDisk(dir, "ro.img", 1<<20)
+			Expect(os.Chmod(ro, 0o444)).To(Succeed())
+			second := randomDisk(dir, "sdb.img", 3<<20+512)
+			a.stop()
+			cfg.Listen, cfg.VirtualMediaDevice = freeAddr(), link
+			cfg.Disks = []string{disk, floppy, ro, second}
+			a = startAgent(cfg)
+			Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
+			floppyBefore, roBefore := content(floppy), content(ro)
+
+			step := map[string]any{"step": "erase_devices", "interface": "deploy", "priority": 10.0,
+				"reboot_requested": false, "abortable": true}
+			_, res := a.command("clean.execute_clean_step", map[string]any{"step": step,
+				"node": map[string]any{"driver_internal_info": map[string]any{"agent_erase_devices_iterations": 1,
+					"agent_erase_devices_zeroize": true}},
+				"ports": []any{}, "clean_version": map[string]any{"ferric_hardware_manager": "1.0"}}, false, api.token)
+			done := a.finished(res["id"].(string))
+			Expect(done["command_status"]).To(Equal("SUCCEEDED"), fmt.Sprint(done["command_error"]))
+			result := done["command_result"].(map[string]any)
+			Expect(result["clean_step"]).To(Equal(step))
+			clean := result["clean_result"].(map[string]any)
+			Expect(clean[floppy]).To(Equal(map[string]any{"skipped": "virtual media device"}))
+			Expect(clean[ro]).To(Equal(map[string]any{"skipped": "read-only device"}))
+			for _, d := range []string{disk, second} {
+				Expect(clean[d]).To(And(HaveKeyWithValue("method", "shred"), HaveKeyWithValue("passes", 2.0),
+					HaveKeyWithValue("bytes", float64(len(content(d)))), HaveKey("duration"),
+					HaveKeyWithValue("samples_checked", BeNumerically(">=", 2.0))))
+				Expect(allZero(content(d))).To(BeTrue())
+			}
+			Expect(content(floppy)).To(Equal(floppyBefore))
+			Expect(content(ro)).To(Equal(roBefore))
+		})
+
+		It("fails the step when the disk changes between the erase and its verification", func() {
+			g := newGate()
+			g.damage = func(dev string) error {
+				f, err := os.OpenFile(dev, os.O_WRONLY, 0)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				_, err = f.WriteAt([]byte("left behind"), 1000)
+				return err
+			}
+			close(g.release)
+			a.stop()
+			cfg.Listen, cfg.EraseHook = freeAddr(), g
+			a = startAgent(cfg)
+			Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
+
+			_, res := a.command("clean.execute_clean_step", map[string]any{
+				"step": map[string]any{"step": "erase_devices", "interface": "deploy"}}, false, api.token)
+			done := a.finished(res["id"].(string))
+			Expect(done["command_status"]).To(Equal("FAILED"))
+			Expect(done["command_result"]).To(BeNil())
+			Expect(done["command_error"]).To(And(HaveKeyWithValue("type", "CleaningError"),
+				HaveKeyWithValue("details", ContainSubstring("verification of "+disk+" failed"))))
+		})
+
+		It("answers CLEAN_VERSION_MISMATCH to steps chosen from another hardware manager version", func() {
+			before := content(disk)
+			_, res := a.command("clean.execute_clean_step", map[string]any{
+				"step":          map[string]any{"step": "erase_devices", "interface": "deploy"},
+				"clean_version": map[string]any{"generic_hardware_manager": "1.1"}}, false, api.token)
+			done := a.finished(res["id"].(string))
+			Expect(done["command_status"]).To(Equal("CLEAN_VERSION_MISMATCH"))
+			Expect(done["command_error"]).To(HaveKeyWithValue("type", "VersionMismatch"))
+			Expect(content(disk)).To(Equal(before))
+		})
+
+		It("wipes metadata at both ends of the disk and leaves the middle alone", func() {
+			before := content(disk)
+			_, res := a.command("clean.execute_clean_step", map[string]any{
+				"step": map[string]any{"step": "erase_devices_metadata", "interface": "deploy"}}, false, api.token)
+			done := a.finished(res["id"].(string))
+			Expect(done["command_status"]).To(Equal("SUCCEEDED"))
+			after := content(disk)
+			Expect(allZero(after[:1<<20])).To(BeTrue())
+			Expect(allZero(after[len(after)-1<<20:])).To(BeTrue())
+			Expect(after[1<<20 : len(after)-1<<20]).To(Equal(before[1<<20 : len(before)-1<<20]))
+		})
+	})
+
+	It("exports the disk over iSCSI for the conductor to write, then powers off and releases it", func() {
+		poweredOff := make(chan struct{})
+		cfg.PowerOff = func(context.Context) error { close(poweredOff); return nil }
+		a := startAgent(cfg)
+		Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
+		iqn := "iqn.2008-10.org.openstack:" + api.nodeUUID
+		port := freePort()
+		params := map[string]any{"iqn": iqn, "portal_port": port, "wipe_disk_metadata": true}
+		code, res := a.command("iscsi.start_iscsi_target", params, true, api.token)
+		Expect(code).To(Equal(http.StatusOK))
+		Expect(res["command_status"]).To(Equal("SUCCEEDED"), fmt.Sprint(res["command_error"]))
+		Expect(res["command_result"]).To(Equal(map[string]any{"iscsi_target_iqn": iqn}))
+		Expect(allZero(content(disk)[:1<<20])).To(BeTrue())
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		portal := fmt.Sprintf("127.0.0.1:%d", port)
+		image := make([]byte, 2<<20)
+		_, _ = rand.NewChaCha8([32]byte{9}).Read(image)
+		s, err := iscsi.Dial(ctx, portal, iqn, iscsi.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		lun, err := s.OpenLUN(ctx, 1)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(lun.Size()).To(Equal(int64(8 << 20)))
+		_, err = lun.CopyFrom(ctx, 0, bytes.NewReader(image))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(lun.Sync(ctx)).To(Succeed())
+		Expect(s.Close()).To(Succeed())
+		Expect(content(disk)[:len(image)]).To(Equal(image))
+
+		// Idempotent: the same call again keeps the export and does not wipe again.
+		code, res = a.command("iscsi.start_iscsi_target", params, true, api.token)
+		Expect(code).To(Equal(http.StatusOK))
+		Expect(res["command_status"]).To(Equal("SUCCEEDED"))
+		Expect(content(disk)[:len(image)]).To(Equal(image))
+
+		_, res = a.command("standby.power_off", nil, false, api.token)
+		Expect(res["command_status"]).To(Equal("RUNNING"))
+		Eventually(poweredOff).Should(BeClosed())
+		Eventually(a.exited).Should(BeClosed())
+		Expect(a.err).NotTo(HaveOccurred())
+		_, err = iscsi.Discover(ctx, portal, iscsi.Options{})
+		Expect(err).To(HaveOccurred())
+		Expect(filepath.Join("/var/run/tgtd", fmt.Sprintf("socket.%d", cfg.TgtdControlPort))).NotTo(BeAnExistingFile())
+	})
+})

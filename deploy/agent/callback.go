@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// passDeployInfo is the bash ramdisk's pass_deploy_info body. Ironic reads address,
+// key, iqn and error, and port and lun when present (defaults 3260 and 1).
+type passDeployInfo struct {
+	Address string `json:"address"`
+	Key     string `json:"key"`
+	IQN     string `json:"iqn"`
+	Port    string `json:"port"`
+	LUN     string `json:"lun"`
+	Error   string `json:"error"`
+}
+
+// bootloaderInstallInfo is pass_bootloader_install_info's body.
+type bootloaderInstallInfo struct {
+	Address string `json:"address"`
+	Status  string `json:"status"`
+	Key     string `json:"key"`
+	Error   string `json:"error"`
+}
+
+// errNoBootloader is reported for boot_option=local: installing a boot loader
+// needs the deployed root filesystem mounted, which this agent does not do.
+const errNoBootloader = "ferric-agent does not install boot loaders; deploy with boot_option=netboot or a whole-disk image"
+
+// RunCallback is callback mode, the bash deploy ramdisk's contract: export the first
+// disk as LUN 1 of iscsi_target_iqn, POST pass_deploy_info (with the export's error,
+// if any), wait for the conductor's "done" on DoneListen, remove the export, and
+// power off through Config.PowerOff. With boot_option=local the conductor expects a
+// second callback after a boot loader install; this agent reports that install as
+// FAILED (see errNoBootloader) and waits for "done" again.
+func (a *Agent) RunCallback(ctx context.Context) error {
+	p := a.cfg.Params
+	var missing []string
+	for name, v := range map[string]string{"ironic_api_url": p.IronicAPIURL, "deployment_id": p.DeploymentID,
+		"deployment_key": p.DeploymentKey, "iscsi_target_iqn": p.IQN} {
+		if v == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("callback mode needs kernel parameters %s", strings.Join(missing, ", "))
+	}
+	a.api.base = p.IronicAPIURL
+	log := a.log.WithField("node", p.DeploymentID)
+
+	// Listen before calling back: the conductor may finish and connect quickly.
+	done, err := net.Listen("tcp", a.cfg.DoneListen)
+	if err != nil {
+		return fmt.Errorf("listen for done: %w", err)
+	}
+	defer done.Close()
+
+	port := a.cfg.portalPort()
+	var exportErr error
+	if _, exportErr = a.ensureTarget(ctx, p.IQN, port); exportErr != nil {
+		log.WithError(exportErr).Error("Exporting the disk failed")
+	}
+	body := passDeployInfo{Address: a.cfg.Address, Key: p.DeploymentKey, IQN: p.IQN, Port: strconv.Itoa(port), LUN: "1"}
+	if exportErr != nil {
+		body.Error = exportErr.Error()
+	}
+	err = a.callback(ctx, "pass_deploy_info", body)
+	if err == nil && exportErr == nil {
+		log.WithField("listen", a.cfg.DoneListen).Info("Deploy info passed; waiting for done")
+		err = waitDone(ctx, done)
+	}
+	err = errors.Join(exportErr, err, a.stopTarget(context.WithoutCancel(ctx)))
+	if err != nil {
+		return err
+	}
+	if p.BootOption == "local" {
+		err := a.callback(ctx, "pass_bootloader_install_info", bootloaderInstallInfo{Address: a.cfg.Address,
+			Status: "FAILED", Key: p.DeploymentKey, Error: errNoBootloader})
+		if err != nil {
+			return err
+		}
+		if err := waitDone(ctx, done); err != nil {
+			return err
+		}
+	}
+	log.Info("Deployment done; powering off")
+	if a.cfg.PowerOff != nil {
+		return a.cfg.PowerOff(context.WithoutCancel(ctx))
+	}
+	return nil
+}
+
+// callback POSTs a vendor passthru method, retrying while the API is unreachable,
+// answers 5xx or 409 (node locked), for up to the lookup timeout.
+func (a *Agent) callback(ctx context.Context, method string, body any) error {
+	deadline := time.Now().Add(a.cfg.LookupTimeout)
+	delay := a.cfg.LookupBackoff
+	for {
+		err := a.api.vendorPassthru(ctx, a.cfg.Params.DeploymentID, method, a.cfg.AuthToken, body)
+		if err == nil {
+			return nil
+		}
+		var se *statusError
+		if errors.As(err, &se) && se.Status < 500 && se.Status != 409 {
+			return err
+		}
+		if time.Now().Add(delay).After(deadline) {
+			return err
+		}
+		a.log.WithError(err).WithField("retry_in", delay).Warn("Callback failed")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, a.cfg.LookupMaxBackoff)
+	}
+}
+
+// waitDone accepts connections until one sends "done" (the conductor connects,
+// writes those four bytes and closes); anything else is ignored.
+func waitDone(ctx context.Context, ln net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("wait for done: %w", err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		msg, _ := io.ReadAll(io.LimitReader(c, 64))
+		c.Close()
+		if strings.TrimSpace(string(msg)) == "done" {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// Handler serves the IPA-compatible agent API:
+//
+//	GET  /                      API versions
+//	GET  /v1/status             {"started_at", "version"}
+//	GET  /v1/commands           {"commands": [<result>...]} in execution order
+//	GET  /v1/commands/{id}      one result; ?wait=true blocks until it finishes
+//	POST /v1/commands           {"name": "<ext>.<cmd>", "params": {...}}; ?wait=true
+//	                            blocks; ?agent_token= must match once a token is known
+func (a *Agent) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", a.versions)
+	mux.HandleFunc("GET /v1/status", a.status)
+	mux.HandleFunc("GET /v1/commands", a.listCommands)
+	mux.HandleFunc("GET /v1/commands/{$}", a.listCommands)
+	mux.HandleFunc("GET /v1/commands/{id}", a.getCommand)
+	mux.HandleFunc("POST /v1/commands", a.runCommand)
+	mux.HandleFunc("POST /v1/commands/{$}", a.runCommand)
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	var rest *RESTError
+	if !errors.As(err, &rest) {
+		rest = commandExecutionError(err.Error())
+	}
+	writeJSON(w, rest.Code, rest)
+}
+
+func (a *Agent) versions(w http.ResponseWriter, r *http.Request) {
+	v1 := map[string]any{"id": "v1", "links": []map[string]string{{"href": "http://" + r.Host + "/v1/", "rel": "self"}}}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"name":            "OpenStack Ironic Python Agent API",
+		"description":     "Ironic Python Agent is a provisioning agent for OpenStack Ironic",
+		"versions":        []any{v1},
+		"default_version": v1,
+	})
+}
+
+func (a *Agent) status(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"started_at": float64(a.started.UnixNano()) / 1e9, "version": Version})
+}
+
+func (a *Agent) listCommands(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"commands": a.cmds.list()})
+}
+
+// waitParam reads ?wait=; IPA accepts the strings true/false.
+func waitParam(r *http.Request) bool {
+	b, _ := strconv.ParseBool(r.URL.Query().Get("wait"))
+	return b
+}
+
+func (a *Agent) getCommand(w http.ResponseWriter, r *http.Request) {
+	e, ok := a.cmds.get(r.PathValue("id"))
+	if !ok {
+		writeError(w, notFound("Command Result", r.PathValue("id")))
+		return
+	}
+	if waitParam(r) {
+		select {
+		case <-e.done:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, a.cmds.snapshot(e))
+}
+
+func (a *Agent) runCommand(w http.ResponseWriter, r *http.Request) {
+	if !a.validToken(r.URL.Query().Get("agent_token")) {
+		writeError(w, &RESTError{Type: "Unauthorized", Code: http.StatusUnauthorized, Message: "Unauthorized",
+			Details: "Token invalid."})
+		return
+	}
+	var body struct {
+		Name   *string        `json:"name"`
+		Params map[string]any `json:"params"`
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil || json.Unmarshal(data, &body) != nil || body.Name == nil {
+		writeError(w, invalidCommand("Missing or invalid name or params"))
+		return
+	}
+	a.log.WithField("command", *body.Name).Info("Executing command")
+	e, err := a.cmds.start(r.Context(), *body.Name, body.Params)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if waitParam(r) {
+		select {
+		case <-e.done:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, a.cmds.snapshot(e))
+}
+
+// validToken accepts any request until the agent holds a usable token (an agent
+// that got "******" at lookup cannot check), then only that token, compared in
+// constant time.
+func (a *Agent) validToken(got string) bool {
+	want := a.token()
+	if want == "" {
+		return true
+	}
+	return subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
+}
