@@ -281,6 +281,16 @@ var _ = Describe("agent mode", func() {
 			Expect(one).To(Equal(res))
 		})
 
+		It("masks secrets in the command parameters it shows", func() {
+			node := map[string]any{"uuid": api.nodeUUID, "driver_info": map[string]any{"ipmi_username": "admin",
+				"ipmi_password": "s3cret"}}
+			_, res := a.command("clean.get_clean_steps", map[string]any{"node": node, "ports": []any{}}, true, api.token)
+			Expect(res["command_params"]).To(Equal(map[string]any{"ports": []any{}, "node": map[string]any{
+				"uuid": api.nodeUUID, "driver_info": map[string]any{"ipmi_username": "admin", "ipmi_password": "******"}}}))
+			_, list := call(http.MethodGet, a.base+"/v1/commands", nil)
+			Expect(fmt.Sprint(list)).NotTo(ContainSubstring("s3cret"))
+		})
+
 		It("rejects malformed, unknown and missing commands with IPA's errors", func() {
 			code, res := a.command("nodot", nil, true, api.token)
 			Expect(code).To(Equal(http.StatusBadRequest))

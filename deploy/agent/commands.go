@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
 // Command statuses, as IPA reports them.
@@ -121,7 +123,9 @@ func (l *commandLog) start(ctx context.Context, name string, params map[string]a
 				Details: "executing command " + last}
 		}
 	}
-	e := &entry{res: Result{ID: newID(), CommandName: cmdName, CommandParams: params, CommandStatus: StatusRunning},
+	// The API serving results is unauthenticated, so parameters are shown masked
+	// (a node dict may carry BMC credentials); the command itself gets them as sent.
+	e := &entry{res: Result{ID: newID(), CommandName: cmdName, CommandParams: secrets.Mask(params), CommandStatus: StatusRunning},
 		done: make(chan struct{})}
 	l.results = append(l.results, e)
 	l.byID[e.res.ID] = e
