@@ -180,7 +180,7 @@ func Run(role Role, cfg config.Config, log *logrus.Logger) (runErr error) {
 
 	// One registry per process: in single-process mode the API and the
 	// conductor then see the same fake-hardware fleet.
-	drivers, err := builtin.Registry(cfg.Conductor.EnabledHardwareTypes)
+	drivers, err := builtin.Configured(cfg, log)
 	if err != nil {
 		return fmt.Errorf("enabled hardware types: %w", err)
 	}
