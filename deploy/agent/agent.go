@@ -241,6 +241,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		runErr = errors.Join(runErr, err)
 	}
 	runErr = errors.Join(runErr, a.stopTarget(shutCtx))
+	if poweredOff {
+		a.log.Info("Disk released; powering off")
+	}
 	if poweredOff && a.cfg.PowerOff != nil {
 		if err := a.cfg.PowerOff(context.WithoutCancel(ctx)); err != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("power off: %w", err))
