@@ -219,7 +219,9 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 			})
 
 			It("issues an agent token once and accepts heartbeats only with it", func(ctx SpecContext) {
-				n := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.ProvisionUpdatedAt = ptr(time.Now().UTC().Add(-time.Hour)) })
+				// Waiting for most of the (one hour) callback timeout, not
+				// past it: a heartbeat must still be welcome.
+				n := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.ProvisionUpdatedAt = ptr(time.Now().UTC().Add(-55 * time.Minute)) })
 				first, err := api.GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(len(first.AgentToken)).To(BeNumerically(">=", 40))

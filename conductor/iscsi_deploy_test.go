@@ -463,7 +463,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w.deployToWait(ctx, n.UUID)
 				Expect(w.pxelinuxPath(mac)).To(BeAnExistingFile())
 				Expect(w.c.Stop(ctx)).To(Succeed())
-				w.c = w.e.start(ctx, "iscsi-timeout-"+newUUID()[:8], func(cfg *config.Config) {
+				w.c = w.e.start(ctx, "iscsi-timeout-"+newUUID()[:8], withPeriodicTasks, func(cfg *config.Config) {
 					cfg.Conductor.DeployCallbackTimeout = time.Second
 				})
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployFail))

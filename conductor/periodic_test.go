@@ -25,7 +25,7 @@ var _ = Describe("Periodic tasks", func() {
 				short := 300 * time.Millisecond
 				e.startWith(ctx, "cond-"+e.group, func(o *conductor.Options) {
 					o.InspectWaitTimeout, o.RescueCallbackTimeout = short, short
-				}, func(cfg *config.Config) {
+				}, withPeriodicTasks, func(cfg *config.Config) {
 					cfg.Conductor.DeployCallbackTimeout, cfg.Conductor.CleanCallbackTimeout = short, short
 				})
 				dw := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Active) })
@@ -70,7 +70,7 @@ var _ = Describe("Periodic tasks", func() {
 			})
 
 			It("forces the hardware back to the recorded power state", func(ctx SpecContext) {
-				e.start(ctx, "cond-"+e.group)
+				e.start(ctx, "cond-"+e.group, withPeriodicTasks)
 				drifted := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
 				e.hw.SetPowerState(drifted.UUID, states.PowerOff)
 				unknown := e.createNode(ctx, states.Available)
@@ -92,7 +92,7 @@ var _ = Describe("Periodic tasks", func() {
 			})
 
 			It("records the hardware's power state when forcing is off", func(ctx SpecContext) {
-				e.start(ctx, "cond-"+e.group, func(cfg *config.Config) { cfg.Conductor.ForcePowerStateDuringSync = false })
+				e.start(ctx, "cond-"+e.group, withPeriodicTasks, func(cfg *config.Config) { cfg.Conductor.ForcePowerStateDuringSync = false })
 				n := e.createNode(ctx, states.Active, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
 				e.hw.SetPowerState(n.UUID, states.PowerOff)
 				Eventually(func() string { return str(e.node(ctx, n.UUID).PowerState) }).Should(Equal(states.PowerOff))
@@ -100,7 +100,7 @@ var _ = Describe("Periodic tasks", func() {
 			})
 
 			It("puts a node whose power cannot be read into maintenance after the retries", func(ctx SpecContext) {
-				e.start(ctx, "cond-"+e.group)
+				e.start(ctx, "cond-"+e.group, withPeriodicTasks)
 				n := e.createNode(ctx, states.Active, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
 				e.hw.Inject(n.UUID, fake.OpGetPowerState, fake.Fault{Err: errors.New("BMC gone")})
 				Eventually(func() bool { return e.node(ctx, n.UUID).Maintenance }).Should(BeTrue())
@@ -114,7 +114,7 @@ var _ = Describe("Periodic tasks", func() {
 			})
 
 			It("gives up forcing power that does not stick", func(ctx SpecContext) {
-				e.start(ctx, "cond-"+e.group)
+				e.start(ctx, "cond-"+e.group, withPeriodicTasks)
 				n := e.createNode(ctx, states.Active, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
 				e.hw.SetPowerState(n.UUID, states.PowerOff)
 				e.hw.Inject(n.UUID, fake.OpSetPowerState, fake.Fault{Err: errors.New("stuck relay")})

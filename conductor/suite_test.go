@@ -172,7 +172,10 @@ func newEnv(backend string) *env {
 }
 
 // config is a configuration with every interval short enough for tests;
-// the callback timeouts are long unless a spec shortens them.
+// the callback timeouts are long unless a spec shortens them. The periodic
+// tasks are off: they lock the spec's nodes (power sync, take over) at
+// moments no spec controls, so a spec that checks a lock or a state would
+// race them. Specs about periodic behaviour turn them on (withPeriodicTasks).
 func (e *env) config(host string) config.Config {
 	cfg := config.Defaults()
 	cfg.Default.Host = host
@@ -181,15 +184,26 @@ func (e *env) config(host string) config.Config {
 	c.ConductorGroup = e.group
 	c.WorkersPoolSize = 8
 	c.HeartbeatInterval = 100 * time.Millisecond
-	c.HeartbeatTimeout = time.Second
+	// Many intervals, and more than a loaded machine (or a busy
+	// SQLite file) delays a keepalive: a live conductor that looked dead
+	// would have its nodes taken over in the middle of a spec.
+	c.HeartbeatTimeout = 3 * time.Second
 	c.NodeLockedRetryAttempts = 3
 	c.NodeLockedRetryInterval = 50 * time.Millisecond
-	c.CheckProvisionStateInterval = 200 * time.Millisecond
-	c.SyncPowerStateInterval = 200 * time.Millisecond
-	c.SyncLocalStateInterval = 200 * time.Millisecond
+	c.CheckProvisionStateInterval = 0
+	c.SyncPowerStateInterval = 0
+	c.SyncLocalStateInterval = 0
 	c.DeployCallbackTimeout = time.Hour
 	c.CleanCallbackTimeout = time.Hour
 	return cfg
+}
+
+// withPeriodicTasks runs every periodic task every 200 ms.
+func withPeriodicTasks(cfg *config.Config) {
+	c := &cfg.Conductor
+	c.CheckProvisionStateInterval = 200 * time.Millisecond
+	c.SyncPowerStateInterval = 200 * time.Millisecond
+	c.SyncLocalStateInterval = 200 * time.Millisecond
 }
 
 // start creates and starts a conductor; it is stopped when the spec ends.

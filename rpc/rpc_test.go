@@ -175,7 +175,10 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 
 	It("fails a call with MessagingTimeout when the reply misses the deadline, and gives the handler that deadline", func() {
 		DeferCleanup(fake.closeGate())
-		callCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		// The gate holds the handler, so the call times out however long
+		// the deadline is; it must be long enough for the message to reach
+		// the handler on a loaded machine (a late one is dropped unread).
+		callCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		want, _ := callCtx.Deadline()
 		e := errorOf(cond.SetBootDevice(callCtx, SetBootDeviceArgs{NodeID: "n1", Device: "pxe"}))
@@ -186,7 +189,7 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 
 	It("uses the client timeout when the context has no deadline", func() {
 		DeferCleanup(fake.closeGate())
-		short := NewClient(client, 300*time.Millisecond).Conductor(host)
+		short := NewClient(client, 3*time.Second).Conductor(host)
 		e := errorOf(short.SetBootDevice(ctx, SetBootDeviceArgs{NodeID: "n1", Device: "pxe"}))
 		Expect(e.Kind).To(Equal(errs.KindMessagingTimeout))
 		Expect(fake.deadline("n1")).NotTo(BeZero())

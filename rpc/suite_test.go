@@ -28,6 +28,9 @@ func testAMQPURL() string {
 }
 
 var _ = BeforeSuite(func() {
+	// Deliveries through the broker take far longer than usual on a
+	// loaded machine; waiting longer costs passing specs nothing.
+	SetDefaultEventuallyTimeout(30 * time.Second)
 	Expect(ensureBroker(testAMQPURL())).To(Succeed())
 })
 

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -26,6 +27,9 @@ func TestAgent(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
+	// The agent's loops and the fake API run on a shared, often loaded
+	// machine; waiting longer costs passing specs nothing.
+	SetDefaultEventuallyTimeout(30 * time.Second)
 	for _, bin := range []string{"tgtd", "tgtadm", "wipefs"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			out, err := exec.Command("apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "tgt", "util-linux").CombinedOutput()

@@ -119,14 +119,17 @@ var _ = Describe("Manager", func() {
 
 	It("serves from cache until the reset interval passes, then drops dead conductors", func() {
 		reg.set(hashring.Member{Hostname: "c1", HardwareType: "ipmi"}, hashring.Member{Hostname: "c2", HardwareType: "ipmi"})
-		m := hashring.NewManager(reg.load, 5, 20*time.Millisecond)
+		// Long enough that the two reads below fall within one interval
+		// even on a loaded machine.
+		const interval = 2 * time.Second
+		m := hashring.NewManager(reg.load, 5, interval)
 		Expect(m.Hosts(ctx)).To(Equal([]string{"c1", "c2"}))
 
 		reg.set(hashring.Member{Hostname: "c2", HardwareType: "ipmi"})
 		Expect(m.Hosts(ctx)).To(Equal([]string{"c1", "c2"}))
 		Expect(reg.loads.Load()).To(Equal(int32(1)))
 
-		time.Sleep(40 * time.Millisecond)
+		time.Sleep(interval + 50*time.Millisecond)
 		Expect(m.Hosts(ctx)).To(Equal([]string{"c2"}))
 		for _, k := range keys(50) {
 			Expect(m.Lookup(ctx, "", "ipmi", k)).To(Equal("c2"))

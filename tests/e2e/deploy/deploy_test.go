@@ -1,0 +1,377 @@
+package deploy_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/tests/e2e/steps"
+	"github.com/ferricbm/ferric/tests/lab"
+	"github.com/ferricbm/ferric/tests/lab/bmc"
+)
+
+// deployTimeout bounds a deploy: boot, callback, an image write over
+// loopback iSCSI (a partition image writes over 2 GiB of partitions) and
+// the reboot.
+const deployTimeout = 5 * time.Minute
+
+var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
+	var wholeDisk, wholeDiskRaw, wholeDiskSum string
+
+	BeforeAll(func() {
+		raw := filepath.Join(workDir, "whole.raw")
+		wholeDisk = filepath.Join(workDir, "served", "whole.qcow2")
+		randomFile(raw, 8<<20)
+		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, wholeDisk)
+		wholeDiskRaw = filepath.Join(workDir, "whole.check.raw")
+		run("qemu-img", "convert", "-O", "raw", wholeDisk, wholeDiskRaw)
+		wholeDiskSum = md5File(wholeDisk)
+	})
+
+	It("deploys a whole-disk image through the agent's heartbeat and undeploys it", func(ctx SpecContext) {
+		node := theLab.Nodes[0]
+		node.SetMode(lab.ModeAuto)
+		uuid := enrol(ctx, node)
+		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+
+		steps.Provision(ctx, client, uuid, nodes.TargetActive)
+		n := eventuallyActive(ctx, uuid)
+		Expect(n.DriverInternalInfo).To(HaveKey("agent_url"), "the agent heartbeated")
+
+		By("the disk holds the image and the node booted from it")
+		Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "disk starts with the image's raw bytes")
+		expectDeployBoot(node, "ipa-api-url=")
+		last, _ := node.LastBoot()
+		Expect(last.Device).To(Equal(lab.BootDisk))
+		Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOn))
+		Expect(node.PXEConfigPath()).NotTo(BeAnExistingFile(), "a whole-disk image boots locally")
+
+		undeploy(ctx, node, uuid)
+	}, SpecTimeout(deployTimeout+2*time.Minute))
+
+	It("deploys a whole-disk image through the callback-only ramdisk (pass_deploy_info)", func(ctx SpecContext) {
+		node := theLab.Nodes[1]
+		node.SetMode(lab.ModeCallback)
+		DeferCleanup(node.SetMode, lab.ModeAuto)
+		Expect(os.Truncate(node.Disk, 0)).To(Succeed())
+		Expect(os.Truncate(node.Disk, 3<<30)).To(Succeed())
+		uuid := enrol(ctx, node)
+		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+
+		steps.Provision(ctx, client, uuid, nodes.TargetActive)
+		n := eventuallyActive(ctx, uuid)
+		Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"), "no heartbeat: the ramdisk only called back")
+
+		Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "disk starts with the image's raw bytes")
+		expectDeployBoot(node, "deployment_key=")
+		log, err := os.ReadFile(node.AgentLog())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(log)).To(ContainSubstring("Deploy info passed"))
+		last, _ := node.LastBoot()
+		Expect(last.Device).To(Equal(lab.BootDisk))
+
+		undeploy(ctx, node, uuid)
+	}, SpecTimeout(deployTimeout+2*time.Minute))
+
+	It("deploys a partition image with swap, ephemeral and a config drive", func(ctx SpecContext) {
+		node := theLab.Nodes[0]
+		node.SetMode(lab.ModeAuto)
+		Expect(os.Truncate(node.Disk, 0)).To(Succeed())
+		Expect(os.Truncate(node.Disk, 3<<30)).To(Succeed())
+
+		By("building an ext4 root filesystem image")
+		rootRaw := filepath.Join(workDir, "root.raw")
+		Expect(os.Truncate(createFile(rootRaw), 32<<20)).To(Succeed())
+		run("mkfs.ext4", "-q", "-F", "-L", "lab-root", rootRaw)
+		rootUUID := strings.TrimSpace(output("blkid", "-s", "UUID", "-o", "value", rootRaw))
+		Expect(rootUUID).NotTo(BeEmpty())
+		part := filepath.Join(workDir, "served", "root.qcow2")
+		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", rootRaw, part)
+
+		uuid := enrol(ctx, node)
+		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/root.qcow2", "image_checksum": md5File(part),
+			"kernel": "file://" + deployKernel, "ramdisk": "file://" + deployRamdisk,
+			"root_gb": 1, "swap_mb": 16, "ephemeral_gb": 1})
+
+		Expect(nodes.ChangeProvisionState(ctx, client, uuid, nodes.ProvisionStateOpts{
+			Target: nodes.TargetActive, ConfigDrive: configDrive()}).ExtractErr()).To(Succeed())
+		n := eventuallyActive(ctx, uuid)
+		Expect(n.DriverInternalInfo).To(HaveKeyWithValue("root_uuid_or_disk_id", rootUUID))
+
+		By("checking the partition layout: ephemeral, swap, config drive, root last")
+		parts := partitions(node.Disk)
+		Expect(parts).To(HaveLen(4))
+		const mib = 1 << 20
+		Expect(parts[0].Start * 512).To(BeEquivalentTo(1 * mib))
+		Expect(parts[0].Size * 512).To(BeEquivalentTo(1024 * mib))
+		Expect(parts[1].Size * 512).To(BeEquivalentTo(16 * mib))
+		Expect(parts[3].Size * 512).To(BeEquivalentTo(1024 * mib))
+		Expect(probe(node.Disk, parts[0])).To(And(HaveKeyWithValue("TYPE", "ext4"), HaveKeyWithValue("LABEL", "ephemeral0")))
+		Expect(probe(node.Disk, parts[1])).To(And(HaveKeyWithValue("TYPE", "swap"), HaveKeyWithValue("LABEL", "swap1")))
+		Expect(probe(node.Disk, parts[2])).To(And(HaveKeyWithValue("TYPE", "iso9660"), HaveKeyWithValue("LABEL", "config-2")))
+		Expect(probe(node.Disk, parts[3])).To(And(HaveKeyWithValue("TYPE", "ext4"), HaveKeyWithValue("UUID", rootUUID)))
+		Expect(rangeEqual(node.Disk, parts[3].Start*512, rootRaw)).To(BeTrue(), "root partition holds the image")
+
+		undeploy(ctx, node, uuid)
+	}, SpecTimeout(deployTimeout+2*time.Minute))
+
+	It("fails a deploy whose image checksum does not match", func(ctx SpecContext) {
+		node := theLab.Nodes[1]
+		uuid := enrol(ctx, node)
+		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2",
+			"image_checksum": strings.Repeat("0", 32)})
+
+		steps.Provision(ctx, client, uuid, nodes.TargetActive)
+		var n *nodes.Node
+		Eventually(func(g Gomega) {
+			var err error
+			n, err = nodes.Get(ctx, client, uuid).Extract()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(n.ProvisionState).To(Equal("deploy failed"))
+			g.Expect(n.Reservation).To(BeEmpty(), "lock released")
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+		Expect(n.LastError).To(ContainSubstring("checksum"))
+		Expect(n.PowerState).To(Equal("power off"))
+		Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOff))
+		Expect(node.PXEConfigPath()).NotTo(BeAnExistingFile())
+		Expect(filepath.Join(dirs.TFTPRoot, uuid)).NotTo(BeAnExistingFile())
+	}, SpecTimeout(3*time.Minute))
+})
+
+// enrol creates an ipmi node for the lab node with a port for its MAC and
+// brings it to available.
+func enrol(ctx context.Context, node *lab.Node) string {
+	GinkgoHelper()
+	n, err := nodes.Create(ctx, client, nodes.CreateOpts{
+		Name:       steps.Name(node.Name, 0),
+		Driver:     "ipmi",
+		DriverInfo: node.DriverInfo("file://"+deployKernel, "file://"+deployRamdisk),
+		Properties: map[string]any{"cpus": 1, "memory_mb": 1024, "local_gb": 3},
+	}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	_, err = ports.Create(ctx, client, ports.CreateOpts{NodeUUID: n.UUID, Address: node.MAC}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		cur, err := nodes.Get(ctx, client, n.UUID).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		if cur.ProvisionState != "available" && cur.ProvisionState != "enroll" {
+			_, err = nodes.Update(ctx, client, n.UUID, nodes.UpdateOpts{
+				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/maintenance", Value: true}}).Extract()
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(nodes.Delete(ctx, client, n.UUID).ExtractErr()).To(Succeed())
+	}, NodeTimeout(30*time.Second))
+	steps.Provision(ctx, client, n.UUID, nodes.TargetManage)
+	eventuallyState(ctx, n.UUID, "manageable")
+	steps.Provision(ctx, client, n.UUID, nodes.TargetProvide)
+	eventuallyState(ctx, n.UUID, "available")
+	return n.UUID
+}
+
+func setImage(ctx context.Context, uuid string, info map[string]any) {
+	GinkgoHelper()
+	var ops nodes.UpdateOpts
+	for k, v := range info {
+		ops = append(ops, nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info/" + k, Value: v})
+	}
+	_, err := nodes.Update(ctx, client, uuid, ops).Extract()
+	Expect(err).NotTo(HaveOccurred())
+}
+
+func eventuallyState(ctx context.Context, uuid, state string) *nodes.Node {
+	GinkgoHelper()
+	var n *nodes.Node
+	Eventually(func(g Gomega) {
+		var err error
+		n, err = nodes.Get(ctx, client, uuid).Extract()
+		g.Expect(err).NotTo(HaveOccurred())
+		if slices.Contains([]string{"deploy failed", "clean failed", "error"}, n.ProvisionState) {
+			StopTrying("node " + uuid + " is in " + n.ProvisionState + ": " + n.LastError).Now()
+		}
+		g.Expect(n.ProvisionState).To(Equal(state))
+		g.Expect(n.TargetProvisionState).To(BeEmpty())
+		g.Expect(n.Reservation).To(BeEmpty())
+	}).WithContext(ctx).WithTimeout(deployTimeout).WithPolling(500 * time.Millisecond).Should(Succeed())
+	return n
+}
+
+func eventuallyActive(ctx context.Context, uuid string) *nodes.Node {
+	GinkgoHelper()
+	n := eventuallyState(ctx, uuid, "active")
+	Expect(n.LastError).To(BeEmpty())
+	Expect(n.PowerState).To(Equal("power on"))
+	return n
+}
+
+// expectDeployBoot checks the node PXE-booted the deploy ramdisk with a
+// command line holding param.
+func expectDeployBoot(node *lab.Node, param string) {
+	GinkgoHelper()
+	var deploys []lab.Boot
+	for _, b := range node.Boots() {
+		if b.Agent {
+			deploys = append(deploys, b)
+		}
+	}
+	Expect(deploys).NotTo(BeEmpty(), "the node booted the deploy ramdisk")
+	last := deploys[len(deploys)-1]
+	Expect(last.Device).To(Equal(lab.BootPXE))
+	Expect(last.Label).To(Equal("deploy"))
+	Expect(last.Cmdline).To(ContainSubstring(param))
+}
+
+// undeploy tears the instance down and checks the node is off with no
+// PXE configuration left.
+func undeploy(ctx context.Context, node *lab.Node, uuid string) {
+	GinkgoHelper()
+	steps.Provision(ctx, client, uuid, nodes.TargetDeleted)
+	n := eventuallyState(ctx, uuid, "available")
+	Expect(n.PowerState).To(Equal("power off"))
+	Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOff))
+	Expect(node.AgentRunning()).To(BeFalse())
+	Expect(node.PXEConfigPath()).NotTo(BeAnExistingFile())
+}
+
+// configDrive is a gzipped, base64-encoded ISO 9660 config drive.
+func configDrive() string {
+	GinkgoHelper()
+	src := filepath.Join(workDir, "configdrive")
+	meta := filepath.Join(src, "openstack", "latest")
+	Expect(os.MkdirAll(meta, 0o755)).To(Succeed())
+	Expect(os.WriteFile(filepath.Join(meta, "meta_data.json"), []byte(`{"uuid": "lab"}`), 0o644)).To(Succeed())
+	iso := filepath.Join(workDir, "configdrive.iso")
+	run("xorriso", "-as", "mkisofs", "-quiet", "-R", "-V", "config-2", "-o", iso, src)
+	data, err := os.ReadFile(iso)
+	Expect(err).NotTo(HaveOccurred())
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err = zw.Write(data)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(zw.Close()).To(Succeed())
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+type partition struct {
+	Start int64  `json:"start"`
+	Size  int64  `json:"size"`
+	Type  string `json:"type"`
+}
+
+// partitions reads the disk's partition table with sfdisk, in disk order.
+func partitions(disk string) []partition {
+	GinkgoHelper()
+	var doc struct {
+		Table struct {
+			Partitions []partition `json:"partitions"`
+		} `json:"partitiontable"`
+	}
+	Expect(json.Unmarshal([]byte(output("sfdisk", "--json", disk)), &doc)).To(Succeed())
+	return doc.Table.Partitions
+}
+
+// probe runs blkid on one partition of the disk file.
+func probe(disk string, p partition) map[string]string {
+	GinkgoHelper()
+	out := output("blkid", "-p", "-o", "export", "--offset", itoa(p.Start*512), "--size", itoa(p.Size*512), disk)
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// prefixEqual tells whether disk starts with want's bytes.
+func prefixEqual(disk, want string) bool {
+	GinkgoHelper()
+	return rangeEqual(disk, 0, want)
+}
+
+// rangeEqual tells whether disk holds want's bytes at offset.
+func rangeEqual(disk string, offset int64, want string) bool {
+	GinkgoHelper()
+	w, err := os.ReadFile(want)
+	Expect(err).NotTo(HaveOccurred())
+	f, err := os.Open(disk)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	got := make([]byte, len(w))
+	_, err = f.ReadAt(got, offset)
+	Expect(err).NotTo(HaveOccurred())
+	return bytes.Equal(got, w)
+}
+
+func randomFile(path string, size int64) {
+	GinkgoHelper()
+	f, err := os.Create(path)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	rnd, err := os.Open("/dev/urandom")
+	Expect(err).NotTo(HaveOccurred())
+	defer rnd.Close()
+	_, err = io.CopyN(f, rnd, size)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+func createFile(path string) string {
+	GinkgoHelper()
+	f, err := os.Create(path)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(f.Close()).To(Succeed())
+	return path
+}
+
+func md5File(path string) string {
+	GinkgoHelper()
+	f, err := os.Open(path)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	h := md5.New()
+	_, err = io.Copy(h, f)
+	Expect(err).NotTo(HaveOccurred())
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func run(name string, args ...string) {
+	GinkgoHelper()
+	output(name, args...)
+}
+
+func output(name string, args ...string) string {
+	GinkgoHelper()
+	out, err := exec.Command(name, args...).Output()
+	var stderr []byte
+	if ee, ok := err.(*exec.ExitError); ok {
+		stderr = ee.Stderr
+	}
+	Expect(err).NotTo(HaveOccurred(), "%s %s: %s", name, strings.Join(args, " "), stderr)
+	return string(out)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func tail(s string, lines int) string {
+	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}

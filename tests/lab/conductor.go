@@ -1,0 +1,66 @@
+package lab
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ferricbm/ferric/tests/harness"
+)
+
+// Dirs are the conductor directories a lab shares with it.
+type Dirs struct {
+	// TFTPRoot is [pxe] tftp_root: the lab reads PXE configurations there.
+	TFTPRoot string
+	// HTTPRoot is [deploy] http_root; Images is [pxe] instance_master_path.
+	HTTPRoot, Images string
+}
+
+// MakeDirs creates the conductor directories under parent.
+func MakeDirs(parent string) (Dirs, error) {
+	d := Dirs{TFTPRoot: filepath.Join(parent, "tftpboot"), HTTPRoot: filepath.Join(parent, "httpboot"),
+		Images: filepath.Join(parent, "images")}
+	for _, p := range []string{d.TFTPRoot, d.HTTPRoot, d.Images} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return Dirs{}, fmt.Errorf("lab: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// Configure sets the options a conductor needs to deploy lab nodes: the
+// ipmi hardware type (next to fake-hardware), the directories, the boot
+// file server on httpPort, the iSCSI portal port the lab's agents use, and
+// IPMI timings suited to the local ipmi_sim BMCs. [conductor] api_url is
+// set once the API runs (SetAPIURL).
+func Configure(c harness.Config, d Dirs, portalPort, httpPort int) harness.Config {
+	return c.Set("conductor", "enabled_hardware_types", []string{"ipmi", "fake-hardware"}).
+		Set("pxe", "tftp_root", d.TFTPRoot).
+		Set("pxe", "instance_master_path", d.Images).
+		Set("deploy", "http_root", d.HTTPRoot).
+		Set("deploy", "http_url", fmt.Sprintf("http://127.0.0.1:%d", httpPort)).
+		Set("iscsi", "portal_port", portalPort).
+		Set("ipmi", "min_command_interval", "100ms").
+		Set("ipmi", "connect_timeout", time.Second).
+		Set("ipmi", "cipher_suite", 3).
+		Set("ipmi", "power_state_poll_interval", "200ms")
+}
+
+// SetAPIURL points the ramdisks at the API: [conductor] api_url.
+func SetAPIURL(c harness.Config, apiURL string) harness.Config {
+	return c.Set("conductor", "api_url", apiURL)
+}
+
+// DriverInfo is the ipmi driver_info for a lab node, with the deploy
+// kernel and ramdisk references.
+func (n *Node) DriverInfo(deployKernel, deployRamdisk string) map[string]any {
+	return map[string]any{
+		"ipmi_address":   n.BMC.Address,
+		"ipmi_port":      n.BMC.Port,
+		"ipmi_username":  n.BMC.Username,
+		"ipmi_password":  n.BMC.Password,
+		"deploy_kernel":  deployKernel,
+		"deploy_ramdisk": deployRamdisk,
+	}
+}
