@@ -55,9 +55,7 @@ type API struct {
 
 type Database struct {
 	// Connection is "sqlite://<path>" or "mysql://user:pass@host:port/db".
-	Connection string `ini:"database.connection" help:"sqlite://<path> or mysql://user:pass@host:port/dbname."`
-	// MaxOpenConns bounds the pool (MySQL); SQLite always uses one writer.
-	MaxOpenConns int `ini:"database.max_open_conns" help:"Largest number of open database connections (MySQL; SQLite uses one writer)."`
+	Connection string `ini:"database.connection" help:"sqlite://<path> or mysql://user:pass@host:port/dbname; MySQL pool options go in the query string: max_open_conns (25), max_idle_conns, conn_max_lifetime (30m), timeout."`
 }
 
 type RPC struct {
@@ -155,8 +153,7 @@ func Defaults() Config {
 			RamdiskHeartbeatTimeout: 300,
 		},
 		Database: Database{
-			Connection:   "sqlite://var/ferric.db",
-			MaxOpenConns: 32,
+			Connection: "sqlite://var/ferric.db",
 		},
 		RPC: RPC{
 			Transport:       "inprocess",

@@ -157,7 +157,7 @@ var _ = Describe("Example", func() {
 		} {
 			Expect(ex).To(ContainSubstring(want))
 		}
-		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(60), "one commented-out line per option")
+		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(59), "one commented-out line per option")
 	})
 
 	It("loads back to the defaults with every option uncommented", func() {
@@ -208,7 +208,6 @@ var _ = Describe("Validate", func() {
 		Entry(nil, func(c *config.Config) { c.API.PublicEndpoint = "bm.example.com" }, "[api] public_endpoint"),
 		Entry(nil, func(c *config.Config) { c.API.MaxLimit = 0 }, "[api] max_limit"),
 		Entry(nil, func(c *config.Config) { c.Database.Connection = "postgres://x" }, "[database] connection"),
-		Entry(nil, func(c *config.Config) { c.Database.MaxOpenConns = 0 }, "[database] max_open_conns"),
 		Entry(nil, func(c *config.Config) { c.Default.LogFormat = "xml" }, "[DEFAULT] log_format"),
 		Entry(nil, func(c *config.Config) { c.Default.Host = "" }, "[DEFAULT] host"),
 		Entry(nil, func(c *config.Config) { c.Default.HashPartitionExponent = 40 }, "[DEFAULT] hash_partition_exponent"),

@@ -69,9 +69,6 @@ func (c Config) Validate() error {
 	if !strings.HasPrefix(db.Connection, "sqlite://") && !strings.HasPrefix(db.Connection, "mysql://") {
 		bad("database", "connection", "must start with sqlite:// or mysql://")
 	}
-	if db.MaxOpenConns < 1 {
-		bad("database", "max_open_conns", "must be positive")
-	}
 
 	r := c.RPC
 	switch r.Transport {
