@@ -16,7 +16,7 @@ RACE ?= -race
 UNIT_TIMEOUT ?= 10m
 E2E_TIMEOUT ?= 20m
 
-.PHONY: build run test unit e2e bench lint setup
+.PHONY: build run test unit e2e bench lint setup lab
 
 build:
 	@mkdir -p bin
@@ -50,6 +50,16 @@ unit:
 # they exercise are built at run time, outside the test cache's view.
 e2e:
 	cd tests && go test -p 1 -count=1 -timeout $(E2E_TIMEOUT) ./...
+
+# The virtual lab: LAB_NODES simulated nodes (ipmi_sim BMC, disk file,
+# ferric-agent booted from PXE configs) with ferric-api and ferric-conductor
+# over RabbitMQ and MySQL, until Ctrl-C. LAB_ARGS="-mode callback" makes
+# the nodes call back like the bash ramdisk.
+LAB_NODES ?= 2
+LAB_ARGS ?=
+
+lab: setup
+	cd tests && go run ./lab/cmd/ferric-lab -nodes $(LAB_NODES) $(LAB_ARGS)
 
 bench: setup
 	cd tests && go run ./bench

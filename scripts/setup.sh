@@ -23,6 +23,7 @@ PACKAGES=(
 	fdisk            # deploy/disk: sfdisk layout checks
 	gdisk            # deploy/disk: sgdisk -v
 	util-linux       # deploy/disk, deploy/agent: blkid, wipefs
+	xorriso          # tests/e2e/deploy: config drive ISO
 )
 
 log() { echo "setup: $*" >&2; }

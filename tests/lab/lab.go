@@ -187,12 +187,14 @@ func (l *Lab) newNode(i int, b *bmc.BMC) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: disk of %s: %w", n.Name, err)
 	}
-	ports, err := freeTCPPorts(2)
+	port, err := FreeTCPPort()
 	if err != nil {
 		return nil, err
 	}
-	n.AgentListen = "127.0.0.1:" + strconv.Itoa(ports[0])
-	n.TgtdControlPort = ports[1]
+	n.AgentListen = "127.0.0.1:" + strconv.Itoa(port)
+	if n.TgtdControlPort, err = l.freeControlPort(); err != nil {
+		return nil, err
+	}
 	n.Portal = "127.0.0.1:" + strconv.Itoa(l.opts.PortalPort)
 	n.DoneListen = "127.0.0.1:10000"
 	return n, nil
@@ -468,7 +470,7 @@ func (n *Node) ensureTgtdGone() error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	sock := filepath.Join("/var/run/tgtd", "socket."+strconv.Itoa(n.TgtdControlPort))
+	sock := filepath.Join(tgtdSocketDir, "socket."+strconv.Itoa(n.TgtdControlPort))
 	_ = os.Remove(sock)
 	_ = os.Remove(sock + ".lock")
 	return nil
@@ -494,28 +496,37 @@ func BuildAgent(ctx context.Context, repoRoot, dir string) (string, error) {
 	return out, nil
 }
 
-// FreeTCPPort returns a port nothing listens on at the moment.
-func FreeTCPPort() (int, error) {
-	ports, err := freeTCPPorts(1)
-	if err != nil {
-		return 0, err
+// tgtdSocketDir is where tgtd puts its control socket, socket.<port>.
+const tgtdSocketDir = "/var/run/tgtd"
+
+// freeControlPort picks a tgtd control port no tgtd uses and no other lab
+// node has. tgtd accepts 0-32767; it is a socket name, not a TCP port, so
+// a free one is one without a socket file (stale files are skipped too).
+func (l *Lab) freeControlPort() (int, error) {
+	for range 1000 {
+		b := make([]byte, 2)
+		_, _ = rand.Read(b)
+		port := 16384 + (int(b[0])<<8|int(b[1]))%16384
+		taken := false
+		for _, n := range l.Nodes {
+			taken = taken || n.TgtdControlPort == port
+		}
+		if _, err := os.Lstat(filepath.Join(tgtdSocketDir, "socket."+strconv.Itoa(port))); err == nil || taken {
+			continue
+		}
+		return port, nil
 	}
-	return ports[0], nil
+	return 0, errors.New("lab: no free tgtd control port")
 }
 
-// freeTCPPorts holds all listeners open until every port is picked, so the
-// ports differ.
-func freeTCPPorts(count int) ([]int, error) {
-	var ports []int
-	for range count {
-		ln, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("lab: find a free port: %w", err)
-		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+// FreeTCPPort returns a port nothing listens on at the moment.
+func FreeTCPPort() (int, error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("lab: find a free port: %w", err)
 	}
-	return ports, nil
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // randomMAC is a locally administered unicast address.

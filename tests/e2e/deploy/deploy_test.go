@@ -48,7 +48,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 	It("deploys a whole-disk image through the agent's heartbeat and undeploys it", func(ctx SpecContext) {
 		node := theLab.Nodes[0]
 		node.SetMode(lab.ModeAuto)
-		uuid := enrol(ctx, node)
+		uuid := enrol(ctx, node, "")
 		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
@@ -72,7 +72,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		DeferCleanup(node.SetMode, lab.ModeAuto)
 		Expect(os.Truncate(node.Disk, 0)).To(Succeed())
 		Expect(os.Truncate(node.Disk, 3<<30)).To(Succeed())
-		uuid := enrol(ctx, node)
+		uuid := enrol(ctx, node, "iscsi")
 		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
@@ -105,7 +105,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		part := filepath.Join(workDir, "served", "root.qcow2")
 		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", rootRaw, part)
 
-		uuid := enrol(ctx, node)
+		uuid := enrol(ctx, node, "")
 		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/root.qcow2", "image_checksum": md5File(part),
 			"kernel": "file://" + deployKernel, "ramdisk": "file://" + deployRamdisk,
 			"root_gb": 1, "swap_mb": 16, "ephemeral_gb": 1})
@@ -134,7 +134,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 
 	It("fails a deploy whose image checksum does not match", func(ctx SpecContext) {
 		node := theLab.Nodes[1]
-		uuid := enrol(ctx, node)
+		uuid := enrol(ctx, node, "")
 		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2",
 			"image_checksum": strings.Repeat("0", 32)})
 
@@ -156,14 +156,17 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 })
 
 // enrol creates an ipmi node for the lab node with a port for its MAC and
-// brings it to available.
-func enrol(ctx context.Context, node *lab.Node) string {
+// brings it to available. vendor is the vendor interface ("" for the
+// hardware type's default, no-vendor): the callback-only ramdisk needs
+// "iscsi", which answers pass_deploy_info.
+func enrol(ctx context.Context, node *lab.Node, vendor string) string {
 	GinkgoHelper()
 	n, err := nodes.Create(ctx, client, nodes.CreateOpts{
-		Name:       steps.Name(node.Name, 0),
-		Driver:     "ipmi",
-		DriverInfo: node.DriverInfo("file://"+deployKernel, "file://"+deployRamdisk),
-		Properties: map[string]any{"cpus": 1, "memory_mb": 1024, "local_gb": 3},
+		Name:            steps.Name(node.Name, 0),
+		Driver:          "ipmi",
+		VendorInterface: vendor,
+		DriverInfo:      node.DriverInfo("file://"+deployKernel, "file://"+deployRamdisk),
+		Properties:      map[string]any{"cpus": 1, "memory_mb": 1024, "local_gb": 3},
 	}).Extract()
 	Expect(err).NotTo(HaveOccurred())
 	_, err = ports.Create(ctx, client, ports.CreateOpts{NodeUUID: n.UUID, Address: node.MAC}).Extract()

@@ -1,0 +1,152 @@
+// Command ferric-lab runs a virtual lab for trying Ferric by hand: N lab
+// nodes (ipmi_sim BMC, disk file, MAC; ferric-agent booted from the PXE
+// configuration the conductor writes) plus ferric-api and ferric-conductor
+// over RabbitMQ and a MySQL database of its own. It prints how to enrol and
+// deploy the nodes and runs until interrupted, then stops everything it
+// started and drops the database. `make lab` runs it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ferricbm/ferric/tests/harness"
+	"github.com/ferricbm/ferric/tests/lab"
+)
+
+func main() {
+	nodes := flag.Int("nodes", 2, "number of lab nodes")
+	diskMiB := flag.Int64("disk-mib", 3072, "size of each node's (sparse) disk in MiB")
+	keep := flag.Bool("keep", false, "keep the working directory (logs, disks) after exit")
+	mode := flag.String("mode", lab.ModeAuto, "how the nodes' ramdisks call back: auto (agent heartbeats) or callback (pass_deploy_info, as the bash ramdisk)")
+	flag.Parse()
+	if *mode != lab.ModeAuto && *mode != lab.ModeCallback {
+		fmt.Fprintf(os.Stderr, "ferric-lab: -mode must be %s or %s\n", lab.ModeAuto, lab.ModeCallback)
+		os.Exit(2)
+	}
+	if err := run(*nodes, *diskMiB<<20, *mode, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "ferric-lab:", err)
+		os.Exit(1)
+	}
+}
+
+func run(nodeCount int, diskSize int64, mode string, keep bool) (err error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var cleanups []func() error
+	defer func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			err = errors.Join(err, cleanups[i]())
+		}
+	}()
+
+	root, err := harness.RepoRoot()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "ferric-lab-run-")
+	if err != nil {
+		return err
+	}
+	cleanups = append(cleanups, func() error {
+		if keep {
+			fmt.Println("kept", dir)
+			return nil
+		}
+		return os.RemoveAll(dir)
+	})
+	bin := filepath.Join(dir, "bin")
+	fmt.Println("building ferric-api, ferric-conductor and ferric-agent ...")
+	if _, err := harness.Build(bin); err != nil {
+		return err
+	}
+	agent, err := lab.BuildAgent(ctx, root, bin)
+	if err != nil {
+		return err
+	}
+	dirs, err := lab.MakeDirs(filepath.Join(dir, "conductor"))
+	if err != nil {
+		return err
+	}
+	kernel, ramdisk := filepath.Join(dir, "deploy.kernel"), filepath.Join(dir, "deploy.initramfs")
+	for _, f := range []string{kernel, ramdisk} {
+		if err := os.WriteFile(f, []byte("placeholder: the lab runs ferric-agent instead\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	portalPort, err := lab.FreeTCPPort()
+	if err != nil {
+		return err
+	}
+	httpPort, err := lab.FreeTCPPort()
+	if err != nil {
+		return err
+	}
+
+	db, err := harness.CreateDatabase(ctx, "lab")
+	if err != nil {
+		return err
+	}
+	cleanups = append(cleanups, func() error { return db.Drop(context.Background()) })
+	timings := harness.FastTimings
+	timings.CallbackTimeout = 10 * time.Minute
+	base := lab.Configure(harness.BaseConfig(db.Connection(), "amqp", timings), dirs, portalPort, httpPort)
+	d := harness.NewDeployment(bin, dir, base)
+	cleanups = append(cleanups, func() error { return d.StopAll(20 * time.Second) })
+	if err := d.DBSync(ctx); err != nil {
+		return err
+	}
+	if _, err := d.StartAPI(ctx, "api"); err != nil {
+		return err
+	}
+	lab.SetAPIURL(d.Base, d.APIURL)
+	if _, err := d.StartConductor(ctx, "conductor"); err != nil {
+		return err
+	}
+	l, err := lab.Start(ctx, lab.Options{Nodes: nodeCount, AgentBinary: agent, TFTPRoot: dirs.TFTPRoot,
+		DiskSize: diskSize, PortalPort: portalPort, TempDir: dir})
+	if err != nil {
+		return err
+	}
+	cleanups = append(cleanups, l.Stop)
+	for _, n := range l.Nodes {
+		n.SetMode(mode)
+	}
+
+	printUsage(d, l, dir, kernel, ramdisk)
+	<-ctx.Done()
+	fmt.Println("\nstopping the lab ...")
+	return nil
+}
+
+func printUsage(d *harness.Deployment, l *lab.Lab, dir, kernel, ramdisk string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nFerric lab is running (Ctrl-C stops it and removes everything).\n\n")
+	fmt.Fprintf(&b, "API:         %s   (no authentication)\n", d.APIURL)
+	fmt.Fprintf(&b, "logs:        %s/{api,conductor}.log\n", dir)
+	fmt.Fprintf(&b, "  export OS_ENDPOINT=%s OS_AUTH_TYPE=none   # for the openstack baremetal CLI\n\n", d.APIURL)
+	for _, n := range l.Nodes {
+		fmt.Fprintf(&b, "%s: MAC %s, BMC %s:%d (%s / %s), disk %s\n   agent log %s\n",
+			n.Name, n.MAC, n.BMC.Address, n.BMC.Port, n.BMC.Username, n.BMC.Password, n.Disk, n.AgentLog())
+		fmt.Fprintf(&b, "   curl -s -X POST %s/v1/nodes -H 'Content-Type: application/json' -H 'X-OpenStack-Ironic-API-Version: latest' \\\n"+
+			"     -d '{\"name\": \"%s\", \"driver\": \"ipmi\", \"driver_info\": {\"ipmi_address\": \"%s\", \"ipmi_port\": %d, "+
+			"\"ipmi_username\": \"%s\", \"ipmi_password\": \"%s\", \"deploy_kernel\": \"file://%s\", \"deploy_ramdisk\": \"file://%s\"}}'\n",
+			d.APIURL, n.Name, n.BMC.Address, n.BMC.Port, n.BMC.Username, n.BMC.Password, kernel, ramdisk)
+		fmt.Fprintf(&b, "   curl -s -X POST %s/v1/ports -H 'Content-Type: application/json' -d '{\"node_uuid\": \"<uuid>\", \"address\": \"%s\"}'\n\n",
+			d.APIURL, n.MAC)
+	}
+	b.WriteString("Then: manage, provide, set instance_info/image_source (an http:// or file:// qcow2 or raw image;\n" +
+		"a partition image also needs kernel, ramdisk and root_gb) and deploy (target active). The lab boots\n" +
+		"ferric-agent when the BMC powers a node on with boot device pxe; deploys run one at a time, since\n" +
+		"every agent uses the same iSCSI portal port and done port 10000. For the callback-only ramdisk\n" +
+		"(pass_deploy_info) create the node with \"vendor_interface\": \"iscsi\".\n")
+	fmt.Print(b.String())
+}

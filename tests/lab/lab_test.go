@@ -1,0 +1,161 @@
+package lab_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/tests/harness"
+	"github.com/ferricbm/ferric/tests/lab"
+	"github.com/ferricbm/ferric/tests/lab/bmc"
+)
+
+var _ = Describe("ReadPXEConfig", func() {
+	It("returns the default label's append line, through the per-MAC symlink", func() {
+		dir := GinkgoT().TempDir()
+		Expect(os.MkdirAll(filepath.Join(dir, "node"), 0o755)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "node", "config"), []byte(
+			"default deploy\n\nlabel other\nkernel k\nappend wrong=1\n\nlabel deploy\nkernel n/deploy_kernel\n"+
+				"append initrd=n/deploy_ramdisk ipa-api-url=http://api deployment_id=abc\nipappend 3\n"), 0o644)).To(Succeed())
+		Expect(os.MkdirAll(filepath.Join(dir, "pxelinux.cfg"), 0o755)).To(Succeed())
+		link := filepath.Join(dir, "pxelinux.cfg", "01-aa-bb-cc-dd-ee-ff")
+		Expect(os.Symlink("../node/config", link)).To(Succeed())
+
+		label, cmdline, err := lab.ReadPXEConfig(link)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(label).To(Equal("deploy"))
+		Expect(cmdline).To(Equal("initrd=n/deploy_ramdisk ipa-api-url=http://api deployment_id=abc"))
+		Expect(lab.IsDeployCmdline(cmdline)).To(BeTrue())
+		Expect(lab.IsDeployCmdline("initrd=x root=UUID=1234 ro text")).To(BeFalse())
+	})
+
+	It("fails for a configuration without a default label", func() {
+		path := filepath.Join(GinkgoT().TempDir(), "config")
+		Expect(os.WriteFile(path, []byte("label deploy\nappend a=b\n"), 0o644)).To(Succeed())
+		_, _, err := lab.ReadPXEConfig(path)
+		Expect(err).To(MatchError(ContainSubstring("no default label")))
+	})
+})
+
+var _ = Describe("A lab node", Ordered, func() {
+	var (
+		l        *lab.Lab
+		node     *lab.Node
+		tftpRoot string
+		api      *httptest.Server
+		mu       sync.Mutex
+		calls    []map[string]string
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		dir, err := os.MkdirTemp("", "ferric-lab-test-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, dir)
+		root, err := harness.RepoRoot()
+		Expect(err).NotTo(HaveOccurred())
+		agent, err := lab.BuildAgent(ctx, root, dir)
+		Expect(err).NotTo(HaveOccurred())
+		tftpRoot = filepath.Join(dir, "tftpboot")
+		Expect(os.MkdirAll(filepath.Join(tftpRoot, "pxelinux.cfg"), 0o755)).To(Succeed())
+		// The Bare Metal API as the callback-only ramdisk sees it.
+		api = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var body map[string]string
+			_ = json.NewDecoder(r.Body).Decode(&body)
+			if strings.HasSuffix(r.URL.Path, "/vendor_passthru/pass_deploy_info") {
+				mu.Lock()
+				calls = append(calls, body)
+				mu.Unlock()
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			http.NotFound(w, r)
+		}))
+		DeferCleanup(api.Close)
+		portal, err := lab.FreeTCPPort()
+		Expect(err).NotTo(HaveOccurred())
+		l, err = lab.Start(ctx, lab.Options{Nodes: 1, AgentBinary: agent, TFTPRoot: tftpRoot, DiskSize: 8 << 20,
+			PortalPort: portal, TempDir: dir, AgentGrace: 5 * time.Second})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(l.Stop()).To(Succeed()) })
+		node = l.Nodes[0]
+		Expect(l.Node(strings.ToUpper(node.MAC))).To(BeIdenticalTo(node))
+	}, NodeTimeout(3*time.Minute))
+
+	ipmitool := func(args ...string) {
+		GinkgoHelper()
+		pw := filepath.Join(GinkgoT().TempDir(), "pw")
+		Expect(os.WriteFile(pw, []byte(node.BMC.Password), 0o600)).To(Succeed())
+		out, err := exec.Command("ipmitool", append([]string{"-I", "lanplus", "-C", "3", "-H", node.BMC.Address,
+			"-p", strconv.Itoa(node.BMC.Port), "-U", node.BMC.Username, "-f", pw}, args...)...).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "ipmitool %v: %s", args, out)
+	}
+	portalOpen := func() bool {
+		c, err := net.DialTimeout("tcp", node.Portal, time.Second)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	}
+
+	It("boots the deploy ramdisk from its PXE configuration when powered on with boot device pxe", func() {
+		uuid := harness.NewUUID()
+		Expect(os.MkdirAll(filepath.Join(tftpRoot, uuid), 0o755)).To(Succeed())
+		iqn := "iqn.2008-10.org.openstack:" + uuid
+		config := fmt.Sprintf("default deploy\n\nlabel deploy\nkernel %[1]s/deploy_kernel\n"+
+			"append initrd=%[1]s/deploy_ramdisk deployment_id=%[1]s deployment_key=KEY iscsi_target_iqn=%[2]s "+
+			"ironic_api_url=%[3]s boot_option=netboot\nipappend 3\n", uuid, iqn, api.URL)
+		Expect(os.WriteFile(filepath.Join(tftpRoot, uuid, "config"), []byte(config), 0o644)).To(Succeed())
+		Expect(os.Symlink(filepath.Join("..", uuid, "config"), node.PXEConfigPath())).To(Succeed())
+		node.SetMode(lab.ModeCallback)
+
+		ipmitool("chassis", "bootdev", "pxe")
+		ipmitool("chassis", "power", "on")
+		Eventually(func() []map[string]string {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]map[string]string(nil), calls...)
+		}).WithTimeout(time.Minute).Should(ContainElement(And(HaveKeyWithValue("key", "KEY"), HaveKeyWithValue("iqn", iqn))))
+		Expect(node.AgentRunning()).To(BeTrue(), "the ramdisk waits for done")
+		Expect(portalOpen()).To(BeTrue(), "the disk is exported on the portal")
+		boot, ok := node.LastBoot()
+		Expect(ok).To(BeTrue())
+		Expect(boot.Device).To(Equal(lab.BootPXE))
+		Expect(boot.Label).To(Equal("deploy"))
+		Expect(boot.Cmdline).To(ContainSubstring("deployment_key=KEY"))
+		Expect(boot.Agent).To(BeTrue())
+	})
+
+	It("stops the ramdisk and its tgtd when powered off", func() {
+		ipmitool("chassis", "power", "off")
+		Eventually(node.AgentRunning).WithTimeout(30 * time.Second).Should(BeFalse())
+		Eventually(portalOpen).WithTimeout(10 * time.Second).Should(BeFalse())
+		err := exec.Command("tgtadm", "-C", strconv.Itoa(node.TgtdControlPort), "--mode", "system", "--op", "show").Run()
+		Expect(err).To(HaveOccurred(), "no tgtd answers on the node's control port")
+		Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOff))
+	})
+
+	It("records a boot from disk without starting anything", func() {
+		ipmitool("chassis", "bootdev", "disk")
+		ipmitool("chassis", "power", "on")
+		Eventually(func() string {
+			b, _ := node.LastBoot()
+			return b.Device
+		}).WithTimeout(30 * time.Second).Should(Equal(lab.BootDisk))
+		Expect(node.AgentRunning()).To(BeFalse())
+		Expect(node.Boots()).To(HaveLen(2))
+		ipmitool("chassis", "power", "off")
+	})
+})
