@@ -35,7 +35,7 @@ func ok(b *bmc.BMC, args ...string) string {
 func nextEvent(b *bmc.BMC) bmc.Event {
 	GinkgoHelper()
 	var ev bmc.Event
-	Eventually(b.Events(), 5*time.Second).Should(Receive(&ev))
+	Eventually(b.Events(), 30*time.Second).Should(Receive(&ev))
 	return ev
 }
 

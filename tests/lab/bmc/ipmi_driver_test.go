@@ -83,7 +83,7 @@ func nodeFor(b *bmc.BMC) *model.Node {
 // from a file, so those of earlier actions may still be on their way.
 func awaitEvent(b *bmc.BMC, kind, value string) {
 	GinkgoHelper()
-	Eventually(b.Events(), 5*time.Second).Should(Receive(MatchFields(IgnoreExtras, Fields{"Kind": Equal(kind), "Value": Equal(value)})))
+	Eventually(b.Events(), 30*time.Second).Should(Receive(MatchFields(IgnoreExtras, Fields{"Kind": Equal(kind), "Value": Equal(value)})))
 }
 
 func drain(b *bmc.BMC) {
