@@ -28,20 +28,29 @@ func randomFile(dir string, size int) (string, []byte) {
 func allZero(b []byte) bool { return !bytes.ContainsFunc(b, func(r rune) bool { return r != 0 }) }
 
 // corrupt is a Hook that writes bytes into the erased disk before verification.
+// corrupt inverts n bytes at off before verification, so every one of them
+// differs from what the pass wrote, whatever that was.
 type corrupt struct {
 	off  int64
-	data []byte
+	n    int
 	hits int
 }
 
 func (c *corrupt) BeforeVerify(dev string) error {
 	c.hits++
-	f, err := os.OpenFile(dev, os.O_WRONLY, 0)
+	f, err := os.OpenFile(dev, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	_, err = f.WriteAt(c.data, c.off)
+	buf := make([]byte, c.n)
+	if _, err := f.ReadAt(buf, c.off); err != nil {
+		return err
+	}
+	for i := range buf {
+		buf[i] = ^buf[i]
+	}
+	_, err = f.WriteAt(buf, c.off)
 	return err
 }
 
@@ -97,7 +106,7 @@ var _ = Describe("Device", func() {
 	DescribeTable("catches data that changed between the overwrite and the verification",
 		func(opts erase.Options, off int64) {
 			path, _ := randomFile(GinkgoT().TempDir(), size)
-			hook := &corrupt{off: off, data: []byte{0xde, 0xad}}
+			hook := &corrupt{off: off, n: 2}
 			opts.Hook = hook
 			_, err := erase.Device(ctx, path, opts)
 			var verr *erase.VerifyError
@@ -114,7 +123,7 @@ var _ = Describe("Device", func() {
 	It("catches corruption in the middle when the samples cover it", func() {
 		path, _ := randomFile(GinkgoT().TempDir(), 8<<20)
 		// 6 MiB between the edges in 4 KiB samples: with 1536 samples every one is read.
-		hook := &corrupt{off: 5<<20 + 77, data: []byte{1}}
+		hook := &corrupt{off: 5<<20 + 77, n: 1}
 		_, err := erase.Device(ctx, path, erase.Options{Zeroize: true, Samples: 1536, Hook: hook})
 		Expect(err).To(MatchError(ContainSubstring("offset 5242957")))
 	})
