@@ -119,17 +119,11 @@ func DecodeCreate(body map[string]any) (*model.Chassis, error) {
 			}
 		}
 	}
-	if raw, ok := body["uuid"]; ok && raw != nil {
-		s, isStr := raw.(string)
-		if !isStr {
-			return nil, typeErr("uuid", raw, "string")
-		}
-		u, valid := ident.CanonicalUUID(s)
-		if !valid {
-			return nil, errs.InvalidParameterValue("Expected a UUID but received %s.", s)
-		}
-		c.UUID = u
+	u, err := ident.CreateUUID(body["uuid"], typeErr)
+	if err != nil {
+		return nil, err
 	}
+	c.UUID = u
 	return c, nil
 }
 

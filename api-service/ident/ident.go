@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/google/uuid"
 )
 
@@ -29,6 +30,24 @@ func CanonicalUUID(s string) (string, bool) {
 		return "", false
 	}
 	return u.String(), true
+}
+
+// CreateUUID reads the optional "uuid" of a create body: a fresh UUID when
+// it is absent or null, else the canonical spelling of the one given.
+// typeErr words a non-string value in the caller's schema terms.
+func CreateUUID(raw any, typeErr func(name string, v any, want string) error) (string, error) {
+	if raw == nil {
+		return NewUUID(), nil
+	}
+	s, ok := raw.(string)
+	if !ok {
+		return "", typeErr("uuid", raw, "string")
+	}
+	c, ok := CanonicalUUID(s)
+	if !ok {
+		return "", errs.InvalidParameterValue("Expected a UUID but received %s.", s)
+	}
+	return c, nil
 }
 
 // NewUUID generates a random (version 4) UUID.

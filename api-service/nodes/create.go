@@ -64,18 +64,10 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Node, err
 }
 
 func setUUID(n *model.Node, raw any) error {
-	if raw == nil {
-		n.UUID = ident.NewUUID()
-		return nil
+	u, err := ident.CreateUUID(raw, typeErr)
+	if err != nil {
+		return err
 	}
-	s, ok := raw.(string)
-	if !ok {
-		return typeErr("uuid", raw, "string")
-	}
-	c, ok := ident.CanonicalUUID(s)
-	if !ok {
-		return errs.InvalidParameterValue("Expected a UUID but received %s.", s)
-	}
-	n.UUID = c
+	n.UUID = u
 	return nil
 }

@@ -223,17 +223,11 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Portgroup
 			return nil, err
 		}
 	}
-	if raw, ok := body["uuid"]; ok && raw != nil {
-		s, isStr := raw.(string)
-		if !isStr {
-			return nil, typeErr("uuid", raw, "string")
-		}
-		u, valid := ident.CanonicalUUID(s)
-		if !valid {
-			return nil, errs.InvalidParameterValue("Expected a UUID but received %s.", s)
-		}
-		pg.UUID = u
+	u, err := ident.CreateUUID(body["uuid"], typeErr)
+	if err != nil {
+		return nil, err
 	}
+	pg.UUID = u
 	return pg, nil
 }
 

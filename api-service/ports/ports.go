@@ -260,18 +260,11 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Port, err
 			return nil, err
 		}
 	}
-	p.UUID = ident.NewUUID()
-	if raw, ok := body["uuid"]; ok && raw != nil {
-		s, isStr := raw.(string)
-		if !isStr {
-			return nil, typeErr("uuid", raw, "string")
-		}
-		c, valid := ident.CanonicalUUID(s)
-		if !valid {
-			return nil, errs.InvalidParameterValue("Expected a UUID but received %s.", s)
-		}
-		p.UUID = c
+	u, err := ident.CreateUUID(body["uuid"], typeErr)
+	if err != nil {
+		return nil, err
 	}
+	p.UUID = u
 	return p, nil
 }
 
