@@ -3,9 +3,11 @@
 // database, seeds 2,000 nodes, and prints throughput and latency for the
 // API calls that matter, the RPC round trip, and how long 1,000 nodes take
 // to go manage -> provide -> active with fake-hardware, beside the targets.
-// Every loop is bounded; the run takes about a minute.
+// Each part is a section with its own set-up; -sections picks some of them.
+// Every loop is bounded.
 //
-//	go run ./bench            (from the tests module; `make bench`)
+//	go run ./bench                  (from the tests module; `make bench`)
+//	go run ./bench -sections api
 package main
 
 import (
@@ -16,6 +18,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -48,14 +52,56 @@ func main() {
 	flag.IntVar(&s.creates, "creates", 1000, "POST /v1/nodes requests")
 	flag.IntVar(&s.rpcCalls, "rpc", 3000, "RPC calls over RabbitMQ")
 	flag.BoolVar(&s.keep, "keep", false, "keep the work directory (config, logs)")
+	only := flag.String("sections", strings.Join(sectionNames(), ","), "comma-separated sections to run")
 	flag.Parse()
 	if s.deployNodes > s.seed {
 		s.deployNodes = s.seed
 	}
-	if err := run(s); err != nil {
+	if err := run(s, strings.Split(*only, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// A section measures one part of Ferric with its own set-up and returns
+// its rows of the report.
+type section struct {
+	name string
+	run  func(ctx context.Context, s settings) ([]row, error)
+}
+
+var sections = []section{
+	{"api", benchAPI},
+}
+
+func sectionNames() []string {
+	names := make([]string, len(sections))
+	for i, sec := range sections {
+		names[i] = sec.name
+	}
+	return names
+}
+
+func run(s settings, only []string) error {
+	for _, name := range only {
+		if !slices.Contains(sectionNames(), name) {
+			return fmt.Errorf("unknown section %q (have %s)", name, strings.Join(sectionNames(), ", "))
+		}
+	}
+	var rows []row
+	for _, sec := range sections {
+		if !slices.Contains(only, sec.name) {
+			continue
+		}
+		fmt.Printf("== section %s\n", sec.name)
+		got, err := sec.run(context.Background(), s)
+		if err != nil {
+			return fmt.Errorf("section %s: %w", sec.name, err)
+		}
+		rows = append(rows, got...)
+	}
+	printTable(s, rows)
+	return nil
 }
 
 // row is one line of the report.
@@ -63,11 +109,12 @@ type row struct {
 	name, measured, target, verdict string
 }
 
-func run(s settings) error {
-	ctx := context.Background()
+// benchAPI measures the API service and the fake-hardware conductor path
+// on MySQL and RabbitMQ.
+func benchAPI(ctx context.Context, s settings) ([]row, error) {
 	work, err := os.MkdirTemp("", "ferric-bench-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if s.keep {
 		fmt.Println("work directory:", work)
@@ -78,11 +125,11 @@ func run(s settings) error {
 	fmt.Println("building binaries ...")
 	bin, err := harness.Build(filepath.Join(work, "bin"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	database, err := harness.CreateDatabase(ctx, "bench")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer database.Drop(context.Background())
 
@@ -98,11 +145,11 @@ func run(s settings) error {
 	d := harness.NewDeployment(bin, work, base)
 	defer d.StopAll(30 * time.Second)
 	if err := d.DBSync(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	store, err := db.Open(ctx, database.Connection())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer store.Close()
 	// Read readiness from the conductor registry: it does not depend on
@@ -120,15 +167,15 @@ func run(s settings) error {
 		return fmt.Errorf("conductor %s not registered yet", host)
 	}
 	if _, err := d.StartAPI(ctx, "api"); err != nil {
-		return err
+		return nil, err
 	}
 	cond, err := d.StartConductor(ctx, "conductor")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	api := newAPI(d.APIURL)
 	if api.version, err = harness.MaxVersion(ctx, d.APIURL); err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Printf("API %s (microversion %s), conductor %s, database %s\n", d.APIURL, api.version, cond.Host, database.Name)
 
@@ -148,13 +195,13 @@ func run(s settings) error {
 	})
 	rows = append(rows, row{"POST /v1/nodes (create)", res.String(), "≥ 20× 35-55/s = 700-1,100/s", verdict(res.rate(), 700, 1100, res.errors)})
 	if created[0] == "" {
-		return fmt.Errorf("node create failed: %v", res.firstErr)
+		return nil, fmt.Errorf("node create failed: %v", res.firstErr)
 	}
 
 	fmt.Printf("seeding %d nodes in MySQL ...\n", s.seed)
 	seeded, err := seed(ctx, store, created[0], s.seed, s.concurrency)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	fmt.Println("GET /v1/nodes/{uuid} ...")
@@ -168,10 +215,10 @@ func run(s settings) error {
 	// that a full page follows each.
 	ordered, err := api.listUUIDs(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(ordered) <= 100 {
-		return fmt.Errorf("only %d nodes listed", len(ordered))
+		return nil, fmt.Errorf("only %d nodes listed", len(ordered))
 	}
 	markers := ordered[:len(ordered)-100]
 	res = measure(ctx, s.lists, s.concurrency, func(ctx context.Context, i int) error {
@@ -209,21 +256,21 @@ func run(s settings) error {
 
 	volumeRows, err := benchVolume(ctx, api, store, seeded, s.concurrency)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rows = append(rows, volumeRows...)
 
 	fmt.Println("RPC round trips over RabbitMQ ...")
 	rpcRows, err := benchRPC(ctx, cond.Host, seeded[0], s)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rows = append(rows, rpcRows...)
 
 	fmt.Printf("deploying %d nodes (manage -> provide -> active) ...\n", s.deployNodes)
 	took, failed, err := deploy(ctx, api, seeded[:s.deployNodes], s.concurrency)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	measured := took.Round(10 * time.Millisecond).String()
 	if failed > 0 {
@@ -235,8 +282,7 @@ func run(s settings) error {
 	}
 	rows = append(rows, row{fmt.Sprintf("%d nodes manage->provide->active", s.deployNodes), measured, "≤ 10 s", v})
 
-	printTable(s, rows)
-	return nil
+	return rows, nil
 }
 
 // seed inserts n copies of the node created through the API (so every
