@@ -24,6 +24,7 @@ type Config struct {
 	Deploy    Deploy
 	PXE       PXE
 	ISCSI     ISCSI
+	Agent     Agent
 }
 
 type Default struct {
@@ -109,6 +110,21 @@ type Deploy struct {
 	HTTPRoot                   string `ini:"deploy.http_root" help:"Directory the boot file server serves and iPXE files are written to."`
 	PowerOffAfterDeployFailure bool   `ini:"deploy.power_off_after_deploy_failure" help:"Power a node off when its deploy fails."`
 	DefaultBootOption          string `ini:"deploy.default_boot_option" help:"How deployed partition images boot when instance_info capabilities do not say: local or netboot."`
+	// The erase priorities are nil when unset: the ramdisk's own priority
+	// applies (erase_devices 10, erase_devices_metadata 99).
+	EraseDevicesPriority           *int `ini:"deploy.erase_devices_priority" help:"Priority of the erase_devices clean step (overwrite every disk); empty keeps the ramdisk's (10), 0 leaves it out of automated cleaning."`
+	EraseDevicesMetadataPriority   *int `ini:"deploy.erase_devices_metadata_priority" help:"Priority of the erase_devices_metadata clean step (partition tables and signatures at both ends of every disk); empty keeps the ramdisk's (99), 0 leaves it out of automated cleaning."`
+	ShredRandomOverwriteIterations int  `ini:"deploy.shred_random_overwrite_iterations" help:"Passes of random data erase_devices writes over every disk."`
+	ShredFinalOverwriteWithZeros   bool `ini:"deploy.shred_final_overwrite_with_zeros" help:"Let erase_devices end with a pass of zeros."`
+	ContinueIfDiskSecureEraseFails bool `ini:"deploy.continue_if_disk_secure_erase_fails" help:"When an ATA/NVMe secure erase fails, overwrite the disk instead of failing the clean step."`
+	EnableATASecureErase           bool `ini:"deploy.enable_ata_secure_erase" help:"Let erase_devices use the disk's ATA/NVMe secure erase where it has one."`
+}
+
+// Agent holds options of the agent ramdisk that moved elsewhere.
+type Agent struct {
+	// AgentEraseDevicesPriority is honoured only while [deploy]
+	// erase_devices_priority is unset.
+	AgentEraseDevicesPriority *int `ini:"agent.agent_erase_devices_priority" help:"Deprecated: use [deploy] erase_devices_priority, which wins when both are set."`
 }
 
 // PXE configures the pxe boot interface and the conductor's image cache.
@@ -190,9 +206,12 @@ func Defaults() Config {
 			AdditionalRetryableIPMIErrors: []string{},
 		},
 		Deploy: Deploy{
-			HTTPRoot:                   "/httpboot",
-			PowerOffAfterDeployFailure: true,
-			DefaultBootOption:          "local",
+			HTTPRoot:                       "/httpboot",
+			PowerOffAfterDeployFailure:     true,
+			DefaultBootOption:              "local",
+			ShredRandomOverwriteIterations: 1,
+			ShredFinalOverwriteWithZeros:   true,
+			EnableATASecureErase:           true,
 		},
 		PXE: PXE{
 			TFTPRoot:               "/tftpboot",
@@ -207,4 +226,16 @@ func Defaults() Config {
 			WriteWorkers:        4,
 		},
 	}
+}
+
+// EraseDevicesPriority is the erase_devices priority in force: [deploy]
+// erase_devices_priority, else the deprecated [agent]
+// agent_erase_devices_priority, in which case deprecated says so, for the
+// caller to warn. nil keeps the ramdisk's priority.
+func (c Config) EraseDevicesPriority() (priority *int, deprecated string) {
+	if c.Deploy.EraseDevicesPriority != nil || c.Agent.AgentEraseDevicesPriority == nil {
+		return c.Deploy.EraseDevicesPriority, ""
+	}
+	return c.Agent.AgentEraseDevicesPriority,
+		"[agent] agent_erase_devices_priority is deprecated: set [deploy] erase_devices_priority instead"
 }

@@ -88,6 +88,30 @@ automated_clean = 0
 		Expect(c.Default.LogFormat).To(Equal("text"))
 	})
 
+	It("reads the erase options: empty priorities keep the ramdisk's, the deprecated alias applies only alone", func() {
+		c, err := config.Load(writeFile("[deploy]\nerase_devices_metadata_priority = 0\nshred_random_overwrite_iterations = 3\n" +
+			"shred_final_overwrite_with_zeros = false\n[agent]\nagent_erase_devices_priority = 7\n"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Deploy.EraseDevicesMetadataPriority).To(HaveValue(Equal(0)))
+		Expect(c.Deploy.EraseDevicesPriority).To(BeNil())
+		Expect(c.Deploy.ShredRandomOverwriteIterations).To(Equal(3))
+		Expect(c.Deploy.ShredFinalOverwriteWithZeros).To(BeFalse())
+		prio, warning := c.EraseDevicesPriority()
+		Expect(prio).To(HaveValue(Equal(7)))
+		Expect(warning).To(ContainSubstring("[agent] agent_erase_devices_priority is deprecated"))
+
+		GinkgoT().Setenv("FERRIC_DEPLOY_ERASE_DEVICES_PRIORITY", "20")
+		c, err = config.Load(writeFile("[agent]\nagent_erase_devices_priority = 7\n"))
+		Expect(err).NotTo(HaveOccurred())
+		prio, warning = c.EraseDevicesPriority()
+		Expect(prio).To(HaveValue(Equal(20)))
+		Expect(warning).To(BeEmpty())
+
+		prio, warning = config.Defaults().EraseDevicesPriority()
+		Expect(prio).To(BeNil())
+		Expect(warning).To(BeEmpty())
+	})
+
 	It("lets the environment override the file", func() {
 		GinkgoT().Setenv("FERRIC_DATABASE_CONNECTION", "sqlite:///tmp/env.db")
 		GinkgoT().Setenv("FERRIC_CONDUCTOR_HEARTBEAT_TIMEOUT", "90")
@@ -111,6 +135,7 @@ automated_clean = 0
 		Entry("unknown option", "[conductor]\nheartbeat_timout = 5\n", `unknown option "heartbeat_timout" in section [conductor]`),
 		Entry("option in the wrong section", "[api]\nconnection = x\n", `unknown option "connection" in section [api]`),
 		Entry("option before a section", "host = x\n", "before any section"),
+		Entry("bad optional integer", "[deploy]\nerase_devices_priority = high\n", `[deploy] erase_devices_priority: invalid integer "high"`),
 		Entry("bad integer", "[api]\nport = eighty\n", `[api] port: invalid integer "eighty"`),
 		Entry("bad boolean", "[DEFAULT]\ndebug = maybe\n", `[DEFAULT] debug: invalid boolean "maybe"`),
 		Entry("bad duration", "[rpc]\nresponse_timeout = soon\n", `[rpc] response_timeout: invalid duration "soon"`),
@@ -157,7 +182,7 @@ var _ = Describe("Example", func() {
 		} {
 			Expect(ex).To(ContainSubstring(want))
 		}
-		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(59), "one commented-out line per option")
+		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(66), "one commented-out line per option")
 	})
 
 	It("loads back to the defaults with every option uncommented", func() {
@@ -217,6 +242,13 @@ var _ = Describe("Validate", func() {
 		Entry(nil, func(c *config.Config) { c.Conductor.ConductorGroup = "rack 1" }, "[conductor] conductor_group"),
 		Entry(nil, func(c *config.Config) { c.Conductor.HeartbeatTimeout = 5 * time.Second }, "heartbeat_timeout: 5s must exceed heartbeat_interval 10s"),
 		Entry(nil, func(c *config.Config) { c.Conductor.DeployCallbackTimeout = -time.Second }, "[conductor] deploy_callback_timeout: must not be negative"),
+		Entry(nil, func(c *config.Config) { c.Deploy.EraseDevicesPriority = ptr(-1) }, "[deploy] erase_devices_priority: must not be negative"),
+		Entry(nil, func(c *config.Config) { c.Agent.AgentEraseDevicesPriority = ptr(-1) }, "[agent] agent_erase_devices_priority: must not be negative"),
+		Entry(nil, func(c *config.Config) { c.Deploy.ShredRandomOverwriteIterations = -1 }, "[deploy] shred_random_overwrite_iterations: must not be negative"),
+		Entry(nil, func(c *config.Config) {
+			c.Deploy.ShredRandomOverwriteIterations = 0
+			c.Deploy.ShredFinalOverwriteWithZeros = false
+		}, "[deploy] shred_random_overwrite_iterations: 0 with shred_final_overwrite_with_zeros false"),
 	)
 
 	It("lists all problems at once", func() {
@@ -236,3 +268,5 @@ var _ = Describe("Validate", func() {
 		Expect(c.Validate()).To(Succeed())
 	})
 })
+
+func ptr[T any](v T) *T { return &v }

@@ -50,6 +50,8 @@ func typeName(t reflect.Type) string {
 		return "list"
 	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
 		return "integer"
+	case t == optionalIntType:
+		return "integer, may be empty"
 	case t.Kind() == reflect.Bool:
 		return "boolean"
 	}
@@ -67,6 +69,11 @@ func format(f reflect.Value) string {
 		return d.String()
 	case f.Kind() == reflect.Slice:
 		return strings.Join(f.Interface().([]string), ",")
+	case f.Type() == optionalIntType:
+		if f.IsNil() {
+			return ""
+		}
+		return strconv.Itoa(int(f.Elem().Int()))
 	}
 	return fmt.Sprint(f.Interface())
 }

@@ -185,7 +185,10 @@ func applyEnv(c *Config, environ []string) error {
 	return errors.Join(problems...)
 }
 
-var durationType = reflect.TypeFor[time.Duration]()
+var (
+	durationType    = reflect.TypeFor[time.Duration]()
+	optionalIntType = reflect.TypeFor[*int]()
+)
 
 // set parses text into the field's type, the way oslo.config reads values.
 func set(f reflect.Value, text string) error {
@@ -212,6 +215,17 @@ func set(f reflect.Value, text string) error {
 		f.SetInt(n)
 	case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
 		f.Set(reflect.ValueOf(parseList(text)))
+	case f.Type() == optionalIntType:
+		// An empty value unsets the option, as oslo.config's None.
+		if strings.TrimSpace(text) == "" {
+			f.SetZero()
+			return nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			return fmt.Errorf("invalid integer %q", text)
+		}
+		f.Set(reflect.ValueOf(&n))
 	default:
 		panic(fmt.Sprintf("config: unsupported option type %s", f.Type()))
 	}

@@ -156,6 +156,24 @@ func (c Config) Validate() error {
 	if dp.DefaultBootOption != "local" && dp.DefaultBootOption != "netboot" {
 		bad("deploy", "default_boot_option", "%q is not one of local, netboot", dp.DefaultBootOption)
 	}
+	for _, p := range []struct {
+		section, option string
+		value           *int
+	}{
+		{"deploy", "erase_devices_priority", dp.EraseDevicesPriority},
+		{"deploy", "erase_devices_metadata_priority", dp.EraseDevicesMetadataPriority},
+		{"agent", "agent_erase_devices_priority", c.Agent.AgentEraseDevicesPriority},
+	} {
+		if p.value != nil && *p.value < 0 {
+			bad(p.section, p.option, "must not be negative")
+		}
+	}
+	if dp.ShredRandomOverwriteIterations < 0 {
+		bad("deploy", "shred_random_overwrite_iterations", "must not be negative")
+	}
+	if dp.ShredRandomOverwriteIterations == 0 && !dp.ShredFinalOverwriteWithZeros {
+		bad("deploy", "shred_random_overwrite_iterations", "0 with shred_final_overwrite_with_zeros false would make erase_devices write nothing")
+	}
 	if c.Conductor.APIURL != "" {
 		if u, err := url.Parse(c.Conductor.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("conductor", "api_url", "%q is not an http(s) URL", c.Conductor.APIURL)
