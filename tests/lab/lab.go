@@ -1,17 +1,26 @@
-// Package lab is the virtual lab: simulated bare-metal nodes on 127.0.0.1
+// Package lab is the virtual lab: simulated bare-metal nodes on loopback
 // that a conductor can deploy with the ipmi hardware type. A node is a BMC
-// (package bmc), a sparse disk file, a MAC address and the ports its deploy
-// ramdisk uses. The lab plays the node's firmware: when the BMC powers the
-// node on with boot device pxe it reads the PXELINUX configuration the
+// (package bmc), a sparse disk file, a MAC address and an IP address of
+// its own. The lab plays the node's firmware: when the BMC powers the node
+// on with boot device pxe it reads the PXELINUX configuration the
 // conductor wrote for the node's MAC and, for a deploy label, runs
 // ferric-agent with that kernel command line and the node's disk and
-// ports; powering off stops the agent and its tgtd. Any other boot is only
-// recorded (Boots), so a test can check what the node would have started.
+// address; powering off stops the agent and its tgtd. Any other boot is
+// only recorded (Boots), so a test can check what the node would have
+// started.
 //
-// The conductor tells the agent which iSCSI portal port to use ([iscsi]
-// portal_port) and reaches a callback-only ramdisk on port 10000, the same
-// for every node; on one loopback address that makes the lab run one
-// deploy ramdisk at a time.
+// Each node has its own address in 127.77.0.0/16 (Node.Address, reserved
+// across processes, see address.go), as real machines have their own IP:
+// its agent API (port 9999, the agent's advertised callback URL), its
+// tgtd portal (Options.PortalPort, the conductor's [iscsi] portal_port)
+// and the callback-only ramdisk's "done" listener (port 10000) bind
+// there. The conductor learns the address from the agent's callback URL
+// or from pass_deploy_info, so any number of nodes deploy at once with
+// one conductor configuration.
+//
+// API changes: Node.Address is new (2026-12); AgentListen, Portal and
+// DoneListen keep their meaning but now hold Address instead of
+// 127.0.0.1, and AgentListen's port is 9999 on every node.
 package lab
 
 import (
@@ -36,6 +45,14 @@ import (
 const (
 	BootPXE  = "pxe"
 	BootDisk = "disk"
+)
+
+// Ports every node's ramdisk uses on its own address: the agent API
+// (ironic-python-agent's default) and the callback-only ramdisk's "done"
+// listener (the conductor's notify port).
+const (
+	AgentPort = 9999
+	DonePort  = 10000
 )
 
 // Modes a node's ramdisk runs in (ferric-agent -mode).
@@ -97,6 +114,8 @@ type Node struct {
 	Name string
 	BMC  *bmc.BMC
 	MAC  string
+	// Address is the node's IP address, which its ramdisk binds to.
+	Address string
 	// Disk is the node's disk file.
 	Disk string
 	// AgentListen is the agent API address; Portal the iSCSI portal the
@@ -109,7 +128,8 @@ type Node struct {
 	// Dir holds the node's disk, agent log and power-off helper.
 	Dir string
 
-	lab *Lab
+	lab  *Lab
+	addr *address
 
 	mu    sync.Mutex
 	mode  string
@@ -187,16 +207,16 @@ func (l *Lab) newNode(i int, b *bmc.BMC) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: disk of %s: %w", n.Name, err)
 	}
-	port, err := FreeTCPPort()
-	if err != nil {
-		return nil, err
-	}
-	n.AgentListen = "127.0.0.1:" + strconv.Itoa(port)
 	if n.TgtdControlPort, err = l.freeControlPort(); err != nil {
 		return nil, err
 	}
-	n.Portal = "127.0.0.1:" + strconv.Itoa(l.opts.PortalPort)
-	n.DoneListen = "127.0.0.1:10000"
+	if n.addr, err = reserveAddress(); err != nil {
+		return nil, err
+	}
+	n.Address = n.addr.ip
+	n.AgentListen = net.JoinHostPort(n.Address, strconv.Itoa(AgentPort))
+	n.Portal = net.JoinHostPort(n.Address, strconv.Itoa(l.opts.PortalPort))
+	n.DoneListen = net.JoinHostPort(n.Address, strconv.Itoa(DonePort))
 	return n, nil
 }
 
@@ -215,6 +235,11 @@ func (l *Lab) Stop() error {
 	l.wg.Wait()
 	for _, n := range l.Nodes {
 		if err := n.stopAgent(); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	for _, n := range l.Nodes {
+		if err := n.addr.release(); err != nil {
 			problems = append(problems, err)
 		}
 	}
@@ -390,7 +415,7 @@ func (n *Node) startAgent(cmdline string) error {
 	}
 	args := []string{"-cmdline", cmdline, "-mode", n.mode, "-disk", n.Disk, "-listen", n.AgentListen,
 		"-iscsi-portal", n.Portal, "-tgtd-control-port", strconv.Itoa(n.TgtdControlPort),
-		"-tgtd-log", filepath.Join(n.Dir, "tgtd.log"), "-mac", n.MAC, "-done-listen", n.DoneListen,
+		"-tgtd-log", filepath.Join(n.Dir, "tgtd.log"), "-mac", n.MAC, "-address", n.Address, "-done-listen", n.DoneListen,
 		"-heartbeat-interval", "2s", "-lookup-backoff", "500ms", "-lookup-max-backoff", "2s",
 		"-power-off-command", powerOff, "-debug"}
 	logf, err := os.OpenFile(n.AgentLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

@@ -53,6 +53,7 @@ var _ = Describe("A lab node", Ordered, func() {
 	var (
 		l        *lab.Lab
 		node     *lab.Node
+		other    *lab.Node
 		tftpRoot string
 		api      *httptest.Server
 		mu       sync.Mutex
@@ -85,77 +86,99 @@ var _ = Describe("A lab node", Ordered, func() {
 		DeferCleanup(api.Close)
 		portal, err := lab.FreeTCPPort()
 		Expect(err).NotTo(HaveOccurred())
-		l, err = lab.Start(ctx, lab.Options{Nodes: 1, AgentBinary: agent, TFTPRoot: tftpRoot, DiskSize: 8 << 20,
+		l, err = lab.Start(ctx, lab.Options{Nodes: 2, AgentBinary: agent, TFTPRoot: tftpRoot, DiskSize: 8 << 20,
 			PortalPort: portal, TempDir: dir, AgentGrace: 5 * time.Second})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(l.Stop()).To(Succeed()) })
-		node = l.Nodes[0]
+		node, other = l.Nodes[0], l.Nodes[1]
 		Expect(l.Node(strings.ToUpper(node.MAC))).To(BeIdenticalTo(node))
+		Expect(node.Address).NotTo(Equal(other.Address))
+		Expect(node.Address).To(HavePrefix("127.77."))
 	}, NodeTimeout(3*time.Minute))
 
-	ipmitool := func(args ...string) {
+	AfterEach(func() {
+		if CurrentSpecReport().Failed() && l != nil {
+			for _, n := range l.Nodes {
+				if b, err := os.ReadFile(n.AgentLog()); err == nil {
+					AddReportEntry(n.Name+" agent log", string(b))
+				}
+			}
+		}
+	})
+
+	ipmitool := func(n *lab.Node, args ...string) {
 		GinkgoHelper()
 		pw := filepath.Join(GinkgoT().TempDir(), "pw")
-		Expect(os.WriteFile(pw, []byte(node.BMC.Password), 0o600)).To(Succeed())
-		out, err := exec.Command("ipmitool", append([]string{"-I", "lanplus", "-C", "3", "-H", node.BMC.Address,
-			"-p", strconv.Itoa(node.BMC.Port), "-U", node.BMC.Username, "-f", pw}, args...)...).CombinedOutput()
+		Expect(os.WriteFile(pw, []byte(n.BMC.Password), 0o600)).To(Succeed())
+		out, err := exec.Command("ipmitool", append([]string{"-I", "lanplus", "-C", "3", "-H", n.BMC.Address,
+			"-p", strconv.Itoa(n.BMC.Port), "-U", n.BMC.Username, "-f", pw}, args...)...).CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), "ipmitool %v: %s", args, out)
 	}
-	portalOpen := func() bool {
-		c, err := net.DialTimeout("tcp", node.Portal, time.Second)
-		if err != nil {
-			return false
+	listening := func(addr string) func() bool {
+		return func() bool {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err != nil {
+				return false
+			}
+			c.Close()
+			return true
 		}
-		c.Close()
-		return true
 	}
 
-	It("boots the deploy ramdisk from its PXE configuration when powered on with boot device pxe", func() {
-		uuid := harness.NewUUID()
-		Expect(os.MkdirAll(filepath.Join(tftpRoot, uuid), 0o755)).To(Succeed())
-		iqn := "iqn.2008-10.org.openstack:" + uuid
-		config := fmt.Sprintf("default deploy\n\nlabel deploy\nkernel %[1]s/deploy_kernel\n"+
-			"append initrd=%[1]s/deploy_ramdisk deployment_id=%[1]s deployment_key=KEY iscsi_target_iqn=%[2]s "+
-			"ironic_api_url=%[3]s boot_option=netboot\nipappend 3\n", uuid, iqn, api.URL)
-		Expect(os.WriteFile(filepath.Join(tftpRoot, uuid, "config"), []byte(config), 0o644)).To(Succeed())
-		Expect(os.Symlink(filepath.Join("..", uuid, "config"), node.PXEConfigPath())).To(Succeed())
-		node.SetMode(lab.ModeCallback)
-
-		ipmitool("chassis", "bootdev", "pxe")
-		ipmitool("chassis", "power", "on")
-		Eventually(func() []map[string]string {
-			mu.Lock()
-			defer mu.Unlock()
-			return append([]map[string]string(nil), calls...)
-		}).WithTimeout(time.Minute).Should(ContainElement(And(HaveKeyWithValue("key", "KEY"), HaveKeyWithValue("iqn", iqn))))
-		Expect(node.AgentRunning()).To(BeTrue(), "the ramdisk waits for done")
-		Expect(portalOpen()).To(BeTrue(), "the disk is exported on the portal")
-		boot, ok := node.LastBoot()
-		Expect(ok).To(BeTrue())
-		Expect(boot.Device).To(Equal(lab.BootPXE))
-		Expect(boot.Label).To(Equal("deploy"))
-		Expect(boot.Cmdline).To(ContainSubstring("deployment_key=KEY"))
-		Expect(boot.Agent).To(BeTrue())
+	It("boots the deploy ramdisks of two nodes at once from their PXE configurations, each on its own address", func() {
+		iqns := map[*lab.Node]string{}
+		for _, n := range []*lab.Node{node, other} {
+			uuid := harness.NewUUID()
+			Expect(os.MkdirAll(filepath.Join(tftpRoot, uuid), 0o755)).To(Succeed())
+			iqns[n] = "iqn.2008-10.org.openstack:" + uuid
+			config := fmt.Sprintf("default deploy\n\nlabel deploy\nkernel %[1]s/deploy_kernel\n"+
+				"append initrd=%[1]s/deploy_ramdisk deployment_id=%[1]s deployment_key=KEY iscsi_target_iqn=%[2]s "+
+				"ironic_api_url=%[3]s boot_option=netboot\nipappend 3\n", uuid, iqns[n], api.URL)
+			Expect(os.WriteFile(filepath.Join(tftpRoot, uuid, "config"), []byte(config), 0o644)).To(Succeed())
+			Expect(os.Symlink(filepath.Join("..", uuid, "config"), n.PXEConfigPath())).To(Succeed())
+			n.SetMode(lab.ModeCallback)
+			ipmitool(n, "chassis", "bootdev", "pxe")
+			ipmitool(n, "chassis", "power", "on")
+		}
+		for _, n := range []*lab.Node{node, other} {
+			Eventually(func() []map[string]string {
+				mu.Lock()
+				defer mu.Unlock()
+				return append([]map[string]string(nil), calls...)
+			}).WithTimeout(time.Minute).Should(ContainElement(And(HaveKeyWithValue("key", "KEY"),
+				HaveKeyWithValue("iqn", iqns[n]), HaveKeyWithValue("address", n.Address))))
+			Expect(n.AgentRunning()).To(BeTrue(), "the ramdisk waits for done")
+			Expect(listening(n.Portal)()).To(BeTrue(), "the disk is exported on the node's portal")
+			Expect(listening(n.DoneListen)()).To(BeTrue(), "the ramdisk waits for done on the node's address")
+			boot, ok := n.LastBoot()
+			Expect(ok).To(BeTrue())
+			Expect(boot.Device).To(Equal(lab.BootPXE))
+			Expect(boot.Label).To(Equal("deploy"))
+			Expect(boot.Cmdline).To(ContainSubstring("deployment_key=KEY"))
+			Expect(boot.Agent).To(BeTrue())
+		}
 	})
 
 	It("stops the ramdisk and its tgtd when powered off", func() {
-		ipmitool("chassis", "power", "off")
-		Eventually(node.AgentRunning).WithTimeout(30 * time.Second).Should(BeFalse())
-		Eventually(portalOpen).WithTimeout(10 * time.Second).Should(BeFalse())
-		err := exec.Command("tgtadm", "-C", strconv.Itoa(node.TgtdControlPort), "--mode", "system", "--op", "show").Run()
-		Expect(err).To(HaveOccurred(), "no tgtd answers on the node's control port")
-		Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOff))
+		for _, n := range []*lab.Node{node, other} {
+			ipmitool(n, "chassis", "power", "off")
+			Eventually(n.AgentRunning).WithTimeout(30 * time.Second).Should(BeFalse())
+			Eventually(listening(n.Portal)).WithTimeout(10 * time.Second).Should(BeFalse())
+			err := exec.Command("tgtadm", "-C", strconv.Itoa(n.TgtdControlPort), "--mode", "system", "--op", "show").Run()
+			Expect(err).To(HaveOccurred(), "no tgtd answers on the node's control port")
+			Expect(n.BMC.PowerState()).To(Equal(bmc.PowerOff))
+		}
 	})
 
 	It("records a boot from disk without starting anything", func() {
-		ipmitool("chassis", "bootdev", "disk")
-		ipmitool("chassis", "power", "on")
+		ipmitool(node, "chassis", "bootdev", "disk")
+		ipmitool(node, "chassis", "power", "on")
 		Eventually(func() string {
 			b, _ := node.LastBoot()
 			return b.Device
 		}).WithTimeout(30 * time.Second).Should(Equal(lab.BootDisk))
 		Expect(node.AgentRunning()).To(BeFalse())
 		Expect(node.Boots()).To(HaveLen(2))
-		ipmitool("chassis", "power", "off")
+		ipmitool(node, "chassis", "power", "off")
 	})
 })

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,6 +90,50 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 
 		undeploy(ctx, node, uuid)
 	}, SpecTimeout(deployTimeout+2*time.Minute))
+
+	It("deploys four nodes at once, two through agent heartbeats and two through pass_deploy_info", func(ctx SpecContext) {
+		// Before nodes had addresses of their own, two ramdisks shared the
+		// portal and port 10000, so the second export or "done" listener
+		// failed.
+		type deploying struct {
+			node *lab.Node
+			uuid string
+			mode string
+		}
+		var all []deploying
+		for i, node := range theLab.Nodes[:4] {
+			mode, vendor := lab.ModeAuto, ""
+			if i%2 == 1 {
+				mode, vendor = lab.ModeCallback, "iscsi"
+			}
+			node.SetMode(mode)
+			DeferCleanup(node.SetMode, lab.ModeAuto)
+			uuid := enrol(ctx, node, vendor)
+			setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+			all = append(all, deploying{node: node, uuid: uuid, mode: mode})
+		}
+		for _, d := range all {
+			steps.Provision(ctx, client, d.uuid, nodes.TargetActive)
+		}
+		for _, d := range all {
+			n := eventuallyActive(ctx, d.uuid)
+			Expect(prefixEqual(d.node.Disk, wholeDiskRaw)).To(BeTrue(), "%s's disk starts with the image", d.node.Name)
+			if d.mode == lab.ModeCallback {
+				Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"))
+				expectDeployBoot(d.node, "deployment_key=")
+			} else {
+				Expect(n.DriverInternalInfo).To(HaveKeyWithValue("agent_url",
+					"http://"+net.JoinHostPort(d.node.Address, strconv.Itoa(lab.AgentPort))), "the agent called back from its own address")
+				expectDeployBoot(d.node, "ipa-api-url=")
+			}
+		}
+		for _, d := range all {
+			steps.Provision(ctx, client, d.uuid, nodes.TargetDeleted)
+		}
+		for _, d := range all {
+			expectUndeployed(ctx, d.node, d.uuid)
+		}
+	}, SpecTimeout(deployTimeout+3*time.Minute))
 
 	It("deploys a partition image with swap, ephemeral and a config drive", func(ctx SpecContext) {
 		node := theLab.Nodes[0]
@@ -240,11 +285,17 @@ func expectDeployBoot(node *lab.Node, param string) {
 	Expect(last.Cmdline).To(ContainSubstring(param))
 }
 
-// undeploy tears the instance down and checks the node is off with no
-// PXE configuration left.
+// undeploy tears the instance down.
 func undeploy(ctx context.Context, node *lab.Node, uuid string) {
 	GinkgoHelper()
 	steps.Provision(ctx, client, uuid, nodes.TargetDeleted)
+	expectUndeployed(ctx, node, uuid)
+}
+
+// expectUndeployed waits for the undeploy to end and checks the node is
+// off with no PXE configuration left.
+func expectUndeployed(ctx context.Context, node *lab.Node, uuid string) {
+	GinkgoHelper()
 	n := eventuallyState(ctx, uuid, "available")
 	Expect(n.PowerState).To(Equal("power off"))
 	Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOff))

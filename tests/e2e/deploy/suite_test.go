@@ -87,7 +87,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	// Partition images with root_gb 1 and ephemeral_gb 1 need more than
 	// 2 GiB; the disk files are sparse.
-	theLab, err = lab.Start(ctx, lab.Options{Nodes: 2, AgentBinary: agent, TFTPRoot: dirs.TFTPRoot,
+	theLab, err = lab.Start(ctx, lab.Options{Nodes: 4, AgentBinary: agent, TFTPRoot: dirs.TFTPRoot,
 		DiskSize: 3 << 30, PortalPort: portalPort, TempDir: workDir})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(theLab.Stop()).To(Succeed()) })

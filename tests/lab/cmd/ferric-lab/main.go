@@ -134,8 +134,8 @@ func printUsage(d *harness.Deployment, l *lab.Lab, dir, kernel, ramdisk string) 
 	fmt.Fprintf(&b, "logs:        %s/{api,conductor}.log\n", dir)
 	fmt.Fprintf(&b, "  export OS_ENDPOINT=%s OS_AUTH_TYPE=none   # for the openstack baremetal CLI\n\n", d.APIURL)
 	for _, n := range l.Nodes {
-		fmt.Fprintf(&b, "%s: MAC %s, BMC %s:%d (%s / %s), disk %s\n   agent log %s\n",
-			n.Name, n.MAC, n.BMC.Address, n.BMC.Port, n.BMC.Username, n.BMC.Password, n.Disk, n.AgentLog())
+		fmt.Fprintf(&b, "%s: MAC %s, address %s, BMC %s:%d (%s / %s), disk %s\n   agent log %s\n",
+			n.Name, n.MAC, n.Address, n.BMC.Address, n.BMC.Port, n.BMC.Username, n.BMC.Password, n.Disk, n.AgentLog())
 		fmt.Fprintf(&b, "   curl -s -X POST %s/v1/nodes -H 'Content-Type: application/json' -H 'X-OpenStack-Ironic-API-Version: latest' \\\n"+
 			"     -d '{\"name\": \"%s\", \"driver\": \"ipmi\", \"driver_info\": {\"ipmi_address\": \"%s\", \"ipmi_port\": %d, "+
 			"\"ipmi_username\": \"%s\", \"ipmi_password\": \"%s\", \"deploy_kernel\": \"file://%s\", \"deploy_ramdisk\": \"file://%s\"}}'\n",
@@ -145,8 +145,8 @@ func printUsage(d *harness.Deployment, l *lab.Lab, dir, kernel, ramdisk string) 
 	}
 	b.WriteString("Then: manage, provide, set instance_info/image_source (an http:// or file:// qcow2 or raw image;\n" +
 		"a partition image also needs kernel, ramdisk and root_gb) and deploy (target active). The lab boots\n" +
-		"ferric-agent when the BMC powers a node on with boot device pxe; deploys run one at a time, since\n" +
-		"every agent uses the same iSCSI portal port and done port 10000. For the callback-only ramdisk\n" +
-		"(pass_deploy_info) create the node with \"vendor_interface\": \"iscsi\".\n")
+		"ferric-agent on the node's own address when the BMC powers it on with boot device pxe; any number\n" +
+		"of nodes can deploy at once. For the callback-only ramdisk (pass_deploy_info) create the node\n" +
+		"with \"vendor_interface\": \"iscsi\".\n")
 	fmt.Print(b.String())
 }
