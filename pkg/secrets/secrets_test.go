@@ -117,6 +117,10 @@ var _ = Describe("MaskString", func() {
 		Entry("AMQP URL", "amqp://guest:guest@127.0.0.1:5672/", "amqp://guest:******@127.0.0.1:5672/"),
 		Entry("nothing secret", "power on failed: timeout after 60s", "power on failed: timeout after 60s"),
 		Entry("URL with a port only", "http://127.0.0.1:6385/v1", "http://127.0.0.1:6385/v1"),
+		Entry("IQN", "iqn.2026-01.org.example:vol-1", "iqn.2026-01.org.example:vol-1"),
+		Entry("secret word in other case", "Admin_PassWord: x", "Admin_PassWord: ******"),
+		Entry("secret word spelt with a long s", "paſsword=x", "paſsword=******"),
+		Entry("URL user info without a secret word", "ftp://u:p@host/f and key=1", "ftp://u:******@host/f and key=1"),
 	)
 })
 
