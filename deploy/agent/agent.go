@@ -21,8 +21,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/ferricbm/ferric/deploy/agent/erase"
 	"github.com/ferricbm/ferric/deploy/agent/tgt"
+	"github.com/ferricbm/ferric/deploy/erase"
 )
 
 // Version is the agent_version reported in heartbeats. Ironic conductors compare it

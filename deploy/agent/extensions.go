@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/ferricbm/ferric/deploy/agent/erase"
+	"github.com/ferricbm/ferric/deploy/erase"
 )
 
 // The hardware manager this agent reports: the conductor caches clean steps by its

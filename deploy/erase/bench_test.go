@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ferricbm/ferric/deploy/agent/erase"
+	"github.com/ferricbm/ferric/deploy/erase"
 )
 
 // BenchmarkErase overwrites a file-backed disk of ERASE_BENCH_SIZE bytes (default

@@ -1,8 +1,10 @@
 // Package erase overwrites disks the way a cleaning step must: a number of passes of
 // random data, optionally followed by a pass of zeros (shred semantics), with large
-// aligned writes that bypass the page cache, then reads back a spread of samples and
-// all of the first and last MiB to prove the overwrite reached the medium. Metadata
-// wipes partition tables and filesystem signatures at both ends of a disk only.
+// aligned writes kept in flight, then reads back a spread of samples and all of the
+// first and last MiB to prove the overwrite reached the medium. WipeMetadata wipes
+// partition tables and filesystem signatures only. Both work on any Disk: a local
+// device or file (the agent, through O_DIRECT), or a LUN reached over iSCSI (the
+// conductor, for a ramdisk that only exports its disk).
 package erase
 
 import (
@@ -11,6 +13,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"io"
 	mrand "math/rand/v2"
 	"sync"
 	"time"
@@ -30,7 +33,17 @@ const (
 	sampleSize = 4096
 )
 
-// Options configures Device. The zero value runs one random pass and no zero pass.
+// Disk is what an erase works on: a local device or file, or a LUN over iSCSI
+// (*iscsi.Device). WriteAt may be called from several goroutines at once with
+// disjoint ranges; Sync makes everything written durable.
+type Disk interface {
+	io.ReaderAt
+	io.WriterAt
+	Size() int64
+	Sync() error
+}
+
+// Options configures Overwrite and Device. The zero value runs one random pass and no zero pass.
 type Options struct {
 	// Iterations is the number of random passes (shred --iterations).
 	Iterations int
@@ -50,8 +63,9 @@ type Options struct {
 	Hook Hook
 }
 
-// Hook lets a caller act on a device after it has been overwritten and before it is
-// verified (tests use it to damage the disk and prove verification catches it).
+// Hook lets a caller act on a disk after it has been overwritten and before it is
+// verified (tests use it to damage the disk and prove verification catches it). It
+// receives the name given to Overwrite (the path, for Device).
 type Hook interface {
 	BeforeVerify(device string) error
 }
@@ -97,8 +111,22 @@ func (p pass) fill(b []byte, off int64) {
 }
 
 // Device overwrites the whole of path (a block device or a regular file) and verifies
-// the result.
+// the result, writing through O_DIRECT where the filesystem allows it.
 func Device(ctx context.Context, path string, opts Options) (Record, error) {
+	d, err := openLocal(path)
+	if err != nil {
+		return Record{}, fmt.Errorf("erase %s: %w", path, err)
+	}
+	defer d.Close()
+	return Overwrite(ctx, d, path, opts)
+}
+
+// Overwrite writes opts.Iterations passes of random data over the whole of d, then a
+// pass of zeros when opts.Zeroize, syncing after each pass, and verifies the result:
+// the first and last MiB in full and opts.Samples regions spread between them must
+// hold what the last pass wrote, else the error is a *VerifyError. name identifies
+// the disk in errors and to opts.Hook.
+func Overwrite(ctx context.Context, d Disk, name string, opts Options) (Record, error) {
 	if opts.BlockSize <= 0 {
 		opts.BlockSize = 4 << 20
 	}
@@ -113,7 +141,7 @@ func Device(ctx context.Context, path string, opts Options) (Record, error) {
 	for range opts.Iterations {
 		var p pass
 		if _, err := rand.Read(p.key[:]); err != nil {
-			return Record{}, fmt.Errorf("erase %s: %w", path, err)
+			return Record{}, fmt.Errorf("erase %s: %w", name, err)
 		}
 		passes = append(passes, p)
 	}
@@ -121,33 +149,29 @@ func Device(ctx context.Context, path string, opts Options) (Record, error) {
 		passes = append(passes, pass{zero: true})
 	}
 	if len(passes) == 0 {
-		return Record{}, fmt.Errorf("erase %s: no pass requested (0 iterations and no zero pass)", path)
+		return Record{}, fmt.Errorf("erase %s: no pass requested (0 iterations and no zero pass)", name)
 	}
-	d, err := openDisk(path)
-	if err != nil {
-		return Record{}, err
-	}
-	defer d.close()
 	start := time.Now()
-	total := d.size * int64(len(passes))
+	size := d.Size()
+	total := size * int64(len(passes))
 	var done int64
 	for _, p := range passes {
-		err := d.overwrite(ctx, p, opts, func(n int64) {
+		err := overwrite(ctx, d, p, opts, func(n int64) {
 			done += n
 			if opts.Progress != nil {
 				opts.Progress(done, total)
 			}
 		})
 		if err != nil {
-			return Record{}, fmt.Errorf("erase %s: %w", path, err)
+			return Record{}, fmt.Errorf("erase %s: %w", name, err)
 		}
 	}
 	if opts.Hook != nil {
-		if err := opts.Hook.BeforeVerify(path); err != nil {
-			return Record{}, fmt.Errorf("erase %s: %w", path, err)
+		if err := opts.Hook.BeforeVerify(name); err != nil {
+			return Record{}, fmt.Errorf("erase %s: %w", name, err)
 		}
 	}
-	checked, err := d.verify(passes[len(passes)-1], opts.Samples)
+	checked, err := verify(d, name, passes[len(passes)-1], opts.Samples)
 	if err != nil {
 		return Record{}, err
 	}
@@ -155,7 +179,7 @@ func Device(ctx context.Context, path string, opts Options) (Record, error) {
 	if opts.Iterations == 0 {
 		method = "zero"
 	}
-	return Record{Method: method, Passes: len(passes), Bytes: d.size, Duration: time.Since(start).Seconds(),
+	return Record{Method: method, Passes: len(passes), Bytes: size, Duration: time.Since(start).Seconds(),
 		SamplesChecked: checked}, nil
 }
 
@@ -168,17 +192,22 @@ type block struct {
 
 // overwrite writes one pass over the whole disk: a generator fills aligned buffers
 // while opts.Writers goroutines write them, so generating random data and writing
-// overlap.
-func (d *disk) overwrite(ctx context.Context, p pass, opts Options, progress func(int64)) error {
+// overlap, and several writes are in flight (over iSCSI each is split further into
+// commands queued on the session).
+func overwrite(ctx context.Context, d Disk, p pass, opts Options, progress func(int64)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	size := d.Size()
+	// A zero pass writes one shared buffer of zeros; a random pass fills one buffer
+	// per write in flight plus one being generated.
 	free := make(chan []byte, opts.Writers+1)
-	for range opts.Writers + 1 {
-		free <- alignedBuffer(opts.BlockSize)
-	}
 	var zero []byte
 	if p.zero {
 		zero = alignedBuffer(opts.BlockSize)
+	} else {
+		for range opts.Writers + 1 {
+			free <- alignedBuffer(opts.BlockSize)
+		}
 	}
 	work := make(chan block)
 	written := make(chan int64, opts.Writers)
@@ -193,8 +222,8 @@ func (d *disk) overwrite(ctx context.Context, p pass, opts Options, progress fun
 	for range opts.Writers {
 		wg.Go(func() {
 			for b := range work {
-				if err := d.writeAt(b.buf[:b.n], b.off); err != nil {
-					fail(err)
+				if _, err := d.WriteAt(b.buf[:b.n], b.off); err != nil {
+					fail(fmt.Errorf("write at %d: %w", b.off, err))
 				}
 				if !p.zero {
 					free <- b.buf
@@ -205,8 +234,8 @@ func (d *disk) overwrite(ctx context.Context, p pass, opts Options, progress fun
 	}
 	go func() {
 		defer close(work)
-		for off := int64(0); off < d.size; off += int64(opts.BlockSize) {
-			n := int(min(int64(opts.BlockSize), d.size-off))
+		for off := int64(0); off < size; off += int64(opts.BlockSize) {
+			n := int(min(int64(opts.BlockSize), size-off))
 			buf := zero
 			if !p.zero {
 				select {
@@ -236,7 +265,7 @@ func (d *disk) overwrite(ctx context.Context, p pass, opts Options, progress fun
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := d.f.Sync(); err != nil {
+	if err := d.Sync(); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
 	return nil
@@ -244,14 +273,15 @@ func (d *disk) overwrite(ctx context.Context, p pass, opts Options, progress fun
 
 // verify compares the first and last MiB and samples spread over the disk with the
 // pass that was written last, and returns the number of regions checked.
-func (d *disk) verify(p pass, samples int) (int, error) {
+func verify(d Disk, name string, p pass, samples int) (int, error) {
+	size := d.Size()
 	type region struct{ off, n int64 }
-	regions := []region{{0, min(edge, d.size)}}
-	if d.size > edge {
-		tail := max(edge, d.size-edge) / align * align
-		regions = append(regions, region{tail, d.size - tail})
+	regions := []region{{0, min(edge, size)}}
+	if size > edge {
+		tail := max(edge, size-edge) / align * align
+		regions = append(regions, region{tail, size - tail})
 	}
-	if span := d.size / align * align; span > 2*edge {
+	if span := size / align * align; span > 2*edge {
 		step := (span - 2*edge) / int64(samples)
 		for i := range int64(samples) {
 			off := edge + i*step
@@ -265,8 +295,8 @@ func (d *disk) verify(p pass, samples int) (int, error) {
 	want := alignedBuffer(edge + 2*stripe)
 	for _, r := range regions {
 		buf := got[:r.n]
-		if err := d.readAt(buf, r.off); err != nil {
-			return 0, err
+		if err := readFull(d, buf, r.off); err != nil {
+			return 0, fmt.Errorf("verify %s: %w", name, err)
 		}
 		// The expected bytes are generated from the stripe holding r.off.
 		base := r.off / stripe * stripe
@@ -276,12 +306,25 @@ func (d *disk) verify(p pass, samples int) (int, error) {
 		if !bytes.Equal(buf, exp) {
 			for i := range buf {
 				if buf[i] != exp[i] {
-					return 0, &VerifyError{Device: d.path, Offset: r.off + int64(i)}
+					return 0, &VerifyError{Device: name, Offset: r.off + int64(i)}
 				}
 			}
 		}
 	}
 	return len(regions), nil
+}
+
+// readFull reads len(b) bytes at off; io.EOF with all of them read is success, as
+// io.ReaderAt allows it at the end of the disk.
+func readFull(d Disk, b []byte, off int64) error {
+	n, err := d.ReadAt(b, off)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("read %d bytes at %d: %w", len(b), off, err)
 }
 
 // alignedBuffer returns n bytes starting at a 4 KiB boundary, as O_DIRECT requires.

@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/ferricbm/ferric/deploy/agent/erase"
+	"github.com/ferricbm/ferric/deploy/erase"
 )
 
 // randomFile creates a file of size bytes of pseudo-random data, standing in for a
@@ -25,10 +25,35 @@ func randomFile(dir string, size int) (string, []byte) {
 	return p, data
 }
 
+// expectZeroed checks that the file at path holds size zeros, and rec reports a
+// shred of that many passes verified with the default samples.
+func expectZeroed(path string, size int, rec erase.Record, passes int) {
+	GinkgoHelper()
+	got, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(got).To(HaveLen(size))
+	Expect(allZero(got)).To(BeTrue())
+	Expect(rec.Method).To(Equal("shred"))
+	Expect(rec.Passes).To(Equal(passes))
+	Expect(rec.Bytes).To(Equal(int64(size)))
+	Expect(rec.SamplesChecked).To(Equal(256 + 2))
+}
+
+// sameBytes counts the positions where a and b hold the same byte: independent
+// random data agrees by chance about once in 256.
+func sameBytes(a, b []byte) int {
+	same := 0
+	for i := range a {
+		if a[i] == b[i] {
+			same++
+		}
+	}
+	return same
+}
+
 func allZero(b []byte) bool { return !bytes.ContainsFunc(b, func(r rune) bool { return r != 0 }) }
 
-// corrupt is a Hook that writes bytes into the erased disk before verification.
-// corrupt inverts n bytes at off before verification, so every one of them
+// corrupt is a Hook that inverts n bytes at off before verification, so every one of them
 // differs from what the pass wrote, whatever that was.
 type corrupt struct {
 	off  int64
@@ -67,14 +92,7 @@ var _ = Describe("Device", func() {
 		rec, err := erase.Device(ctx, path, erase.Options{Iterations: 2, Zeroize: true, BlockSize: 1 << 20,
 			Progress: func(done, t int64) { last, total = done, t }})
 		Expect(err).NotTo(HaveOccurred())
-		got, err := os.ReadFile(path)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(got).To(HaveLen(size))
-		Expect(allZero(got)).To(BeTrue())
-		Expect(rec.Method).To(Equal("shred"))
-		Expect(rec.Passes).To(Equal(3))
-		Expect(rec.Bytes).To(Equal(int64(size)))
-		Expect(rec.SamplesChecked).To(Equal(256 + 2))
+		expectZeroed(path, size, rec, 3)
 		Expect(total).To(Equal(int64(3 * size)))
 		Expect(last).To(Equal(total))
 	})
@@ -86,14 +104,7 @@ var _ = Describe("Device", func() {
 		Expect(rec.Passes).To(Equal(1))
 		after, err := os.ReadFile(path)
 		Expect(err).NotTo(HaveOccurred())
-		same := 0
-		for i := range after {
-			if after[i] == before[i] {
-				same++
-			}
-		}
-		// Independent random bytes agree by chance about once in 256.
-		Expect(same).To(BeNumerically("<", size/128))
+		Expect(sameBytes(before, after)).To(BeNumerically("<", size/128))
 		Expect(allZero(after[:1<<20])).To(BeFalse())
 	})
 
@@ -146,13 +157,12 @@ var _ = Describe("Metadata", func() {
 		return true
 	}
 
-	It("removes a GPT (both copies) and its protective MBR, keeping the middle", func() {
+	It("removes a GPT (both copies) and its protective MBR, zeroing the ends of the disk and of each partition only", func() {
 		path, before := randomFile(GinkgoT().TempDir(), size)
+		// Partition 1 spans [1 MiB, 41 MiB), partition 2 from there to the backup GPT.
 		out, err := exec.Command("sgdisk", "-n", "1:2048:+40M", "-n", "2:0:0", path).CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(out))
 		Expect(signatures(path)).To(And(ContainSubstring("gpt"), ContainSubstring("PMBR")))
-		withTable, err := os.ReadFile(path)
-		Expect(err).NotTo(HaveOccurred())
 
 		rec, err := erase.Metadata(context.Background(), path)
 		Expect(err).NotTo(HaveOccurred())
@@ -161,10 +171,12 @@ var _ = Describe("Metadata", func() {
 		Expect(blkidFinds(path)).To(BeFalse())
 		after, err := os.ReadFile(path)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(allZero(after[:1<<20])).To(BeTrue())
-		Expect(allZero(after[size-1<<20:])).To(BeTrue())
-		Expect(bytes.Equal(after[1<<20:size-1<<20], withTable[1<<20:size-1<<20])).To(BeTrue())
-		Expect(bytes.Equal(after[1<<20:size-1<<20], before[1<<20:size-1<<20])).To(BeTrue())
+		const mib = 1 << 20
+		Expect(allZero(after[:2*mib])).To(BeTrue())
+		Expect(allZero(after[40*mib : 42*mib])).To(BeTrue())
+		Expect(allZero(after[size-mib-17<<10:])).To(BeTrue())
+		Expect(bytes.Equal(after[2*mib:40*mib], before[2*mib:40*mib])).To(BeTrue())
+		Expect(bytes.Equal(after[42*mib:size-2*mib], before[42*mib:size-2*mib])).To(BeTrue())
 	})
 
 	It("removes a filesystem made on the whole disk", func() {

@@ -1,7 +1,6 @@
 package erase
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,60 +8,55 @@ import (
 	"unsafe"
 )
 
-// disk is an open device: writes and reads of whole aligned blocks go through a
-// descriptor opened with O_DIRECT when the filesystem supports it (tmpfs does not),
-// the rest through a buffered one.
-type disk struct {
+// local is an open device or file. Writes and reads of whole aligned blocks go
+// through a descriptor opened with O_DIRECT when the filesystem supports it (tmpfs
+// does not), so an erase neither fills nor is served from the page cache; the rest
+// goes through a buffered one.
+type local struct {
 	path   string
 	f      *os.File
 	direct *os.File
 	size   int64
 }
 
-func openDisk(path string) (*disk, error) {
+func openLocal(path string) (*local, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("size of %s: %w", path, err)
 	}
-	d := &disk{path: path, f: f, size: size}
+	d := &local{path: path, f: f, size: size}
 	if direct, err := os.OpenFile(path, os.O_RDWR|syscall.O_DIRECT, 0); err == nil {
 		d.direct = direct
 	}
 	return d, nil
 }
 
-func (d *disk) close() {
+func (d *local) Close() error {
 	if d.direct != nil {
 		d.direct.Close()
 	}
-	d.f.Close()
+	return d.f.Close()
 }
 
-func (d *disk) pick(b []byte, off int64) *os.File {
+func (d *local) pick(b []byte, off int64) *os.File {
 	if d.direct != nil && off%align == 0 && len(b)%align == 0 && uintptrOf(b)%align == 0 {
 		return d.direct
 	}
 	return d.f
 }
 
-func (d *disk) writeAt(b []byte, off int64) error {
-	if _, err := d.pick(b, off).WriteAt(b, off); err != nil {
-		return fmt.Errorf("write %s at %d: %w", d.path, off, err)
-	}
-	return nil
-}
+func (d *local) Size() int64 { return d.size }
 
-func (d *disk) readAt(b []byte, off int64) error {
-	if _, err := d.pick(b, off).ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read %s at %d: %w", d.path, off, err)
-	}
-	return nil
-}
+func (d *local) WriteAt(b []byte, off int64) (int, error) { return d.pick(b, off).WriteAt(b, off) }
+
+func (d *local) ReadAt(b []byte, off int64) (int, error) { return d.pick(b, off).ReadAt(b, off) }
+
+func (d *local) Sync() error { return d.f.Sync() }
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 

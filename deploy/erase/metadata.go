@@ -1,63 +1,64 @@
 package erase
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/ferricbm/ferric/deploy/disk"
 )
 
-// Metadata destroys what makes a disk's old contents findable: partition tables (MBR,
-// and GPT with its backup at the end) and filesystem, RAID and LVM signatures. Each
-// partition of a block device first has its signatures removed by wipefs (in reverse
-// order, partitions before their disk, like IPA), then the disk itself, and the first
-// and last MiB are overwritten with zeros and read back. Everything between the two
-// ends keeps its bytes.
+// Metadata runs WipeMetadata on path, a block device or a regular file.
 func Metadata(ctx context.Context, path string) (Record, error) {
+	d, err := openLocal(path)
+	if err != nil {
+		return Record{}, fmt.Errorf("erase metadata of %s: %w", path, err)
+	}
+	defer d.Close()
+	return WipeMetadata(ctx, d, path)
+}
+
+// WipeMetadata destroys what makes a disk's old contents findable: partition tables
+// (MBR, and GPT with its backup at the end), boot loaders, and the filesystem, swap,
+// RAID and LVM signatures of the disk and of every partition. It reads the partition
+// table first (GPT from either copy, MBR primary entries), then overwrites with zeros
+// the first and last MiB of the disk and of each partition found, where ext*, xfs,
+// btrfs, vfat, iso9660, swap, LVM and md keep their superblocks, syncs, and reads all
+// of it back. Everything else keeps its bytes. A table that cannot be read (corrupt
+// in both GPT copies, or not in 512-byte sectors) leaves only the ends of the disk to
+// wipe, which no partitioning tool can then get past. name identifies the disk in
+// errors.
+func WipeMetadata(ctx context.Context, d Disk, name string) (Record, error) {
 	start := time.Now()
-	parts, err := partitions(path)
-	if err != nil {
-		return Record{}, err
-	}
-	for _, p := range append(parts, path) {
-		if err := wipefs(ctx, p); err != nil {
-			return Record{}, err
-		}
-	}
-	d, err := openDisk(path)
-	if err != nil {
-		return Record{}, err
-	}
-	defer d.close()
+	regions := metadataRegions(d)
 	zero := alignedBuffer(edge)
-	regions := []int64{0}
-	if d.size > edge {
-		regions = append(regions, max(edge, d.size-edge)/align*align)
-	}
 	var written int64
-	for _, off := range regions {
-		n := min(int64(edge), d.size-off)
-		if err := d.writeAt(zero[:n], off); err != nil {
-			return Record{}, fmt.Errorf("erase metadata of %s: %w", path, err)
+	for _, r := range regions {
+		for off := r.off; off < r.end; off += edge {
+			if err := ctx.Err(); err != nil {
+				return Record{}, fmt.Errorf("erase metadata of %s: %w", name, err)
+			}
+			n := min(edge, r.end-off)
+			if _, err := d.WriteAt(zero[:n], off); err != nil {
+				return Record{}, fmt.Errorf("erase metadata of %s: write at %d: %w", name, off, err)
+			}
+			written += n
 		}
-		written += n
 	}
-	if err := d.f.Sync(); err != nil {
-		return Record{}, fmt.Errorf("erase metadata of %s: sync: %w", path, err)
+	if err := d.Sync(); err != nil {
+		return Record{}, fmt.Errorf("erase metadata of %s: sync: %w", name, err)
 	}
 	got := alignedBuffer(edge)
-	for _, off := range regions {
-		n := min(int64(edge), d.size-off)
-		if err := d.readAt(got[:n], off); err != nil {
-			return Record{}, err
-		}
-		for i, b := range got[:n] {
-			if b != 0 {
-				return Record{}, &VerifyError{Device: path, Offset: off + int64(i)}
+	for _, r := range regions {
+		for off := r.off; off < r.end; off += edge {
+			buf := got[:min(edge, r.end-off)]
+			if err := readFull(d, buf, off); err != nil {
+				return Record{}, fmt.Errorf("verify metadata erase of %s: %w", name, err)
+			}
+			if i := slices.IndexFunc(buf, func(b byte) bool { return b != 0 }); i >= 0 {
+				return Record{}, &VerifyError{Device: name, Offset: off + int64(i)}
 			}
 		}
 	}
@@ -65,42 +66,40 @@ func Metadata(ctx context.Context, path string) (Record, error) {
 		SamplesChecked: len(regions)}, nil
 }
 
-func wipefs(ctx context.Context, dev string) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "wipefs", "--force", "--all", dev).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("wipefs %s: %w: %s", dev, err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
+// span is the byte range [off, end) of a disk.
+type span struct{ off, end int64 }
 
-// partitions lists the partition device nodes of a whole-disk block device, last
-// first; a regular file or a partition has none.
-func partitions(path string) ([]string, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
+// metadataRegions lists the ranges WipeMetadata zeros, sorted, without overlaps (so
+// no byte is sent twice) and widened to 4 KiB boundaries so O_DIRECT can write them.
+func metadataRegions(d Disk) []span {
+	size := d.Size()
+	ends := func(off, n int64) []span {
+		head := min(n, edge)
+		return []span{{off, off + head}, {off + n - head, off + n}}
 	}
-	if st.Mode()&os.ModeDevice == 0 {
-		return nil, nil
-	}
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return nil, err
-	}
-	name := filepath.Base(real)
-	entries, err := os.ReadDir(filepath.Join("/sys/class/block", name))
-	if err != nil {
-		return nil, nil
-	}
-	var parts []string
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join("/sys/class/block", name, e.Name(), "partition")); err == nil {
-			parts = append(parts, filepath.Join("/dev", e.Name()))
+	regions := ends(0, size)
+	// A table that cannot be read hides its partitions from every other tool too:
+	// the ends of the disk are then all there is to wipe.
+	if t, err := disk.ReadTable(d); err == nil {
+		for _, p := range t.Partitions {
+			if p.Start >= size || p.Size <= 0 {
+				continue
+			}
+			regions = append(regions, ends(p.Start, min(p.Size, size-p.Start))...)
 		}
 	}
-	slices.Sort(parts)
-	slices.Reverse(parts)
-	return parts, nil
+	for i, r := range regions {
+		regions[i] = span{r.off / align * align, min(size, (r.end+align-1)/align*align)}
+	}
+	slices.SortFunc(regions, func(a, b span) int { return cmp.Compare(a.off, b.off) })
+	merged := regions[:1]
+	for _, r := range regions[1:] {
+		last := &merged[len(merged)-1]
+		if r.off <= last.end {
+			last.end = max(last.end, r.end)
+			continue
+		}
+		merged = append(merged, r)
+	}
+	return merged
 }
