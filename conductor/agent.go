@@ -93,6 +93,18 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 		t.Log().Error("Invalid or missing agent_token received")
 		return invalid
 	}
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	// Whatever the agent must be asked is asked now, before the lock is
+	// taken: a slow agent must not keep the node locked.
+	poller, polls := d.Deploy.(driver.AgentPoller)
+	var polled any
+	var pollErr error
+	if polls {
+		polled, pollErr = poller.PollAgent(ctx, t, args.CallbackURL)
+	}
 	if err := t.Upgrade(ctx); err != nil {
 		return err
 	}
@@ -114,16 +126,22 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 			return fmt.Errorf("heartbeat of node %s: %w", n.UUID, err)
 		}
 	}
-	d, err := t.Driver()
-	if err != nil {
-		return err
+	callbackURL, version := args.CallbackURL, args.AgentVersion
+	if polls {
+		return t.Spawn(ctx, task.Work{Name: "heartbeat", Run: func(ctx context.Context, t *task.Task) error {
+			ct := c.cleanTask(t)
+			err := poller.HeartbeatPolled(ctx, ct, callbackURL, version, polled, pollErr)
+			if err != nil || ct.ended {
+				return err
+			}
+			return t.Save(ctx)
+		}}, nil)
 	}
 	handler, ok := d.Deploy.(driver.HeartbeatHandler)
 	if !ok {
 		t.Log().Warnf("Got a heartbeat, but the %s deploy interface does not handle heartbeats", d.InterfaceName(driver.Deploy))
 		return nil
 	}
-	callbackURL, version := args.CallbackURL, args.AgentVersion
 	return t.Spawn(ctx, task.Work{Name: "heartbeat", Run: func(ctx context.Context, t *task.Task) error {
 		if err := handler.Heartbeat(ctx, t, callbackURL, version); err != nil {
 			return err

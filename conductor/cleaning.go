@@ -72,6 +72,9 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, userSteps []m
 		return c.cleaningFailed(ctx, t, fmt.Sprintf("Failed to validate power driver interface for node %s. Error: %s", n.UUID, err), false)
 	}
 	ensureInfo(n)
+	// A new clean's erase record replaces the last one's.
+	delete(n.DriverInternalInfo, "erase_record")
+	n.DriverInternalInfo[manualCleaningKey] = manual
 	if manual {
 		n.DriverInternalInfo["clean_steps"] = userSteps
 	}
@@ -113,7 +116,7 @@ func (c *Conductor) setCleaningSteps(ctx context.Context, t *task.Task, d *drive
 			found := false
 			for _, s := range available {
 				if s.Interface == u.Interface && s.Step == u.Step {
-					u.Priority, u.Abortable, found = s.Priority, s.Abortable, true
+					u.Priority, u.Abortable, u.RebootRequested, found = s.Priority, s.Abortable, s.RebootRequested, true
 					break
 				}
 			}
@@ -236,8 +239,20 @@ func (c *Conductor) ContinueNodeClean(ctx context.Context, args rpc.NodeArgs) er
 		return errs.New(errs.KindInvalidStateRequested,
 			"Cannot continue cleaning on %s, node is in %s state, should be %s", n.UUID, t.ProvisionState(), states.CleanWait)
 	}
+	next, abortAfter := nextCleanStep(n)
+	if abortAfter != "" {
+		return t.ProcessEventAsync(ctx, states.EventAbort, t.TargetProvisionState(), task.Work{Name: "do_node_clean_abort",
+			Run: func(ctx context.Context, t *task.Task) error { return c.doNodeCleanAbort(ctx, t, abortAfter) }})
+	}
+	return t.ProcessEventAsync(ctx, states.EventResume, t.TargetProvisionState(), task.Work{Name: "do_next_clean_step",
+		Run: func(ctx context.Context, t *task.Task) error { return c.doNextCleanStep(ctx, t, next) }})
+}
+
+// nextCleanStep is the index of the step to run next (the current one
+// again when skip_current_clean_step is false), and the name of the
+// current step when the clean must be aborted after it.
+func nextCleanStep(n *model.Node) (next int, abortAfter string) {
 	ensureInfo(n)
-	next := 0
 	if idx, ok := n.DriverInternalInfo["clean_step_index"].(float64); ok {
 		next = int(idx) + 1
 		if skip, ok := n.DriverInternalInfo["skip_current_clean_step"].(bool); ok && !skip {
@@ -245,17 +260,71 @@ func (c *Conductor) ContinueNodeClean(ctx context.Context, args rpc.NodeArgs) er
 		}
 	}
 	delete(n.DriverInternalInfo, "skip_current_clean_step")
-	if abortAfter, _ := n.CleanStep["abort_after"].(bool); abortAfter {
+	if after, _ := n.CleanStep["abort_after"].(bool); after {
 		var steps []any
 		_ = remarshal(n.DriverInternalInfo["clean_steps"], &steps)
 		if next < len(steps) {
-			stepName, _ := n.CleanStep["step"].(string)
-			return t.ProcessEventAsync(ctx, states.EventAbort, t.TargetProvisionState(), task.Work{Name: "do_node_clean_abort",
-				Run: func(ctx context.Context, t *task.Task) error { return c.doNodeCleanAbort(ctx, t, stepName) }})
+			abortAfter, _ = n.CleanStep["step"].(string)
 		}
 	}
-	return t.ProcessEventAsync(ctx, states.EventResume, t.TargetProvisionState(), task.Work{Name: "do_next_clean_step",
-		Run: func(ctx context.Context, t *task.Task) error { return c.doNextCleanStep(ctx, t, next) }})
+	return next, abortAfter
+}
+
+// manualCleaningKey tells a manual clean from an automated one; both may
+// end in manageable (a retired node's automated clean does).
+const manualCleaningKey = "cleaning_manual"
+
+// cleanTask is the task the conductor hands to a deploy interface that
+// moves a clean on when its ramdisk calls back, in the worker holding the
+// lock: it may compute the steps, continue the clean or fail it.
+type cleanTask struct {
+	*task.Task
+	c *Conductor
+	// ended: the clean continued or failed; the node was saved and may
+	// already be released, so the caller must not save it again.
+	ended bool
+}
+
+func (c *Conductor) cleanTask(t *task.Task) *cleanTask { return &cleanTask{Task: t, c: c} }
+
+// SetCleanSteps computes the steps of the clean from the driver's current
+// ones (manual: checks the user's against them).
+func (ct *cleanTask) SetCleanSteps(ctx context.Context) error {
+	d, err := ct.Driver()
+	if err != nil {
+		return err
+	}
+	manual, _ := ct.Node().DriverInternalInfo[manualCleaningKey].(bool)
+	return ct.c.setCleaningSteps(ctx, ct.Task, d, manual)
+}
+
+// ContinueCleaning is continue_node_clean run in this worker: the lock is
+// already held, so no RPC round trip can lose the step to a race.
+func (ct *cleanTask) ContinueCleaning(ctx context.Context, rerunCurrent bool) error {
+	ct.ended = true
+	n := ct.Node()
+	ensureInfo(n)
+	if rerunCurrent {
+		n.DriverInternalInfo["skip_current_clean_step"] = false
+	}
+	next, abortAfter := nextCleanStep(n)
+	if abortAfter != "" {
+		if err := ct.ProcessEvent(ctx, states.EventAbort, ct.TargetProvisionState()); err != nil {
+			return err
+		}
+		return ct.c.doNodeCleanAbort(ctx, ct.Task, abortAfter)
+	}
+	n.LastError = nil
+	if err := ct.ProcessEvent(ctx, states.EventResume, ct.TargetProvisionState()); err != nil {
+		return err
+	}
+	return ct.c.doNextCleanStep(ctx, ct.Task, next)
+}
+
+// FailCleaning ends the clean in clean failed, tearing cleaning down.
+func (ct *cleanTask) FailCleaning(ctx context.Context, msg string) error {
+	ct.ended = true
+	return ct.c.cleaningFailed(ctx, ct.Task, msg, true)
 }
 
 // abortCleaning aborts a clean waiting for its ramdisk. A step that cannot

@@ -89,7 +89,7 @@ func cleanFailure(n *model.Node, msg string) {
 // cleaningInfoKeys are the driver_internal_info entries of a clean in
 // progress.
 var cleaningInfoKeys = []string{"clean_steps", "clean_step_index", "cleaning_reboot",
-	"cleaning_polling", "skip_current_clean_step", "agent_cached_clean_steps"}
+	"cleaning_polling", "skip_current_clean_step", "agent_cached_clean_steps", manualCleaningKey}
 
 func clearCleaningInfo(n *model.Node) {
 	n.CleanStep = model.JSONObject{}

@@ -33,6 +33,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/deploy/disk"
+	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -198,6 +199,8 @@ func (w *iscsiWorld) expectCleanFailure(ctx context.Context, uuid, mac, lastErro
 	Expect(filepath.Join(w.tftp, uuid)).NotTo(BeADirectory())
 	Expect(n.DriverInternalInfo).NotTo(HaveKey("deploy_key_secret"))
 	Expect(w.e.hwPower(uuid)).NotTo(Equal(states.PowerOn))
+	_, err := os.Lstat(image.RefPath(filepath.Join(w.dir, "cache"), uuid))
+	Expect(err).To(MatchError(os.ErrNotExist), "no image cache reference is left")
 }
 
 var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
@@ -377,13 +380,23 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(err).NotTo(HaveOccurred())
 				Expect(*bd.BootDevice).To(Equal("pxe"))
 
-				By("tearing down: power off, files removed, back to available")
+				By("tearing down: the instance's files go, automated cleaning boots the ramdisk")
 				Expect(w.e.api(w.c).DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
-				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.Available))
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				cfg, err = os.ReadFile(w.pxelinuxPath(mac))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(string(cfg)).To(ContainSubstring("deployment_key="))
+				Expect(filepath.Join(w.tftp, n.UUID, "kernel")).NotTo(BeAnExistingFile())
+
+				By("aborting the clean (iscsi_clean_test.go cleans for real): power off, files removed")
+				Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventAbort})).To(Succeed())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))
 				Expect(w.pxelinuxPath(mac)).NotTo(BeAnExistingFile())
-				Expect(filepath.Join(w.tftp, n.UUID)).NotTo(BeADirectory())
-				Expect(filepath.Join(w.httpRoot, n.UUID)).NotTo(BeADirectory())
+				Expect(filepath.Join(w.tftp, n.UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
+				Expect(filepath.Join(w.tftp, n.UUID, "config")).NotTo(BeAnExistingFile())
 			})
 
 			It("fails the deploy when the image does not exist", func(ctx SpecContext) {
@@ -470,6 +483,10 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				Expect(str(w.e.node(ctx, n.UUID).LastError)).To(ContainSubstring("Timeout reached while waiting for callback"))
 				Eventually(func() string { return w.pxelinuxPath(mac) }).ShouldNot(BeAnExistingFile())
+				Eventually(func() model.JSONObject { return w.e.node(ctx, n.UUID).DriverInternalInfo }).
+					ShouldNot(HaveKey("deploy_key_secret"), "the clean-up is stored")
+				_, err := os.Lstat(image.RefPath(filepath.Join(w.dir, "cache"), n.UUID))
+				Expect(err).To(MatchError(os.ErrNotExist), "no image cache reference is left")
 			})
 		})
 	}

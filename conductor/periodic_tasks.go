@@ -82,7 +82,12 @@ func (c *Conductor) waitTimeouts() []waitTimeout {
 					if err != nil {
 						return err
 					}
-					return d.Deploy.CleanUp(ctx, t)
+					// What the clean-up dropped (the deploy key) must be
+					// stored, even when part of it failed.
+					if err := d.Deploy.CleanUp(ctx, t); err != nil {
+						t.Log().WithError(err).Error("Cleaning up after the deploy callback timeout failed")
+					}
+					return t.Save(ctx)
 				}},
 			}
 		}},
@@ -107,12 +112,18 @@ func (c *Conductor) waitTimeouts() []waitTimeout {
 	}
 }
 
+// tearDownCleaningWork undoes a failed clean's set-up and records what
+// that changed (power state, the ramdisk's bookkeeping), even when part
+// of it failed.
 var tearDownCleaningWork = &task.Work{Name: "tear_down_cleaning", Run: func(ctx context.Context, t *task.Task) error {
 	d, err := t.Driver()
 	if err != nil {
 		return err
 	}
-	return d.Deploy.TearDownCleaning(ctx, t)
+	if err := d.Deploy.TearDownCleaning(ctx, t); err != nil {
+		t.Log().WithError(err).Error("Tearing down cleaning failed")
+	}
+	return t.Save(ctx)
 }}
 
 // checkCallbackTimeouts fails unreserved nodes that waited for their

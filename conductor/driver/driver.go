@@ -126,6 +126,8 @@ type CleanStep struct {
 	Priority  int            `json:"priority"`
 	Abortable bool           `json:"abortable"`
 	Args      map[string]any `json:"args,omitempty"`
+	// RebootRequested: the node is rebooted once the step succeeded.
+	RebootRequested bool `json:"reboot_requested,omitempty"`
 }
 
 // CleanStepper is implemented by interfaces that offer clean steps.

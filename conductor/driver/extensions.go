@@ -52,6 +52,18 @@ type HeartbeatHandler interface {
 	Heartbeat(ctx context.Context, t TaskContext, callbackURL, agentVersion string) error
 }
 
+// AgentPoller is a heartbeat handler that asks the agent how its work goes
+// before the node is locked, so no lock is held while an agent answers:
+// the conductor calls PollAgent with the node as read without the lock,
+// then HeartbeatPolled, instead of Heartbeat, under the lock with what it
+// returned (the node may have moved on in between). A HeartbeatPolled
+// that drives a clean gets a task offering the conductor's cleaning
+// operations.
+type AgentPoller interface {
+	PollAgent(ctx context.Context, t TaskContext, callbackURL string) (any, error)
+	HeartbeatPolled(ctx context.Context, t TaskContext, callbackURL, agentVersion string, polled any, pollErr error) error
+}
+
 // PortTaskContext is a task that may also change the node's ports, as
 // network interfaces do when they bind tenant VIFs.
 type PortTaskContext interface {

@@ -9,10 +9,42 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/states"
 )
+
+// pollTimeout bounds the agent calls made while a heartbeat is handled:
+// the agent answers them at once, whatever it is busy with.
+const pollTimeout = 30 * time.Second
+
+var _ driver.AgentPoller = (*Deploy)(nil)
+
+// PollAgent asks the agent of a node waiting for its cleaning ramdisk how
+// the clean goes, before the node is locked (see cleanPoll). Other states
+// need nothing from the agent here.
+func (d *Deploy) PollAgent(ctx context.Context, t driver.TaskContext, callbackURL string) (any, error) {
+	n := t.Node()
+	if n.Maintenance || deref(n.ProvisionState) != states.CleanWait {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
+	return d.pollCleaning(ctx, t, callbackURL)
+}
+
+// HeartbeatPolled handles a heartbeat under the node lock with what
+// PollAgent found.
+func (d *Deploy) HeartbeatPolled(ctx context.Context, t driver.TaskContext, callbackURL, agentVersion string, polled any, pollErr error) error {
+	switch deref(t.Node().ProvisionState) {
+	case states.CleanWait:
+		p, _ := polled.(*cleanPoll)
+		return d.cleanHeartbeat(ctx, t, p, pollErr)
+	default:
+		return d.Heartbeat(ctx, t, callbackURL, agentVersion)
+	}
+}
 
 // Heartbeat continues a deploy waiting for its ramdisk when an agent
 // heartbeats: the agent is asked to export the disk, then the conductor
@@ -46,48 +78,92 @@ func (d *Deploy) Heartbeat(ctx context.Context, t driver.TaskContext, callbackUR
 	return d.continueDeploy(ctx, ct, drv, target{address: u.Hostname(), port: d.opts.PortalPort, iqn: iqn, lun: 1})
 }
 
-// commandResult is the part of an agent command result the conductor reads.
+// commandResult is an agent command result (cleaning.md §8.2).
 type commandResult struct {
+	Name   string          `json:"command_name"`
 	Status string          `json:"command_status"`
 	Error  json.RawMessage `json:"command_error"`
+	Result map[string]any  `json:"command_result"`
+}
+
+// errorText is the agent's error for messages: its details when it gave
+// them, else the whole error object.
+func (r commandResult) errorText() string {
+	var e struct {
+		Message string `json:"message"`
+		Details string `json:"details"`
+	}
+	if json.Unmarshal(r.Error, &e) == nil && (e.Details != "" || e.Message != "") {
+		if e.Details == "" {
+			return e.Message
+		}
+		return e.Details
+	}
+	return string(r.Error)
 }
 
 // startTarget runs iscsi.start_iscsi_target on the agent and waits for it.
 func (d *Deploy) startTarget(ctx context.Context, agentURL, token, iqn string, wipe bool) error {
-	body, err := json.Marshal(map[string]any{"name": "iscsi.start_iscsi_target",
-		"params": map[string]any{"iqn": iqn, "portal_port": d.opts.PortalPort, "wipe_disk_metadata": wipe}})
+	res, err := d.runCommand(ctx, agentURL, token, "iscsi.start_iscsi_target",
+		map[string]any{"iqn": iqn, "portal_port": d.opts.PortalPort, "wipe_disk_metadata": wipe}, true)
 	if err != nil {
 		return err
 	}
-	q := url.Values{"wait": {"true"}}
+	if res.Status != "SUCCEEDED" {
+		return fmt.Errorf("command %s: %s", strings.ToLower(res.Status), string(res.Error))
+	}
+	return nil
+}
+
+// runCommand POSTs a command to the agent; wait makes the agent answer
+// once the command finished.
+func (d *Deploy) runCommand(ctx context.Context, agentURL, token, name string, params map[string]any, wait bool) (commandResult, error) {
+	body, err := json.Marshal(map[string]any{"name": name, "params": params})
+	if err != nil {
+		return commandResult{}, err
+	}
+	var res commandResult
+	err = d.agentRequest(ctx, http.MethodPost, agentURL, token, url.Values{"wait": {fmt.Sprint(wait)}}, body, &res)
+	return res, err
+}
+
+// listCommands is GET /v1/commands: every command the agent ran, oldest
+// first.
+func (d *Deploy) listCommands(ctx context.Context, agentURL, token string) ([]commandResult, error) {
+	var out struct {
+		Commands []commandResult `json:"commands"`
+	}
+	err := d.agentRequest(ctx, http.MethodGet, agentURL, token, url.Values{}, nil, &out)
+	return out.Commands, err
+}
+
+func (d *Deploy) agentRequest(ctx context.Context, method, agentURL, token string, q url.Values, body []byte, out any) error {
 	if token != "" {
 		q.Set("agent_token", token)
 	}
 	endpoint := strings.TrimRight(agentURL, "/") + "/v1/commands?" + q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("agent request: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := d.opts.Client.Do(req)
 	if err != nil {
 		// The error names the URL, whose query holds the token.
 		return fmt.Errorf("agent at %s did not answer: %w", redact(agentURL), unwrapURLError(err))
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
 		return fmt.Errorf("read agent answer: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("agent answered %s: %s", resp.Status, strings.TrimSpace(string(data)))
 	}
-	var res commandResult
-	if err := json.Unmarshal(data, &res); err != nil {
+	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("agent answer is not a command result: %w", err)
-	}
-	if res.Status != "SUCCEEDED" {
-		return fmt.Errorf("command %s: %s", strings.ToLower(res.Status), string(res.Error))
 	}
 	return nil
 }

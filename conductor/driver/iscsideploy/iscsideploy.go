@@ -29,6 +29,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/iscsi"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
@@ -82,6 +83,8 @@ type Options struct {
 	// Client talks to agents and fetches config drives.
 	Client *http.Client
 	Log    logrus.FieldLogger
+	// Clean configures in-band cleaning (clean.go).
+	Clean CleanOptions
 }
 
 // OptionsFrom takes the options from a configuration.
@@ -98,6 +101,7 @@ func OptionsFrom(cfg config.Config, log logrus.FieldLogger) Options {
 		CacheMaxBytes:          cfg.PXE.ImageCacheSize << 20,
 		PowerTimeout:           cfg.Conductor.PowerStateChangeTimeout,
 		Log:                    log,
+		Clean:                  cleanOptionsFrom(cfg, log),
 	}
 }
 
@@ -143,6 +147,9 @@ func New(opts Options) *Deploy {
 	}
 	if opts.Log == nil {
 		opts.Log = logrus.StandardLogger()
+	}
+	if opts.Clean.Iterations == 0 && !opts.Clean.Zeroize {
+		opts.Clean.Iterations, opts.Clean.Zeroize = 1, true
 	}
 	return &Deploy{opts: opts, log: opts.Log.WithField("deploy_interface", Name), slots: newFIFO(opts.MaxConcurrentWrites)}
 }
@@ -225,6 +232,17 @@ func (d *Deploy) Prepare(ctx context.Context, t driver.TaskContext) error {
 	n.DriverInternalInfo[deployKeyKey] = key
 	delete(n.DriverInternalInfo, progressKey)
 	delete(n.DriverInternalInfo, rootKey)
+	bootOption := info.bootOption
+	if info.wholeDisk {
+		// The callback ramdisk installs a boot loader when it sees local.
+		bootOption = "netboot"
+	}
+	return drv.Boot.PrepareRamdisk(ctx, t, d.ramdiskParams(n, key, bootOption, info.bootMode))
+}
+
+// ramdiskParams are the deploy ramdisk's kernel parameters: the agent's
+// and the callback-only ramdisk's, so that either kind calls back.
+func (d *Deploy) ramdiskParams(n *model.Node, key, bootOption, bootMode string) map[string]any {
 	params := map[string]any{
 		"deployment_id":      n.UUID,
 		"deployment_key":     key,
@@ -233,18 +251,14 @@ func (d *Deploy) Prepare(ctx context.Context, t driver.TaskContext) error {
 		"ipa-api-url":        strings.TrimRight(d.opts.APIURL, "/"),
 		"ipa-driver-name":    n.Driver,
 		"disk":               "cciss/c0d0,sda,hda,vda",
-		"boot_option":        info.bootOption,
-		"boot_mode":          info.bootMode,
+		"boot_option":        bootOption,
+		"boot_mode":          bootMode,
 		"coreos.configdrive": 0,
-	}
-	if info.wholeDisk {
-		// The callback ramdisk installs a boot loader when it sees local.
-		params["boot_option"] = "netboot"
 	}
 	if hints := rootDeviceHints(n.Properties["root_device"]); hints != "" {
 		params["root_device"] = hints
 	}
-	return drv.Boot.PrepareRamdisk(ctx, t, params)
+	return params
 }
 
 // rootDeviceHints renders properties.root_device as key=value pairs with
@@ -369,12 +383,6 @@ func (d *Deploy) releaseImage(nodeUUID string) {
 
 // TakeOver needs nothing beyond Prepare, which rebuilt the boot files.
 func (d *Deploy) TakeOver(context.Context, driver.TaskContext) error { return nil }
-
-// PrepareCleaning offers no in-band steps: cleaning goes on at once.
-func (d *Deploy) PrepareCleaning(context.Context, driver.TaskContext) (string, error) { return "", nil }
-
-// TearDownCleaning has nothing to undo.
-func (d *Deploy) TearDownCleaning(context.Context, driver.TaskContext) error { return nil }
 
 // reboot powers the node on, or cycles it when it is on already.
 func (d *Deploy) reboot(ctx context.Context, t driver.TaskContext, drv *driver.Driver) error {

@@ -52,7 +52,8 @@ type deployInfo struct {
 }
 
 // ValidateCall checks pass_deploy_info synchronously: node waiting for the
-// callback, deploy key (constant time), and the target parameters.
+// callback (deploy or clean), deploy key (constant time), and the target
+// parameters. instance_info is only read by a deploy.
 func (v *Vendor) ValidateCall(_ context.Context, t driver.TaskContext, method, _ string, info map[string]any) error {
 	if method != PassDeployInfo {
 		return nil
@@ -63,10 +64,13 @@ func (v *Vendor) ValidateCall(_ context.Context, t driver.TaskContext, method, _
 
 func (d *Deploy) parseDeployInfo(t driver.TaskContext, info map[string]any) (*deployInfo, error) {
 	n := t.Node()
-	if state := deref(n.ProvisionState); state != states.DeployWait {
+	if state := deref(n.ProvisionState); state != states.DeployWait && state != states.CleanWait {
 		return nil, errs.New(errs.KindInvalidStateRequested,
 			"Node %s is not waiting for a deploy ramdisk callback; its provision state is %s.", n.UUID, state)
 	}
+	// In clean wait Ironic skipped this check along with the deploy's;
+	// PrepareCleaning issues a key too, so only the ramdisk booted for this
+	// clean can steer it.
 	known, _ := n.DriverInternalInfo[deployKeyKey].(string)
 	sent, _ := info["key"].(string)
 	if !keyMatches(known, sent) {
@@ -135,6 +139,9 @@ func (v *Vendor) Call(ctx context.Context, t driver.TaskContext, method, _ strin
 	if err != nil {
 		return nil, err
 	}
+	if deref(t.Node().ProvisionState) == states.CleanWait {
+		return nil, v.d.cleanCallback(ctx, t, di)
+	}
 	if err := ct.ProcessEvent(ctx, states.EventResume, ""); err != nil {
 		return nil, err
 	}
@@ -142,6 +149,32 @@ func (v *Vendor) Call(ctx context.Context, t driver.TaskContext, method, _ strin
 		return nil, v.d.fail(ctx, ct, drv, "Error returned from deploy ramdisk: "+di.ramdiskError)
 	}
 	return nil, v.d.continueDeploy(ctx, ct, drv, di.target)
+}
+
+// cleanCallback continues a clean the callback-only ramdisk booted for.
+// That ramdisk runs no steps, but it exported the disk: the conductor
+// erases through that target itself (CleanSteps offers the erase steps
+// once it is recorded), so cleaning means the same with either ramdisk.
+func (d *Deploy) cleanCallback(ctx context.Context, t driver.TaskContext, di *deployInfo) error {
+	ct, err := asCleaningTask(t)
+	if err != nil {
+		return err
+	}
+	n := t.Node()
+	if di.ramdiskError != "" {
+		return ct.FailCleaning(ctx, fmt.Sprintf("Error returned from the cleaning ramdisk of node %s: %s", n.UUID, di.ramdiskError))
+	}
+	if len(n.CleanStep) > 0 {
+		// Steps run by the conductor never wait for the ramdisk: this is
+		// a repeated callback.
+		return nil
+	}
+	d.log.WithField("node", n.UUID).Info("The callback-only ramdisk runs no clean steps; the conductor erases through the iSCSI target it exported")
+	storeCleaningTarget(n, di.target)
+	if err := ct.SetCleanSteps(ctx); err != nil {
+		return ct.FailCleaning(ctx, fmt.Sprintf("Encountered exception for node %s while initiating cleaning. Error: %s", n.UUID, err))
+	}
+	return ct.ContinueCleaning(ctx, false)
 }
 
 // CallDriver: there are no driver methods.

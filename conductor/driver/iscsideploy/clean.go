@@ -1,0 +1,287 @@
+package iscsideploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/deploy/erase"
+	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+)
+
+// driver_internal_info keys of in-band cleaning (cleaning.md §5). The
+// erase record is not among the bookkeeping: it describes the last clean
+// and stays after it.
+const (
+	cachedStepsKey     = "agent_cached_clean_steps"
+	cachedRefreshedKey = "agent_cached_clean_steps_refreshed"
+	hwVersionKey       = "hardware_manager_version"
+	cleaningRebootKey  = "cleaning_reboot"
+	// cleanTargetKey is the target the callback-only ramdisk exported
+	// during cleaning, through which the conductor erases.
+	cleanTargetKey   = "cleaning_iscsi_target"
+	cleanProgressKey = "clean_step_progress"
+	eraseRecordKey   = "erase_record"
+)
+
+// Clean steps the ramdisk (or, for the callback-only ramdisk, the
+// conductor) runs, with the agent's default priorities.
+const (
+	stepEraseDevices  = "erase_devices"
+	stepEraseMetadata = "erase_devices_metadata"
+
+	defaultEraseDevicesPriority  = 10
+	defaultEraseMetadataPriority = 99
+)
+
+// cleaningKeys are what a clean leaves in driver_internal_info for this
+// interface; TearDownCleaning removes them.
+var cleaningKeys = []string{cleanTargetKey, cleanProgressKey, cleaningRebootKey, hwVersionKey, cachedRefreshedKey,
+	"agent_erase_devices_iterations", "agent_erase_devices_zeroize", "agent_continue_if_ata_erase_failed",
+	"agent_enable_ata_secure_erase", "disk_erasure_concurrency"}
+
+// CleanOptions configure in-band cleaning.
+type CleanOptions struct {
+	// EraseDevicesPriority and EraseMetadataPriority override the
+	// agent's priorities of erase_devices and erase_devices_metadata
+	// when set; 0 leaves a step out of automated cleaning.
+	EraseDevicesPriority  *int
+	EraseMetadataPriority *int
+	// Iterations random passes and, with Zeroize, a zero pass make
+	// erase_devices; both zero means the defaults, 1 and true.
+	Iterations int
+	Zeroize    bool
+	// ContinueIfSecureEraseFails and EnableSecureErase are for the agent:
+	// the conductor erasing through iSCSI can only overwrite.
+	ContinueIfSecureEraseFails bool
+	EnableSecureErase          bool
+	// EraseHook runs between the conductor's overwrite and its
+	// verification (tests damage the disk there).
+	EraseHook erase.Hook
+}
+
+// cleanOptionsFrom reads the cleaning options; the deprecated [agent]
+// erase priority is honoured with a warning.
+func cleanOptionsFrom(cfg config.Config, log logrus.FieldLogger) CleanOptions {
+	if log == nil {
+		log = logrus.StandardLogger()
+	}
+	prio, deprecated := cfg.EraseDevicesPriority()
+	if deprecated != "" {
+		log.Warn(deprecated)
+	}
+	return CleanOptions{
+		EraseDevicesPriority:       prio,
+		EraseMetadataPriority:      cfg.Deploy.EraseDevicesMetadataPriority,
+		Iterations:                 cfg.Deploy.ShredRandomOverwriteIterations,
+		Zeroize:                    cfg.Deploy.ShredFinalOverwriteWithZeros,
+		ContinueIfSecureEraseFails: cfg.Deploy.ContinueIfDiskSecureEraseFails,
+		EnableSecureErase:          cfg.Deploy.EnableATASecureErase,
+	}
+}
+
+// cleaningTask is what the conductor offers a deploy interface that moves
+// a clean on from a ramdisk callback, in the worker holding the lock.
+// After ContinueCleaning or FailCleaning the conductor has saved the node
+// (and may have released it): the caller returns at once.
+type cleaningTask interface {
+	conductorTask
+	// SetCleanSteps computes the steps of an automated clean from every
+	// interface's, or checks a manual clean's against them.
+	SetCleanSteps(ctx context.Context) error
+	// ContinueCleaning runs the next step (the current one again with
+	// rerunCurrent), as continue_node_clean does.
+	ContinueCleaning(ctx context.Context, rerunCurrent bool) error
+	// FailCleaning ends the clean in clean failed with msg.
+	FailCleaning(ctx context.Context, msg string) error
+}
+
+func asCleaningTask(t driver.TaskContext) (cleaningTask, error) {
+	ct, ok := t.(cleaningTask)
+	if !ok {
+		return nil, errors.New("iscsi deploy: the task cannot continue a clean")
+	}
+	return ct, nil
+}
+
+var _ driver.CleanStepper = (*Deploy)(nil)
+
+// PrepareCleaning boots the node into the ramdisk for in-band cleaning:
+// the erase settings for the agent go into driver_internal_info, a new
+// deploy key is issued for the callback-only ramdisk, and the ramdisk gets
+// both kinds of parameters, so whichever boots calls back. The flat and
+// noop network interfaces have no cleaning network to add (Ironic's
+// Neutron cleaning ports have no counterpart here).
+func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (string, error) {
+	_, drv, err := asConductorTask(t)
+	if err != nil {
+		return "", err
+	}
+	n := t.Node()
+	key, err := newDeployKey()
+	if err != nil {
+		return "", err
+	}
+	ensureMaps(n)
+	info := n.DriverInternalInfo
+	// Whatever ran before (a deploy's agent, a cleaning target) is gone
+	// with the reboot; the new ramdisk gets its own token at lookup.
+	for _, k := range append([]string{agentURLKey, agentTokenKey}, cleaningKeys...) {
+		delete(info, k)
+	}
+	maps.Copy(info, d.agentCleanParams())
+	info[deployKeyKey] = key
+	bootMode := pxe.Capability(n.Properties["capabilities"], "boot_mode")
+	if bootMode == "" {
+		bootMode = "bios"
+	}
+	// netboot: the callback-only ramdisk would otherwise try to install a
+	// boot loader on the disk being cleaned.
+	if err := drv.Boot.PrepareRamdisk(ctx, t, d.ramdiskParams(n, key, "netboot", bootMode)); err != nil {
+		return "", fmt.Errorf("prepare the cleaning ramdisk: %w", err)
+	}
+	if err := drv.Management.SetBootDevice(ctx, t, "pxe", false); err != nil {
+		return "", fmt.Errorf("set boot device to pxe: %w", err)
+	}
+	if err := d.reboot(ctx, t, drv); err != nil {
+		return "", err
+	}
+	return states.CleanWait, nil
+}
+
+// agentCleanParams are the erase settings the agent reads from the node
+// (cleaning.md §2.1 step 2).
+func (d *Deploy) agentCleanParams() map[string]any {
+	c := d.opts.Clean
+	return map[string]any{
+		"agent_erase_devices_iterations":     c.Iterations,
+		"agent_erase_devices_zeroize":        c.Zeroize,
+		"agent_continue_if_ata_erase_failed": c.ContinueIfSecureEraseFails,
+		"agent_enable_ata_secure_erase":      c.EnableSecureErase,
+		"disk_erasure_concurrency":           1,
+	}
+}
+
+// TearDownCleaning powers the node off and removes what PrepareCleaning
+// set up: the ramdisk's boot files, its deploy key, agent and target
+// addresses, and the cleaning settings.
+func (d *Deploy) TearDownCleaning(ctx context.Context, t driver.TaskContext) error {
+	_, drv, err := asConductorTask(t)
+	if err != nil {
+		return err
+	}
+	n := t.Node()
+	ensureMaps(n)
+	for _, k := range append([]string{deployKeyKey, agentURLKey, agentTokenKey}, cleaningKeys...) {
+		delete(n.DriverInternalInfo, k)
+	}
+	return errors.Join(d.setPower(ctx, t, drv, states.PowerOff), drv.Boot.CleanUpRamdisk(ctx, t))
+}
+
+// CleanSteps are the in-band steps: the agent's, as cached at its first
+// heartbeat, or, when the callback-only ramdisk exported the disk, the
+// erase steps the conductor runs through it. Configured priorities
+// replace the ramdisk's.
+func (d *Deploy) CleanSteps(_ context.Context, t driver.TaskContext) ([]driver.CleanStep, error) {
+	n := t.Node()
+	if _, ok := n.DriverInternalInfo[cleanTargetKey]; ok {
+		return []driver.CleanStep{
+			d.withPriority(driver.CleanStep{Interface: string(driver.Deploy), Step: stepEraseMetadata, Priority: defaultEraseMetadataPriority}),
+			d.withPriority(driver.CleanStep{Interface: string(driver.Deploy), Step: stepEraseDevices, Priority: defaultEraseDevicesPriority}),
+		}, nil
+	}
+	if url, _ := n.DriverInternalInfo[agentURLKey].(string); url == "" {
+		return nil, nil
+	}
+	var cached map[string][]driver.CleanStep
+	if err := remarshal(n.DriverInternalInfo[cachedStepsKey], &cached); err != nil || cached == nil {
+		return nil, fmt.Errorf("Cleaning steps are not yet available for node %s", n.UUID)
+	}
+	var out []driver.CleanStep
+	for _, s := range cached[string(driver.Deploy)] {
+		out = append(out, d.withPriority(s))
+	}
+	return out, nil
+}
+
+func (d *Deploy) withPriority(s driver.CleanStep) driver.CleanStep {
+	var override *int
+	switch s.Step {
+	case stepEraseDevices:
+		override = d.opts.Clean.EraseDevicesPriority
+	case stepEraseMetadata:
+		override = d.opts.Clean.EraseMetadataPriority
+	}
+	if override != nil {
+		s.Priority = *override
+	}
+	return s
+}
+
+// ExecuteCleanStep starts the step on the agent and waits for it in clean
+// wait, or, with the callback-only ramdisk, erases through its target
+// before returning.
+func (d *Deploy) ExecuteCleanStep(ctx context.Context, t driver.TaskContext, step driver.CleanStep) (string, error) {
+	n := t.Node()
+	if tgt, ok := cleaningTarget(n); ok {
+		ct, _, err := asConductorTask(t)
+		if err != nil {
+			return "", err
+		}
+		return "", d.conductorErase(ctx, ct, tgt, step)
+	}
+	agentURL, _ := n.DriverInternalInfo[agentURLKey].(string)
+	if agentURL == "" {
+		return "", fmt.Errorf("no agent runs on node %s to execute clean step %s", n.UUID, step.Step)
+	}
+	ports, err := t.Ports(ctx)
+	if err != nil {
+		return "", err
+	}
+	var stepParam map[string]any
+	if err := remarshal(step, &stepParam); err != nil {
+		return "", err
+	}
+	token, _ := n.DriverInternalInfo[agentTokenKey].(string)
+	res, err := d.runCommand(ctx, agentURL, token, "clean.execute_clean_step", map[string]any{
+		"step": stepParam, "node": agentNode(n), "ports": agentPorts(ports),
+		"clean_version": n.DriverInternalInfo[hwVersionKey],
+	}, false)
+	if err != nil {
+		return "", err
+	}
+	if res.Status == "" {
+		return "", fmt.Errorf("Agent on node %s returned bad command result: %s", n.UUID, res.errorText())
+	}
+	delete(n.DriverInternalInfo, cleanProgressKey)
+	return states.CleanWait, nil
+}
+
+// agentNode is the node as the agent gets it: what its steps read,
+// without the secrets.
+func agentNode(n *model.Node) map[string]any {
+	info := map[string]any{}
+	for k, v := range n.DriverInternalInfo {
+		if !strings.Contains(k, "secret") && k != deployKeyKey {
+			info[k] = v
+		}
+	}
+	return map[string]any{"uuid": n.UUID, "name": n.Name, "driver": n.Driver, "properties": n.Properties,
+		"driver_internal_info": info}
+}
+
+func agentPorts(ports []model.Port) []map[string]any {
+	out := make([]map[string]any, 0, len(ports))
+	for _, p := range ports {
+		out = append(out, map[string]any{"uuid": p.UUID, "address": p.Address, "pxe_enabled": p.PXEEnabled})
+	}
+	return out
+}

@@ -1,0 +1,313 @@
+package conductor_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
+	"github.com/ferricbm/ferric/deploy/agent"
+	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// cleanTimeout bounds a clean of the small disks these specs use.
+const cleanTimeout = 2 * time.Minute
+
+// fillDisk gives a disk file a filesystem signature at its start and
+// random data after it: what a deployed image leaves.
+func fillDisk(path string) []byte {
+	GinkgoHelper()
+	run("mkfs.ext4", "-q", "-F", "-L", "tenant-root", path)
+	data := make([]byte, 1<<20)
+	_, _ = rand.Read(data)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	Expect(err).NotTo(HaveOccurred())
+	_, err = f.WriteAt(data, 8<<20)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(f.Close()).To(Succeed())
+	Expect(signatures(path)).NotTo(BeEmpty())
+	return data
+}
+
+// signatures are what blkid finds on a disk file ("" when nothing).
+func signatures(path string) string {
+	out, err := exec.Command("blkid", "-p", "-o", "export", path).Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 2 {
+		return ""
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return string(out)
+}
+
+func allZero(path string) bool {
+	b, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	return !bytes.ContainsFunc(b, func(r rune) bool { return r != 0 })
+}
+
+// corruptHook damages a KiB near the start of a disk file between an
+// erase and its verification.
+type corruptHook struct{ path string }
+
+func (h *corruptHook) BeforeVerify(string) error {
+	f, err := os.OpenFile(h.path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteAt(bytes.Repeat([]byte{0x5a}, 1024), 4096)
+	return err
+}
+
+// startAgent serves ferric-agent's command API over the given disk files,
+// as the ramdisk of a node would.
+func startAgent(disks ...string) *httptest.Server {
+	log := logrus.New()
+	log.SetOutput(GinkgoWriter)
+	a, err := agent.New(agent.Config{Disks: disks, Log: log, EraseBlockSize: 1 << 20})
+	Expect(err).NotTo(HaveOccurred())
+	srv := httptest.NewServer(a.Handler())
+	DeferCleanup(srv.Close)
+	return srv
+}
+
+// heartbeatUntil plays the agent's side with the API: lookup (which issues
+// the token), then heartbeats until the node reaches one of want.
+func (w *iscsiWorld) heartbeatUntil(ctx context.Context, uuid, agentURL string, want ...string) *model.Node {
+	GinkgoHelper()
+	withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: uuid})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(withToken.AgentToken).NotTo(Equal("******"), "the cleaning ramdisk gets a token of its own")
+	Eventually(func() string {
+		// A heartbeat finding the node locked is refused; the next one
+		// goes through.
+		_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: agentURL, AgentToken: withToken.AgentToken})
+		return str(w.e.node(ctx, uuid).ProvisionState)
+	}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(BeElementOf(want))
+	Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
+	return w.e.node(ctx, uuid)
+}
+
+func (w *iscsiWorld) provide(ctx context.Context, uuid string) {
+	GinkgoHelper()
+	Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: uuid, Action: states.EventProvide})).To(Succeed())
+	Eventually(w.e.provisionState(ctx, uuid)).Should(Equal(states.CleanWait))
+	Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
+}
+
+// eraseRecords reads driver_internal_info.erase_record.
+func eraseRecords(n *model.Node) []map[string]any {
+	list, _ := n.DriverInternalInfo["erase_record"].([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, r := range list {
+		m, _ := r.(map[string]any)
+		out = append(out, m)
+	}
+	return out
+}
+
+// expectCleanedUp checks what every finished clean leaves: no cleaning
+// bookkeeping, no ramdisk boot files, the node off.
+func (w *iscsiWorld) expectCleanedUp(n *model.Node, mac string) {
+	GinkgoHelper()
+	for _, k := range []string{"clean_steps", "clean_step_index", "agent_url", "deploy_key_secret", "agent_secret_token",
+		"cleaning_iscsi_target", "agent_erase_devices_iterations", "cleaning_manual", "agent_cached_clean_steps",
+		"clean_step_progress", "cleaning_reboot"} {
+		Expect(n.DriverInternalInfo).NotTo(HaveKey(k))
+	}
+	Expect(n.CleanStep).To(BeEmpty())
+	Expect(w.pxelinuxPath(mac)).NotTo(BeAnExistingFile())
+	Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))
+}
+
+func (w *iscsiWorld) manageableNode(ctx context.Context, diskMB int64) (*model.Node, string, string) {
+	n, mac, backing := w.node(ctx, nil, diskMB)
+	Expect(w.e.store.SaveNode(ctx, func() *model.Node {
+		n := w.e.node(ctx, n.UUID)
+		n.ProvisionState = ptr(states.Manageable)
+		return n
+	}())).To(Succeed())
+	return n, mac, backing
+}
+
+var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd"), func() {
+	for _, backend := range backends {
+		Context(backend, func() {
+			It("erases the disk through the agent on provide, records it, and leaves nothing of the clean behind", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, backing := w.manageableNode(ctx, 16)
+				fillDisk(backing)
+				srv := startAgent(backing)
+				w.provide(ctx, n.UUID)
+
+				By("booting the ramdisk with both kinds of parameters and the erase settings")
+				cfg, err := os.ReadFile(w.pxelinuxPath(mac))
+				Expect(err).NotTo(HaveOccurred())
+				for _, want := range []string{"ipa-api-url=http://127.0.0.1:6385 ", "deployment_id=" + n.UUID,
+					"deployment_key=", "iscsi_target_iqn=" + iscsideploy.IQN(n.UUID), "boot_option=netboot"} {
+					Expect(string(cfg)).To(ContainSubstring(want))
+				}
+				waiting := w.e.node(ctx, n.UUID)
+				Expect(deployKey(waiting)).To(MatchRegexp(`^[A-Za-z0-9]{32}$`))
+				Expect(waiting.DriverInternalInfo).To(HaveKeyWithValue("agent_erase_devices_iterations", BeNumerically("==", 1)))
+				Expect(waiting.DriverInternalInfo).To(HaveKeyWithValue("agent_erase_devices_zeroize", true))
+				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOn))
+
+				final := w.heartbeatUntil(ctx, n.UUID, srv.URL, states.Available)
+				Expect(final.LastError).To(BeNil())
+				Expect(final.Maintenance).To(BeFalse())
+				Expect(allZero(backing)).To(BeTrue(), "a random pass and a zero pass leave zeros")
+
+				By("recording both erase steps, metadata first (priority 99 before 10)")
+				recs := eraseRecords(final)
+				Expect(recs).To(HaveLen(2))
+				Expect(recs[0]).To(And(HaveKeyWithValue("step", "erase_devices_metadata"), HaveKeyWithValue("device", backing),
+					HaveKeyWithValue("by", "agent"), HaveKeyWithValue("method", "metadata")))
+				Expect(recs[1]).To(And(HaveKeyWithValue("step", "erase_devices"), HaveKeyWithValue("method", "shred"),
+					HaveKeyWithValue("passes", BeNumerically("==", 2)), HaveKeyWithValue("bytes", BeNumerically("==", 16<<20)),
+					HaveKeyWithValue("samples_checked", BeNumerically(">", 0)), HaveKeyWithValue("at", Not(BeEmpty()))))
+				w.expectCleanedUp(final, mac)
+			})
+
+			It("runs only the chosen step of a manual clean, and a configured priority of 0 leaves a step out of automated cleaning", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend, func(o *iscsideploy.Options) { o.Clean.EraseDevicesPriority = ptr(0) })
+				n, mac, backing := w.manageableNode(ctx, 16)
+				middle := fillDisk(backing)
+				srv := startAgent(backing)
+				Expect(w.e.api(w.c).DoNodeClean(ctx, rpc.CleanArgs{NodeID: n.UUID,
+					CleanSteps: []map[string]any{{"interface": "deploy", "step": "erase_devices_metadata"}}})).To(Succeed())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
+				final := w.heartbeatUntil(ctx, n.UUID, srv.URL, states.Manageable)
+				Expect(final.LastError).To(BeNil())
+				Expect(signatures(backing)).To(BeEmpty(), "no filesystem signature left")
+				data, err := os.ReadFile(backing)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(data[8<<20 : 9<<20]).To(Equal(middle), "only metadata was erased")
+				Expect(eraseRecords(final)).To(ConsistOf(HaveKeyWithValue("step", "erase_devices_metadata")))
+				w.expectCleanedUp(final, mac)
+
+				By("providing: erase_devices is disabled, the metadata wipe runs again")
+				w.provide(ctx, n.UUID)
+				final = w.heartbeatUntil(ctx, n.UUID, srv.URL, states.Available)
+				Expect(eraseRecords(final)).To(ConsistOf(HaveKeyWithValue("step", "erase_devices_metadata")), "a new clean replaces the record")
+				data, err = os.ReadFile(backing)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(data[8<<20 : 9<<20]).To(Equal(middle))
+			})
+
+			It("erases through the callback-only ramdisk's target itself, after checking the deploy key", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, backing := w.manageableNode(ctx, 16)
+				fillDisk(backing)
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				w.provide(ctx, n.UUID)
+				key := deployKey(w.e.node(ctx, n.UUID))
+				info := map[string]any{"key": "0" + key[1:], "address": "127.0.0.1", "iqn": iqn, "port": fmt.Sprint(w.tgt.port), "lun": "1"}
+				if key[0] == '0' {
+					info["key"] = "1" + key[1:]
+				}
+				_, err := w.passDeployInfo(ctx, n.UUID, info)
+				Expect(err).To(MatchError(ContainSubstring("Deploy key does not match")))
+				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.CleanWait))
+
+				info["key"] = key
+				_, err = w.passDeployInfo(ctx, n.UUID, info)
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.Available))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				final := w.e.node(ctx, n.UUID)
+				Expect(final.LastError).To(BeNil())
+				Expect(allZero(backing)).To(BeTrue())
+				recs := eraseRecords(final)
+				Expect(recs).To(HaveLen(2))
+				Expect(recs[0]).To(And(HaveKeyWithValue("step", "erase_devices_metadata"), HaveKeyWithValue("by", "conductor")))
+				Expect(recs[1]).To(And(HaveKeyWithValue("step", "erase_devices"), HaveKeyWithValue("by", "conductor"),
+					HaveKeyWithValue("device", ContainSubstring(iqn)), HaveKeyWithValue("passes", BeNumerically("==", 2)),
+					HaveKeyWithValue("bytes", BeNumerically("==", 16<<20))))
+				w.expectCleanedUp(final, mac)
+			})
+
+			It("fails the clean when verification finds the disk changed after the conductor's erase", func(ctx SpecContext) {
+				hook := &corruptHook{}
+				w := newISCSIWorld(ctx, backend, func(o *iscsideploy.Options) { o.Clean.EraseHook = hook })
+				n, mac, backing := w.manageableNode(ctx, 16)
+				hook.path = backing
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				w.provide(ctx, n.UUID)
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
+					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.CleanFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				final := w.e.node(ctx, n.UUID)
+				Expect(str(final.LastError)).To(ContainSubstring("verification of " + iqn))
+				Expect(final.Maintenance).To(BeTrue())
+				Expect(str(final.Fault)).To(Equal("clean failure"))
+				Expect(eraseRecords(final)).To(ConsistOf(HaveKeyWithValue("step", "erase_devices_metadata")), "only the step that passed is recorded")
+				w.expectCleanedUp(final, mac)
+			})
+
+			It("fails the clean with the agent's error when its step fails", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, _ := w.manageableNode(ctx, 16)
+				srv := startAgent(w.dir + "/no-such-disk")
+				w.provide(ctx, n.UUID)
+				final := w.heartbeatUntil(ctx, n.UUID, srv.URL, states.CleanFail)
+				Expect(str(final.LastError)).To(And(ContainSubstring("Agent returned error for clean step"),
+					ContainSubstring("erase_devices_metadata"), ContainSubstring("no-such-disk")))
+				Expect(final.Maintenance).To(BeTrue())
+				Expect(str(final.TargetProvisionState)).To(Equal(states.Available))
+				w.expectCleanedUp(final, mac)
+			})
+
+			It("aborts a clean waiting for its agent: clean failed without maintenance, the ramdisk powered off", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, _ := w.manageableNode(ctx, 16)
+				w.provide(ctx, n.UUID)
+				Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventAbort})).To(Succeed())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				final := w.e.node(ctx, n.UUID)
+				Expect(str(final.LastError)).To(Equal("By request, the clean operation was aborted"))
+				Expect(final.Maintenance).To(BeFalse())
+				w.expectCleanedUp(final, mac)
+
+				Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventManage})).To(Succeed())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
+			})
+
+			It("fails a clean whose agent stops heartbeating when the clean callback timeout expires", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, _ := w.manageableNode(ctx, 16)
+				w.provide(ctx, n.UUID)
+				Expect(w.c.Stop(ctx)).To(Succeed())
+				w.c = w.e.start(ctx, "iscsi-cleanwait-"+newUUID()[:8], withPeriodicTasks, func(cfg *config.Config) {
+					cfg.Conductor.CleanCallbackTimeout = time.Second
+				})
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				Eventually(func() string { return w.pxelinuxPath(mac) }).ShouldNot(BeAnExistingFile())
+				final := w.e.node(ctx, n.UUID)
+				Expect(str(final.LastError)).To(ContainSubstring("Timeout reached while cleaning the node"))
+				Expect(final.Maintenance).To(BeTrue())
+				w.expectCleanedUp(final, mac)
+			})
+		})
+	}
+})
