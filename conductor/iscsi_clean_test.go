@@ -196,7 +196,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(signatures(backing)).To(BeEmpty(), "no filesystem signature left")
 				data, err := os.ReadFile(backing)
 				Expect(err).NotTo(HaveOccurred())
-				Expect(data[8<<20 : 9<<20]).To(Equal(middle), "only metadata was erased")
+				Expect(data[8<<20:9<<20]).To(Equal(middle), "only metadata was erased")
 				Expect(eraseRecords(final)).To(ConsistOf(HaveKeyWithValue("step", "erase_devices_metadata")))
 				w.expectCleanedUp(final, mac)
 

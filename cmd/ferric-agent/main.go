@@ -77,6 +77,9 @@ func run() error {
 	powerOffCmd := fs.String("power-off-command", "", "shell command run to power the node off (default: just exit)")
 	fs.IntVar(&cfg.EraseBlockSize, "erase-block-size", 0, "erase write size in bytes (default 4 MiB)")
 	fs.IntVar(&cfg.EraseWriters, "erase-writers", 0, "erase writes in flight (default 2)")
+	corrupt := fs.Bool("test-fault-corrupt-before-verify", os.Getenv(corruptEnv) == "1",
+		"FOR TESTS ONLY: after erase_devices overwrote a disk and before it verifies it, damage 4 KiB near its start, so the verification must fail; "+
+			corruptEnv+"=1 in the environment sets it too (the virtual lab starts ramdisks with fixed flags)")
 	debug := fs.Bool("debug", false, "debug logging")
 	_ = fs.Parse(os.Args[1:])
 
@@ -124,6 +127,10 @@ func run() error {
 			return nil
 		}
 	}
+	if *corrupt {
+		log.Warn("Fault injection for tests: erase_devices will damage every disk before verifying it")
+		cfg.EraseHook = corruptBeforeVerify{}
+	}
 	m := agent.Mode(*mode)
 	if *mode == "auto" {
 		m = cfg.Params.Mode()
@@ -141,4 +148,20 @@ func run() error {
 		return errors.New("the command line has neither ipa-api-url nor ironic_api_url, deployment_id and iscsi_target_iqn")
 	}
 	return fmt.Errorf("unknown mode %q", *mode)
+}
+
+// corruptEnv turns -test-fault-corrupt-before-verify on.
+const corruptEnv = "FERRIC_TEST_FAULT_CORRUPT_BEFORE_VERIFY"
+
+// corruptBeforeVerify writes non-zero bytes into an erased disk before its
+// verification, standing in for a disk that did not keep what was written.
+type corruptBeforeVerify struct{}
+
+func (corruptBeforeVerify) BeforeVerify(device string) error {
+	f, err := os.OpenFile(device, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt([]byte(strings.Repeat("\x5a", 4096)), 4096)
+	return errors.Join(err, f.Sync(), f.Close())
 }

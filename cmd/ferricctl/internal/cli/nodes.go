@@ -99,7 +99,7 @@ func nodeCommands(s *session) *cobra.Command {
 	cmd := group("node", "Bare metal nodes")
 	power := group("power", "Power a node on or off")
 	power.AddCommand(nodePower(s, "on", nodes.PowerOn), nodePower(s, "off", nodes.PowerOff))
-	cmd.AddCommand(nodeCreate(s), nodeListCmd(s), nodeShow(s), nodeSet(s), nodeDelete(s), power,
+	cmd.AddCommand(nodeCreate(s), nodeListCmd(s), nodeShow(s), nodeSet(s), nodeDelete(s), power, nodeEraseRecord(s),
 		nodeProvision(s, "manage", nodes.TargetManage, "Move a node from enroll to manageable, verifying its driver settings"),
 		nodeProvision(s, "provide", nodes.TargetProvide, "Make a manageable node available (cleaning it first when configured)"),
 		nodeProvision(s, "deploy", nodes.TargetActive, "Deploy an available node"),
