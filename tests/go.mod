@@ -38,6 +38,7 @@ require (
 	github.com/ferricbm/ferric/client v0.0.0
 	github.com/ferricbm/ferric/conductor v0.0.0
 	github.com/ferricbm/ferric/db v0.0.0
+	github.com/ferricbm/ferric/deploy v0.0.0
 	github.com/ferricbm/ferric/rpc v0.0.0
 	github.com/go-sql-driver/mysql v1.8.1
 	github.com/gophercloud/gophercloud/v2 v2.16.0
@@ -49,6 +50,7 @@ require (
 replace (
 	github.com/ferricbm/ferric/conductor => ../conductor
 	github.com/ferricbm/ferric/db => ../db
+	github.com/ferricbm/ferric/deploy => ../deploy
 	github.com/ferricbm/ferric/pkg => ../pkg
 	github.com/ferricbm/ferric/rpc => ../rpc
 )

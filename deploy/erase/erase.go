@@ -10,6 +10,8 @@ package erase
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -22,15 +24,15 @@ import (
 const (
 	// align satisfies O_DIRECT on any device (4Kn sectors included).
 	align = 4096
-	// stripe is the unit of the random stream: stripe i of a pass is generated from
-	// the pass key and i alone, so verification regenerates one sample's stripe
-	// instead of the whole pass.
-	stripe = 64 << 10
 	// edge is how much of each end of the disk is verified in full: partition
 	// tables, boot loaders and filesystem superblocks live there.
 	edge = 1 << 20
 	// sampleSize is the size of one spread verification sample.
 	sampleSize = 4096
+	// flushEvery is how much a pass writes between background syncs. Over iSCSI the
+	// target's writes to its disk then overlap the transfer instead of all waiting
+	// for the sync at the end of the pass, as with (*iscsi.LUN).CopyFrom.
+	flushEvery = 256 << 20
 )
 
 // Disk is what an erase works on: a local device or file, or a LUN over iSCSI
@@ -43,15 +45,17 @@ type Disk interface {
 	Sync() error
 }
 
-// Options configures Overwrite and Device. The zero value runs one random pass and no zero pass.
+// Options configures Overwrite and Device. The zero value is refused: it asks for
+// no pass at all.
 type Options struct {
 	// Iterations is the number of random passes (shred --iterations).
 	Iterations int
 	// Zeroize adds a final pass of zeros (shred --zero).
 	Zeroize bool
-	// BlockSize is the write size; default 4 MiB, rounded up to 64 KiB.
+	// BlockSize is the write size; default 4 MiB, rounded up to 4 KiB.
 	BlockSize int
-	// Writers is the number of writes kept in flight; default 2.
+	// Writers is the number of writes kept in flight, each writer generating its
+	// own random blocks; default 2.
 	Writers int
 	// Samples is the number of spread samples read back besides the first and last
 	// MiB; default 256.
@@ -89,25 +93,24 @@ func (e *VerifyError) Error() string {
 	return fmt.Sprintf("verification of %s failed: data at offset %d differs from what the last pass wrote", e.Device, e.Offset)
 }
 
-// pass is what one overwrite writes: zeros, or the random stream of key.
+// pass is what one overwrite writes: zeros, or the AES-256-CTR keystream of a random
+// key. The keystream at any 16-byte aligned offset is computed on its own, so
+// verification regenerates only what it reads, and with AES-NI it is generated
+// several times faster than ChaCha8 (about 3 GiB/s against 0.7 on one core here).
 type pass struct {
 	zero bool
-	key  [32]byte
+	aes  cipher.Block
 }
 
-// fill writes the pass's bytes for disk offset off (stripe aligned) into b.
+// fill writes the pass's bytes for disk offset off (a multiple of 16) into b.
 func (p pass) fill(b []byte, off int64) {
+	clear(b)
 	if p.zero {
-		clear(b)
 		return
 	}
-	for len(b) > 0 {
-		n := min(len(b), stripe)
-		seed := p.key
-		binary.LittleEndian.PutUint64(seed[:8], binary.LittleEndian.Uint64(seed[:8])^uint64(off/stripe))
-		_, _ = mrand.NewChaCha8(seed).Read(b[:n])
-		b, off = b[n:], off+int64(n)
-	}
+	var iv [aes.BlockSize]byte
+	binary.BigEndian.PutUint64(iv[8:], uint64(off/aes.BlockSize))
+	cipher.NewCTR(p.aes, iv[:]).XORKeyStream(b, b)
 }
 
 // Device overwrites the whole of path (a block device or a regular file) and verifies
@@ -130,7 +133,7 @@ func Overwrite(ctx context.Context, d Disk, name string, opts Options) (Record, 
 	if opts.BlockSize <= 0 {
 		opts.BlockSize = 4 << 20
 	}
-	opts.BlockSize = (opts.BlockSize + stripe - 1) / stripe * stripe
+	opts.BlockSize = (opts.BlockSize + align - 1) / align * align
 	if opts.Writers <= 0 {
 		opts.Writers = 2
 	}
@@ -139,11 +142,15 @@ func Overwrite(ctx context.Context, d Disk, name string, opts Options) (Record, 
 	}
 	passes := make([]pass, 0, opts.Iterations+1)
 	for range opts.Iterations {
-		var p pass
-		if _, err := rand.Read(p.key[:]); err != nil {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
 			return Record{}, fmt.Errorf("erase %s: %w", name, err)
 		}
-		passes = append(passes, p)
+		block, err := aes.NewCipher(key)
+		if err != nil {
+			return Record{}, fmt.Errorf("erase %s: %w", name, err)
+		}
+		passes = append(passes, pass{aes: block})
 	}
 	if opts.Zeroize {
 		passes = append(passes, pass{zero: true})
@@ -183,70 +190,55 @@ func Overwrite(ctx context.Context, d Disk, name string, opts Options) (Record, 
 		SamplesChecked: checked}, nil
 }
 
-// block is one write: a buffer and where it goes.
-type block struct {
-	buf []byte
-	off int64
-	n   int
-}
-
-// overwrite writes one pass over the whole disk: a generator fills aligned buffers
-// while opts.Writers goroutines write them, so generating random data and writing
-// overlap, and several writes are in flight (over iSCSI each is split further into
-// commands queued on the session).
+// overwrite writes one pass over the whole disk with opts.Writers goroutines, each
+// generating its next block and writing it, so several writes are in flight (over
+// iSCSI each is split further into commands queued on the session) and the random
+// stream is generated on every core. A sync runs in the background after every
+// flushEvery bytes, one at a time.
 func overwrite(ctx context.Context, d Disk, p pass, opts Options, progress func(int64)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	size := d.Size()
-	// A zero pass writes one shared buffer of zeros; a random pass fills one buffer
-	// per write in flight plus one being generated.
-	free := make(chan []byte, opts.Writers+1)
+	// A zero pass writes one shared buffer of zeros.
 	var zero []byte
 	if p.zero {
 		zero = alignedBuffer(opts.BlockSize)
-	} else {
-		for range opts.Writers + 1 {
-			free <- alignedBuffer(opts.BlockSize)
-		}
 	}
-	work := make(chan block)
+	offsets := make(chan int64)
 	written := make(chan int64, opts.Writers)
 	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
+		wg, flushes sync.WaitGroup
+		flushing    sync.Mutex
+		errOnce     sync.Once
+		firstErr    error
 	)
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
 	for range opts.Writers {
 		wg.Go(func() {
-			for b := range work {
-				if _, err := d.WriteAt(b.buf[:b.n], b.off); err != nil {
-					fail(fmt.Errorf("write at %d: %w", b.off, err))
-				}
+			buf := zero
+			if !p.zero {
+				buf = alignedBuffer(opts.BlockSize)
+			}
+			for off := range offsets {
+				n := int(min(int64(opts.BlockSize), size-off))
 				if !p.zero {
-					free <- b.buf
+					p.fill(buf[:n], off)
 				}
-				written <- int64(b.n)
+				if _, err := d.WriteAt(buf[:n], off); err != nil {
+					fail(fmt.Errorf("write at %d: %w", off, err))
+					continue
+				}
+				written <- int64(n)
 			}
 		})
 	}
 	go func() {
-		defer close(work)
+		defer close(offsets)
 		for off := int64(0); off < size; off += int64(opts.BlockSize) {
-			n := int(min(int64(opts.BlockSize), size-off))
-			buf := zero
-			if !p.zero {
-				select {
-				case buf = <-free:
-				case <-ctx.Done():
-					return
-				}
-				p.fill(buf[:n], off)
-			}
 			select {
-			case work <- block{buf: buf, off: off, n: n}:
+			case offsets <- off:
 			case <-ctx.Done():
 				return
 			}
@@ -256,9 +248,20 @@ func overwrite(ctx context.Context, d Disk, p pass, opts Options, progress func(
 		wg.Wait()
 		close(written)
 	}()
+	var unflushed int64
 	for n := range written {
 		progress(n)
+		if unflushed += n; unflushed >= flushEvery && flushing.TryLock() {
+			unflushed = 0
+			flushes.Go(func() {
+				defer flushing.Unlock()
+				if err := d.Sync(); err != nil {
+					fail(fmt.Errorf("background sync: %w", err))
+				}
+			})
+		}
 	}
+	flushes.Wait()
 	if firstErr != nil {
 		return firstErr
 	}
@@ -291,18 +294,16 @@ func verify(d Disk, name string, p pass, samples int) (int, error) {
 			regions = append(regions, region{off / align * align, sampleSize})
 		}
 	}
-	got := alignedBuffer(edge + stripe)
-	want := alignedBuffer(edge + 2*stripe)
+	// The last region may reach past a MiB by the rounding of its start.
+	got := alignedBuffer(edge + align)
+	want := alignedBuffer(edge + align)
 	for _, r := range regions {
 		buf := got[:r.n]
 		if err := readFull(d, buf, r.off); err != nil {
 			return 0, fmt.Errorf("verify %s: %w", name, err)
 		}
-		// The expected bytes are generated from the stripe holding r.off.
-		base := r.off / stripe * stripe
-		exp := want[:r.off-base+r.n]
-		p.fill(exp, base)
-		exp = exp[r.off-base:]
+		exp := want[:r.n]
+		p.fill(exp, r.off)
 		if !bytes.Equal(buf, exp) {
 			for i := range buf {
 				if buf[i] != exp[i] {

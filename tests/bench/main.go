@@ -72,6 +72,7 @@ type section struct {
 
 var sections = []section{
 	{"api", benchAPI},
+	{"erase", benchErase},
 }
 
 func sectionNames() []string {
