@@ -140,6 +140,10 @@ func (r response) fault() map[string]any {
 	return inner
 }
 
+// httpClient keeps a connection per concurrent benchmark client (the
+// default transport keeps two, and would reconnect for every request).
+var httpClient = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
+
 // call sends a request; kv are header name/value pairs.
 func (e *env) call(method, path, body string, kv ...string) response {
 	var rd io.Reader
@@ -156,7 +160,7 @@ func (e *env) call(method, path, body string, kv ...string) response {
 	for i := 0; i+1 < len(kv); i += 2 {
 		req.Header.Set(kv[i], kv[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		panic(err)
 	}

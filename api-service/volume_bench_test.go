@@ -32,32 +32,47 @@ func seedVolumes(b *testing.B, e *env, n int) []string {
 	return uuids
 }
 
+// BenchmarkListVolumeConnectors100 and BenchmarkListVolumeTargetsDetail100
+// read pages of 100 after a marker, as make bench does.
 func BenchmarkListVolumeConnectors100(b *testing.B) {
 	backends(b, func(b *testing.B, e *env) {
-		seedVolumes(b, e, 150)
-		for b.Loop() {
-			mustStatus(b, e.at("1.32", http.MethodGet, "/v1/volume/connectors?limit=100", ""), http.StatusOK)
-		}
+		seedVolumes(b, e, 200)
+		markers := volumeMarkers(b, e, "connectors")
+		measure(b, func(i int) response {
+			return e.at("1.32", http.MethodGet, "/v1/volume/connectors?limit=100&marker="+markers[i%len(markers)], "")
+		}, http.StatusOK)
 	})
 }
 
 func BenchmarkListVolumeTargetsDetail100(b *testing.B) {
 	backends(b, func(b *testing.B, e *env) {
-		seedVolumes(b, e, 150)
-		for b.Loop() {
-			mustStatus(b, e.at("1.32", http.MethodGet, "/v1/volume/targets?detail=true&limit=100", ""), http.StatusOK)
-		}
+		seedVolumes(b, e, 200)
+		markers := volumeMarkers(b, e, "targets")
+		measure(b, func(i int) response {
+			return e.at("1.32", http.MethodGet, "/v1/volume/targets?detail=true&limit=100&marker="+markers[i%len(markers)], "")
+		}, http.StatusOK)
 	})
+}
+
+// volumeMarkers lists the UUIDs of a volume collection in the API's order
+// that have at least 100 items after them.
+func volumeMarkers(b *testing.B, e *env, collection string) []string {
+	r := e.at("1.32", http.MethodGet, "/v1/volume/"+collection+"?fields=uuid", "")
+	mustStatus(b, r, http.StatusOK)
+	items := r.json()[collection].([]any)
+	var out []string
+	for _, it := range items[:len(items)-100] {
+		out = append(out, it.(map[string]any)["uuid"].(string))
+	}
+	return out
 }
 
 func BenchmarkListNodeVolumeTargets(b *testing.B) {
 	backends(b, func(b *testing.B, e *env) {
 		nodes := seedVolumes(b, e, 20)
-		i := 0
-		for b.Loop() {
-			i++
-			mustStatus(b, e.at("1.32", http.MethodGet, "/v1/nodes/"+nodes[i%len(nodes)]+"/volume/targets", ""), http.StatusOK)
-		}
+		measure(b, func(i int) response {
+			return e.at("1.32", http.MethodGet, "/v1/nodes/"+nodes[i%len(nodes)]+"/volume/targets", "")
+		}, http.StatusOK)
 	})
 }
 

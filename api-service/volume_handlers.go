@@ -125,20 +125,23 @@ func (s *Server) getNodeVolumeRoot(c echo.Context) error {
 
 // volumeCollection binds a list endpoint to one resource type.
 type volumeCollection[T any] struct {
-	res    volume.Resource
-	list   func(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]T, error)
-	render func(base string, item *T, fields []string) any
-	uuid   func(item *T) string
+	res  volume.Resource
+	list func(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]T, error)
+	// appendJSON writes one item's representation.
+	appendJSON func(buf []byte, base string, item *T, fields []string) ([]byte, error)
+	uuid       func(item *T) string
+	// sizeHint is about how many bytes a full item takes.
+	sizeHint int
 }
 
 func (s *Server) connectorCollection() volumeCollection[model.VolumeConnector] {
 	return volumeCollection[model.VolumeConnector]{res: volume.Connectors, list: s.store.ListVolumeConnectors,
-		render: volume.RenderConnector, uuid: func(v *model.VolumeConnector) string { return v.UUID }}
+		appendJSON: volume.AppendConnector, uuid: func(v *model.VolumeConnector) string { return v.UUID }, sizeHint: 512}
 }
 
 func (s *Server) targetCollection() volumeCollection[model.VolumeTarget] {
 	return volumeCollection[model.VolumeTarget]{res: volume.Targets, list: s.store.ListVolumeTargets,
-		render: volume.RenderTarget, uuid: func(v *model.VolumeTarget) string { return v.UUID }}
+		appendJSON: volume.AppendTarget, uuid: func(v *model.VolumeTarget) string { return v.UUID }, sizeHint: 768}
 }
 
 func (s *Server) listConnectors(c echo.Context) error {
@@ -236,11 +239,20 @@ func serveVolumeList[T any](s *Server, c echo.Context, vc volumeCollection[T], s
 		return err
 	}
 	base := s.baseURL(c)
-	out := make([]any, len(items))
+	// {"<collection>": [...], "next": ...}: encoding/json's key order.
+	buf := make([]byte, 0, 128+len(items)*vc.sizeHint)
+	buf = append(buf, `{"`...)
+	buf = append(buf, vc.res.Collection...)
+	buf = append(buf, `":[`...)
 	for i := range items {
-		out[i] = vc.render(base, &items[i], r.fields)
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		if buf, err = vc.appendJSON(buf, base, &items[i], r.fields); err != nil {
+			return err
+		}
 	}
-	body := map[string]any{vc.res.Collection: out}
+	buf = append(buf, ']')
 	if len(items) == r.page.Limit && len(items) > 0 {
 		path := "/v1/" + vc.res.Path
 		carry := []query.Param{{Key: "sort_key", Value: r.page.SortKey}, {Key: "sort_dir", Value: r.page.SortDir}}
@@ -256,9 +268,10 @@ func serveVolumeList[T any](s *Server, c echo.Context, vc volumeCollection[T], s
 		if r.fields != nil {
 			carry = append(carry, query.Param{Key: "fields", Value: strings.Join(r.fields, ",")})
 		}
-		body["next"] = query.NextURL(base, path, carry, r.page.Limit, vc.uuid(&items[len(items)-1]))
+		buf = append(buf, `,"next":`...)
+		buf = present.AppendString(buf, query.NextURL(base, path, carry, r.page.Limit, vc.uuid(&items[len(items)-1])))
 	}
-	return c.JSON(http.StatusOK, body)
+	return s.sendJSON(c, http.StatusOK, append(buf, '}'))
 }
 
 // volumeNodeID resolves the node of a volume list to its id. A UUID is

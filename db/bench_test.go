@@ -79,3 +79,65 @@ func BenchmarkListNodes100(b *testing.B) {
 		}
 	}
 }
+
+// benchVolumes gives every bench node one connector and one target with
+// CHAP properties, as make bench seeds them.
+func benchVolumes(b *testing.B, s *Store, uuids []string) {
+	b.Helper()
+	ctx := context.Background()
+	for i, u := range uuids {
+		n, err := s.GetNode(ctx, u)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.CreateVolumeConnector(ctx, &model.VolumeConnector{NodeID: n.ID, Type: "iqn",
+			ConnectorID: fmt.Sprintf("iqn.2026-01.bench:node-%d", i), Extra: model.JSONObject{}}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.CreateVolumeTarget(ctx, &model.VolumeTarget{NodeID: n.ID, VolumeType: "iscsi", VolumeID: fmt.Sprintf("vol-%d", i),
+			Extra: model.JSONObject{}, Properties: model.JSONObject{"target_iqn": fmt.Sprintf("iqn.2026-01.bench:vol-%d", i),
+				"target_lun": float64(0), "auth_method": "CHAP", "auth_username": "u", "auth_password": "secret"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkListVolumeConnectors100 and BenchmarkListVolumeTargets100 read
+// pages of 100 after a marker, every column, as the API's detail lists do.
+func BenchmarkListVolumeConnectors100(b *testing.B) {
+	s, uuids := benchStore(b)
+	benchVolumes(b, s, uuids)
+	ctx := context.Background()
+	all, err := s.ListVolumeConnectors(ctx, VolumeFilter{}, Page{}, []string{"uuid"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		page, err := s.ListVolumeConnectors(ctx, VolumeFilter{}, Page{Limit: 100, Marker: all[(i*97)%(len(all)-100)].UUID}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(page) != 100 {
+			b.Fatalf("got %d connectors", len(page))
+		}
+	}
+}
+
+func BenchmarkListVolumeTargets100(b *testing.B) {
+	s, uuids := benchStore(b)
+	benchVolumes(b, s, uuids)
+	ctx := context.Background()
+	all, err := s.ListVolumeTargets(ctx, VolumeFilter{}, Page{}, []string{"uuid"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		page, err := s.ListVolumeTargets(ctx, VolumeFilter{}, Page{Limit: 100, Marker: all[(i*97)%(len(all)-100)].UUID}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(page) != 100 {
+			b.Fatalf("got %d targets", len(page))
+		}
+	}
+}

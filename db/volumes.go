@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -79,29 +80,9 @@ var (
 	volumeTargetSaveColumns    = saveColumnsOf(volumeTargetColumns)
 )
 
-// volumeConnectorRow and volumeTargetRow carry the owning node's uuid,
-// read by the same query.
-type volumeConnectorRow struct {
-	model.VolumeConnector
-	JoinedNodeUUID string `gorm:"column:node_uuid"`
-}
+func connectorNodeUUID(c *model.VolumeConnector) *string { return &c.NodeUUID }
 
-func (r volumeConnectorRow) connector() model.VolumeConnector {
-	c := r.VolumeConnector
-	c.NodeUUID = r.JoinedNodeUUID
-	return c
-}
-
-type volumeTargetRow struct {
-	model.VolumeTarget
-	JoinedNodeUUID string `gorm:"column:node_uuid"`
-}
-
-func (r volumeTargetRow) target() model.VolumeTarget {
-	t := r.VolumeTarget
-	t.NodeUUID = r.JoinedNodeUUID
-	return t
-}
+func targetNodeUUID(t *model.VolumeTarget) *string { return &t.NodeUUID }
 
 // ownedQuery selects cols of a table whose rows belong to a node, plus the
 // node's uuid as node_uuid.
@@ -116,28 +97,66 @@ func (s *Store) ownedQuery(ctx context.Context, table string, cols []string) *go
 		Joins("JOIN nodes ON nodes.id = " + table + ".node_id")
 }
 
-// listOwned runs one page of a volume list into rows (a *[]xxxRow).
-func (s *Store) listOwned(ctx context.Context, lt listTable, t tableColumns, f VolumeFilter, p Page, columns []string, rows any) error {
+// listOwned reads one page of a volume list, each item with its owner's
+// uuid from the same query.
+func listOwned[T any](ctx context.Context, s *Store, lt listTable, t tableColumns, f VolumeFilter, p Page, columns []string, nodeUUID func(*T) *string) ([]T, error) {
 	cols, err := t.selection(columns, "node_uuid")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	q := s.ownedQuery(ctx, lt.table, cols)
 	if f.NodeID != nil {
 		q = q.Where(clause.Eq{Column: clause.Column{Table: lt.table, Name: "node_id"}, Value: *f.NodeID})
 	}
 	if q, err = lt.paginate(ctx, s.db, q, p); err != nil {
-		return err
+		return nil, err
 	}
-	return q.Find(rows).Error
+	return scanOwned(q, t, nodeUUID)
 }
 
-// getOwned loads one row by uuid into row, with node_uuid.
-func (s *Store) getOwned(ctx context.Context, t tableColumns, uuid string, row any) error {
+// getOwned loads one row by uuid, with its owner's uuid;
+// gorm.ErrRecordNotFound when there is none.
+func getOwned[T any](ctx context.Context, s *Store, t tableColumns, uuid string, nodeUUID func(*T) *string) (*T, error) {
 	cols, _ := t.selection(nil)
-	return s.ownedQuery(ctx, t.schema.Table, cols).
+	q := s.ownedQuery(ctx, t.schema.Table, cols).
 		Where(clause.Eq{Column: clause.Column{Table: t.schema.Table, Name: "uuid"}, Value: uuid}).
-		Take(row).Error
+		Limit(1)
+	items, err := scanOwned(q, t, nodeUUID)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, gorm.ErrRecordNotFound
+	}
+	return &items[0], nil
+}
+
+// scanOwned runs q, whose last column is the owner's uuid, and scans each
+// row into a T by column name, the owner's uuid into nodeUUID's field.
+// gorm's Find would reflect over the model and convert every value twice.
+func scanOwned[T any](q *gorm.DB, t tableColumns, nodeUUID func(*T) *string) ([]T, error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	names, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	fields := t.fieldIndexes(names[:len(names)-1])
+	out := []T{}
+	targets := make([]any, 0, len(names))
+	for rows.Next() {
+		var zero T
+		out = append(out, zero)
+		item := &out[len(out)-1]
+		targets = append(scanTargets(targets[:0], reflect.ValueOf(item).Elem(), fields), nodeUUID(item))
+		if err := rows.Scan(targets...); err != nil {
+			return nil, err
+		}
+	}
+	return out, rows.Err()
 }
 
 // saveOwned writes saveCols of m to the row with that id and sets
@@ -195,31 +214,26 @@ func (s *Store) CreateVolumeConnector(ctx context.Context, c *model.VolumeConnec
 // GetVolumeConnector loads a connector (with NodeUUID) by uuid;
 // errs.KindVolumeConnectorNotFound if there is none.
 func (s *Store) GetVolumeConnector(ctx context.Context, uuid string) (*model.VolumeConnector, error) {
-	var r volumeConnectorRow
-	if err := s.getOwned(ctx, volumeConnectorColumns, uuid, &r); err != nil {
+	c, err := getOwned(ctx, s, volumeConnectorColumns, uuid, connectorNodeUUID)
+	if err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, volumeConnectorNotFound(uuid)
 		}
 		return nil, fmt.Errorf("get volume connector %s: %w", uuid, err)
 	}
-	c := r.connector()
-	return &c, nil
+	return c, nil
 }
 
 // ListVolumeConnectors returns one page of the connectors matching f, each
 // with NodeUUID filled by a join in the same query. columns as in
 // ListPorts. Sort keys are the columns but extra.
 func (s *Store) ListVolumeConnectors(ctx context.Context, f VolumeFilter, p Page, columns []string) ([]model.VolumeConnector, error) {
-	var rows []volumeConnectorRow
-	if err := s.listOwned(ctx, volumeConnectorList, volumeConnectorColumns, f, p, columns, &rows); err != nil {
+	out, err := listOwned(ctx, s, volumeConnectorList, volumeConnectorColumns, f, p, columns, connectorNodeUUID)
+	if err != nil {
 		if _, typed := errs.As(err); typed {
 			return nil, err
 		}
 		return nil, fmt.Errorf("list volume connectors: %w", err)
-	}
-	out := make([]model.VolumeConnector, len(rows))
-	for i, r := range rows {
-		out[i] = r.connector()
 	}
 	return out, nil
 }
@@ -273,31 +287,26 @@ func (s *Store) CreateVolumeTarget(ctx context.Context, t *model.VolumeTarget) e
 // errs.KindVolumeTargetNotFound if there is none. Properties are returned
 // as stored, credentials included.
 func (s *Store) GetVolumeTarget(ctx context.Context, uuid string) (*model.VolumeTarget, error) {
-	var r volumeTargetRow
-	if err := s.getOwned(ctx, volumeTargetColumns, uuid, &r); err != nil {
+	t, err := getOwned(ctx, s, volumeTargetColumns, uuid, targetNodeUUID)
+	if err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, volumeTargetNotFound(uuid)
 		}
 		return nil, fmt.Errorf("get volume target %s: %w", uuid, err)
 	}
-	t := r.target()
-	return &t, nil
+	return t, nil
 }
 
 // ListVolumeTargets returns one page of the targets matching f, each with
 // NodeUUID filled by a join in the same query. Sort keys are the columns
 // but extra and properties.
 func (s *Store) ListVolumeTargets(ctx context.Context, f VolumeFilter, p Page, columns []string) ([]model.VolumeTarget, error) {
-	var rows []volumeTargetRow
-	if err := s.listOwned(ctx, volumeTargetList, volumeTargetColumns, f, p, columns, &rows); err != nil {
+	out, err := listOwned(ctx, s, volumeTargetList, volumeTargetColumns, f, p, columns, targetNodeUUID)
+	if err != nil {
 		if _, typed := errs.As(err); typed {
 			return nil, err
 		}
 		return nil, fmt.Errorf("list volume targets: %w", err)
-	}
-	out := make([]model.VolumeTarget, len(rows))
-	for i, r := range rows {
-		out[i] = r.target()
 	}
 	return out, nil
 }

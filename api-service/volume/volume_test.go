@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -121,6 +122,34 @@ var _ = Describe("representations", func() {
 		full := asJSON(volume.RenderConnector("http://h", &model.VolumeConnector{UUID: "c"}, nil))
 		Expect(full).To(HaveLen(8))
 		Expect(full).To(HaveKeyWithValue("extra", map[string]any{}))
+	})
+
+	It("appends byte for byte what encoding/json writes for each representation", func() {
+		updated := time.Date(2026, 1, 2, 3, 4, 5, 678000, time.UTC)
+		connectors := []*model.VolumeConnector{
+			{UUID: "c", NodeUUID: nodeUUID, Type: "iqn", ConnectorID: "iqn.2026-01.org.example:a<b>&c"},
+			{UUID: "d", NodeUUID: nodeUUID, Type: "wwpn", ConnectorID: "21:00:00:24:ff:4c:cd:01",
+				Extra: model.JSONObject{"rack": "r\u00e9\"1\"", "n": 1.5}, CreatedAt: updated, UpdatedAt: &updated},
+		}
+		targets := []*model.VolumeTarget{t,
+			{UUID: "w", NodeUUID: "n\u00e9", VolumeType: "fibre_channel", BootIndex: -3, VolumeID: "v<1>",
+				Extra: model.JSONObject{"a": []any{nil, true}}, CreatedAt: updated, UpdatedAt: &updated}}
+		for _, base := range []string{"http://h:6385", "http://h/<x>"} {
+			for _, fields := range [][]string{nil, volume.Connectors.DefaultFields, {"extra", "uuid"}, {"links"}} {
+				for _, c := range connectors {
+					want, err := json.Marshal(volume.RenderConnector(base, c, fields))
+					Expect(err).NotTo(HaveOccurred())
+					Expect(volume.AppendConnector([]byte("x"), base, c, fields)).To(Equal(append([]byte("x"), want...)))
+				}
+			}
+			for _, fields := range [][]string{nil, volume.Targets.DefaultFields, {"properties", "boot_index"}} {
+				for _, vt := range targets {
+					want, err := json.Marshal(volume.RenderTarget(base, vt, fields))
+					Expect(err).NotTo(HaveOccurred())
+					Expect(volume.AppendTarget(nil, base, vt, fields)).To(Equal(want))
+				}
+			}
+		}
 	})
 
 	It("rejects unknown field names listing the valid ones", func() {
