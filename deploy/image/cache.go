@@ -118,11 +118,15 @@ type flight struct {
 // Cache is a content-addressed, size-bounded store of downloaded images. A
 // source (URL plus checksum) is downloaded once however many nodes ask for
 // it at the same time; each node holds a reference until Release.
+//
+// A reference is also a symbolic link, nodes/<node> → ../sha256/<digest>
+// (RefPath), so that a restarted conductor still knows which images its
+// unfinished deploys hold, and an operator or a test can see them.
 type Cache struct {
-	dir, blobs, tmp, index string
-	max                    int64
-	client                 *http.Client
-	stall                  time.Duration
+	dir, blobs, tmp, index, refs string
+	max                          int64
+	client                       *http.Client
+	stall                        time.Duration
 
 	mu      sync.Mutex
 	entries map[string]*entry // by sha256
@@ -140,6 +144,7 @@ func NewCache(opts CacheOptions) (*Cache, error) {
 		blobs:   filepath.Join(opts.Dir, "sha256"),
 		tmp:     filepath.Join(opts.Dir, "tmp"),
 		index:   filepath.Join(opts.Dir, "index.json"),
+		refs:    filepath.Join(opts.Dir, "nodes"),
 		max:     opts.MaxBytes,
 		client:  opts.Client,
 		stall:   opts.StallTimeout,
@@ -163,7 +168,7 @@ func NewCache(opts CacheOptions) (*Cache, error) {
 	if err := os.RemoveAll(c.tmp); err != nil {
 		return nil, fmt.Errorf("image cache: clear partial downloads: %w", err)
 	}
-	for _, d := range []string{c.blobs, c.tmp} {
+	for _, d := range []string{c.blobs, c.tmp, c.refs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("image cache: %w", err)
 		}
@@ -194,7 +199,58 @@ func NewCache(opts CacheOptions) (*Cache, error) {
 			}
 		}
 	}
+	if err := c.loadRefs(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// RefPath is where a cache in dir records that node references an image.
+func RefPath(dir, node string) string { return filepath.Join(dir, "nodes", node) }
+
+// loadRefs takes over the references a previous process recorded; links to
+// entries that are gone are dropped.
+func (c *Cache) loadRefs() error {
+	links, err := os.ReadDir(c.refs)
+	if err != nil {
+		return fmt.Errorf("image cache: %w", err)
+	}
+	for _, l := range links {
+		path := filepath.Join(c.refs, l.Name())
+		target, err := os.Readlink(path)
+		e := c.entries[filepath.Base(target)]
+		if err != nil || e == nil || validNode(l.Name()) != nil {
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("image cache: drop stale reference: %w", err)
+			}
+			continue
+		}
+		c.nodes[l.Name()] = e.SHA256
+		e.refs[l.Name()] = struct{}{}
+	}
+	return nil
+}
+
+// validNode keeps node names usable as file names of nodes/.
+func validNode(node string) error {
+	if node == "" || strings.ContainsAny(node, "/\x00") || node == "." || node == ".." || strings.HasPrefix(node, ".ref-") {
+		return fmt.Errorf("image cache: invalid node name %q", node)
+	}
+	return nil
+}
+
+// writeRef points nodes/<node> at the entry, replacing the link atomically.
+func (c *Cache) writeRef(node, sha string) error {
+	tmp := filepath.Join(c.refs, ".ref-"+node)
+	_ = os.Remove(tmp)
+	if err := os.Symlink(filepath.Join("..", "sha256", sha), tmp); err != nil {
+		return fmt.Errorf("image cache: record reference of %s: %w", node, err)
+	}
+	if err := os.Rename(tmp, RefPath(c.dir, node)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("image cache: record reference of %s: %w", node, err)
+	}
+	return nil
 }
 
 func sourceKey(src Source, algo, digest string) string {
@@ -205,6 +261,9 @@ func sourceKey(src Source, algo, digest string) string {
 // records that node references it (replacing any image node referenced
 // before).
 func (c *Cache) Acquire(ctx context.Context, node string, src Source) (Entry, error) {
+	if err := validNode(node); err != nil {
+		return Entry{}, err
+	}
 	algo, digest, err := src.expected()
 	if err != nil {
 		return Entry{}, err
@@ -214,9 +273,9 @@ func (c *Cache) Acquire(ctx context.Context, node string, src Source) (Entry, er
 		c.mu.Lock()
 		if sha, ok := c.keys[key]; ok {
 			if e := c.entries[sha]; e != nil {
-				c.refLocked(node, e)
+				err := c.refLocked(node, e)
 				c.mu.Unlock()
-				return e.Entry, nil
+				return e.Entry, err
 			}
 		}
 		f := c.flights[key]
@@ -254,13 +313,18 @@ func (c *Cache) Acquire(ctx context.Context, node string, src Source) (Entry, er
 			c.mu.Unlock()
 			continue
 		}
-		c.refLocked(node, e)
+		err := c.refLocked(node, e)
 		c.mu.Unlock()
-		return e.Entry, nil
+		return e.Entry, err
 	}
 }
 
-func (c *Cache) refLocked(node string, e *entry) {
+func (c *Cache) refLocked(node string, e *entry) error {
+	if c.nodes[node] != e.SHA256 {
+		if err := c.writeRef(node, e.SHA256); err != nil {
+			return err
+		}
+	}
 	if old, ok := c.nodes[node]; ok && old != e.SHA256 {
 		if oe := c.entries[old]; oe != nil {
 			delete(oe.refs, node)
@@ -274,6 +338,7 @@ func (c *Cache) refLocked(node string, e *entry) {
 		// The node's previous image may now be idle and over the bound.
 		c.evictLocked("")
 	}
+	return nil
 }
 
 // Release drops node's reference; unreferenced entries become eligible for
@@ -287,6 +352,9 @@ func (c *Cache) Release(node string) {
 			delete(e.refs, node)
 			e.lastUsed = time.Now()
 		}
+		// A link left behind would only pin the entry after a restart,
+		// until the node's next release.
+		_ = os.Remove(RefPath(c.dir, node))
 	}
 	c.evictLocked("")
 }

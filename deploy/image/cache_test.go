@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -344,6 +345,41 @@ var _ = Describe("Cache", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(e2).To(Equal(e))
 		Expect(srv.count("/a")).To(BeEquivalentTo(1))
+	})
+
+	It("records each node's reference as a link to the entry until Release, across a restart", func() {
+		url := srv.add("/a", randomBytes(64<<10))
+		e, err := cache.Acquire(ctx, "n1", image.Source{URL: url})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = cache.Acquire(ctx, "n2", image.Source{URL: url})
+		Expect(err).NotTo(HaveOccurred())
+		for _, n := range []string{"n1", "n2"} {
+			target, err := filepath.EvalSymlinks(image.RefPath(dir, n))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(target).To(Equal(e.Path))
+		}
+
+		By("a restarted cache keeps the referenced entry out of eviction")
+		restarted, err := image.NewCache(image.CacheOptions{Dir: dir, MaxBytes: 1})
+		Expect(err).NotTo(HaveOccurred())
+		restarted.Release("n1")
+		Expect(image.RefPath(dir, "n1")).NotTo(BeAnExistingFile())
+		Expect(e.Path).To(BeAnExistingFile(), "n2 still references it")
+		restarted.Release("n2")
+		Expect(image.RefPath(dir, "n2")).NotTo(BeAnExistingFile())
+		Expect(e.Path).NotTo(BeAnExistingFile(), "unreferenced and over the bound")
+
+		By("a link to an entry that is gone is dropped at start")
+		Expect(os.Symlink("../sha256/"+strings.Repeat("0", 64), image.RefPath(dir, "n3"))).To(Succeed())
+		_, err = image.NewCache(image.CacheOptions{Dir: dir})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = os.Lstat(image.RefPath(dir, "n3"))
+		Expect(err).To(MatchError(os.ErrNotExist))
+	})
+
+	It("refuses node names that are not file names", func() {
+		_, err := cache.Acquire(ctx, "../escape", image.Source{URL: srv.add("/a", randomBytes(1024))})
+		Expect(err).To(MatchError(ContainSubstring("invalid node name")))
 	})
 
 	It("abandons a download nobody waits for and leaves no temporary file", func() {

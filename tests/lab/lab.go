@@ -18,9 +18,10 @@
 // or from pass_deploy_info, so any number of nodes deploy at once with
 // one conductor configuration.
 //
-// API changes: Node.Address is new (2026-12); AgentListen, Portal and
-// DoneListen keep their meaning but now hold Address instead of
-// 127.0.0.1, and AgentListen's port is 9999 on every node.
+// API changes (2026-12): Node.Address, AgentPort, DonePort, ModeSilent
+// and Node.TargetPID are new; AgentListen, Portal and DoneListen keep
+// their meaning but hold Address instead of 127.0.0.1, and AgentListen's
+// port is AgentPort on every node.
 package lab
 
 import (
@@ -32,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,6 +65,9 @@ const (
 	// ModeCallback emulates the bash deploy ramdisk: one pass_deploy_info
 	// call, then "done" on port 10000.
 	ModeCallback = "callback"
+	// ModeSilent boots a ramdisk that never calls back (hung, or cut off
+	// from the API): the lab records the boot and starts nothing.
+	ModeSilent = "silent"
 )
 
 // Options configure a lab.
@@ -284,6 +289,49 @@ func (n *Node) LastBoot() (b Boot, ok bool) {
 	return n.boots[len(n.boots)-1], true
 }
 
+func (n *Node) silent() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.mode == ModeSilent
+}
+
+// TargetPID is the process id of the tgtd the node's ramdisk runs on its
+// control port, 0 when none runs. Tests kill or freeze it to make the
+// target vanish or hang.
+func (n *Node) TargetPID() (int, error) {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, fmt.Errorf("lab: %w", err)
+	}
+	want := []string{"tgtd", "-f", "-C", strconv.Itoa(n.TgtdControlPort)}
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if err != nil || len(raw) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if len(args) >= len(want) && filepath.Base(args[0]) == want[0] && slices.Equal(args[1:len(want)], want[1:]) && !zombie(pid) {
+			return pid, nil
+		}
+	}
+	return 0, nil
+}
+
+// zombie tells whether pid has exited but was not reaped (here exited
+// processes can linger as zombies of someone else).
+func zombie(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return strings.HasPrefix(rest, "Z") || strings.HasPrefix(rest, "X")
+}
+
 // AgentRunning tells whether the node's deploy ramdisk runs.
 func (n *Node) AgentRunning() bool {
 	n.mu.Lock()
@@ -348,7 +396,9 @@ func (n *Node) boot(device string) {
 			n.logf("PXE boot without a configuration: %v", err)
 		default:
 			b.Label, b.Cmdline = label, cmdline
-			if IsDeployCmdline(cmdline) {
+			if IsDeployCmdline(cmdline) && n.silent() {
+				n.logf("deploy ramdisk booted silent: it will never call back")
+			} else if IsDeployCmdline(cmdline) {
 				if err := n.startAgent(cmdline); err != nil {
 					n.logf("start agent: %v", err)
 				} else {

@@ -176,28 +176,6 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 
 		undeploy(ctx, node, uuid)
 	}, SpecTimeout(deployTimeout+2*time.Minute))
-
-	It("fails a deploy whose image checksum does not match", func(ctx SpecContext) {
-		node := theLab.Nodes[1]
-		uuid := enrol(ctx, node, "")
-		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2",
-			"image_checksum": strings.Repeat("0", 32)})
-
-		steps.Provision(ctx, client, uuid, nodes.TargetActive)
-		var n *nodes.Node
-		Eventually(func(g Gomega) {
-			var err error
-			n, err = nodes.Get(ctx, client, uuid).Extract()
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(n.ProvisionState).To(Equal("deploy failed"))
-			g.Expect(n.Reservation).To(BeEmpty(), "lock released")
-		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
-		Expect(n.LastError).To(ContainSubstring("checksum"))
-		Expect(n.PowerState).To(Equal("power off"))
-		Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOff))
-		Expect(node.PXEConfigPath()).NotTo(BeAnExistingFile())
-		Expect(filepath.Join(dirs.TFTPRoot, uuid)).NotTo(BeAnExistingFile())
-	}, SpecTimeout(3*time.Minute))
 })
 
 // enrol creates an ipmi node for the lab node with a port for its MAC and

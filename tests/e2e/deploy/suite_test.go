@@ -76,6 +76,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	timings := harness.FastTimings
 	timings.CallbackTimeout = callbackTimeout
 	base := lab.Configure(harness.BaseConfig(db.Connection(), "amqp", timings), dirs, portalPort, httpPort)
+	// Provide and undeploy go straight to available: cleaning through the
+	// ramdisk has its own suite (tests/e2e/clean), and erasing the lab's
+	// 3 GiB disks before every deploy would only slow this one down.
+	base.Set("conductor", "automated_clean", false)
 	deployment = steps.NewDeployment(bin, base)
 	Expect(deployment.DBSync(ctx)).To(Succeed())
 	_, err = deployment.StartAPI(ctx, "api")
