@@ -1,0 +1,142 @@
+// The clean suite cleans virtual lab nodes (tests/lab) in-band: the ipmi
+// hardware type boots each node into ferric-agent, which erases the node's
+// disk file as its clean steps, or, for a node whose ramdisk behaves as
+// the callback-only bash ramdisk, the conductor erases the disk itself
+// through the iSCSI target that ramdisk exports. ferric-api and two
+// ferric-conductor processes run over RabbitMQ and a MySQL database of the
+// suite's own. Every spec reads the disk file afterwards.
+package clean_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/tests/e2e/steps"
+	"github.com/ferricbm/ferric/tests/harness"
+	"github.com/ferricbm/ferric/tests/lab"
+)
+
+func TestClean(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "In-band cleaning of virtual lab nodes (ipmi + pxe + iscsi, ferric-agent)")
+}
+
+var (
+	deployment *harness.Deployment
+	conductors []*harness.Service
+	client     *gophercloud.ServiceClient
+	theLab     *lab.Lab
+	workDir    string
+	imageURL   string
+	ferricctl  string
+	// httpPorts are the conductors' boot file server ports, by name.
+	httpPorts = map[string]int{}
+	// deployKernel and deployRamdisk are the dummy deploy images.
+	deployKernel, deployRamdisk string
+)
+
+const (
+	// diskSize is each lab node's disk: small, so a full erase takes a
+	// moment; specs that need a long erase grow their node's disk file.
+	diskSize = 64 << 20
+	// callbackTimeout is [conductor] clean_callback_timeout: the lab's
+	// agents heartbeat every 2 s, so only a dead one lets it expire.
+	callbackTimeout = 30 * time.Second
+	// eraseFirstPriority is given through the deprecated [agent] option:
+	// above erase_devices_metadata's 99, so erase_devices runs first and
+	// the erase record shows the option took effect.
+	eraseFirstPriority = 100
+)
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	bin := steps.BuildBinaries()
+	root, err := harness.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	agent, err := lab.BuildAgent(ctx, root, bin)
+	Expect(err).NotTo(HaveOccurred())
+	ferricctl = filepath.Join(bin, "ferricctl")
+	build := exec.CommandContext(ctx, "go", "build", "-o", ferricctl, "./ferricctl")
+	build.Dir = filepath.Join(root, "cmd")
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
+
+	workDir, err = os.MkdirTemp("", "ferric-e2e-clean-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, workDir)
+	dirs, err := lab.MakeDirs(filepath.Join(workDir, "conductor"))
+	Expect(err).NotTo(HaveOccurred())
+	served := filepath.Join(workDir, "served")
+	Expect(os.MkdirAll(served, 0o755)).To(Succeed())
+	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
+	DeferCleanup(srv.Close)
+	imageURL = srv.URL
+	deployKernel = filepath.Join(workDir, "deploy.kernel")
+	deployRamdisk = filepath.Join(workDir, "deploy.initramfs")
+	Expect(os.WriteFile(deployKernel, []byte("not a kernel: the lab runs ferric-agent"), 0o644)).To(Succeed())
+	Expect(os.WriteFile(deployRamdisk, []byte("not a ramdisk"), 0o644)).To(Succeed())
+
+	portalPort, err := lab.FreeTCPPort()
+	Expect(err).NotTo(HaveOccurred())
+
+	db := steps.NewDatabase("clean")
+	timings := harness.FastTimings
+	timings.CallbackTimeout = callbackTimeout
+	base := lab.Configure(harness.BaseConfig(db.Connection(), "amqp", timings), dirs, portalPort, 0).
+		Set("agent", "agent_erase_devices_priority", eraseFirstPriority)
+	deployment = steps.NewDeployment(bin, base)
+	Expect(deployment.DBSync(ctx)).To(Succeed())
+	_, err = deployment.StartAPI(ctx, "api")
+	Expect(err).NotTo(HaveOccurred())
+	lab.SetAPIURL(deployment.Base, deployment.APIURL)
+	for _, name := range []string{"conductor-a", "conductor-b"} {
+		conductors = append(conductors, startConductor(ctx, name))
+	}
+	client = steps.Client(context.Background(), deployment.APIURL)
+
+	theLab, err = lab.Start(ctx, lab.Options{Nodes: 4, AgentBinary: agent, TFTPRoot: dirs.TFTPRoot,
+		DiskSize: diskSize, PortalPort: portalPort, TempDir: workDir})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(theLab.Stop()).To(Succeed()) })
+}, NodeTimeout(harness.ReadyTimeout*4))
+
+// startConductor starts (or restarts) a conductor. Each has a boot file
+// server and an image cache of its own: they share the machine.
+func startConductor(ctx context.Context, name string) *harness.Service {
+	GinkgoHelper()
+	port, ok := httpPorts[name]
+	if !ok {
+		var err error
+		port, err = lab.FreeTCPPort()
+		Expect(err).NotTo(HaveOccurred())
+		httpPorts[name] = port
+	}
+	deployment.Base.Set("deploy", "http_url", fmt.Sprintf("http://127.0.0.1:%d", port)).
+		Set("pxe", "instance_master_path", filepath.Join(workDir, name+"-images"))
+	c, err := deployment.StartConductor(ctx, name)
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+var _ = AfterEach(func() {
+	steps.ReportLogsIfFailed(deployment)
+	if CurrentSpecReport().Failed() && theLab != nil {
+		for _, n := range theLab.Nodes {
+			if b, err := os.ReadFile(n.AgentLog()); err == nil {
+				lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+				AddReportEntry(n.Name+" agent log", strings.Join(lines[max(0, len(lines)-60):], "\n"))
+			}
+		}
+	}
+})
