@@ -263,6 +263,35 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				w.expectCleanedUp(final, mac)
 			})
 
+			It("keeps a node in clean wait on its step when another conductor takes it over", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, backing := w.manageableNode(ctx, 16)
+				fillDisk(backing)
+				srv := startAgent(backing)
+				w.provide(ctx, n.UUID)
+				withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(func() any {
+					_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: srv.URL, AgentToken: withToken.AgentToken})
+					return w.e.node(ctx, n.UUID).CleanStep["step"]
+				}).WithContext(ctx).WithTimeout(cleanTimeout).Should(Equal("erase_devices_metadata"))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+
+				By("stopping the conductor; the next heartbeat reaches the survivor")
+				Expect(w.c.Stop(ctx)).To(Succeed())
+				w.c = w.e.start(ctx, "iscsi-survivor-"+newUUID()[:8])
+				Eventually(func() string {
+					_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: srv.URL, AgentToken: withToken.AgentToken})
+					return str(w.e.node(ctx, n.UUID).ProvisionState)
+				}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(Equal(states.Available))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				final := w.e.node(ctx, n.UUID)
+				Expect(final.LastError).To(BeNil())
+				Expect(eraseRecords(final)).To(HaveLen(2), "the step the first conductor started was not run twice or lost")
+				Expect(allZero(backing)).To(BeTrue())
+				w.expectCleanedUp(final, mac)
+			})
+
 			It("fails the clean with the agent's error when its step fails", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, _ := w.manageableNode(ctx, 16)
