@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -83,41 +84,45 @@ var mkfs = map[string][]string{
 	"xfs":  {"mkfs.xfs", "-q", "-f"},
 }
 
-// installedDisk builds a 384 MiB disk image as a previous tenant's installer would
-// leave it: a partition table (label "gpt" by sgdisk, "dos" by sfdisk) with ext4,
-// swap, vfat and xfs partitions, each filesystem made in a file of the partition's
-// size and copied into place, and a block of the tenant's data in the middle of the
-// xfs partition.
-func installedDisk(dir, label string) (string, []partition, []byte) {
-	path := filepath.Join(dir, label+".img")
+// installedDisk builds a 400 MiB disk image as a previous tenant's installer would
+// leave it: a partition table ("gpt" by sgdisk; "dos" by sfdisk, all primary, or
+// "dos-logical" with the last two in an extended partition) with ext4, swap, vfat
+// and xfs partitions, each filesystem made in a file of the partition's size and
+// copied into place, and a block of the tenant's data in the middle of the xfs
+// partition.
+func installedDisk(dir, layout string) (string, []partition, []byte) {
+	path := filepath.Join(dir, layout+".img")
 	Expect(os.WriteFile(path, nil, 0o600)).To(Succeed())
-	Expect(os.Truncate(path, 384<<20)).To(Succeed())
-	var cmd *exec.Cmd
-	if label == "gpt" {
+	Expect(os.Truncate(path, 400<<20)).To(Succeed())
+	cmd := exec.Command("sfdisk", "-q", path)
+	switch layout {
+	case "gpt":
 		cmd = exec.Command("sgdisk", "-n", "1:2048:+24M", "-t", "1:8300", "-n", "2:0:+16M", "-t", "2:8200",
 			"-n", "3:0:+32M", "-t", "3:ef00", "-n", "4:0:0", path)
-	} else {
-		cmd = exec.Command("sfdisk", "-q", path)
+	case "dos":
 		cmd.Stdin = strings.NewReader("label: dos\n,24M,83\n,16M,82\n,32M,ef\n,,83\n")
+	case "dos-logical":
+		cmd.Stdin = strings.NewReader("label: dos\n,24M,83\n,16M,82\n,,5\n,32M,ef\n,,83\n")
 	}
 	out, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
 	out, err = exec.Command("sfdisk", "-J", path).Output()
 	Expect(err).NotTo(HaveOccurred())
-	var table struct {
-		PartitionTable struct {
-			Partitions []struct{ Start, Size int64 }
-		}
+	type entry struct {
+		Start, Size int64 // sectors
+		Type        string
 	}
+	var table struct{ PartitionTable struct{ Partitions []entry } }
 	Expect(json.Unmarshal(out, &table)).To(Succeed())
-	Expect(table.PartitionTable.Partitions).To(HaveLen(4))
+	// The extended partition only holds the logical ones.
+	entries := slices.DeleteFunc(table.PartitionTable.Partitions, func(e entry) bool { return e.Type == "5" })
+	Expect(entries).To(HaveLen(4))
 	disk, err := os.OpenFile(path, os.O_RDWR, 0)
 	Expect(err).NotTo(HaveOccurred())
 	defer disk.Close()
 	var parts []partition
 	for i, fs := range []string{"ext4", "swap", "vfat", "xfs"} {
-		p := partition{start: table.PartitionTable.Partitions[i].Start * 512,
-			size: table.PartitionTable.Partitions[i].Size * 512, fs: fs}
+		p := partition{start: entries[i].Start * 512, size: entries[i].Size * 512, fs: fs}
 		img := filepath.Join(dir, fs+".img")
 		Expect(os.WriteFile(img, nil, 0o600)).To(Succeed())
 		Expect(os.Truncate(img, p.size)).To(Succeed())
@@ -218,6 +223,7 @@ var _ = Describe("Erasing a LUN over iSCSI, as the conductor does for a ramdisk 
 		},
 		Entry("GPT made by sgdisk", "gpt"),
 		Entry("MBR made by sfdisk", "dos"),
+		Entry("MBR with logical partitions in an extended one", "dos-logical"),
 	)
 
 	// A LUN is a whole number of 512-byte blocks; the odd one tests the last write.

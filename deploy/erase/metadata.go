@@ -23,16 +23,19 @@ func Metadata(ctx context.Context, path string) (Record, error) {
 // WipeMetadata destroys what makes a disk's old contents findable: partition tables
 // (MBR, and GPT with its backup at the end), boot loaders, and the filesystem, swap,
 // RAID and LVM signatures of the disk and of every partition. It reads the partition
-// table first (GPT from either copy, MBR primary entries), then overwrites with zeros
-// the first and last MiB of the disk and of each partition found, where ext*, xfs,
-// btrfs, vfat, iso9660, swap, LVM and md keep their superblocks, syncs, and reads all
-// of it back. Everything else keeps its bytes. A table that cannot be read (corrupt
-// in both GPT copies, or not in 512-byte sectors) leaves only the ends of the disk to
-// wipe, which no partitioning tool can then get past. name identifies the disk in
-// errors.
+// table first (GPT from either copy; MBR primary and logical partitions), then
+// overwrites with zeros the first and last MiB of the disk and of each partition
+// found, where ext*, xfs, btrfs, vfat, iso9660, swap, LVM and md keep their
+// superblocks, syncs, and reads all of it back. Everything else keeps its bytes. A
+// table that cannot be read (corrupt in both GPT copies, or not in 512-byte sectors)
+// leaves only the ends of the disk to wipe, which no partitioning tool can then get
+// past. name identifies the disk in errors.
 func WipeMetadata(ctx context.Context, d Disk, name string) (Record, error) {
 	start := time.Now()
-	regions := metadataRegions(d)
+	regions, err := metadataRegions(d)
+	if err != nil {
+		return Record{}, fmt.Errorf("erase metadata of %s: %w", name, err)
+	}
 	zero := alignedBuffer(edge)
 	var written int64
 	for _, r := range regions {
@@ -71,7 +74,7 @@ type span struct{ off, end int64 }
 
 // metadataRegions lists the ranges WipeMetadata zeros, sorted, without overlaps (so
 // no byte is sent twice) and widened to 4 KiB boundaries so O_DIRECT can write them.
-func metadataRegions(d Disk) []span {
+func metadataRegions(d Disk) ([]span, error) {
 	size := d.Size()
 	ends := func(off, n int64) []span {
 		head := min(n, edge)
@@ -81,7 +84,11 @@ func metadataRegions(d Disk) []span {
 	// A table that cannot be read hides its partitions from every other tool too:
 	// the ends of the disk are then all there is to wipe.
 	if t, err := disk.ReadTable(d); err == nil {
-		for _, p := range t.Partitions {
+		logical, err := disk.LogicalPartitions(d, t)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range append(t.Partitions, logical...) {
 			if p.Start >= size || p.Size <= 0 {
 				continue
 			}
@@ -101,5 +108,5 @@ func metadataRegions(d Disk) []span {
 		}
 		merged = append(merged, r)
 	}
-	return merged
+	return merged, nil
 }
