@@ -39,6 +39,10 @@ type Source struct {
 	Checksum  string
 	HashAlgo  string
 	HashValue string
+	// Open, when set, fetches the content instead of URL, which then only
+	// names the image (a Glance image is glance://<id>, downloaded through
+	// the Image API with the service's credentials).
+	Open func(ctx context.Context) (io.ReadCloser, error)
 }
 
 // expected returns the hash algorithm and lower-case digest the content
@@ -456,7 +460,7 @@ func (c *Cache) fetch(ctx context.Context, key string, src Source, algo, digest 
 // download streams src into a temporary file, checks it and moves it to its
 // content address. The temporary file never outlives a failure.
 func (c *Cache) download(ctx context.Context, src Source, algo, digest string) (sha string, size int64, err error) {
-	body, err := c.open(ctx, src.URL)
+	body, err := c.openSource(ctx, src)
 	if err != nil {
 		return "", 0, err
 	}
@@ -505,8 +509,28 @@ func (c *Cache) download(ctx context.Context, src Source, algo, digest string) (
 	return sha, size, nil
 }
 
-// open returns the content of a http(s):// or file:// URL. Reads from an
-// HTTP body fail once nothing arrives for the stall timeout.
+// openSource returns the content of src: through its Open, or from its
+// URL.
+func (c *Cache) openSource(ctx context.Context, src Source) (io.ReadCloser, error) {
+	if src.Open == nil {
+		return c.open(ctx, src.URL)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	body, err := src.Open(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return c.stallGuard(body, cancel), nil
+}
+
+// stallGuard makes reads from a network body fail once nothing arrives for
+// the stall timeout, by cancelling the request's context.
+func (c *Cache) stallGuard(body io.ReadCloser, cancel context.CancelFunc) io.ReadCloser {
+	return &stallReader{r: body, cancel: cancel, timer: time.AfterFunc(c.stall, cancel), d: c.stall}
+}
+
+// open returns the content of a http(s):// or file:// URL.
 func (c *Cache) open(ctx context.Context, raw string) (io.ReadCloser, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -545,7 +569,7 @@ func (c *Cache) open(ctx context.Context, raw string) (io.ReadCloser, error) {
 		}
 		return nil, fmt.Errorf("download %s: HTTP status %s", redact(raw), resp.Status)
 	}
-	return &stallReader{r: resp.Body, cancel: cancel, timer: time.AfterFunc(c.stall, cancel), d: c.stall}, nil
+	return c.stallGuard(resp.Body, cancel), nil
 }
 
 // stallReader cancels its request when no Read returns data for d.

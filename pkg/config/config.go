@@ -25,6 +25,7 @@ type Config struct {
 	PXE       PXE
 	ISCSI     ISCSI
 	Agent     Agent
+	Glance    Glance
 }
 
 type Default struct {
@@ -145,6 +146,22 @@ type ISCSI struct {
 	WriteWorkers        int `ini:"iscsi.write_workers" help:"Parallel writers (SCSI commands in flight) per image written."`
 }
 
+// Glance configures the Image service through which an instance_info
+// image_source given as a Glance image id (a UUID, or glance://<uuid>) is
+// resolved and downloaded.
+type Glance struct {
+	// AuthType empty means no Glance: image sources must be URLs.
+	AuthType          string `ini:"glance.auth_type" help:"How to reach Glance: empty (no Glance; image_source must be an http(s) or file URL), none (no authentication, endpoint_override required) or password (Keystone v3)."`
+	EndpointOverride  string `ini:"glance.endpoint_override" help:"Glance endpoint URL; with auth_type password, empty means the image endpoint of the Keystone catalog."`
+	AuthURL           string `ini:"glance.auth_url" help:"Keystone v3 URL (auth_type password)."`
+	Username          string `ini:"glance.username" help:"Keystone user (auth_type password)."`
+	Password          string `ini:"glance.password" help:"Keystone user's password (auth_type password)."`
+	ProjectName       string `ini:"glance.project_name" help:"Project the token is scoped to (auth_type password)."`
+	UserDomainName    string `ini:"glance.user_domain_name" help:"Domain of the user (auth_type password)."`
+	ProjectDomainName string `ini:"glance.project_domain_name" help:"Domain of the project (auth_type password)."`
+	RegionName        string `ini:"glance.region_name" help:"Region whose image endpoint is taken from the catalog."`
+}
+
 // Defaults are the embedded single-process defaults: SQLite under ./var,
 // in-process RPC, no authentication, listening on 127.0.0.1:6385.
 func Defaults() Config {
@@ -224,6 +241,10 @@ func Defaults() Config {
 			PortalPort:          3260,
 			MaxConcurrentWrites: 4,
 			WriteWorkers:        4,
+		},
+		Glance: Glance{
+			UserDomainName:    "Default",
+			ProjectDomainName: "Default",
 		},
 	}
 }

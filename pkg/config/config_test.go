@@ -182,7 +182,7 @@ var _ = Describe("Example", func() {
 		} {
 			Expect(ex).To(ContainSubstring(want))
 		}
-		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(66), "one commented-out line per option")
+		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(75), "one commented-out line per option")
 	})
 
 	It("loads back to the defaults with every option uncommented", func() {
@@ -243,6 +243,10 @@ var _ = Describe("Validate", func() {
 		Entry(nil, func(c *config.Config) { c.Conductor.HeartbeatTimeout = 5 * time.Second }, "heartbeat_timeout: 5s must exceed heartbeat_interval 10s"),
 		Entry(nil, func(c *config.Config) { c.Conductor.DeployCallbackTimeout = -time.Second }, "[conductor] deploy_callback_timeout: must not be negative"),
 		Entry(nil, func(c *config.Config) { c.Deploy.EraseDevicesPriority = ptr(-1) }, "[deploy] erase_devices_priority: must not be negative"),
+		Entry(nil, func(c *config.Config) { c.Glance.AuthType = "keystone" }, `[glance] auth_type: "keystone"`),
+		Entry(nil, func(c *config.Config) { c.Glance.AuthType = "none" }, "[glance] endpoint_override: required when auth_type is none"),
+		Entry(nil, func(c *config.Config) { c.Glance.AuthType = "password"; c.Glance.AuthURL = "http://ks" }, "[glance] username: required"),
+		Entry(nil, func(c *config.Config) { c.Glance.EndpointOverride = "glance:9292" }, "[glance] endpoint_override: \"glance:9292\""),
 		Entry(nil, func(c *config.Config) { c.Agent.AgentEraseDevicesPriority = ptr(-1) }, "[agent] agent_erase_devices_priority: must not be negative"),
 		Entry(nil, func(c *config.Config) { c.Deploy.ShredRandomOverwriteIterations = -1 }, "[deploy] shred_random_overwrite_iterations: must not be negative"),
 		Entry(nil, func(c *config.Config) {

@@ -192,5 +192,28 @@ func (c Config) Validate() error {
 	if is.WriteWorkers < 1 {
 		bad("iscsi", "write_workers", "must be positive")
 	}
+	g := c.Glance
+	if g.EndpointOverride != "" {
+		if u, err := url.Parse(g.EndpointOverride); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("glance", "endpoint_override", "%q is not an http(s) URL", g.EndpointOverride)
+		}
+	}
+	switch g.AuthType {
+	case "":
+	case "none":
+		if g.EndpointOverride == "" {
+			bad("glance", "endpoint_override", "required when auth_type is none")
+		}
+	case "password":
+		for _, o := range []struct{ option, value string }{
+			{"auth_url", g.AuthURL}, {"username", g.Username}, {"password", g.Password}, {"project_name", g.ProjectName},
+		} {
+			if o.value == "" {
+				bad("glance", o.option, "required when auth_type is password")
+			}
+		}
+	default:
+		bad("glance", "auth_type", "%q is not one of none, password (or empty)", g.AuthType)
+	}
 	return errors.Join(problems...)
 }

@@ -84,7 +84,7 @@ func (d *Deploy) fail(ctx context.Context, t conductorTask, drv *driver.Driver, 
 // target and returns the root partition UUID or the disk identifier.
 func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (string, error) {
 	n := t.Node()
-	info, err := parseInstanceInfo(n, d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
+	info, err := d.instanceInfo(ctx, n)
 	if err != nil {
 		return "", err
 	}

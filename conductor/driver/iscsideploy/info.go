@@ -1,6 +1,8 @@
 package iscsideploy
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -8,13 +10,16 @@ import (
 	"strings"
 
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
 // instanceInfo is instance_info parsed and checked (iscsi-deploy.md §1.1).
 type instanceInfo struct {
-	imageSource       string
+	imageSource string
+	// glance is the image's Glance record when image_source names one.
+	glance            *image.GlanceImage
 	checksum          string
 	hashAlgo          string
 	hashValue         string
@@ -64,12 +69,29 @@ func validateCapabilities(n *model.Node) error {
 	return nil
 }
 
-// parseInstanceInfo validates instance_info with Ironic's messages.
+// parseInstanceInfo validates instance_info with Ironic's messages. For a
+// Glance image it relies on what the deploy recorded (whole disk or not);
+// Deploy.instanceInfo asks Glance instead.
 func parseInstanceInfo(n *model.Node, defaultBootOption, defaultEphemeralFormat string) (*instanceInfo, error) {
+	return parseInstanceInfoWith(n, defaultBootOption, defaultEphemeralFormat, nil)
+}
+
+// parseInstanceInfoWith is parseInstanceInfo with the Glance record of
+// the image, which decides whether it is a whole-disk image and gives
+// its checksum.
+func parseInstanceInfoWith(n *model.Node, defaultBootOption, defaultEphemeralFormat string, glance *image.GlanceImage) (*instanceInfo, error) {
 	ii := n.InstanceInfo
-	info := &instanceInfo{wholeDisk: wholeDiskImage(ii)}
+	info := &instanceInfo{wholeDisk: wholeDiskImage(ii), glance: glance}
+	source, _ := ii["image_source"].(string)
+	_, isGlance := image.GlanceRef(source)
+	switch recorded, ok := n.DriverInternalInfo[wholeDiskKey].(bool); {
+	case glance != nil:
+		info.wholeDisk = glance.WholeDisk()
+	case isGlance && ok:
+		info.wholeDisk = recorded
+	}
 	var missing []string
-	if s, _ := ii["image_source"].(string); s == "" {
+	if source == "" {
 		missing = append(missing, "image_source")
 	}
 	if !info.wholeDisk && ii["root_gb"] == nil {
@@ -79,10 +101,10 @@ func parseInstanceInfo(n *model.Node, defaultBootOption, defaultEphemeralFormat 
 		return nil, errs.New(errs.KindMissingParameterValue,
 			"Cannot validate driver deploy. Some parameters were missing in node's instance_info. Missing are: %s", pyList(missing))
 	}
-	info.imageSource = ii["image_source"].(string)
+	info.imageSource = source
 	u, err := url.Parse(info.imageSource)
-	if err != nil || !(((u.Scheme == "http" || u.Scheme == "https") && u.Host != "") || (u.Scheme == "file" && u.Path != "")) {
-		return nil, errs.InvalidParameterValue("Image %s is not a valid http(s) or file URL; Glance images are not supported.", info.imageSource)
+	if !isGlance && (err != nil || !(((u.Scheme == "http" || u.Scheme == "https") && u.Host != "") || (u.Scheme == "file" && u.Path != ""))) {
+		return nil, errs.InvalidParameterValue("Image %s is neither an http(s) or file URL nor a Glance image id.", info.imageSource)
 	}
 	ints := map[string]*int64{}
 	for _, k := range []string{"root_gb", "swap_mb", "ephemeral_gb"} {
@@ -127,6 +149,10 @@ func parseInstanceInfo(n *model.Node, defaultBootOption, defaultEphemeralFormat 
 			}
 			*dst = s
 		}
+	}
+	if glance != nil {
+		// Glance's own record of the image is what its data must match.
+		info.checksum, info.hashAlgo, info.hashValue = glance.Checksum, glance.HashAlgo, glance.HashValue
 	}
 	if info.hashAlgo != "" && !slices.Contains([]string{"md5", "sha256", "sha512"}, strings.ToLower(info.hashAlgo)) {
 		return nil, errs.InvalidParameterValue("Unsupported image_os_hash_algo %s; supported are md5, sha256 and sha512.", info.hashAlgo)
@@ -220,4 +246,45 @@ func pyList(names []string) string {
 		quoted[i] = "'" + n + "'"
 	}
 	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+// instanceInfo parses the node's instance_info; for a Glance image it
+// first looks the image up, which decides whether it is a whole-disk
+// image and what its data must hash to.
+func (d *Deploy) instanceInfo(ctx context.Context, n *model.Node) (*instanceInfo, error) {
+	source, _ := n.InstanceInfo["image_source"].(string)
+	id, isGlance := image.GlanceRef(source)
+	if !isGlance {
+		return parseInstanceInfo(n, d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
+	}
+	img, err := d.glanceImage(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return parseInstanceInfoWith(n, d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat, &img)
+}
+
+// glanceImage looks up an image the iscsi deploy can write: active, raw
+// or qcow2.
+func (d *Deploy) glanceImage(ctx context.Context, id string) (image.GlanceImage, error) {
+	switch {
+	case d.glanceErr != nil:
+		return image.GlanceImage{}, fmt.Errorf("image %s: %w", id, d.glanceErr)
+	case d.glance == nil:
+		return image.GlanceImage{}, errs.InvalidParameterValue("Image %s is a Glance image id, but no Glance is configured ([glance] auth_type).", id)
+	}
+	img, err := d.glance.Image(ctx, id)
+	if errors.Is(err, image.ErrNotFound) {
+		return image.GlanceImage{}, errs.InvalidParameterValue("Image %s could not be found in Glance.", id)
+	}
+	if err != nil {
+		return image.GlanceImage{}, fmt.Errorf("look up image %s: %w", id, err)
+	}
+	if img.Status != "active" {
+		return image.GlanceImage{}, errs.InvalidParameterValue("Image %s is not active in Glance (status %s).", id, img.Status)
+	}
+	if img.DiskFormat != "raw" && img.DiskFormat != "qcow2" {
+		return image.GlanceImage{}, errs.InvalidParameterValue("Image %s has disk_format %q; the iscsi deploy writes raw and qcow2 images.", id, img.DiskFormat)
+	}
+	return img, nil
 }

@@ -7,6 +7,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/deploy/image"
+	"github.com/ferricbm/ferric/deploy/image/glancetest"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 )
@@ -44,12 +46,12 @@ var _ = Describe("instance_info validation", func() {
 		Expect(errs.Message(err)).To(Equal("Cannot deploy whole disk image with swap or ephemeral size set"))
 	})
 
-	It("refuses non-integer sizes, Glance images and unknown capability values", func() {
+	It("refuses non-integer sizes, sources that are neither URLs nor Glance ids, and unknown capability values", func() {
 		_, err := parse(model.JSONObject{"image_source": "http://img/x", "kernel": "k", "root_gb": "ten"})
 		Expect(errs.Is(err, errs.KindInvalidParameterValue)).To(BeTrue())
 		Expect(errs.Message(err)).To(ContainSubstring("root_gb"))
-		_, err = parse(model.JSONObject{"image_source": "4d6bc3a2-6c1a-4a8f-9d47-6f1a4b5e2c11"})
-		Expect(errs.Is(err, errs.KindInvalidParameterValue)).To(BeTrue())
+		_, err = parse(model.JSONObject{"image_source": "ftp://img/x"})
+		Expect(errs.Message(err)).To(Equal("Image ftp://img/x is neither an http(s) or file URL nor a Glance image id."))
 		_, err = parse(model.JSONObject{"image_source": "file:///img", "capabilities": map[string]any{"boot_mode": "bogus"}})
 		Expect(errs.Message(err)).To(ContainSubstring("Invalid boot_mode parameter 'bogus'"))
 	})
@@ -67,6 +69,73 @@ var _ = Describe("instance_info validation", func() {
 		ii["preserve_ephemeral"] = "maybe"
 		_, err = parse(ii)
 		Expect(errs.Message(err)).To(ContainSubstring("Unrecognized value 'maybe'"))
+	})
+})
+
+var _ = Describe("Glance image sources", func() {
+	const (
+		wholeID = "4d6bc3a2-6c1a-4a8f-9d47-6f1a4b5e2c11"
+		partID  = "8e1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b"
+	)
+	var (
+		srv *glancetest.Server
+		d   *Deploy
+	)
+	node := func(ii model.JSONObject) *model.Node {
+		return &model.Node{UUID: "u", InstanceInfo: ii, DriverInternalInfo: model.JSONObject{}, Properties: model.JSONObject{}}
+	}
+
+	BeforeEach(func() {
+		srv = glancetest.NewServer()
+		DeferCleanup(srv.Close)
+		srv.Add(glancetest.Image{ID: wholeID, DiskFormat: "qcow2", Data: []byte("whole")})
+		srv.Add(glancetest.Image{ID: partID, DiskFormat: "raw", Data: []byte("root"),
+			Properties: map[string]string{"kernel_id": "k", "ramdisk_id": "r"}})
+		d = New(Options{Glance: &image.GlanceOptions{AuthType: image.GlanceAuthNone, Endpoint: srv.URL}})
+	})
+
+	It("takes whole disk or partition and the hash from Glance's record", func(ctx SpecContext) {
+		info, err := d.instanceInfo(ctx, node(model.JSONObject{"image_source": "glance://" + wholeID, "image_checksum": "ignored"}))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.wholeDisk).To(BeTrue())
+		Expect(info.hashAlgo).To(Equal("sha512"))
+		Expect(info.hashValue).To(HaveLen(128))
+		Expect(info.checksum).To(HaveLen(32))
+
+		_, err = d.instanceInfo(ctx, node(model.JSONObject{"image_source": partID}))
+		Expect(errs.Message(err)).To(ContainSubstring("Missing are: ['root_gb']"), "kernel_id and ramdisk_id make it a partition image")
+		info, err = d.instanceInfo(ctx, node(model.JSONObject{"image_source": partID, "root_gb": 1}))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.wholeDisk).To(BeFalse())
+	})
+
+	It("relies on the recorded kind of image where Glance is not asked", func() {
+		n := node(model.JSONObject{"image_source": partID, "root_gb": 1})
+		n.DriverInternalInfo[wholeDiskKey] = false
+		info, err := parseInstanceInfo(n, "local", "ext4")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.wholeDisk).To(BeFalse())
+	})
+
+	It("refuses images Glance does not have, inactive images and formats it cannot write", func(ctx SpecContext) {
+		missing := "0f0e0d0c-0b0a-4909-8807-060504030201"
+		_, err := d.instanceInfo(ctx, node(model.JSONObject{"image_source": missing}))
+		Expect(errs.Is(err, errs.KindInvalidParameterValue)).To(BeTrue())
+		Expect(errs.Message(err)).To(Equal("Image " + missing + " could not be found in Glance."))
+
+		srv.Add(glancetest.Image{ID: wholeID, DiskFormat: "qcow2", Status: "queued"})
+		_, err = d.instanceInfo(ctx, node(model.JSONObject{"image_source": wholeID}))
+		Expect(errs.Message(err)).To(ContainSubstring("is not active in Glance (status queued)"))
+
+		srv.Add(glancetest.Image{ID: wholeID, DiskFormat: "iso", Data: []byte("x")})
+		_, err = d.instanceInfo(ctx, node(model.JSONObject{"image_source": wholeID}))
+		Expect(errs.Message(err)).To(ContainSubstring(`disk_format "iso"`))
+	})
+
+	It("refuses a Glance id when no Glance is configured", func(ctx SpecContext) {
+		_, err := New(Options{}).instanceInfo(ctx, node(model.JSONObject{"image_source": wholeID}))
+		Expect(errs.Is(err, errs.KindInvalidParameterValue)).To(BeTrue())
+		Expect(errs.Message(err)).To(ContainSubstring("no Glance is configured"))
 	})
 })
 

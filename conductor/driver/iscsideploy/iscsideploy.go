@@ -80,6 +80,8 @@ type Options struct {
 	ProgressInterval time.Duration
 	// TempDir holds the filesystems made for partition images.
 	TempDir string
+	// Glance, when set, resolves image sources given as Glance image ids.
+	Glance *image.GlanceOptions
 	// Client talks to agents and fetches config drives.
 	Client *http.Client
 	Log    logrus.FieldLogger
@@ -102,7 +104,18 @@ func OptionsFrom(cfg config.Config, log logrus.FieldLogger) Options {
 		PowerTimeout:           cfg.Conductor.PowerStateChangeTimeout,
 		Log:                    log,
 		Clean:                  cleanOptionsFrom(cfg, log),
+		Glance:                 glanceOptionsFrom(cfg.Glance),
 	}
+}
+
+// glanceOptionsFrom is nil when no Glance is configured.
+func glanceOptionsFrom(g config.Glance) *image.GlanceOptions {
+	if g.AuthType == "" {
+		return nil
+	}
+	return &image.GlanceOptions{AuthType: g.AuthType, Endpoint: g.EndpointOverride, AuthURL: g.AuthURL,
+		Username: g.Username, Password: g.Password, ProjectName: g.ProjectName, UserDomainName: g.UserDomainName,
+		ProjectDomainName: g.ProjectDomainName, Region: g.RegionName}
 }
 
 // Deploy is the iscsi deploy interface.
@@ -114,6 +127,11 @@ type Deploy struct {
 	cacheOnce sync.Once
 	cache     *image.Cache
 	cacheErr  error
+
+	// glance is nil without Glance; glanceErr tells why it could not be
+	// built.
+	glance    *image.Glance
+	glanceErr error
 }
 
 // New builds the interface.
@@ -151,7 +169,11 @@ func New(opts Options) *Deploy {
 	if opts.Clean.Iterations == 0 && !opts.Clean.Zeroize {
 		opts.Clean.Iterations, opts.Clean.Zeroize = 1, true
 	}
-	return &Deploy{opts: opts, log: opts.Log.WithField("deploy_interface", Name), slots: newFIFO(opts.MaxConcurrentWrites)}
+	d := &Deploy{opts: opts, log: opts.Log.WithField("deploy_interface", Name), slots: newFIFO(opts.MaxConcurrentWrites)}
+	if opts.Glance != nil {
+		d.glance, d.glanceErr = image.NewGlance(*opts.Glance)
+	}
+	return d
 }
 
 var (
@@ -204,7 +226,7 @@ func (d *Deploy) Validate(ctx context.Context, t driver.TaskContext) error {
 	if d.opts.APIURL == "" {
 		return errs.InvalidParameterValue("Couldn't get the URL of the Ironic API service from the configuration file or keystone catalog.")
 	}
-	_, err = parseInstanceInfo(t.Node(), d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
+	_, err = d.instanceInfo(ctx, t.Node())
 	return err
 }
 
@@ -219,7 +241,7 @@ func (d *Deploy) Prepare(ctx context.Context, t driver.TaskContext) error {
 	if deref(n.ProvisionState) == states.Active {
 		return drv.Boot.PrepareInstance(ctx, t)
 	}
-	info, err := parseInstanceInfo(n, d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
+	info, err := d.instanceInfo(ctx, n)
 	if err != nil {
 		return err
 	}
@@ -288,7 +310,7 @@ func (d *Deploy) Deploy(ctx context.Context, t driver.TaskContext) (string, erro
 		return "", err
 	}
 	n := t.Node()
-	info, err := parseInstanceInfo(n, d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
+	info, err := d.instanceInfo(ctx, n)
 	if err != nil {
 		return "", err
 	}
@@ -324,8 +346,11 @@ func (d *Deploy) cacheImage(ctx context.Context, nodeUUID string, info *instance
 	if err != nil {
 		return image.Entry{}, fmt.Errorf("image cache: %w", err)
 	}
-	entry, err := cache.Acquire(ctx, nodeUUID, image.Source{URL: info.imageSource, Checksum: info.checksum,
-		HashAlgo: info.hashAlgo, HashValue: info.hashValue})
+	src := image.Source{URL: info.imageSource, Checksum: info.checksum, HashAlgo: info.hashAlgo, HashValue: info.hashValue}
+	if info.glance != nil {
+		src = d.glance.Source(*info.glance)
+	}
+	entry, err := cache.Acquire(ctx, nodeUUID, src)
 	if err != nil {
 		return image.Entry{}, fmt.Errorf("cache image %s: %w", redact(info.imageSource), err)
 	}

@@ -19,6 +19,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/deploy/image/glancetest"
 	"github.com/ferricbm/ferric/tests/e2e/steps"
 	"github.com/ferricbm/ferric/tests/harness"
 	"github.com/ferricbm/ferric/tests/lab"
@@ -39,6 +40,9 @@ var (
 	imageURL string
 	// deployKernel and deployRamdisk are the dummy deploy images.
 	deployKernel, deployRamdisk string
+	// glance is the Image API the conductor resolves Glance image ids
+	// through.
+	glance *glancetest.Server
 )
 
 // callbackTimeout is [conductor] deploy_callback_timeout: long enough for
@@ -80,6 +84,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// ramdisk has its own suite (tests/e2e/clean), and erasing the lab's
 	// 3 GiB disks before every deploy would only slow this one down.
 	base.Set("conductor", "automated_clean", false)
+	glance = glancetest.NewServer()
+	DeferCleanup(glance.Close)
+	base.Set("glance", "auth_type", "none").Set("glance", "endpoint_override", glance.URL)
 	deployment = steps.NewDeployment(bin, base)
 	Expect(deployment.DBSync(ctx)).To(Succeed())
 	_, err = deployment.StartAPI(ctx, "api")

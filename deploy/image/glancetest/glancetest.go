@@ -1,0 +1,126 @@
+// Package glancetest is a minimal Glance Image API v2 for tests: image
+// records (GET /v2/images/{id}) and their data (GET /v2/images/{id}/file),
+// nothing else. Glance is a service, not hardware, so tests that cannot
+// run one talk to this instead, through the real client.
+package glancetest
+
+import (
+	"crypto/md5"
+	"crypto/sha512"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// Image is one image record; Data is its content.
+type Image struct {
+	ID         string
+	DiskFormat string
+	Status     string
+	// HashValue is served as os_hash_value (sha512); empty means the
+	// digest of Data. Checksum likewise for the md5 checksum.
+	HashValue, Checksum string
+	// Properties are extra image properties (kernel_id, ramdisk_id, ...).
+	Properties map[string]string
+	Data       []byte
+}
+
+// Server serves images.
+type Server struct {
+	*httptest.Server
+
+	mu        sync.Mutex
+	images    map[string]Image
+	downloads map[string]*atomic.Int64
+}
+
+// NewServer starts a server with no images.
+func NewServer() *Server {
+	s := &Server{images: map[string]Image{}, downloads: map[string]*atomic.Int64{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v2/images/{id}", s.record)
+	mux.HandleFunc("GET /v2/images/{id}/file", s.file)
+	s.Server = httptest.NewServer(mux)
+	return s
+}
+
+// Add stores img, filling Status (active), Checksum and HashValue from
+// Data when empty.
+func (s *Server) Add(img Image) {
+	if img.Status == "" {
+		img.Status = "active"
+	}
+	if img.Checksum == "" {
+		sum := md5.Sum(img.Data)
+		img.Checksum = hex.EncodeToString(sum[:])
+	}
+	if img.HashValue == "" {
+		sum := sha512.Sum512(img.Data)
+		img.HashValue = hex.EncodeToString(sum[:])
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.images[img.ID] = img
+	if s.downloads[img.ID] == nil {
+		s.downloads[img.ID] = &atomic.Int64{}
+	}
+}
+
+// Downloads counts the data requests for an image.
+func (s *Server) Downloads(id string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.downloads[id]; n != nil {
+		return n.Load()
+	}
+	return 0
+}
+
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (Image, bool) {
+	s.mu.Lock()
+	img, ok := s.images[r.PathValue("id")]
+	s.mu.Unlock()
+	if !ok {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte("404 Not Found\n\nNo image found with ID " + r.PathValue("id") + "\n"))
+	}
+	return img, ok
+}
+
+func (s *Server) record(w http.ResponseWriter, r *http.Request) {
+	img, ok := s.lookup(w, r)
+	if !ok {
+		return
+	}
+	doc := map[string]any{
+		"id": img.ID, "name": "image-" + img.ID, "status": img.Status, "visibility": "public",
+		"disk_format": img.DiskFormat, "container_format": "bare", "size": len(img.Data),
+		"checksum": img.Checksum, "os_hash_algo": "sha512", "os_hash_value": img.HashValue,
+		"created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+		"self": "/v2/images/" + img.ID, "file": "/v2/images/" + img.ID + "/file", "schema": "/v2/schemas/image",
+	}
+	for k, v := range img.Properties {
+		doc[k] = v
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(doc)
+}
+
+func (s *Server) file(w http.ResponseWriter, r *http.Request) {
+	img, ok := s.lookup(w, r)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	s.downloads[img.ID].Add(1)
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(img.Data)))
+	w.Header().Set("Content-MD5", img.Checksum)
+	_, _ = w.Write(img.Data)
+}
