@@ -60,6 +60,19 @@ func (d *local) Sync() error { return d.f.Sync() }
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
+// blkRRPart is the BLKRRPART ioctl: re-read the partition table.
+const blkRRPart = 0x125f
+
+// rereadPartitions asks the kernel to drop the partitions of a block device whose
+// table was just wiped, as wipefs does after erasing one. Like wipefs it goes on when
+// the kernel refuses: a partition still in use, or a device without partition
+// scanning (a plain loop device) keeps its partitions, but not their contents.
+func (d *local) rereadPartitions() {
+	if st, err := d.f.Stat(); err == nil && st.Mode()&os.ModeDevice != 0 {
+		_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, d.f.Fd(), blkRRPart, 0)
+	}
+}
+
 // blkROGet is the BLKROGET ioctl: is the block device read-only.
 const blkROGet = 0x125e
 

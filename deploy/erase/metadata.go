@@ -10,14 +10,19 @@ import (
 	"github.com/ferricbm/ferric/deploy/disk"
 )
 
-// Metadata runs WipeMetadata on path, a block device or a regular file.
+// Metadata runs WipeMetadata on path, a block device or a regular file, and then
+// has the kernel re-read a block device's partition table.
 func Metadata(ctx context.Context, path string) (Record, error) {
 	d, err := openLocal(path)
 	if err != nil {
 		return Record{}, fmt.Errorf("erase metadata of %s: %w", path, err)
 	}
 	defer d.Close()
-	return WipeMetadata(ctx, d, path)
+	rec, err := WipeMetadata(ctx, d, path)
+	if err == nil {
+		d.rereadPartitions()
+	}
+	return rec, err
 }
 
 // WipeMetadata destroys what makes a disk's old contents findable: partition tables
