@@ -15,9 +15,9 @@ import (
 
 // BenchmarkErase overwrites a file-backed disk of ERASE_BENCH_SIZE bytes (default
 // 256 MiB) in ERASE_BENCH_DIR (default a temporary directory). Every iteration runs
-// the reference `dd if=/dev/zero bs=4M oflag=direct` over the file and then Device,
-// back to back, so both see the same machine load; it reports both throughputs and
-// their ratio (erase/dd). "zero" is a single zero pass, "random" one random pass;
+// the reference `dd if=/dev/zero bs=4M oflag=direct conv=fsync,notrunc` over the file
+// and then Device, back to back, so both see the same machine load; it reports both
+// throughputs and their ratio (erase/dd). "zero" is a single zero pass, "random" one random pass;
 // both include Device's verification read-back.
 func BenchmarkErase(b *testing.B) {
 	size := int64(256 << 20)
@@ -40,7 +40,7 @@ func BenchmarkErase(b *testing.B) {
 	path := filepath.Join(dir, "disk.img")
 	dd := func() time.Duration {
 		start := time.Now()
-		out, err := exec.Command("dd", "if=/dev/zero", "of="+path, "bs=4M", "oflag=direct", "conv=notrunc",
+		out, err := exec.Command("dd", "if=/dev/zero", "of="+path, "bs=4M", "oflag=direct", "conv=fsync,notrunc",
 			fmt.Sprintf("count=%d", size/(4<<20))).CombinedOutput()
 		if err != nil {
 			b.Fatalf("dd: %v: %s", err, out)
