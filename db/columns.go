@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/schema"
 
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -100,6 +101,41 @@ func scanTargets(dst []any, rv reflect.Value, fields [][]int) []any {
 		dst = append(dst, rv.FieldByIndex(idx).Addr().Interface())
 	}
 	return dst
+}
+
+// scanRows runs q and scans each row into a new T by column name. With
+// owner set, the last column is the owning node's uuid (a join's) and goes
+// to owner(item). gorm's Find would reflect over the model for every row
+// and convert every value twice.
+func scanRows[T any](q *gorm.DB, t tableColumns, owner func(*T) *string) ([]T, error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	names, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	if owner != nil {
+		names = names[:len(names)-1]
+	}
+	fields := t.fieldIndexes(names)
+	out := []T{}
+	targets := make([]any, 0, len(names)+1)
+	for rows.Next() {
+		var zero T
+		out = append(out, zero)
+		item := &out[len(out)-1]
+		targets = scanTargets(targets[:0], reflect.ValueOf(item).Elem(), fields)
+		if owner != nil {
+			targets = append(targets, owner(item))
+		}
+		if err := rows.Scan(targets...); err != nil {
+			return nil, err
+		}
+	}
+	return out, rows.Err()
 }
 
 // quotedColumns is the columns as a quoted SELECT list. Both dialects

@@ -177,6 +177,15 @@ func listSpecs(backend string, store func() *Store) {
 			It("rejects an unknown marker with NodeNotFound", func(ctx SpecContext) {
 				_, err := store().ListNodes(ctx, NodeFilter{}, Page{Marker: "no-such-node"}, nil)
 				expectErr(err, errs.KindNodeNotFound, "Node no-such-node could not be found.", http.StatusNotFound)
+				_, err = store().ListNodes(ctx, NodeFilter{}, Page{Limit: 2, Marker: "no-such-node", SortDir: "desc"}, nil)
+				expectErr(err, errs.KindNodeNotFound, "Node no-such-node could not be found.", http.StatusNotFound)
+			})
+
+			It("answers an empty page after the last node's marker", func(ctx SpecContext) {
+				all := expected(func(model.Node) *string { return nil }, false)
+				page, err := store().ListNodes(ctx, NodeFilter{}, Page{Limit: 2, Marker: all[len(all)-1]}, nil)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(page).To(BeEmpty())
 			})
 
 			It("validates sort keys and directions", func(ctx SpecContext) {

@@ -118,14 +118,13 @@ var (
 
 // getNode reads the node whose (unique) column col equals val.
 func (s *Store) getNode(ctx context.Context, col string, val any, ident string) (*model.Node, error) {
-	sqlDB, err := s.db.DB()
+	stmt, err := s.prepared(ctx, nodeSelectAll+" WHERE nodes.`"+col+"` = ? LIMIT 1")
 	if err != nil {
 		return nil, fmt.Errorf("get node %s: %w", ident, err)
 	}
 	var n model.Node
 	targets := scanTargets(make([]any, 0, len(nodeFields)), reflect.ValueOf(&n).Elem(), nodeFields)
-	row := sqlDB.QueryRowContext(ctx, nodeSelectAll+" WHERE nodes.`"+col+"` = ? LIMIT 1", val)
-	if err := row.Scan(targets...); err != nil {
+	if err := stmt.QueryRowContext(ctx, val).Scan(targets...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, errs.NodeNotFound(ident)
 		}
@@ -146,38 +145,18 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter, p Page, columns []s
 	for _, cond := range nodeConditions(f) {
 		q = q.Where(cond)
 	}
-	if q, err = nodeList.paginate(ctx, s.db, q, p); err != nil {
+	q, check, err := nodeList.paginate(ctx, s.db, q, p)
+	if err != nil {
 		return nil, err
 	}
-	nodes, err := scanNodes(q)
+	nodes, err := scanRows[model.Node](q, nodeColumns, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
+	if err := check(len(nodes)); err != nil {
+		return nil, err
+	}
 	return nodes, nil
-}
-
-// scanNodes runs q and scans its rows into nodes by column name.
-func scanNodes(q *gorm.DB) ([]model.Node, error) {
-	rows, err := q.Rows()
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	fields := nodeColumns.fieldIndexes(names)
-	nodes := []model.Node{}
-	targets := make([]any, 0, len(names))
-	for rows.Next() {
-		nodes = append(nodes, model.Node{})
-		targets = scanTargets(targets[:0], reflect.ValueOf(&nodes[len(nodes)-1]).Elem(), fields)
-		if err := rows.Scan(targets...); err != nil {
-			return nil, err
-		}
-	}
-	return nodes, rows.Err()
 }
 
 func nodeConditions(f NodeFilter) []clause.Expression {

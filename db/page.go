@@ -61,28 +61,41 @@ func (t listTable) order(p Page) (key string, desc bool, err error) {
 
 // paginate adds ORDER BY, LIMIT and the "strictly after the marker"
 // condition to q, whose columns are qualified with t.table. conn reads the
-// marker row.
-func (t listTable) paginate(ctx context.Context, conn, q *gorm.DB, p Page) (*gorm.DB, error) {
+// marker row. The caller runs q and then check with the number of rows it
+// read, which fails when the marker is unknown.
+//
+// In the default (id) order the statement reads the marker's id itself, a
+// round trip less per page; only a short page, which an unknown marker
+// also gives, costs a second look for the marker.
+func (t listTable) paginate(ctx context.Context, conn, q *gorm.DB, p Page) (*gorm.DB, func(rows int) error, error) {
 	key, desc, err := t.order(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	col := clause.Column{Table: t.table, Name: key}
 	id := clause.Column{Table: t.table, Name: "id"}
-	if p.Marker != "" {
-		var markerID int64
-		var markerVal any
-		row := conn.WithContext(ctx).Table(t.table).
-			Clauses(clause.Select{Columns: []clause.Column{{Name: "id"}, {Name: key}}}).
-			Where(clause.Eq{Column: clause.Column{Name: t.markerCol}, Value: p.Marker}).Row()
-		if err := row.Scan(&markerID, &markerVal); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil, t.notFound(p.Marker)
-			}
-			return nil, fmt.Errorf("read marker %s: %w", p.Marker, err)
+	check := func(int) error { return nil }
+	switch {
+	case p.Marker == "":
+	case key == "id":
+		op := " > (?)"
+		if desc {
+			op = " < (?)"
 		}
-		if b, ok := markerVal.([]byte); ok {
-			markerVal = string(b)
+		markerID := conn.Session(&gorm.Session{NewDB: true}).Table(t.table).Select("id").
+			Where(clause.Eq{Column: clause.Column{Name: t.markerCol}, Value: p.Marker})
+		q = q.Where(t.table+".id"+op, markerID)
+		check = func(rows int) error {
+			if p.Limit > 0 && rows >= p.Limit {
+				return nil
+			}
+			_, _, err := t.readMarker(ctx, conn, key, p.Marker)
+			return err
+		}
+	default:
+		markerID, markerVal, err := t.readMarker(ctx, conn, key, p.Marker)
+		if err != nil {
+			return nil, nil, err
 		}
 		q = q.Where(afterMarker(col, id, markerVal, markerID, desc))
 	}
@@ -94,7 +107,26 @@ func (t listTable) paginate(ctx context.Context, conn, q *gorm.DB, p Page) (*gor
 	if p.Limit > 0 {
 		q = q.Limit(p.Limit)
 	}
-	return q, nil
+	return q, check, nil
+}
+
+// readMarker reads the id and the key column of the marker row.
+func (t listTable) readMarker(ctx context.Context, conn *gorm.DB, key, marker string) (int64, any, error) {
+	var markerID int64
+	var markerVal any
+	row := conn.WithContext(ctx).Table(t.table).
+		Clauses(clause.Select{Columns: []clause.Column{{Name: "id"}, {Name: key}}}).
+		Where(clause.Eq{Column: clause.Column{Name: t.markerCol}, Value: marker}).Row()
+	if err := row.Scan(&markerID, &markerVal); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil, t.notFound(marker)
+		}
+		return 0, nil, fmt.Errorf("read marker %s: %w", marker, err)
+	}
+	if b, ok := markerVal.([]byte); ok {
+		markerVal = string(b)
+	}
+	return markerID, markerVal, nil
 }
 
 // afterMarker is the keyset condition "(col, id) comes after (val, id0)".

@@ -5,6 +5,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -45,6 +47,10 @@ const (
 type Store struct {
 	db      *gorm.DB
 	dialect string
+
+	// stmts maps a query to its *sql.Stmt; stmtMu serialises preparing.
+	stmts  sync.Map
+	stmtMu sync.Mutex
 }
 
 // Open connects to "mysql://user:pass@host:port/dbname[?params]" or
@@ -201,13 +207,42 @@ func openSQLite(path string) (*Store, error) {
 	return &Store{db: g, dialect: DialectSQLite}, nil
 }
 
-// Close releases the connection pool.
+// Close releases the prepared statements and the connection pool.
 func (s *Store) Close() error {
+	s.stmts.Range(func(_, st any) bool {
+		_ = st.(*sql.Stmt).Close()
+		return true
+	})
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return fmt.Errorf("close database: %w", err)
 	}
 	return sqlDB.Close()
+}
+
+// prepared returns query as a statement prepared once per connection and
+// kept. For the hottest reads this spares MySQL parsing and resolving a
+// long column list on every execution (a third of its CPU for a node
+// GET). It is prepared on first use: the schema may not exist at Open.
+func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlDB.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	s.stmts.Store(query, st)
+	return st, nil
 }
 
 // Dialect is DialectMySQL or DialectSQLite.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -108,10 +107,18 @@ func listOwned[T any](ctx context.Context, s *Store, lt listTable, t tableColumn
 	if f.NodeID != nil {
 		q = q.Where(clause.Eq{Column: clause.Column{Table: lt.table, Name: "node_id"}, Value: *f.NodeID})
 	}
-	if q, err = lt.paginate(ctx, s.db, q, p); err != nil {
+	q, check, err := lt.paginate(ctx, s.db, q, p)
+	if err != nil {
 		return nil, err
 	}
-	return scanOwned(q, t, nodeUUID)
+	items, err := scanRows(q, t, nodeUUID)
+	if err != nil {
+		return nil, err
+	}
+	if err := check(len(items)); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 // getOwned loads one row by uuid, with its owner's uuid;
@@ -121,7 +128,7 @@ func getOwned[T any](ctx context.Context, s *Store, t tableColumns, uuid string,
 	q := s.ownedQuery(ctx, t.schema.Table, cols).
 		Where(clause.Eq{Column: clause.Column{Table: t.schema.Table, Name: "uuid"}, Value: uuid}).
 		Limit(1)
-	items, err := scanOwned(q, t, nodeUUID)
+	items, err := scanRows(q, t, nodeUUID)
 	if err != nil {
 		return nil, err
 	}
@@ -129,34 +136,6 @@ func getOwned[T any](ctx context.Context, s *Store, t tableColumns, uuid string,
 		return nil, gorm.ErrRecordNotFound
 	}
 	return &items[0], nil
-}
-
-// scanOwned runs q, whose last column is the owner's uuid, and scans each
-// row into a T by column name, the owner's uuid into nodeUUID's field.
-// gorm's Find would reflect over the model and convert every value twice.
-func scanOwned[T any](q *gorm.DB, t tableColumns, nodeUUID func(*T) *string) ([]T, error) {
-	rows, err := q.Rows()
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	fields := t.fieldIndexes(names[:len(names)-1])
-	out := []T{}
-	targets := make([]any, 0, len(names))
-	for rows.Next() {
-		var zero T
-		out = append(out, zero)
-		item := &out[len(out)-1]
-		targets = append(scanTargets(targets[:0], reflect.ValueOf(item).Elem(), fields), nodeUUID(item))
-		if err := rows.Scan(targets...); err != nil {
-			return nil, err
-		}
-	}
-	return out, rows.Err()
 }
 
 // saveOwned writes saveCols of m to the row with that id and sets
