@@ -1,7 +1,6 @@
 package nodes
 
 import (
-	"encoding/json"
 	"slices"
 	"sort"
 
@@ -119,9 +118,5 @@ func (vw View) appendValue(buf []byte, k *outputKey, n *model.Node) ([]byte, err
 		}
 		return append(buf, "false"...), nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(buf, b...), nil
+	return present.AppendValue(buf, v)
 }

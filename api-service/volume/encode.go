@@ -8,7 +8,6 @@ import (
 
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
 // AppendConnector appends the JSON of RenderConnector(base, c, fields) to
@@ -31,7 +30,7 @@ func AppendConnector(buf []byte, base string, c *model.VolumeConnector, fields [
 	if full {
 		var err error
 		buf = appendKey(buf, ',', "extra")
-		if buf, err = appendObject(buf, c.Extra); err != nil {
+		if buf, err = appendObject(buf, c.Extra, present.AppendValue); err != nil {
 			return nil, err
 		}
 		buf = appendTimes(buf, &c.CreatedAt, c.UpdatedAt)
@@ -42,7 +41,7 @@ func AppendConnector(buf []byte, base string, c *model.VolumeConnector, fields [
 }
 
 // AppendTarget appends the JSON of RenderTarget(base, t, fields) to buf
-// as AppendConnector does, properties masked.
+// as AppendConnector does, properties masked as they are written.
 func AppendTarget(buf []byte, base string, t *model.VolumeTarget, fields []string) ([]byte, error) {
 	full := fields == nil
 	if !full && !slices.Equal(fields, Targets.DefaultFields) {
@@ -61,11 +60,11 @@ func AppendTarget(buf []byte, base string, t *model.VolumeTarget, fields []strin
 	if full {
 		var err error
 		buf = appendKey(buf, ',', "properties")
-		if buf, err = appendObject(buf, secrets.Mask(t.Properties)); err != nil {
+		if buf, err = appendObject(buf, t.Properties, present.AppendMasked); err != nil {
 			return nil, err
 		}
 		buf = appendKey(buf, ',', "extra")
-		if buf, err = appendObject(buf, t.Extra); err != nil {
+		if buf, err = appendObject(buf, t.Extra, present.AppendValue); err != nil {
 			return nil, err
 		}
 		buf = appendTimes(buf, &t.CreatedAt, t.UpdatedAt)
@@ -82,11 +81,12 @@ func appendKey(buf []byte, sep byte, key string) []byte {
 	return append(buf, '"', ':')
 }
 
-func appendObject(buf []byte, m map[string]any) ([]byte, error) {
+// appendObject writes a dict field: {} when empty, never null.
+func appendObject(buf []byte, m map[string]any, write func([]byte, any) ([]byte, error)) ([]byte, error) {
 	if len(m) == 0 {
 		return append(buf, "{}"...), nil
 	}
-	return appendMarshal(buf, m)
+	return write(buf, m)
 }
 
 func appendTimes(buf []byte, created, updated *time.Time) []byte {
