@@ -162,7 +162,13 @@ func (c *Conductor) failStuckNodes(ctx context.Context) {
 		state := deref(n.ProvisionState)
 		msg := fmt.Sprintf("The %s state can't be resumed by conductor %s. Moving to fail state.", state, c.host)
 		c.failIfInState(ctx, n.UUID, []string{state}, func(*model.Node) failure {
-			return failure{lastError: msg, keepTarget: true}
+			f := failure{lastError: msg, keepTarget: true}
+			if state == states.Cleaning {
+				// As every failed clean: maintenance, and the ramdisk off.
+				f.apply = func(n *model.Node) { cleanFailure(n, msg) }
+				f.cleanup = tearDownCleaningWork
+			}
+			return f
 		})
 	}
 }

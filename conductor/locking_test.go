@@ -156,6 +156,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 				verifying := e.createNode(ctx, states.Verifying, func(n *model.Node) { n.TargetProvisionState = ptr(states.Manageable) })
 				deleting := e.createNode(ctx, states.Deleting, func(n *model.Node) { n.TargetProvisionState = ptr(states.Available) })
 				waiting := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Active) })
+				cleaning := e.createNode(ctx, states.Cleaning, func(n *model.Node) { n.TargetProvisionState = ptr(states.Available) })
 
 				e.start(ctx, host)
 
@@ -171,6 +172,11 @@ var _ = Describe("Node locks and the worker pool", func() {
 				Expect(e.provisionState(ctx, verifying.UUID)()).To(Equal(states.Enroll))
 				Expect(e.provisionState(ctx, deleting.UUID)()).To(Equal(states.Error))
 				Expect(e.provisionState(ctx, waiting.UUID)()).To(Equal(states.DeployWait))
+				Eventually(e.reservation(ctx, cleaning.UUID)).Should(BeNil())
+				got = e.node(ctx, cleaning.UUID)
+				Expect(str(got.ProvisionState)).To(Equal(states.CleanFail))
+				Expect(got.Maintenance).To(BeTrue(), "a failed clean puts the node into maintenance")
+				Expect(str(got.Fault)).To(Equal("clean failure"))
 			})
 		})
 	}
