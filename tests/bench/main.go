@@ -73,6 +73,9 @@ type section struct {
 var sections = []section{
 	{"api", benchAPI},
 	{"erase", benchErase},
+	{"clean", benchClean},
+	{"iscsi", benchISCSI},
+	{"deploy", benchDeploy},
 }
 
 func sectionNames() []string {

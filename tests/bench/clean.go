@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ferricbm/ferric/tests/harness"
+	"github.com/ferricbm/ferric/tests/lab"
+)
+
+var (
+	cleanNodes    = flag.Int("clean-nodes", 20, "lab nodes cleaned at once (half with the agent, half with the callback-only ramdisk)")
+	cleanDiskSize = flag.Int64("clean-disk-size", 128<<20, "bytes of each lab node's disk")
+)
+
+// cleanTimeout bounds the clean of every node together.
+const cleanTimeout = 15 * time.Minute
+
+// benchClean provides -clean-nodes lab nodes at once, each cleaned in-band
+// (metadata wipe and a random plus a zero pass over its disk): half by the
+// agent on the node's disk file, half by the conductor through the iSCSI
+// target of the callback-only ramdisk. It reports the wall time until all
+// are available, and what the conductor spent meanwhile: CPU time from
+// /proc/<pid>/stat and its peak RSS (VmHWM).
+func benchClean(ctx context.Context, s settings) ([]row, error) {
+	if *cleanNodes < 1 {
+		return nil, fmt.Errorf("-clean-nodes %d: want at least 1", *cleanNodes)
+	}
+	work, err := os.MkdirTemp("", "ferric-bench-clean-")
+	if err != nil {
+		return nil, err
+	}
+	if s.keep {
+		fmt.Println("work directory:", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	fmt.Println("building binaries and ferric-agent ...")
+	bin, err := harness.Build(filepath.Join(work, "bin"))
+	if err != nil {
+		return nil, err
+	}
+	root, err := harness.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	agent, err := lab.BuildAgent(ctx, root, bin)
+	if err != nil {
+		return nil, err
+	}
+	database, err := harness.CreateDatabase(ctx, "benchclean")
+	if err != nil {
+		return nil, err
+	}
+	defer database.Drop(context.Background())
+	dirs, err := lab.MakeDirs(filepath.Join(work, "conductor"))
+	if err != nil {
+		return nil, err
+	}
+	portalPort, err := lab.FreeTCPPort()
+	if err != nil {
+		return nil, err
+	}
+	httpPort, err := lab.FreeTCPPort()
+	if err != nil {
+		return nil, err
+	}
+	timings := harness.FastTimings
+	timings.CallbackTimeout = cleanTimeout
+	base := lab.Configure(harness.BaseConfig(database.Connection(), "amqp", timings), dirs, portalPort, httpPort).
+		Set("DEFAULT", "debug", false).
+		// ipmi_sim answers late when twenty BMCs and their ramdisks share
+		// two cores; ipmitool then reports the reply as unmatched.
+		Set("ipmi", "additional_retryable_ipmi_errors", []string{"IPMI Request Match NOT FOUND"})
+	d := harness.NewDeployment(bin, work, base)
+	defer d.StopAll(30 * time.Second)
+	if err := d.DBSync(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := d.StartAPI(ctx, "api"); err != nil {
+		return nil, err
+	}
+	lab.SetAPIURL(d.Base, d.APIURL)
+	cond, err := d.StartConductor(ctx, "conductor")
+	if err != nil {
+		return nil, err
+	}
+	api := newAPI(d.APIURL)
+	if api.version, err = harness.MaxVersion(ctx, d.APIURL); err != nil {
+		return nil, err
+	}
+	fmt.Printf("starting %d lab nodes with %d MiB disks ...\n", *cleanNodes, *cleanDiskSize>>20)
+	l, err := lab.Start(ctx, lab.Options{Nodes: *cleanNodes, AgentBinary: agent, TFTPRoot: dirs.TFTPRoot,
+		DiskSize: *cleanDiskSize, PortalPort: portalPort, TempDir: work})
+	if err != nil {
+		return nil, err
+	}
+	defer l.Stop()
+
+	uuids := make([]string, len(l.Nodes))
+	for i, n := range l.Nodes {
+		vendor := ""
+		if i%2 == 1 {
+			n.SetMode(lab.ModeCallback)
+			vendor = "iscsi"
+		}
+		if uuids[i], err = enrolLabNode(ctx, api, n, vendor, filepath.Join(work, "deploy")); err != nil {
+			return nil, err
+		}
+	}
+	if got, err := api.waitState(ctx, "manageable", uuids, 2*time.Minute); err != nil || got != len(uuids) {
+		return nil, fmt.Errorf("%d of %d nodes reached manageable: %v%s", got, len(uuids), err, stragglers(ctx, api, uuids, "manageable"))
+	}
+
+	fmt.Printf("providing %d nodes at once (load average %s) ...\n", len(uuids), loadAverage())
+	cpuBefore, err := cpuSeconds(cond.PID())
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	for _, u := range uuids {
+		if err := api.provision(ctx, u, "provide"); err != nil {
+			return nil, err
+		}
+	}
+	got, err := waitCleaned(ctx, api, uuids)
+	if err != nil {
+		return nil, err
+	}
+	took := time.Since(start)
+	cpuAfter, err := cpuSeconds(cond.PID())
+	if err != nil {
+		return nil, err
+	}
+	peak, err := peakRSS(cond.PID())
+	if err != nil {
+		return nil, err
+	}
+	measured := took.Round(10 * time.Millisecond).String()
+	if got < len(uuids) {
+		measured += fmt.Sprintf(" (%d nodes did not reach available)", len(uuids)-got)
+		fmt.Println(stragglers(ctx, api, uuids, "available"))
+	}
+	cpu := cpuAfter - cpuBefore
+	written := float64(*cleanDiskSize) * 2 * float64(len(uuids)) / (1 << 20)
+	return []row{
+		{fmt.Sprintf("%d lab nodes cleaned at once (%d MiB disks, 2 passes)", len(uuids), *cleanDiskSize>>20),
+			fmt.Sprintf("%s, %.0f MiB/s erased overall", measured, written/took.Seconds()), "-", ""},
+		{"conductor CPU during those cleans", fmt.Sprintf("%.1f s (%.0f%% of one core)", cpu, 100*cpu/took.Seconds()), "-", ""},
+		{"conductor peak RSS (VmHWM)", fmt.Sprintf("%d MiB", peak>>20), "-", ""},
+	}, nil
+}
+
+// waitCleaned waits until every node is available or clean failed, and
+// returns how many are available.
+func waitCleaned(ctx context.Context, api *apiClient, uuids []string) (int, error) {
+	want := make(map[string]bool, len(uuids))
+	for _, u := range uuids {
+		want[u] = true
+	}
+	deadline := time.Now().Add(cleanTimeout)
+	for {
+		available, err := api.countInState(ctx, "available", want)
+		if err != nil {
+			return 0, err
+		}
+		failed, err := api.countInState(ctx, "clean failed", want)
+		if err != nil {
+			return 0, err
+		}
+		if available+failed == len(uuids) || time.Now().After(deadline) {
+			return available, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// enrolLabNode creates an ipmi node for a lab node, with its port, and
+// asks for manage.
+func enrolLabNode(ctx context.Context, api *apiClient, n *lab.Node, vendor, deployImages string) (string, error) {
+	info := n.DriverInfo("file://"+deployImages+".kernel", "file://"+deployImages+".initramfs")
+	for _, f := range []string{deployImages + ".kernel", deployImages + ".initramfs"} {
+		if err := os.WriteFile(f, []byte("the lab runs ferric-agent"), 0o644); err != nil {
+			return "", err
+		}
+	}
+	body := map[string]any{"name": n.Name, "driver": "ipmi", "driver_info": info}
+	if vendor != "" {
+		body["vendor_interface"] = vendor
+	}
+	var created struct {
+		UUID string `json:"uuid"`
+	}
+	if err := api.do(ctx, http.MethodPost, "/v1/nodes", body, http.StatusCreated, &created); err != nil {
+		return "", err
+	}
+	if err := api.do(ctx, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": created.UUID, "address": n.MAC},
+		http.StatusCreated, nil); err != nil {
+		return "", err
+	}
+	return created.UUID, api.provision(ctx, created.UUID, "manage")
+}
+
+// cpuSeconds is the user plus system CPU time of a process so far.
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name may hold spaces; fields count from after it.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	fields := strings.Fields(rest)
+	if !ok || len(fields) < 13 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	// USER_HZ is 100 on every Linux this runs on.
+	return (utime + stime) / 100, nil
+}
+
+// peakRSS is a process's VmHWM in bytes.
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// stragglers describes the nodes not in state: their state and last error.
+func stragglers(ctx context.Context, api *apiClient, uuids []string, state string) string {
+	var b strings.Builder
+	for _, u := range uuids {
+		var n struct {
+			ProvisionState string  `json:"provision_state"`
+			LastError      *string `json:"last_error"`
+		}
+		if err := api.do(ctx, http.MethodGet, "/v1/nodes/"+u, nil, http.StatusOK, &n); err != nil {
+			fmt.Fprintf(&b, "\n  %s: %v", u, err)
+			continue
+		}
+		if n.ProvisionState != state {
+			last := ""
+			if n.LastError != nil {
+				last = *n.LastError
+			}
+			fmt.Fprintf(&b, "\n  %s: %s: %s", u, n.ProvisionState, last)
+		}
+	}
+	return b.String()
+}
