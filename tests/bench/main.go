@@ -74,8 +74,6 @@ var sections = []section{
 	{"api", benchAPI},
 	{"erase", benchErase},
 	{"clean", benchClean},
-	{"iscsi", benchISCSI},
-	{"deploy", benchDeploy},
 }
 
 func sectionNames() []string {
