@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -292,6 +296,41 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				w.expectCleanedUp(final, mac)
 			})
 
+			It("reboots the node after a step that asks for it, and goes on when the rebooted agent heartbeats", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, _ := w.manageableNode(ctx, 16)
+				agent := newStubAgent(map[string]any{"interface": "deploy", "step": "erase_devices_metadata", "priority": 99,
+					"abortable": true, "reboot_requested": true})
+				w.provide(ctx, n.UUID)
+				Eventually(func() bool {
+					agent.heartbeat(ctx, w, n.UUID)
+					return w.e.node(ctx, n.UUID).DriverInternalInfo["cleaning_reboot"] == true
+				}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(BeTrue())
+				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.CleanWait))
+				Expect(w.e.node(ctx, n.UUID).DriverInternalInfo).NotTo(HaveKey("agent_secret_token"), "the rebooted agent gets a new token")
+
+				By("the agent coming back with no command run")
+				agent.reboot()
+				final := w.heartbeatUntil(ctx, n.UUID, agent.srv.URL, states.Available)
+				Expect(final.LastError).To(BeNil())
+				Expect(agent.executed()).To(HaveLen(1), "the step ran once")
+				w.expectCleanedUp(final, mac)
+			})
+
+			It("refreshes the agent's steps and starts an automated clean again after a hardware manager version mismatch", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, _, _ := w.manageableNode(ctx, 16)
+				agent := newStubAgent(map[string]any{"interface": "deploy", "step": "erase_devices", "priority": 10, "abortable": true})
+				agent.mismatchOnce = true
+				w.provide(ctx, n.UUID)
+				final := w.heartbeatUntil(ctx, n.UUID, agent.srv.URL, states.Available)
+				Expect(final.LastError).To(BeNil())
+				runs := agent.executed()
+				Expect(runs).To(HaveLen(2))
+				Expect(runs[0]["clean_version"]).To(Equal(map[string]any{"stub": "1.0"}))
+				Expect(runs[1]["clean_version"]).To(Equal(map[string]any{"stub": "1.1"}), "the steps were fetched again")
+			})
+
 			It("fails the clean with the agent's error when its step fails", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, _ := w.manageableNode(ctx, 16)
@@ -340,3 +379,83 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 		})
 	}
 })
+
+// stubAgent answers the agent command API with one clean step of its
+// own: for what ferric-agent never does (reboot_requested, a version
+// change between get_clean_steps and execute_clean_step).
+type stubAgent struct {
+	srv  *httptest.Server
+	step map[string]any
+	// mismatchOnce: the first execute_clean_step ends
+	// CLEAN_VERSION_MISMATCH and the version becomes 1.1.
+	mismatchOnce bool
+
+	token string
+
+	mu       sync.Mutex
+	version  string
+	commands []map[string]any
+	runs     []map[string]any
+}
+
+func newStubAgent(step map[string]any) *stubAgent {
+	a := &stubAgent{step: step, version: "1.0"}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	DeferCleanup(a.srv.Close)
+	return a
+}
+
+func (a *stubAgent) serve(rw http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.Method == http.MethodGet {
+		_ = json.NewEncoder(rw).Encode(map[string]any{"commands": a.commands})
+		return
+	}
+	var cmd struct {
+		Name   string         `json:"name"`
+		Params map[string]any `json:"params"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&cmd)
+	switch cmd.Name {
+	case "clean.get_clean_steps":
+		_ = json.NewEncoder(rw).Encode(map[string]any{"command_name": "get_clean_steps", "command_status": "SUCCEEDED",
+			"command_result": map[string]any{"clean_steps": map[string]any{"StubManager": []any{a.step}},
+				"hardware_manager_version": map[string]any{"stub": a.version}}})
+	case "clean.execute_clean_step":
+		a.runs = append(a.runs, cmd.Params)
+		status, result := "SUCCEEDED", any(map[string]any{"clean_step": cmd.Params["step"], "clean_result": nil})
+		if a.mismatchOnce {
+			a.mismatchOnce, a.version, status, result = false, "1.1", "CLEAN_VERSION_MISMATCH", nil
+		}
+		a.commands = append(a.commands, map[string]any{"command_name": "execute_clean_step", "command_status": status,
+			"command_result": result})
+		_ = json.NewEncoder(rw).Encode(map[string]any{"command_name": "execute_clean_step", "command_status": "RUNNING"})
+	default:
+		rw.WriteHeader(http.StatusNotFound)
+	}
+}
+
+// reboot forgets the commands run, as a freshly booted agent.
+func (a *stubAgent) reboot() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.commands = nil
+}
+
+func (a *stubAgent) executed() []map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.runs)
+}
+
+// heartbeat looks the node up, keeping the token the lookup issues (later
+// lookups only get it masked), and heartbeats with it.
+func (a *stubAgent) heartbeat(ctx context.Context, w *iscsiWorld, uuid string) {
+	withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: uuid})
+	Expect(err).NotTo(HaveOccurred())
+	if withToken.AgentToken != "******" {
+		a.token = withToken.AgentToken
+	}
+	_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: a.srv.URL, AgentToken: a.token})
+}
