@@ -242,7 +242,7 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 	// {"next": ..., "nodes": [...]}, keys in encoding/json's order, each
 	// node written straight into the buffer.
 	view := s.nodeView(c, lr.fields)
-	buf := make([]byte, 0, 64+len(list)*nodeJSONSizeHint(lr.fields))
+	buf := jsonBuffer(64 + len(list)*nodeJSONSizeHint(lr.fields))
 	buf = append(buf, '{')
 	if next != "" {
 		buf = append(buf, `"next":`...)
@@ -380,7 +380,7 @@ func (s *Server) getNode(c echo.Context) error {
 			return err
 		}
 	}
-	doc, err := s.nodeView(c, fields).AppendJSON(make([]byte, 0, nodeJSONSizeHint(fields)), n)
+	doc, err := s.nodeView(c, fields).AppendJSON(jsonBuffer(nodeJSONSizeHint(fields)), n)
 	if err != nil {
 		return err
 	}

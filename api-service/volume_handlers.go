@@ -240,7 +240,7 @@ func serveVolumeList[T any](s *Server, c echo.Context, vc volumeCollection[T], s
 	}
 	base := s.baseURL(c)
 	// {"<collection>": [...], "next": ...}: encoding/json's key order.
-	buf := make([]byte, 0, 128+len(items)*vc.sizeHint)
+	buf := jsonBuffer(128 + len(items)*vc.sizeHint)
 	buf = append(buf, `{"`...)
 	buf = append(buf, vc.res.Collection...)
 	buf = append(buf, `":[`...)
