@@ -303,9 +303,14 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 					"abortable": true, "reboot_requested": true})
 				w.provide(ctx, n.UUID)
 				Eventually(func() bool {
+					// No heartbeat once the node rebooted: the old agent is gone.
+					if w.e.node(ctx, n.UUID).DriverInternalInfo["cleaning_reboot"] == true {
+						return true
+					}
 					agent.heartbeat(ctx, w, n.UUID)
-					return w.e.node(ctx, n.UUID).DriverInternalInfo["cleaning_reboot"] == true
+					return false
 				}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(BeTrue())
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.CleanWait))
 				Expect(w.e.node(ctx, n.UUID).DriverInternalInfo).NotTo(HaveKey("agent_secret_token"), "the rebooted agent gets a new token")
 
