@@ -74,6 +74,8 @@ var sections = []section{
 	{"api", benchAPI},
 	{"erase", benchErase},
 	{"clean", benchClean},
+	{"iscsi", benchISCSI},
+	{"deploy", benchDeploy},
 }
 
 func sectionNames() []string {

@@ -34,6 +34,11 @@ func MakeDirs(parent string) (Dirs, error) {
 // file server on httpPort, the iSCSI portal port the lab's agents use, and
 // IPMI timings suited to the local ipmi_sim BMCs. [conductor] api_url is
 // set once the API runs (SetAPIURL).
+//
+// ipmi_sim answers a power or boot device command only after its hook
+// ran; on a loaded machine that can outlast ipmitool's retransmission, and
+// ipmitool then sees the answer to its first try as "IPMI Request Match
+// NOT FOUND". Those commands are idempotent, so the conductor retries them.
 func Configure(c harness.Config, d Dirs, portalPort, httpPort int) harness.Config {
 	return c.Set("conductor", "enabled_hardware_types", []string{"ipmi", "fake-hardware"}).
 		Set("pxe", "tftp_root", d.TFTPRoot).
@@ -44,7 +49,8 @@ func Configure(c harness.Config, d Dirs, portalPort, httpPort int) harness.Confi
 		Set("ipmi", "min_command_interval", "100ms").
 		Set("ipmi", "connect_timeout", time.Second).
 		Set("ipmi", "cipher_suite", 3).
-		Set("ipmi", "power_state_poll_interval", "200ms")
+		Set("ipmi", "power_state_poll_interval", "200ms").
+		Set("ipmi", "additional_retryable_ipmi_errors", []string{"IPMI Request Match NOT FOUND"})
 }
 
 // SetAPIURL points the ramdisks at the API: [conductor] api_url.

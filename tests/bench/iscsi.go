@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/ferricbm/ferric/deploy/disk"
+	"github.com/ferricbm/ferric/deploy/image"
+	"github.com/ferricbm/ferric/deploy/iscsi"
+)
+
+var (
+	iscsiImageSize = flag.Int64("iscsi-image-size", 1<<30, "bytes of the random raw image the iscsi section writes (a multiple of 1 MiB)")
+	iscsiWorkers   = flag.Int("iscsi-workers", 4, "parallel writers of the conductor's write path ([iscsi] write_workers, default 4)")
+)
+
+// iscsiTarget is how much faster than qemu-img the conductor's write path
+// should put an image onto an iSCSI target.
+const iscsiTarget = 2.0
+
+// benchISCSI writes one random raw image, and the same image as qcow2, onto
+// a LUN of a tgtd over loopback through the conductor's write path
+// (disk.WriteWholeDiskImage over Ferric's initiator: login, write, read
+// back and compare, SYNCHRONIZE CACHE, logout), then with `qemu-img
+// convert` onto the same LUN (login, write, flush, logout), and copies the
+// raw file locally with dd, all in one run so they share the machine's
+// load. Random data has no zero runs, so every tool moves every byte.
+func benchISCSI(ctx context.Context, s settings) ([]row, error) {
+	size := *iscsiImageSize
+	if size <= 0 || size%(1<<20) != 0 {
+		return nil, fmt.Errorf("-iscsi-image-size %d: want a positive multiple of 1 MiB", size)
+	}
+	if _, err := exec.LookPath("qemu-img"); err != nil {
+		return nil, fmt.Errorf("qemu-img (Debian qemu-utils, qemu-block-extra): %w", err)
+	}
+	work, done, err := workDir(s, "ferric-bench-iscsi-")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	raw, qcow, lunFile, ddFile := filepath.Join(work, "image.raw"), filepath.Join(work, "image.qcow2"),
+		filepath.Join(work, "lun.img"), filepath.Join(work, "dd.img")
+	fmt.Printf("writing a %d MiB random image and its qcow2 copy ...\n", size>>20)
+	if err := randomImage(raw, size); err != nil {
+		return nil, err
+	}
+	if err := command(ctx, "qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, qcow); err != nil {
+		return nil, err
+	}
+	// The LUN and dd's destination are allocated first, so every
+	// measurement overwrites allocated blocks; then everything written so
+	// far goes to disk, so its write-back does not slow the first
+	// measurements down.
+	for _, f := range []string{lunFile, ddFile} {
+		if err := command(ctx, "dd", "if=/dev/zero", "of="+f, "bs=4M", "conv=fsync", fmt.Sprintf("count=%d", size/(4<<20)+1)); err != nil {
+			return nil, err
+		}
+	}
+	if err := command(ctx, "sync"); err != nil {
+		return nil, err
+	}
+	daemon, err := startBenchTgtd(ctx, filepath.Join(work, "tgtd.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := daemon.Stop(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: stop tgtd:", err)
+		}
+	}()
+	const iqn = "iqn.2026-12.io.ferricbm.bench:iscsi"
+	if err := daemon.Export(ctx, iqn, lunFile); err != nil {
+		return nil, err
+	}
+	lunURL := fmt.Sprintf("iscsi://%s/%s/1", daemon.Portal(), iqn)
+	// An untimed first write puts the LUN's file in the state every
+	// measured write finds it in; the first write after allocation is
+	// markedly slower, whichever tool makes it.
+	if err := command(ctx, "qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", raw, lunURL); err != nil {
+		return nil, err
+	}
+	fmt.Printf("load average %s\n", loadAverage())
+
+	timed := func(name string, f func() error) (time.Duration, error) {
+		start := time.Now()
+		err := f()
+		took := time.Since(start)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Printf("  %-34s %8s  %5.0f MiB/s\n", name, took.Round(time.Millisecond), float64(size)/(1<<20)/took.Seconds())
+		return took, nil
+	}
+	var writeOnly time.Duration
+	ferric := func(path string) func() error {
+		return func() error {
+			img, err := image.Open(path)
+			if err != nil {
+				return err
+			}
+			defer img.Close()
+			start := time.Now()
+			_, err = iscsi.BenchSession(ctx, daemon.Portal(), iqn, func(ctx context.Context, lun *iscsi.LUN) error {
+				_, err := disk.WriteWholeDiskImage(ctx, lun.Device(ctx), img, disk.WholeDiskOptions{Write: disk.Options{
+					// What the conductor passes: [iscsi] write_workers and a
+					// progress callback, whose last call ends the writing.
+					Workers: *iscsiWorkers,
+					Progress: func(p disk.Progress) {
+						if p.Done == p.Total {
+							writeOnly = time.Since(start)
+						}
+					},
+				}})
+				return err
+			})
+			return err
+		}
+	}
+	qemu := func(path, format string) func() error {
+		return func() error {
+			return command(ctx, "qemu-img", "convert", "-n", "-f", format, "-O", "raw", path, lunURL)
+		}
+	}
+	var took [5]time.Duration
+	var writes [2]time.Duration
+	for i, m := range []struct {
+		name string
+		run  func() error
+	}{
+		{"ferric, raw (write + verify)", ferric(raw)},
+		{"qemu-img convert, raw", qemu(raw, "raw")},
+		{"ferric, qcow2 (write + verify)", ferric(qcow)},
+		{"qemu-img convert, qcow2", qemu(qcow, "qcow2")},
+		{"local dd of the raw file", func() error {
+			return command(ctx, "dd", "if="+raw, "of="+ddFile, "bs=4M", "conv=fsync,notrunc")
+		}},
+	} {
+		if took[i], err = timed(m.name, m.run); err != nil {
+			return nil, err
+		}
+		if i == 0 || i == 2 {
+			writes[i/2] = writeOnly
+		}
+	}
+	fmt.Printf("load average %s\n", loadAverage())
+	mib := float64(size) / (1 << 20)
+	rate := func(d time.Duration) float64 { return mib / d.Seconds() }
+	dd := rate(took[4])
+	var rows []row
+	for i, format := range []string{"raw", "qcow2"} {
+		f, q := rate(took[2*i]), rate(took[2*i+1])
+		v := "yes"
+		if f/q < iscsiTarget {
+			v = "NO"
+		}
+		rows = append(rows, row{
+			fmt.Sprintf("iSCSI write of a %d MiB random %s image (vs qemu-img)", size>>20, format),
+			fmt.Sprintf("%.0f MiB/s (writing alone %.0f); qemu-img %.0f MiB/s; %.2f×; local dd %.0f MiB/s, %.0f%% of it",
+				f, rate(writes[i]), q, f/q, dd, 100*f/dd),
+			fmt.Sprintf("≥ %.0f× qemu-img", iscsiTarget), v})
+	}
+	return rows, nil
+}
+
+// randomImage writes size bytes of pseudo-random data: incompressible and
+// without zero runs, generated faster than /dev/urandom.
+func randomImage(path string, size int64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	rng := rand.NewChaCha8([32]byte{1})
+	_, err = io.CopyN(f, rng, size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// command runs a tool, returning its output with a failure.
+func command(ctx context.Context, name string, args ...string) error {
+	if out, err := exec.CommandContext(ctx, name, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w: %s", name, err, out)
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ferricbm/ferric/tests/harness"
+	"github.com/ferricbm/ferric/tests/lab"
+)
+
+// workDir makes a section's temporary directory; done removes it unless
+// -keep asked to keep it.
+func workDir(s settings, prefix string) (dir string, done func(), err error) {
+	dir, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	if s.keep {
+		fmt.Println("work directory:", dir)
+		return dir, func() {}, nil
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// labRig is what a section driving lab nodes needs: ferric-api and one
+// ferric-conductor over RabbitMQ and a MySQL database of their own,
+// configured for the lab, and the lab's nodes.
+type labRig struct {
+	api       *apiClient
+	conductor *harness.Service
+	lab       *lab.Lab
+	// deployImages is the path prefix of the dummy deploy kernel and
+	// ramdisk (see enrolLabNode).
+	deployImages string
+
+	closers []func() error
+}
+
+// startLabRig starts a rig in work with nodes lab nodes of diskSize bytes;
+// configure adjusts the conductor's configuration (timings, options).
+func startLabRig(ctx context.Context, work, dbPrefix string, nodes int, diskSize int64, configure func(harness.Config) harness.Config) (r *labRig, err error) {
+	r = &labRig{deployImages: filepath.Join(work, "deploy")}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	fmt.Println("building binaries and ferric-agent ...")
+	bin, err := harness.Build(filepath.Join(work, "bin"))
+	if err != nil {
+		return nil, err
+	}
+	root, err := harness.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	agent, err := lab.BuildAgent(ctx, root, bin)
+	if err != nil {
+		return nil, err
+	}
+	database, err := harness.CreateDatabase(ctx, dbPrefix)
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, func() error { return database.Drop(context.Background()) })
+	dirs, err := lab.MakeDirs(filepath.Join(work, "conductor"))
+	if err != nil {
+		return nil, err
+	}
+	portalPort, err := lab.FreeTCPPort()
+	if err != nil {
+		return nil, err
+	}
+	httpPort, err := lab.FreeTCPPort()
+	if err != nil {
+		return nil, err
+	}
+	base := configure(lab.Configure(harness.BaseConfig(database.Connection(), "amqp", harness.FastTimings), dirs, portalPort, httpPort).
+		Set("DEFAULT", "debug", false))
+	d := harness.NewDeployment(bin, work, base)
+	r.closers = append(r.closers, func() error { return d.StopAll(30 * time.Second) })
+	if err := d.DBSync(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := d.StartAPI(ctx, "api"); err != nil {
+		return nil, err
+	}
+	lab.SetAPIURL(d.Base, d.APIURL)
+	if r.conductor, err = d.StartConductor(ctx, "conductor"); err != nil {
+		return nil, err
+	}
+	r.api = newAPI(d.APIURL)
+	if r.api.version, err = harness.MaxVersion(ctx, d.APIURL); err != nil {
+		return nil, err
+	}
+	fmt.Printf("starting %d lab nodes with %d MiB disks ...\n", nodes, diskSize>>20)
+	if r.lab, err = lab.Start(ctx, lab.Options{Nodes: nodes, AgentBinary: agent, TFTPRoot: dirs.TFTPRoot,
+		DiskSize: diskSize, PortalPort: portalPort, TempDir: work}); err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, r.lab.Stop)
+	return r, nil
+}
+
+// Close stops what the rig started, last first.
+func (r *labRig) Close() error {
+	var problems []error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		problems = append(problems, r.closers[i]())
+	}
+	r.closers = nil
+	return errors.Join(problems...)
+}
+
+// conductorCost is what a conductor spent on a measured operation.
+type conductorCost struct {
+	took time.Duration
+	// cpu is user plus system seconds; peak the VmHWM (over the
+	// process's life) after the operation.
+	cpu  float64
+	peak int64
+}
+
+// measureConductor runs f and reports its wall time and the conductor's
+// CPU time meanwhile.
+func measureConductor(pid int, f func() error) (conductorCost, error) {
+	before, err := cpuSeconds(pid)
+	if err != nil {
+		return conductorCost{}, err
+	}
+	start := time.Now()
+	if err := f(); err != nil {
+		return conductorCost{}, err
+	}
+	c := conductorCost{took: time.Since(start)}
+	after, err := cpuSeconds(pid)
+	if err != nil {
+		return conductorCost{}, err
+	}
+	c.cpu = after - before
+	if c.peak, err = peakRSS(pid); err != nil {
+		return conductorCost{}, err
+	}
+	return c, nil
+}
+
+// rows reports the conductor's CPU time during what and its peak RSS.
+func (c conductorCost) rows(what string) []row {
+	return []row{
+		{"conductor CPU during those " + what, fmt.Sprintf("%.1f s (%.0f%% of one core)", c.cpu, 100*c.cpu/c.took.Seconds()), "-", ""},
+		{"conductor peak RSS (VmHWM)", fmt.Sprintf("%d MiB", c.peak>>20), "-", ""},
+	}
+}
