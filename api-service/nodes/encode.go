@@ -91,6 +91,13 @@ func (vw View) appendValue(buf []byte, k *outputKey, n *model.Node) ([]byte, err
 	case "conductor":
 		v = vw.conductorOf(n)
 	default:
+		// last_error goes through renderValue, which masks it.
+		if k.field.Text != nil && k.name != "last_error" {
+			if p := k.field.Text(n); p != nil {
+				return present.AppendString(buf, *p), nil
+			}
+			return append(buf, "null"...), nil
+		}
 		raw := k.field.Get(n)
 		switch t := raw.(type) {
 		case map[string]any:

@@ -30,6 +30,9 @@ type Field struct {
 	// service does not store; those can never be negotiated (see Max).
 	Get func(n *model.Node) any
 	Set func(n *model.Node, v any) error
+	// Text, set for string fields, reads the value without boxing it, so
+	// AppendJSON writes it without an allocation; nil is null.
+	Text func(n *model.Node) *string
 }
 
 // Implemented reports whether the field is backed by storage.
@@ -133,8 +136,9 @@ func canonicalUUID(s string) (string, bool) { return ident.CanonicalUUID(s) }
 
 func iface(name string, since microversion.Version, ptr func(*model.Node) **string) Field {
 	return Field{Name: name, Since: since, Create: true, Patch: true, Sortable: true,
-		Get: func(n *model.Node) any { return sp(*ptr(n)) },
-		Set: str(name, true, 255, ptr)}
+		Get:  func(n *model.Node) any { return sp(*ptr(n)) },
+		Text: func(n *model.Node) *string { return *ptr(n) },
+		Set:  str(name, true, 255, ptr)}
 }
 
 // unstored is an attribute of a microversion newer than this service
@@ -148,12 +152,12 @@ var v1 = microversion.V1(1)
 
 // Catalogue lists every node attribute in output order.
 var Catalogue = []Field{
-	{Name: "uuid", Since: v1, Create: true, Sortable: true, Get: func(n *model.Node) any { return n.UUID }},
+	{Name: "uuid", Since: v1, Create: true, Sortable: true, Get: func(n *model.Node) any { return n.UUID }, Text: func(n *model.Node) *string { return &n.UUID }},
 	{Name: "name", Since: microversion.NodeNames, Create: true, Patch: true, Sortable: true,
-		Get: func(n *model.Node) any { return sp(n.Name) },
+		Get: func(n *model.Node) any { return sp(n.Name) }, Text: func(n *model.Node) *string { return n.Name },
 		Set: str("name", true, 255, func(n *model.Node) **string { return &n.Name })},
 	{Name: "driver", Since: v1, Create: true, Patch: true, Sortable: true,
-		Get: func(n *model.Node) any { return n.Driver },
+		Get: func(n *model.Node) any { return n.Driver }, Text: func(n *model.Node) *string { return &n.Driver },
 		Set: func(n *model.Node, v any) error {
 			var s *string
 			if err := str("driver", false, 255, func(*model.Node) **string { return &s })(n, v); err != nil {
@@ -174,26 +178,26 @@ var Catalogue = []Field{
 		Get: func(n *model.Node) any { return map[string]any(n.InstanceInfo) },
 		Set: obj("instance_info", func(n *model.Node) *model.JSONObject { return &n.InstanceInfo })},
 	{Name: "instance_uuid", Since: v1, Create: true, Patch: true, Sortable: true,
-		Get: func(n *model.Node) any { return sp(n.InstanceUUID) },
+		Get: func(n *model.Node) any { return sp(n.InstanceUUID) }, Text: func(n *model.Node) *string { return n.InstanceUUID },
 		Set: uuidField("instance_uuid", func(n *model.Node) **string { return &n.InstanceUUID })},
 	{Name: "chassis_uuid", Since: v1, Create: true, Patch: true, Sortable: true,
-		Get: func(n *model.Node) any { return sp(n.ChassisUUID) },
+		Get: func(n *model.Node) any { return sp(n.ChassisUUID) }, Text: func(n *model.Node) *string { return n.ChassisUUID },
 		Set: uuidField("chassis_uuid", func(n *model.Node) **string { return &n.ChassisUUID })},
 	{Name: "extra", Since: v1, Create: true, Patch: true,
 		Get: func(n *model.Node) any { return map[string]any(n.Extra) },
 		Set: obj("extra", func(n *model.Node) *model.JSONObject { return &n.Extra })},
-	{Name: "power_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.PowerState) }},
-	{Name: "target_power_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.TargetPowerState) }},
-	{Name: "provision_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.ProvisionState) }},
-	{Name: "target_provision_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.TargetProvisionState) }},
+	{Name: "power_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.PowerState) }, Text: func(n *model.Node) *string { return n.PowerState }},
+	{Name: "target_power_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.TargetPowerState) }, Text: func(n *model.Node) *string { return n.TargetPowerState }},
+	{Name: "provision_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.ProvisionState) }, Text: func(n *model.Node) *string { return n.ProvisionState }},
+	{Name: "target_provision_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.TargetProvisionState) }, Text: func(n *model.Node) *string { return n.TargetProvisionState }},
 	{Name: "provision_updated_at", Since: v1, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.ProvisionUpdatedAt) }},
 	{Name: "maintenance", Since: v1, Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return n.Maintenance },
 		Set: boolean("maintenance", func(n *model.Node) *bool { return &n.Maintenance })},
-	{Name: "maintenance_reason", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.MaintenanceReason) }},
-	{Name: "fault", Since: microversion.V1(42), Sortable: true, Get: func(n *model.Node) any { return sp(n.Fault) }},
-	{Name: "last_error", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.LastError) }},
-	{Name: "reservation", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.Reservation) }},
+	{Name: "maintenance_reason", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.MaintenanceReason) }, Text: func(n *model.Node) *string { return n.MaintenanceReason }},
+	{Name: "fault", Since: microversion.V1(42), Sortable: true, Get: func(n *model.Node) any { return sp(n.Fault) }, Text: func(n *model.Node) *string { return n.Fault }},
+	{Name: "last_error", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.LastError) }, Text: func(n *model.Node) *string { return n.LastError }},
+	{Name: "reservation", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.Reservation) }, Text: func(n *model.Node) *string { return n.Reservation }},
 	{Name: "console_enabled", Since: v1, Create: true, Sortable: true,
 		Get: func(n *model.Node) any { return n.ConsoleEnabled },
 		Set: boolean("console_enabled", func(n *model.Node) *bool { return &n.ConsoleEnabled })},
@@ -204,7 +208,7 @@ var Catalogue = []Field{
 	{Name: "inspection_started_at", Since: microversion.InspectVerb, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.InspectionStartedAt) }},
 	{Name: "inspection_finished_at", Since: microversion.InspectVerb, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.InspectionFinishedAt) }},
 	{Name: "resource_class", Since: microversion.ResourceClassField, Create: true, Patch: true, Sortable: true,
-		Get: func(n *model.Node) any { return sp(n.ResourceClass) },
+		Get: func(n *model.Node) any { return sp(n.ResourceClass) }, Text: func(n *model.Node) *string { return n.ResourceClass },
 		Set: str("resource_class", true, 80, func(n *model.Node) **string { return &n.ResourceClass })},
 	iface("network_interface", microversion.V1(20), func(n *model.Node) **string { return &n.NetworkInterface }),
 	iface("boot_interface", microversion.V1(31), func(n *model.Node) **string { return &n.BootInterface }),
@@ -232,22 +236,22 @@ var Catalogue = []Field{
 		Get: func(n *model.Node) any { return n.Protected },
 		Set: boolean("protected", func(n *model.Node) *bool { return &n.Protected })},
 	{Name: "protected_reason", Since: microversion.V1(48), Patch: true, Sortable: true,
-		Get: func(n *model.Node) any { return sp(n.ProtectedReason) },
+		Get: func(n *model.Node) any { return sp(n.ProtectedReason) }, Text: func(n *model.Node) *string { return n.ProtectedReason },
 		Set: str("protected_reason", true, 0, func(n *model.Node) **string { return &n.ProtectedReason })},
 	{Name: "owner", Since: microversion.V1(50), Create: true, Patch: true, Sortable: true,
-		Get: func(n *model.Node) any { return sp(n.Owner) },
+		Get: func(n *model.Node) any { return sp(n.Owner) }, Text: func(n *model.Node) *string { return n.Owner },
 		Set: str("owner", true, 255, func(n *model.Node) **string { return &n.Owner })},
 	{Name: "description", Since: microversion.V1(51), Create: true, Patch: true, Sortable: true,
-		Get: func(n *model.Node) any { return sp(n.Description) },
+		Get: func(n *model.Node) any { return sp(n.Description) }, Text: func(n *model.Node) *string { return n.Description },
 		Set: str("description", true, 4096, func(n *model.Node) **string { return &n.Description })},
 	{Name: "retired", Since: microversion.V1(61), Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return n.Retired },
 		Set: boolean("retired", func(n *model.Node) *bool { return &n.Retired })},
 	{Name: "retired_reason", Since: microversion.V1(61), Create: true, Patch: true, Sortable: true,
-		Get: func(n *model.Node) any { return sp(n.RetiredReason) },
+		Get: func(n *model.Node) any { return sp(n.RetiredReason) }, Text: func(n *model.Node) *string { return n.RetiredReason },
 		Set: str("retired_reason", true, 0, func(n *model.Node) **string { return &n.RetiredReason })},
 	{Name: "lessee", Since: microversion.V1(65), Create: true, Patch: true, Sortable: true,
-		Get: func(n *model.Node) any { return sp(n.Lessee) },
+		Get: func(n *model.Node) any { return sp(n.Lessee) }, Text: func(n *model.Node) *string { return n.Lessee },
 		Set: str("lessee", true, 255, func(n *model.Node) **string { return &n.Lessee })},
 	{Name: "created_at", Since: v1, Sortable: true, Get: func(n *model.Node) any { return timeVal(&n.CreatedAt) }},
 	{Name: "updated_at", Since: v1, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.UpdatedAt) }},
