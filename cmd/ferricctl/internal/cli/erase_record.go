@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/spf13/cobra"
 
 	"github.com/ferricbm/ferric/cmd/ferricctl/internal/output"
@@ -36,21 +35,12 @@ func nodeEraseRecord(s *session) *cobra.Command {
 		Short: "Show how the node's last clean erased its disks: one row per disk and erase step, verified",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := s.baremetal(cmd.Context(), "")
+			n, err := s.getNode(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			r := nodes.Get(cmd.Context(), c, args[0])
-			if r.Err != nil {
-				return r.Err
-			}
-			var n struct {
-				Info map[string]any `json:"driver_internal_info"`
-			}
-			if err := r.Result.ExtractInto(&n); err != nil {
-				return err
-			}
-			raw, _ := n.Info["erase_record"].([]any)
+			info, _ := n["driver_internal_info"].(map[string]any)
+			raw, _ := info["erase_record"].([]any)
 			items := make([]eraseEntry, 0, len(raw))
 			for _, e := range raw {
 				m, ok := e.(map[string]any)

@@ -252,17 +252,8 @@ func nodeShow(s *session) *cobra.Command {
 		Short: "Show a node (by UUID or name)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := s.baremetal(cmd.Context(), "")
+			n, err := s.getNode(cmd.Context(), args[0])
 			if err != nil {
-				return err
-			}
-			r := nodes.Get(cmd.Context(), c, args[0])
-			if r.Err != nil {
-				return r.Err
-			}
-			// gophercloud's node results only decode into structs.
-			var n nodeJSON
-			if err := r.Result.ExtractInto(&n); err != nil {
 				return err
 			}
 			return output.WriteRecord(s.stdout, s.out, nodeRecord(n, fields))
@@ -270,6 +261,24 @@ func nodeShow(s *session) *cobra.Command {
 	}
 	cmd.Flags().StringSliceVar(&fields, "fields", nil, "show only these fields (repeatable or comma-separated)")
 	return cmd
+}
+
+// getNode reads a node, by UUID or name, as the API sent it.
+func (s *session) getNode(ctx context.Context, id string) (nodeJSON, error) {
+	c, err := s.baremetal(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	r := nodes.Get(ctx, c, id)
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	// gophercloud's node results only decode into structs.
+	var n nodeJSON
+	if err := r.Result.ExtractInto(&n); err != nil {
+		return nil, err
+	}
+	return n, nil
 }
 
 func nodeSet(s *session) *cobra.Command {
