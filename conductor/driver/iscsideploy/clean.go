@@ -251,6 +251,11 @@ func (d *Deploy) ExecuteCleanStep(ctx context.Context, t driver.TaskContext, ste
 		return "", err
 	}
 	token, _ := n.DriverInternalInfo[agentTokenKey].(string)
+	// The agent answers at once (the step runs in the background); the
+	// node is locked meanwhile, so an agent that does not answer must not
+	// keep it for the client's whole timeout.
+	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
 	res, err := d.runCommand(ctx, agentURL, token, "clean.execute_clean_step", map[string]any{
 		"step": stepParam, "node": agentNode(n), "ports": agentPorts(ports),
 		"clean_version": n.DriverInternalInfo[hwVersionKey],
