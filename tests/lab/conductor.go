@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ferricbm/ferric/tests/harness"
+	"github.com/ferricbm/ferric/tests/lab/bmc"
 )
 
 // Dirs are the conductor directories a lab shares with it.
@@ -34,11 +35,7 @@ func MakeDirs(parent string) (Dirs, error) {
 // file server on httpPort, the iSCSI portal port the lab's agents use, and
 // IPMI timings suited to the local ipmi_sim BMCs. [conductor] api_url is
 // set once the API runs (SetAPIURL).
-//
-// ipmi_sim answers a power or boot device command only after its hook
-// ran; on a loaded machine that can outlast ipmitool's retransmission, and
-// ipmitool then sees the answer to its first try as "IPMI Request Match
-// NOT FOUND". Those commands are idempotent, so the conductor retries them.
+// The conductor retries commands that fail with bmc.LateAnswer.
 func Configure(c harness.Config, d Dirs, portalPort, httpPort int) harness.Config {
 	return c.Set("conductor", "enabled_hardware_types", []string{"ipmi", "fake-hardware"}).
 		Set("pxe", "tftp_root", d.TFTPRoot).
@@ -50,7 +47,7 @@ func Configure(c harness.Config, d Dirs, portalPort, httpPort int) harness.Confi
 		Set("ipmi", "connect_timeout", time.Second).
 		Set("ipmi", "cipher_suite", 3).
 		Set("ipmi", "power_state_poll_interval", "200ms").
-		Set("ipmi", "additional_retryable_ipmi_errors", []string{"IPMI Request Match NOT FOUND"})
+		Set("ipmi", "additional_retryable_ipmi_errors", []string{bmc.LateAnswer})
 }
 
 // SetAPIURL points the ramdisks at the API: [conductor] api_url.

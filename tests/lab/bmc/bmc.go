@@ -55,6 +55,14 @@ const (
 	PowerOff = "off"
 )
 
+// LateAnswer is what ipmitool says when an answer arrives after it
+// retransmitted its request: ipmi_sim answers a power or boot device
+// command only once its chassis hook ran, which on a loaded machine can
+// take longer than ipmitool waits. The command did run; the power and boot
+// device commands are idempotent, so a driver may retry on it (the ipmi
+// driver's [ipmi] additional_retryable_ipmi_errors).
+const LateAnswer = "IPMI Request Match NOT FOUND"
+
 // Options configures a fleet. Zero values are fine.
 type Options struct {
 	// Username is every BMC's administrator; default "admin".

@@ -61,6 +61,7 @@ func fastIPMI() config.IPMI {
 	c.MinCommandInterval = 20 * time.Millisecond
 	c.ConnectTimeout = time.Second
 	c.PowerStatePollInterval = 100 * time.Millisecond
+	c.AdditionalRetryableIPMIErrors = []string{bmc.LateAnswer}
 	return c
 }
 
