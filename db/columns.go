@@ -106,9 +106,8 @@ func scanTargets(dst []any, rv reflect.Value, fields [][]int) []any {
 // scanRows runs q and scans each row into a new T by column name. With
 // owner set, the last column is the owning node's uuid (a join's) and goes
 // to owner(item). gorm's Find would reflect over the model for every row
-// and convert every value twice. expect (the page's limit, 0 if unknown)
-// sizes the result once, up to the API's largest page.
-func scanRows[T any](q *gorm.DB, t tableColumns, expect int, owner func(*T) *string) ([]T, error) {
+// and convert every value twice.
+func scanRows[T any](q *gorm.DB, t tableColumns, owner func(*T) *string) ([]T, error) {
 	rows, err := q.Rows()
 	if err != nil {
 		return nil, err
@@ -122,7 +121,7 @@ func scanRows[T any](q *gorm.DB, t tableColumns, expect int, owner func(*T) *str
 		names = names[:len(names)-1]
 	}
 	fields := t.fieldIndexes(names)
-	out := make([]T, 0, min(max(expect, 0), 1000))
+	out := []T{}
 	targets := make([]any, 0, len(names)+1)
 	for rows.Next() {
 		var zero T

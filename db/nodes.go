@@ -149,7 +149,7 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter, p Page, columns []s
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := scanRows[model.Node](q, nodeColumns, p.Limit, nil)
+	nodes, err := scanRows[model.Node](q, nodeColumns, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}

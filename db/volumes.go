@@ -111,7 +111,7 @@ func listOwned[T any](ctx context.Context, s *Store, lt listTable, t tableColumn
 	if err != nil {
 		return nil, err
 	}
-	items, err := scanRows(q, t, p.Limit, nodeUUID)
+	items, err := scanRows(q, t, nodeUUID)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func getOwned[T any](ctx context.Context, s *Store, t tableColumns, uuid string,
 	q := s.ownedQuery(ctx, t.schema.Table, cols).
 		Where(clause.Eq{Column: clause.Column{Table: t.schema.Table, Name: "uuid"}, Value: uuid}).
 		Limit(1)
-	items, err := scanRows(q, t, 1, nodeUUID)
+	items, err := scanRows(q, t, nodeUUID)
 	if err != nil {
 		return nil, err
 	}
