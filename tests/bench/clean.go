@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -33,76 +32,19 @@ func benchClean(ctx context.Context, s settings) ([]row, error) {
 	if *cleanNodes < 1 {
 		return nil, fmt.Errorf("-clean-nodes %d: want at least 1", *cleanNodes)
 	}
-	work, err := os.MkdirTemp("", "ferric-bench-clean-")
+	work, done, err := workDir(s, "ferric-bench-clean-")
 	if err != nil {
 		return nil, err
 	}
-	if s.keep {
-		fmt.Println("work directory:", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	fmt.Println("building binaries and ferric-agent ...")
-	bin, err := harness.Build(filepath.Join(work, "bin"))
+	defer done()
+	rig, err := startLabRig(ctx, work, "benchclean", *cleanNodes, *cleanDiskSize, func(c harness.Config) harness.Config {
+		return c.Set("conductor", "clean_callback_timeout", cleanTimeout)
+	})
 	if err != nil {
 		return nil, err
 	}
-	root, err := harness.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	agent, err := lab.BuildAgent(ctx, root, bin)
-	if err != nil {
-		return nil, err
-	}
-	database, err := harness.CreateDatabase(ctx, "benchclean")
-	if err != nil {
-		return nil, err
-	}
-	defer database.Drop(context.Background())
-	dirs, err := lab.MakeDirs(filepath.Join(work, "conductor"))
-	if err != nil {
-		return nil, err
-	}
-	portalPort, err := lab.FreeTCPPort()
-	if err != nil {
-		return nil, err
-	}
-	httpPort, err := lab.FreeTCPPort()
-	if err != nil {
-		return nil, err
-	}
-	timings := harness.FastTimings
-	timings.CallbackTimeout = cleanTimeout
-	base := lab.Configure(harness.BaseConfig(database.Connection(), "amqp", timings), dirs, portalPort, httpPort).
-		Set("DEFAULT", "debug", false).
-		// ipmi_sim answers late when twenty BMCs and their ramdisks share
-		// two cores; ipmitool then reports the reply as unmatched.
-		Set("ipmi", "additional_retryable_ipmi_errors", []string{"IPMI Request Match NOT FOUND"})
-	d := harness.NewDeployment(bin, work, base)
-	defer d.StopAll(30 * time.Second)
-	if err := d.DBSync(ctx); err != nil {
-		return nil, err
-	}
-	if _, err := d.StartAPI(ctx, "api"); err != nil {
-		return nil, err
-	}
-	lab.SetAPIURL(d.Base, d.APIURL)
-	cond, err := d.StartConductor(ctx, "conductor")
-	if err != nil {
-		return nil, err
-	}
-	api := newAPI(d.APIURL)
-	if api.version, err = harness.MaxVersion(ctx, d.APIURL); err != nil {
-		return nil, err
-	}
-	fmt.Printf("starting %d lab nodes with %d MiB disks ...\n", *cleanNodes, *cleanDiskSize>>20)
-	l, err := lab.Start(ctx, lab.Options{Nodes: *cleanNodes, AgentBinary: agent, TFTPRoot: dirs.TFTPRoot,
-		DiskSize: *cleanDiskSize, PortalPort: portalPort, TempDir: work})
-	if err != nil {
-		return nil, err
-	}
-	defer l.Stop()
+	defer rig.Close()
+	api, l := rig.api, rig.lab
 
 	uuids := make([]string, len(l.Nodes))
 	for i, n := range l.Nodes {
@@ -111,7 +53,7 @@ func benchClean(ctx context.Context, s settings) ([]row, error) {
 			n.SetMode(lab.ModeCallback)
 			vendor = "iscsi"
 		}
-		if uuids[i], err = enrolLabNode(ctx, api, n, vendor, filepath.Join(work, "deploy")); err != nil {
+		if uuids[i], err = enrolLabNode(ctx, api, n, vendor, rig.deployImages); err != nil {
 			return nil, err
 		}
 	}
@@ -120,42 +62,29 @@ func benchClean(ctx context.Context, s settings) ([]row, error) {
 	}
 
 	fmt.Printf("providing %d nodes at once (load average %s) ...\n", len(uuids), loadAverage())
-	cpuBefore, err := cpuSeconds(cond.PID())
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	for _, u := range uuids {
-		if err := api.provision(ctx, u, "provide"); err != nil {
-			return nil, err
+	var got int
+	cost, err := measureConductor(rig.conductor.PID(), func() error {
+		for _, u := range uuids {
+			if err := api.provision(ctx, u, "provide"); err != nil {
+				return err
+			}
 		}
-	}
-	got, err := waitCleaned(ctx, api, uuids)
+		got, err = waitCleaned(ctx, api, uuids)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	took := time.Since(start)
-	cpuAfter, err := cpuSeconds(cond.PID())
-	if err != nil {
-		return nil, err
-	}
-	peak, err := peakRSS(cond.PID())
-	if err != nil {
-		return nil, err
-	}
-	measured := took.Round(10 * time.Millisecond).String()
+	measured := cost.took.Round(10 * time.Millisecond).String()
 	if got < len(uuids) {
 		measured += fmt.Sprintf(" (%d nodes did not reach available)", len(uuids)-got)
 		fmt.Println(stragglers(ctx, api, uuids, "available"))
 	}
-	cpu := cpuAfter - cpuBefore
-	written := float64(*cleanDiskSize) * 2 * float64(len(uuids)) / (1 << 20)
-	return []row{
+	written := float64(*cleanDiskSize) * 2 * float64(got) / (1 << 20)
+	return append([]row{
 		{fmt.Sprintf("%d lab nodes cleaned at once (%d MiB disks, 2 passes)", len(uuids), *cleanDiskSize>>20),
-			fmt.Sprintf("%s, %.0f MiB/s erased overall", measured, written/took.Seconds()), "-", ""},
-		{"conductor CPU during those cleans", fmt.Sprintf("%.1f s (%.0f%% of one core)", cpu, 100*cpu/took.Seconds()), "-", ""},
-		{"conductor peak RSS (VmHWM)", fmt.Sprintf("%d MiB", peak>>20), "-", ""},
-	}, nil
+			fmt.Sprintf("%s, %.0f MiB/s erased overall", measured, written/cost.took.Seconds()), "-", ""},
+	}, cost.rows("cleans")...), nil
 }
 
 // waitCleaned waits until every node is available or clean failed, and

@@ -94,10 +94,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	timings := harness.FastTimings
 	timings.CallbackTimeout = callbackTimeout
 	base := lab.Configure(harness.BaseConfig(db.Connection(), "amqp", timings), dirs, portalPort, 0).
-		Set("agent", "agent_erase_devices_priority", eraseFirstPriority).
-		// A loaded machine delays ipmi_sim's answers past ipmitool's
-		// matching; such a command is retried rather than failing a clean.
-		Set("ipmi", "additional_retryable_ipmi_errors", []string{"IPMI Request Match NOT FOUND"})
+		Set("agent", "agent_erase_devices_priority", eraseFirstPriority)
 	deployment = steps.NewDeployment(bin, base)
 	Expect(deployment.DBSync(ctx)).To(Succeed())
 	_, err = deployment.StartAPI(ctx, "api")
