@@ -2,10 +2,11 @@ package connectors
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/pagination"
+
+	"github.com/ferricbm/ferric/client/volume/internal/resource"
 )
 
 // ListOptsBuilder renders the query of a list request; ListOpts is the
@@ -40,14 +41,7 @@ type ListOpts struct {
 
 // ToVolumeConnectorListQuery formats a ListOpts into a query string.
 func (opts ListOpts) ToVolumeConnectorListQuery() (string, error) {
-	if opts.Detail && len(opts.Fields) > 0 {
-		return "", fmt.Errorf("list volume connectors: fields cannot be combined with detail")
-	}
-	q, err := gophercloud.BuildQueryString(opts)
-	if err != nil {
-		return "", err
-	}
-	return q.String(), nil
+	return resource.ListQuery("volume connectors", opts, opts.Detail, opts.Fields)
 }
 
 // List pages through GET /v1/volume/connectors.
@@ -62,12 +56,9 @@ func ListByNode(client *gophercloud.ServiceClient, node string, opts ListOptsBui
 }
 
 func list(client *gophercloud.ServiceClient, url string, opts ListOptsBuilder) pagination.Pager {
-	if opts != nil {
-		query, err := opts.ToVolumeConnectorListQuery()
-		if err != nil {
-			return pagination.Pager{Err: err}
-		}
-		url += query
+	url, err := resource.WithQuery(url, opts, ListOptsBuilder.ToVolumeConnectorListQuery)
+	if err != nil {
+		return pagination.Pager{Err: err}
 	}
 	return pagination.NewPager(client, url, func(r pagination.PageResult) pagination.Page {
 		return ConnectorPage{pagination.LinkedPageBase{PageResult: r}}
@@ -88,26 +79,17 @@ type GetOpts struct {
 
 // ToVolumeConnectorGetQuery formats a GetOpts into a query string.
 func (opts GetOpts) ToVolumeConnectorGetQuery() (string, error) {
-	q, err := gophercloud.BuildQueryString(opts)
-	if err != nil {
-		return "", err
-	}
-	return q.String(), nil
+	return resource.Query(opts)
 }
 
 // Get reads one connector by UUID; opts may be nil.
 func Get(ctx context.Context, client *gophercloud.ServiceClient, id string, opts GetOptsBuilder) (r GetResult) {
-	url := resourceURL(client, id)
-	if opts != nil {
-		query, err := opts.ToVolumeConnectorGetQuery()
-		if err != nil {
-			r.Err = err
-			return
-		}
-		url += query
+	url, err := resource.WithQuery(resourceURL(client, id), opts, GetOptsBuilder.ToVolumeConnectorGetQuery)
+	if err != nil {
+		r.Err = err
+		return
 	}
-	resp, err := client.Get(ctx, url, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{200}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
+	resource.Get(ctx, client, url, &r.Result)
 	return
 }
 
@@ -143,13 +125,7 @@ func (opts CreateOpts) ToVolumeConnectorCreateMap() (map[string]any, error) {
 
 // Create sends POST /v1/volume/connectors.
 func Create(ctx context.Context, client *gophercloud.ServiceClient, opts CreateOptsBuilder) (r CreateResult) {
-	body, err := opts.ToVolumeConnectorCreateMap()
-	if err != nil {
-		r.Err = err
-		return
-	}
-	resp, err := client.Post(ctx, rootURL(client), body, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{201}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
+	resource.Create(ctx, client, rootURL(client), opts.ToVolumeConnectorCreateMap, &r.Result)
 	return
 }
 
@@ -181,42 +157,18 @@ type UpdateOperation struct {
 
 // ToVolumeConnectorUpdateMap renders the operation.
 func (opts UpdateOperation) ToVolumeConnectorUpdateMap() (map[string]any, error) {
-	return patchMap(opts.Op, opts.Path, opts.Value)
-}
-
-func patchMap(op UpdateOp, path string, value any) (map[string]any, error) {
-	if path == "" || path[0] != '/' {
-		return nil, fmt.Errorf("patch path %q must start with /", path)
-	}
-	switch op {
-	case AddOp, ReplaceOp:
-		return map[string]any{"op": op, "path": path, "value": value}, nil
-	case RemoveOp:
-		return map[string]any{"op": op, "path": path}, nil
-	}
-	return nil, fmt.Errorf("patch op %q is not add, replace or remove", op)
+	return resource.PatchMap(opts.Op, opts.Path, opts.Value)
 }
 
 // Update sends PATCH /v1/volume/connectors/{id}. The server refuses it
 // unless the owning node is powered off.
 func Update(ctx context.Context, client *gophercloud.ServiceClient, id string, opts UpdateOpts) (r UpdateResult) {
-	body := make([]map[string]any, len(opts))
-	for i, p := range opts {
-		m, err := p.ToVolumeConnectorUpdateMap()
-		if err != nil {
-			r.Err = err
-			return
-		}
-		body[i] = m
-	}
-	resp, err := client.Patch(ctx, resourceURL(client, id), body, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{200}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
+	resource.Update(ctx, client, resourceURL(client, id), opts, Patch.ToVolumeConnectorUpdateMap, &r.Result)
 	return
 }
 
 // Delete sends DELETE /v1/volume/connectors/{id}.
 func Delete(ctx context.Context, client *gophercloud.ServiceClient, id string) (r DeleteResult) {
-	resp, err := client.Delete(ctx, resourceURL(client, id), &gophercloud.RequestOpts{OkCodes: []int{204}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
+	resource.Delete(ctx, client, resourceURL(client, id), &r.Result)
 	return
 }

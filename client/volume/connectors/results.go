@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferricbm/ferric/client/nextlink"
 	"github.com/ferricbm/ferric/client/volume"
+	"github.com/ferricbm/ferric/client/volume/internal/resource"
 )
 
 // VolumeConnector is a connector as the API shows it. Fields not asked
@@ -30,9 +31,7 @@ type commonResult struct {
 
 // Extract interprets the result as a VolumeConnector.
 func (r commonResult) Extract() (*VolumeConnector, error) {
-	var c VolumeConnector
-	err := r.ExtractInto(&c)
-	return &c, err
+	return resource.Extract[VolumeConnector](r.Result)
 }
 
 // GetResult is the response of Get.
@@ -57,11 +56,7 @@ type ConnectorPage struct {
 // IsEmpty reports a page without connectors; a full last page is followed
 // by an empty one, which ends the iteration.
 func (p ConnectorPage) IsEmpty() (bool, error) {
-	if p.StatusCode == 204 {
-		return true, nil
-	}
-	cs, err := ExtractConnectors(p)
-	return len(cs) == 0, err
+	return resource.IsEmpty[VolumeConnector](p.PageResult, p.ResourceKey())
 }
 
 // NextPageURL is this page's request again, after the marker of the
@@ -75,9 +70,6 @@ func (p ConnectorPage) ResourceKey() string { return "connectors" }
 
 // ExtractConnectors interprets a page (or AllPages' result) as connectors.
 func ExtractConnectors(p pagination.Page) ([]VolumeConnector, error) {
-	var s struct {
-		Connectors []VolumeConnector `json:"connectors"`
-	}
-	err := (p.(ConnectorPage)).ExtractInto(&s)
-	return s.Connectors, err
+	page := p.(ConnectorPage)
+	return resource.Items[VolumeConnector](page.Result, page.ResourceKey())
 }

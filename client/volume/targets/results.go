@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferricbm/ferric/client/nextlink"
 	"github.com/ferricbm/ferric/client/volume"
+	"github.com/ferricbm/ferric/client/volume/internal/resource"
 )
 
 // VolumeTarget is a target as the API shows it. Fields not asked
@@ -32,9 +33,7 @@ type commonResult struct {
 
 // Extract interprets the result as a VolumeTarget.
 func (r commonResult) Extract() (*VolumeTarget, error) {
-	var c VolumeTarget
-	err := r.ExtractInto(&c)
-	return &c, err
+	return resource.Extract[VolumeTarget](r.Result)
 }
 
 // GetResult is the response of Get.
@@ -59,11 +58,7 @@ type TargetPage struct {
 // IsEmpty reports a page without targets; a full last page is followed
 // by an empty one, which ends the iteration.
 func (p TargetPage) IsEmpty() (bool, error) {
-	if p.StatusCode == 204 {
-		return true, nil
-	}
-	cs, err := ExtractTargets(p)
-	return len(cs) == 0, err
+	return resource.IsEmpty[VolumeTarget](p.PageResult, p.ResourceKey())
 }
 
 // NextPageURL is this page's request again, after the marker of the
@@ -77,9 +72,6 @@ func (p TargetPage) ResourceKey() string { return "targets" }
 
 // ExtractTargets interprets a page (or AllPages' result) as targets.
 func ExtractTargets(p pagination.Page) ([]VolumeTarget, error) {
-	var s struct {
-		Targets []VolumeTarget `json:"targets"`
-	}
-	err := (p.(TargetPage)).ExtractInto(&s)
-	return s.Targets, err
+	page := p.(TargetPage)
+	return resource.Items[VolumeTarget](page.Result, page.ResourceKey())
 }
