@@ -75,16 +75,12 @@ func benchVolume(ctx context.Context, api *apiClient, store *db.Store, seeded []
 			if i%10 != 0 {
 				marker = "&marker=" + ms[(i*97)%len(ms)]
 			}
-			var page map[string]json.RawMessage
+			var page volumePage
 			if err := api.do(ctx, http.MethodGet, "/v1/volume/"+collection+"?"+query+marker, nil, http.StatusOK, &page); err != nil {
 				return err
 			}
-			var items []json.RawMessage
-			if err := json.Unmarshal(page[collection], &items); err != nil {
-				return err
-			}
-			if len(items) != 100 {
-				return fmt.Errorf("page of %d %s, want 100", len(items), collection)
+			if n := page.items(collection); n != 100 {
+				return fmt.Errorf("page of %d %s, want 100", n, collection)
 			}
 			return nil
 		})
@@ -104,14 +100,12 @@ func benchVolume(ctx context.Context, api *apiClient, store *db.Store, seeded []
 
 	fmt.Println("GET /v1/nodes/{uuid}/volume/targets ...")
 	res = measure(ctx, *volumeLists, concurrency, func(ctx context.Context, i int) error {
-		var page struct {
-			Targets []json.RawMessage `json:"targets"`
-		}
+		var page volumePage
 		if err := api.do(ctx, http.MethodGet, "/v1/nodes/"+seeded[(i*31)%len(seeded)]+"/volume/targets", nil, http.StatusOK, &page); err != nil {
 			return err
 		}
-		if len(page.Targets) != 1 {
-			return fmt.Errorf("node has %d targets, want 1", len(page.Targets))
+		if n := page.items("targets"); n != 1 {
+			return fmt.Errorf("node has %d targets, want 1", n)
 		}
 		return nil
 	})
@@ -134,6 +128,22 @@ func benchVolume(ctx context.Context, api *apiClient, store *db.Store, seeded []
 	})
 	rows = append(rows, volumeRow("POST /v1/volume/targets (create)", res))
 	return rows, nil
+}
+
+// volumePage is a volume list answer, decoded in one pass. Its items
+// decode as empty structs, which checks that each is an object without
+// copying it: the client shares the machine's two cores with the API and
+// MySQL, so its JSON work lowers the rates measured.
+type volumePage struct {
+	Connectors []struct{} `json:"connectors"`
+	Targets    []struct{} `json:"targets"`
+}
+
+func (p volumePage) items(collection string) int {
+	if collection == "targets" {
+		return len(p.Targets)
+	}
+	return len(p.Connectors)
 }
 
 func volumeRow(name string, res result) row {
