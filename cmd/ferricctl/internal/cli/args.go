@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/pagination"
 	"github.com/spf13/cobra"
 )
 
@@ -64,6 +66,23 @@ func dictKeyOps(field string, pairs []string) ([]patchOp, error) {
 		ops = append(ops, patchOp{op: "add", path: "/" + field + "/" + k, value: m[k]})
 	}
 	return ops, nil
+}
+
+// replaceIfChanged replaces path with value when any of flags was given.
+func replaceIfChanged(cmd *cobra.Command, path string, value any, flags ...string) []patchOp {
+	if slices.ContainsFunc(flags, cmd.Flags().Changed) {
+		return []patchOp{{op: "replace", path: path, value: value}}
+	}
+	return nil
+}
+
+// convertOps turns the operations into a client package's patch type.
+func convertOps[P any](ops []patchOp, to func(patchOp) P) []P {
+	out := make([]P, len(ops))
+	for i, op := range ops {
+		out[i] = to(op)
+	}
+	return out
 }
 
 // removeKeyOps removes each key under /field.
@@ -146,6 +165,55 @@ func (o listOptions) more(got int) bool {
 	default:
 		return false
 	}
+}
+
+// shown are the fields a list shows: every one (all) with --long, those
+// of --fields, or else the default ones.
+func (o listOptions) shown(defaults, all []string) []string {
+	switch {
+	case o.long:
+		return all
+	case len(o.fields) > 0:
+		return o.fields
+	default:
+		return defaults
+	}
+}
+
+// collect reads the pages the options ask for from pager, decoding each
+// with extract, and returns at most --limit items.
+func collect[T any](ctx context.Context, pager pagination.Pager, o listOptions, extract func(pagination.Page) ([]T, error)) ([]T, error) {
+	var items []T
+	err := pager.EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
+		page, err := extract(p)
+		items = append(items, page...)
+		return o.more(len(items)), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.limit > 0 && len(items) > o.limit {
+		items = items[:o.limit]
+	}
+	return items, nil
+}
+
+// deleteEach deletes every id, reporting each outcome, and fails if any
+// deletion did.
+func (s *session) deleteEach(noun string, ids []string, del func(string) error) error {
+	failed := 0
+	for _, id := range ids {
+		if err := del(id); err != nil {
+			failed++
+			fmt.Fprintf(s.stderr, "Failed to delete %s %s: %s\n", noun, id, describe(err))
+			continue
+		}
+		fmt.Fprintf(s.stdout, "Deleted %s %s\n", noun, id)
+	}
+	if failed > 0 {
+		return fmt.Errorf("failed to delete %d of %d %ss", failed, len(ids), noun)
+	}
+	return nil
 }
 
 func checkFields(fields, known []string) error {

@@ -1,7 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -103,7 +109,10 @@ func nodeCommands(s *session) *cobra.Command {
 		nodeProvision(s, "manage", nodes.TargetManage, "Move a node from enroll to manageable, verifying its driver settings"),
 		nodeProvision(s, "provide", nodes.TargetProvide, "Make a manageable node available (cleaning it first when configured)"),
 		nodeProvision(s, "deploy", nodes.TargetActive, "Deploy an available node"),
-		nodeProvision(s, "undeploy", nodes.TargetDeleted, "Tear down a deployed node (its volume targets are removed)"))
+		nodeProvision(s, "undeploy", nodes.TargetDeleted, "Tear down a deployed node (its volume targets are removed)"),
+		nodeProvision(s, "inspect", nodes.TargetInspect, "Inspect a manageable node's hardware"),
+		nodeProvision(s, "abort", nodes.TargetAbort, "Abort the cleaning, inspection or rescue a node is waiting in"),
+		nodeClean(s), nodeMaintenance(s))
 	return cmd
 }
 
@@ -210,27 +219,15 @@ func nodeListCmd(s *session) *cobra.Command {
 			pager = pager.WithPageCreator(func(r pagination.PageResult) pagination.Page {
 				return nodePage{nodes.NodePage{LinkedPageBase: pagination.LinkedPageBase{PageResult: r}}}
 			})
-			var items []nodeJSON
-			err = pager.EachPage(cmd.Context(), func(_ context.Context, p pagination.Page) (bool, error) {
+			items, err := collect(cmd.Context(), pager, o, func(p pagination.Page) ([]nodeJSON, error) {
 				var page []nodeJSON
 				err := p.(nodePage).ExtractIntoSlicePtr(&page, "nodes")
-				items = append(items, page...)
-				return o.more(len(items)), err
+				return page, err
 			})
 			if err != nil {
 				return err
 			}
-			if o.limit > 0 && len(items) > o.limit {
-				items = items[:o.limit]
-			}
-			fields := nodeListDefault
-			switch {
-			case o.long:
-				fields = nodeFields(items)
-			case len(o.fields) > 0:
-				fields = o.fields
-			}
-			return output.WriteList(s.stdout, s.out, nodeList(items, fields))
+			return output.WriteList(s.stdout, s.out, nodeList(items, o.shown(nodeListDefault, nodeFields(items))))
 		},
 	}
 	o.register(cmd, "node", nil)
@@ -356,13 +353,94 @@ func nodeProvision(s *session, verb string, target nodes.TargetProvisionState, s
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			return s.changeProvisionState(cmd.Context(), args[0], nodes.ProvisionStateOpts{Target: target})
+		},
+	}
+}
+
+func (s *session) changeProvisionState(ctx context.Context, node string, opts nodes.ProvisionStateOpts) error {
+	c, err := s.baremetal(ctx, "")
+	if err != nil {
+		return err
+	}
+	return nodes.ChangeProvisionState(ctx, c, node, opts).ExtractErr()
+}
+
+func nodeClean(s *session) *cobra.Command {
+	var steps string
+	cmd := &cobra.Command{
+		Use:   "clean <node> --clean-steps <json or @file>",
+		Short: "Clean a manageable node with the given steps (manual cleaning)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			list, err := cleanSteps(steps)
+			if err != nil {
+				return err
+			}
+			return s.changeProvisionState(cmd.Context(), args[0], nodes.ProvisionStateOpts{Target: nodes.TargetClean, CleanSteps: list})
+		},
+	}
+	cmd.Flags().StringVar(&steps, "clean-steps", "",
+		`the steps to run, in order, as a JSON list, e.g. '[{"interface": "deploy", "step": "erase_devices_metadata"}]', or @FILE holding that list`)
+	_ = cmd.MarkFlagRequired("clean-steps")
+	return cmd
+}
+
+// cleanSteps reads --clean-steps. Keys other than interface, step and args
+// are refused here rather than dropped unseen; the server judges the rest.
+func cleanSteps(arg string) ([]nodes.CleanStep, error) {
+	data := []byte(arg)
+	if name, ok := strings.CutPrefix(arg, "@"); ok {
+		var err error
+		if data, err = os.ReadFile(name); err != nil {
+			return nil, fmt.Errorf("--clean-steps: %w", err)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var steps []nodes.CleanStep
+	if err := dec.Decode(&steps); err != nil {
+		return nil, fmt.Errorf("--clean-steps: not a JSON list of steps (objects with interface, step and args): %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("--clean-steps: unexpected data after the JSON list")
+	}
+	if len(steps) == 0 {
+		return nil, errors.New("--clean-steps: give at least one step")
+	}
+	return steps, nil
+}
+
+func nodeMaintenance(s *session) *cobra.Command {
+	var reason string
+	set := &cobra.Command{
+		Use:   "set <node>",
+		Short: "Put a node in maintenance",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := s.baremetal(cmd.Context(), "")
 			if err != nil {
 				return err
 			}
-			return nodes.ChangeProvisionState(cmd.Context(), c, args[0], nodes.ProvisionStateOpts{Target: target}).ExtractErr()
+			return nodes.SetMaintenance(cmd.Context(), c, args[0], nodes.MaintenanceOpts{Reason: reason}).ExtractErr()
 		},
 	}
+	set.Flags().StringVar(&reason, "reason", "", "why, shown as the node's maintenance_reason")
+	unset := &cobra.Command{
+		Use:   "unset <node>",
+		Short: "Take a node out of maintenance (clearing its fault)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := s.baremetal(cmd.Context(), "")
+			if err != nil {
+				return err
+			}
+			return nodes.UnsetMaintenance(cmd.Context(), c, args[0]).ExtractErr()
+		},
+	}
+	cmd := group("maintenance", "Put a node in or out of maintenance")
+	cmd.AddCommand(set, unset)
+	return cmd
 }
 
 func nodePower(s *session, verb string, target nodes.TargetPowerState) *cobra.Command {

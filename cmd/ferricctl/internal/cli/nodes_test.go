@@ -3,6 +3,8 @@ package cli_test
 import (
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -107,7 +109,86 @@ var _ = Describe("node commands", func() {
 		Entry("provide", "provide", "provide"),
 		Entry("deploy", "deploy", "active"),
 		Entry("undeploy", "undeploy", "deleted"),
+		Entry("inspect", "inspect", "inspect"),
+		Entry("abort", "abort", "abort"),
 	)
+
+	Describe("clean", func() {
+		const steps = `[{"interface": "deploy", "step": "erase_devices_metadata"},
+			{"interface": "deploy", "step": "erase_devices", "args": {"passes": 2}}]`
+		const sent = `{"target": "clean", "clean_steps": [{"interface": "deploy", "step": "erase_devices_metadata"},
+			{"interface": "deploy", "step": "erase_devices", "args": {"passes": 2}}]}`
+
+		BeforeEach(func() {
+			fake.Handle("PUT", "/v1/nodes/node-07/states/provision", fakeironic.Response{Status: http.StatusAccepted})
+		})
+
+		It("sends the steps given as JSON", func(ctx SpecContext) {
+			r := ferricctl(ctx, fake, nil, "node", "clean", "node-07", "--clean-steps", steps)
+			expectOK(r)
+			Expect(r.stdout).To(BeEmpty())
+			reqs := apiRequests(fake)
+			Expect(reqs).To(HaveLen(1))
+			Expect(reqs[0].Method).To(Equal("PUT"))
+			Expect(reqs[0].Body).To(MatchJSON(sent))
+		})
+
+		It("reads the steps from @FILE", func(ctx SpecContext) {
+			file := filepath.Join(GinkgoT().TempDir(), "steps.json")
+			Expect(os.WriteFile(file, []byte(steps+"\n"), 0o600)).To(Succeed())
+			expectOK(ferricctl(ctx, fake, nil, "node", "clean", "node-07", "--clean-steps", "@"+file))
+			Expect(apiRequests(fake)[0].Body).To(MatchJSON(sent))
+		})
+
+		DescribeTable("refuses steps it cannot send as given, sending nothing",
+			func(ctx SpecContext, arg, message string) {
+				r := ferricctl(ctx, fake, nil, "node", "clean", "node-07", "--clean-steps", arg)
+				Expect(r.code).To(Equal(1))
+				Expect(r.stderr).To(ContainSubstring(message))
+				Expect(apiRequests(fake)).To(BeEmpty())
+			},
+			Entry("not JSON", "erase_devices", "not a JSON list of steps"),
+			Entry("an object, not a list", `{"interface": "deploy", "step": "erase_devices"}`, "not a JSON list of steps"),
+			Entry("an unknown key", `[{"interface": "deploy", "step": "erase_devices", "priority": 10}]`, `unknown field "priority"`),
+			Entry("trailing data", `[{"interface": "deploy", "step": "erase_devices"}] x`, "unexpected data after the JSON list"),
+			Entry("no steps", `[]`, "give at least one step"),
+			Entry("a missing file", "@/nonexistent/steps.json", "no such file"),
+		)
+
+		It("needs --clean-steps", func(ctx SpecContext) {
+			r := ferricctl(ctx, fake, nil, "node", "clean", "node-07")
+			Expect(r.code).To(Equal(1))
+			Expect(r.stderr).To(ContainSubstring(`"clean-steps" not set`))
+			Expect(fake.Requests()).To(BeEmpty())
+		})
+
+		It("reports the server's refusal", func(ctx SpecContext) {
+			fake = fakeironic.New()
+			DeferCleanup(fake.Close)
+			advertise(fake, "1.80")
+			fake.Handle("PUT", "/v1/nodes/node-07/states/provision", fault(http.StatusBadRequest,
+				"Invalid clean_steps: 'bogus' is not a valid step interface"))
+			r := ferricctl(ctx, fake, nil, "node", "clean", "node-07", "--clean-steps", `[{"interface": "bogus", "step": "x"}]`)
+			Expect(r.code).To(Equal(1))
+			Expect(r.stderr).To(Equal("Error: Invalid clean_steps: 'bogus' is not a valid step interface (HTTP 400)\n"))
+		})
+	})
+
+	It("maintenance set and unset, with an optional reason", func(ctx SpecContext) {
+		fake.Handle("PUT", "/v1/nodes/node-07/maintenance", fakeironic.Response{Status: http.StatusAccepted})
+		fake.Handle("DELETE", "/v1/nodes/node-07/maintenance", fakeironic.Response{Status: http.StatusAccepted})
+		expectOK(ferricctl(ctx, fake, nil, "node", "maintenance", "set", "node-07", "--reason", "disk swap"))
+		expectOK(ferricctl(ctx, fake, nil, "node", "maintenance", "set", "node-07"))
+		r := ferricctl(ctx, fake, nil, "node", "maintenance", "unset", "node-07")
+		expectOK(r)
+		Expect(r.stdout).To(BeEmpty())
+		reqs := apiRequests(fake)
+		Expect(reqs).To(HaveLen(3))
+		Expect(reqs[0].Method).To(Equal("PUT"))
+		Expect(reqs[0].Body).To(MatchJSON(`{"reason": "disk swap"}`))
+		Expect(reqs[1].Body).To(MatchJSON(`{}`))
+		Expect(reqs[2].Method).To(Equal("DELETE"))
+	})
 
 	It("power on/off request the power state, with an optional timeout", func(ctx SpecContext) {
 		fake.Handle("PUT", "/v1/nodes/node-07/states/power", fakeironic.Response{Status: http.StatusAccepted})
