@@ -24,6 +24,7 @@ PACKAGES=(
 	gdisk            # deploy/disk: sgdisk -v
 	util-linux       # deploy/disk, deploy/agent: blkid, wipefs
 	xorriso          # tests/e2e/deploy: config drive ISO
+	wrk              # tests/bench (make bench): API read throughput
 )
 
 log() { echo "setup: $*" >&2; }

@@ -131,3 +131,19 @@ func (a *apiClient) uuids(ctx context.Context, filter url.Values) ([]string, err
 		marker = page.Nodes[len(page.Nodes)-1].UUID
 	}
 }
+
+// pagePaths are the paths of full pages of list (a path with a query):
+// one in ten is the first page, the others follow markers spread over
+// ordered, the UUIDs in the list's own order, far enough from its end
+// that a full page follows each.
+func pagePaths(list string, ordered []string) []string {
+	markers := ordered[:len(ordered)-100]
+	paths := make([]string, len(markers))
+	for i := range paths {
+		paths[i] = list
+		if i%10 != 0 {
+			paths[i] += "&marker=" + markers[(i*97)%len(markers)]
+		}
+	}
+	return paths
+}

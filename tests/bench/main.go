@@ -32,8 +32,6 @@ type settings struct {
 	concurrency int
 	seed        int
 	deployNodes int
-	gets        int
-	lists       int
 	patches     int
 	creates     int
 	rpcCalls    int
@@ -45,8 +43,6 @@ func main() {
 	flag.IntVar(&s.concurrency, "concurrency", 16, "concurrent clients")
 	flag.IntVar(&s.seed, "seed", 2000, "nodes inserted directly into MySQL")
 	flag.IntVar(&s.deployNodes, "deploy", 1000, "seeded nodes driven manage -> provide -> active")
-	flag.IntVar(&s.gets, "gets", 20000, "GET /v1/nodes/{uuid} requests")
-	flag.IntVar(&s.lists, "lists", 2000, "GET /v1/nodes/detail?limit=100 requests")
 	flag.IntVar(&s.patches, "patches", 3000, "PATCH /v1/nodes/{uuid} requests")
 	flag.IntVar(&s.creates, "creates", 1000, "POST /v1/nodes requests")
 	flag.IntVar(&s.rpcCalls, "rpc", 3000, "RPC calls over RabbitMQ")
@@ -169,7 +165,8 @@ func benchAPI(ctx context.Context, s settings) ([]row, error) {
 		}
 		return fmt.Errorf("conductor %s not registered yet", host)
 	}
-	if _, err := d.StartAPI(ctx, "api"); err != nil {
+	apiSvc, err := d.StartAPI(ctx, "api")
+	if err != nil {
 		return nil, err
 	}
 	cond, err := d.StartConductor(ctx, "conductor")
@@ -180,6 +177,12 @@ func benchAPI(ctx context.Context, s settings) ([]row, error) {
 	if api.version, err = harness.MaxVersion(ctx, d.APIURL); err != nil {
 		return nil, err
 	}
+	mariadb, err := findProcess("mariadbd")
+	if err != nil {
+		return nil, err
+	}
+	reads := &reader{dir: work, url: d.APIURL, version: api.version, concurrency: s.concurrency,
+		pids: []serverProcess{{"api", apiSvc.PID()}, {"mariadbd", mariadb}}}
 	fmt.Printf("API %s (microversion %s), conductor %s, database %s\n", d.APIURL, api.version, cond.Host, database.Name)
 
 	var rows []row
@@ -208,14 +211,28 @@ func benchAPI(ctx context.Context, s settings) ([]row, error) {
 	}
 
 	fmt.Println("GET /v1/nodes/{uuid} ...")
-	res = measure(ctx, s.gets, s.concurrency, func(ctx context.Context, i int) error {
-		return api.do(ctx, http.MethodGet, "/v1/nodes/"+seeded[i%len(seeded)], nil, http.StatusOK, nil)
+	nodePaths := make([]string, len(seeded))
+	for i, u := range seeded {
+		nodePaths[i] = "/v1/nodes/" + u
+	}
+	res, err = reads.read(ctx, "GET /v1/nodes/{uuid}", nodePaths, func(ctx context.Context, path string) error {
+		var n struct {
+			UUID string `json:"uuid"`
+		}
+		if err := api.do(ctx, http.MethodGet, path, nil, http.StatusOK, &n); err != nil {
+			return err
+		}
+		if want := strings.TrimPrefix(path, "/v1/nodes/"); n.UUID != want {
+			return fmt.Errorf("GET %s answered node %q", path, n.UUID)
+		}
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	rows = append(rows, row{"GET /v1/nodes/{uuid}", res.String(), "≥ 50× 135-205/s = 6,750-10,250/s", verdict(res.rate(), 6750, 10250, res.errors)})
 
 	fmt.Println("GET /v1/nodes/detail?limit=100 ...")
-	// Markers are taken in the API's own order, far enough from the end
-	// that a full page follows each.
 	ordered, err := api.listUUIDs(ctx)
 	if err != nil {
 		return nil, err
@@ -223,25 +240,25 @@ func benchAPI(ctx context.Context, s settings) ([]row, error) {
 	if len(ordered) <= 100 {
 		return nil, fmt.Errorf("only %d nodes listed", len(ordered))
 	}
-	markers := ordered[:len(ordered)-100]
-	res = measure(ctx, s.lists, s.concurrency, func(ctx context.Context, i int) error {
-		// Each node must be an object; decoding it as an empty struct
-		// checks that without copying it.
-		var page struct {
-			Nodes []struct{} `json:"nodes"`
-		}
-		marker := ""
-		if i%10 != 0 {
-			marker = "&marker=" + markers[(i*97)%len(markers)]
-		}
-		if err := api.do(ctx, http.MethodGet, "/v1/nodes/detail?limit=100"+marker, nil, http.StatusOK, &page); err != nil {
-			return err
-		}
-		if len(page.Nodes) != 100 {
-			return fmt.Errorf("page of %d nodes, want 100", len(page.Nodes))
-		}
-		return nil
-	})
+	res, err = reads.read(ctx, "GET /v1/nodes/detail?limit=100", pagePaths("/v1/nodes/detail?limit=100", ordered),
+		func(ctx context.Context, path string) error {
+			var page struct {
+				Nodes []struct {
+					UUID           string `json:"uuid"`
+					ProvisionState string `json:"provision_state"`
+				} `json:"nodes"`
+			}
+			if err := api.do(ctx, http.MethodGet, path, nil, http.StatusOK, &page); err != nil {
+				return err
+			}
+			if len(page.Nodes) != 100 || page.Nodes[99].UUID == "" || page.Nodes[99].ProvisionState == "" {
+				return fmt.Errorf("GET %s: page of %d nodes, want 100 detailed ones", path, len(page.Nodes))
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
 	rows = append(rows, row{"GET /v1/nodes/detail?limit=100", res.String(), "≥ 20× 25-37/s = 500-740/s", verdict(res.rate(), 500, 740, res.errors)})
 
 	fmt.Println("PATCH /v1/nodes/{uuid} ...")
@@ -259,7 +276,7 @@ func benchAPI(ctx context.Context, s settings) ([]row, error) {
 	})
 	rows = append(rows, row{"PATCH /v1/nodes/{uuid} (via RPC)", res.String(), "-", ""})
 
-	volumeRows, err := benchVolume(ctx, api, store, seeded, s.concurrency)
+	volumeRows, err := benchVolume(ctx, api, reads, store, seeded, s.concurrency)
 	if err != nil {
 		return nil, err
 	}

@@ -14,25 +14,38 @@ type result struct {
 	n       int
 	errors  int64
 	elapsed time.Duration
-	lat     []time.Duration
+	p50     time.Duration
+	p99     time.Duration
+	// cpu is the CPU time each process spent per request, when measured.
+	cpu []cpuShare
 	// firstErr keeps one failure to show why errors were counted.
 	firstErr error
 }
 
+// cpuShare is one process's CPU time (user + system) per request.
+type cpuShare struct {
+	process string
+	perReq  time.Duration
+}
+
 func (r result) rate() float64 { return float64(r.n) / r.elapsed.Seconds() }
 
-func (r result) pct(p float64) time.Duration {
-	if len(r.lat) == 0 {
+// pct is the p-quantile of the sorted latencies lat.
+func pct(lat []time.Duration, p float64) time.Duration {
+	if len(lat) == 0 {
 		return 0
 	}
-	s := slices.Clone(r.lat)
-	slices.Sort(s)
-	i := int(p * float64(len(s)-1))
-	return s[i]
+	return lat[int(p*float64(len(lat)-1))]
 }
 
 func (r result) String() string {
-	s := fmt.Sprintf("%8.0f/s  p50 %7s  p99 %7s", r.rate(), round(r.pct(0.50)), round(r.pct(0.99)))
+	s := fmt.Sprintf("%8.0f/s  p50 %7s  p99 %7s", r.rate(), round(r.p50), round(r.p99))
+	if len(r.cpu) > 0 {
+		s += "  CPU/req"
+		for _, c := range r.cpu {
+			s += fmt.Sprintf(" %s %s", c.process, round(c.perReq))
+		}
+	}
 	if r.errors > 0 {
 		s += fmt.Sprintf("  (%d errors, first: %v)", r.errors, r.firstErr)
 	}
@@ -85,5 +98,7 @@ func measure(ctx context.Context, n, concurrency int, op func(ctx context.Contex
 		}()
 	}
 	wg.Wait()
-	return result{n: n, errors: errCount.Load(), elapsed: time.Since(start), lat: lat, firstErr: firstErr}
+	elapsed := time.Since(start)
+	slices.Sort(lat)
+	return result{n: n, errors: errCount.Load(), elapsed: elapsed, p50: pct(lat, 0.50), p99: pct(lat, 0.99), firstErr: firstErr}
 }

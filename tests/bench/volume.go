@@ -12,7 +12,6 @@ import (
 )
 
 var (
-	volumeLists   = flag.Int("volume-lists", 3000, "requests per volume list measurement")
 	volumeCreates = flag.Int("volume-creates", 3000, "POST /v1/volume/{connectors,targets} requests each")
 )
 
@@ -24,7 +23,7 @@ const volumeTarget = 1000
 // /v1/volume/targets/detail is not a detail listing (it is the GET of a
 // target whose id is "detail", a 400), so the detailed target list is
 // measured as ?detail=true.
-func benchVolume(ctx context.Context, api *apiClient, store *db.Store, seeded []string, concurrency int) ([]row, error) {
+func benchVolume(ctx context.Context, api *apiClient, reads *reader, store *db.Store, seeded []string, concurrency int) ([]row, error) {
 	fmt.Printf("seeding a volume connector and a volume target on %d nodes ...\n", len(seeded))
 	res := measure(ctx, len(seeded), concurrency, func(ctx context.Context, i int) error {
 		n, err := store.GetNode(ctx, seeded[i])
@@ -62,29 +61,26 @@ func benchVolume(ctx context.Context, api *apiClient, store *db.Store, seeded []
 		if len(out) <= 100 {
 			return nil, fmt.Errorf("only %d %s listed", len(out), collection)
 		}
-		return out[:len(out)-100], nil
+		return out, nil
 	}
 	listPages := func(name, collection, query string) (row, error) {
-		ms, err := markers(collection)
+		ordered, err := markers(collection)
 		if err != nil {
 			return row{}, err
 		}
 		fmt.Printf("GET %s ...\n", name)
-		res := measure(ctx, *volumeLists, concurrency, func(ctx context.Context, i int) error {
-			marker := ""
-			if i%10 != 0 {
-				marker = "&marker=" + ms[(i*97)%len(ms)]
-			}
-			var page volumePage
-			if err := api.do(ctx, http.MethodGet, "/v1/volume/"+collection+"?"+query+marker, nil, http.StatusOK, &page); err != nil {
-				return err
-			}
-			if n := page.items(collection); n != 100 {
-				return fmt.Errorf("page of %d %s, want 100", n, collection)
-			}
-			return nil
-		})
-		return volumeRow("GET "+name, res), nil
+		res, err := reads.read(ctx, "GET "+name, pagePaths("/v1/volume/"+collection+"?"+query, ordered),
+			func(ctx context.Context, path string) error {
+				var page volumePage
+				if err := api.do(ctx, http.MethodGet, path, nil, http.StatusOK, &page); err != nil {
+					return err
+				}
+				if n := page.items(collection); n != 100 {
+					return fmt.Errorf("GET %s: page of %d %s, want 100", path, n, collection)
+				}
+				return nil
+			})
+		return volumeRow("GET "+name, res), err
 	}
 
 	var rows []row
@@ -99,16 +95,23 @@ func benchVolume(ctx context.Context, api *apiClient, store *db.Store, seeded []
 	rows = append(rows, r)
 
 	fmt.Println("GET /v1/nodes/{uuid}/volume/targets ...")
-	res = measure(ctx, *volumeLists, concurrency, func(ctx context.Context, i int) error {
+	scoped := make([]string, len(seeded))
+	for i := range scoped {
+		scoped[i] = "/v1/nodes/" + seeded[(i*31)%len(seeded)] + "/volume/targets"
+	}
+	res, err = reads.read(ctx, "GET /v1/nodes/{uuid}/volume/targets", scoped, func(ctx context.Context, path string) error {
 		var page volumePage
-		if err := api.do(ctx, http.MethodGet, "/v1/nodes/"+seeded[(i*31)%len(seeded)]+"/volume/targets", nil, http.StatusOK, &page); err != nil {
+		if err := api.do(ctx, http.MethodGet, path, nil, http.StatusOK, &page); err != nil {
 			return err
 		}
 		if n := page.items("targets"); n != 1 {
-			return fmt.Errorf("node has %d targets, want 1", n)
+			return fmt.Errorf("GET %s: %d targets, want 1", path, n)
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	rows = append(rows, volumeRow("GET /v1/nodes/{uuid}/volume/targets", res))
 
 	fmt.Println("POST /v1/volume/connectors ...")
@@ -130,10 +133,8 @@ func benchVolume(ctx context.Context, api *apiClient, store *db.Store, seeded []
 	return rows, nil
 }
 
-// volumePage is a volume list answer, decoded in one pass. Its items
-// decode as empty structs, which checks that each is an object without
-// copying it: the client shares the machine's two cores with the API and
-// MySQL, so its JSON work lowers the rates measured.
+// volumePage is a volume list answer; decoding its items as empty structs
+// checks that each is an object.
 type volumePage struct {
 	Connectors []struct{} `json:"connectors"`
 	Targets    []struct{} `json:"targets"`
