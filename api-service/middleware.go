@@ -58,13 +58,23 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
+		if !s.log.IsLevelEnabled(logrus.InfoLevel) {
+			return nil
+		}
+		id, _ := c.Get(keyRequestID).(string)
+		r := accessRecord{requestID: id, method: c.Request().Method, path: c.Request().URL.Path,
+			status: c.Response().Status, duration: time.Since(start)}
+		if s.access != nil {
+			s.access.write(r, time.Now())
+			return nil
+		}
 		s.log.WithFields(logrus.Fields{
-			"request_id": c.Get(keyRequestID),
-			"method":     c.Request().Method,
-			"path":       c.Request().URL.Path,
-			"status":     c.Response().Status,
-			"duration":   time.Since(start).String(),
-		}).Info("api request")
+			"request_id": r.requestID,
+			"method":     r.method,
+			"path":       r.path,
+			"status":     r.status,
+			"duration":   r.duration.String(),
+		}).Info(accessMessage)
 		return nil
 	}
 }

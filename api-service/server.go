@@ -44,6 +44,7 @@ type Server struct {
 	store   *db.Store
 	rpc     *rpc.Client
 	log     *logrus.Logger
+	access  *accessWriter
 	drivers *driver.Registry
 	ring    *hashring.Manager
 	users   auth.Users
@@ -66,7 +67,7 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("api service: hardware types: %w", err)
 		}
 	}
-	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, drivers: drivers}
+	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, access: newAccessWriter(log), drivers: drivers}
 	switch opts.Config.API.AuthStrategy {
 	case "", "noauth":
 	case "http_basic":

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -158,6 +159,26 @@ func newTransport(cfg config.Config, log *logrus.Logger) (rpc.Transport, error) 
 	return nil, fmt.Errorf("unknown [rpc] transport %q (want inprocess or amqp)", cfg.RPC.Transport)
 }
 
+// APIGCPercent is the garbage collector's target (GOGC) in a process that
+// serves the API, unless GOGC is set. A request allocates its response
+// and result rows, and the live heap is small (connections, caches): with
+// Go's default of 100 the collector runs so often that it takes about a
+// third of the CPU of a page of 100 nodes. 400 lets the heap grow to five
+// times the live data between collections instead of twice: a few tens of
+// megabytes more, for that CPU back. GOGC (or GOMEMLIMIT, with GOGC=off)
+// still decides when set.
+const APIGCPercent = 400
+
+// tuneGC applies APIGCPercent for a role that serves the API when gogc,
+// the GOGC environment variable, is empty; it returns the percent set.
+func tuneGC(role Role, gogc string) (int, bool) {
+	if !role.API || gogc != "" {
+		return 0, false
+	}
+	debug.SetGCPercent(APIGCPercent)
+	return APIGCPercent, true
+}
+
 // Run starts the role's components and blocks until SIGINT or SIGTERM (or
 // the API server fails), then stops them gracefully: the API first so no
 // new work arrives, then the conductor, which finishes its workers and
@@ -165,6 +186,9 @@ func newTransport(cfg config.Config, log *logrus.Logger) (rpc.Transport, error) 
 func Run(role Role, cfg config.Config, log *logrus.Logger) (runErr error) {
 	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stopSignals()
+	if pct, ok := tuneGC(role, os.Getenv("GOGC")); ok {
+		log.Infof("garbage collector target %d%% (GOGC unset)", pct)
+	}
 
 	store, err := OpenStore(ctx, cfg, role.Migrate)
 	if err != nil {

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"bytes"
+	"runtime/debug"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -55,5 +56,38 @@ var _ = Describe("Load", func() {
 		GinkgoT().Setenv("FERRIC_API_PORT", "0")
 		_, _, err := service.Load("", service.Single)
 		Expect(err).To(MatchError(ContainSubstring("[api] port")))
+	})
+})
+
+var _ = Describe("Garbage collector target", func() {
+	// debug.SetGCPercent returns the previous target: setting it back
+	// reads what tuneGC left and restores the test binary's own.
+	gcPercent := func() int {
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p
+	}
+	BeforeEach(func() {
+		p := gcPercent()
+		DeferCleanup(func() { debug.SetGCPercent(p) })
+		debug.SetGCPercent(100)
+	})
+
+	It("is raised for the processes that serve the API when GOGC is unset", func() {
+		for _, role := range []service.Role{service.Single, service.APIOnly} {
+			debug.SetGCPercent(100)
+			pct, ok := service.TuneGC(role, "")
+			Expect(ok).To(BeTrue(), role.Name)
+			Expect(gcPercent()).To(Equal(service.APIGCPercent))
+			Expect(pct).To(Equal(service.APIGCPercent))
+		}
+	})
+
+	It("is left alone when GOGC is set or the process only conducts", func() {
+		_, ok := service.TuneGC(service.APIOnly, "150")
+		Expect(ok).To(BeFalse())
+		_, ok = service.TuneGC(service.ConductorOnly, "")
+		Expect(ok).To(BeFalse())
+		Expect(gcPercent()).To(Equal(100))
 	})
 })

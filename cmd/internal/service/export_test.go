@@ -1,0 +1,3 @@
+package service
+
+var TuneGC = tuneGC
