@@ -52,6 +52,9 @@ func (f *File) Size() int64 { return f.size }
 // ErrVerify is returned when the data read back differs from what was sent.
 var ErrVerify = errors.New("verification failed")
 
+// errVerifyStopped is why the writers stop when verification fails.
+var errVerifyStopped = errors.New("verification failed")
+
 // Progress is reported while an image is written.
 type Progress struct {
 	// Done counts bytes of the image processed (written, skipped or
@@ -83,6 +86,10 @@ type Options struct {
 	AssumeZeroed bool
 	// SkipVerify skips reading the written data back.
 	SkipVerify bool
+	// SyncInterval is how many bytes of the image are written between
+	// background flushes of the target's cache (default 64 MiB); after
+	// each, what it made durable is read back while writing goes on.
+	SyncInterval int64
 	// Progress, if set, is called about every ProgressInterval (default 1s)
 	// and once when writing ends (before verification), from a single
 	// goroutine.
@@ -100,6 +107,9 @@ func (o Options) withDefaults() Options {
 	o.ChunkSize = max(o.ChunkSize/image.BlockSize, 1) * image.BlockSize
 	if o.ProgressInterval <= 0 {
 		o.ProgressInterval = time.Second
+	}
+	if o.SyncInterval <= 0 {
+		o.SyncInterval = 64 << 20
 	}
 	return o
 }
@@ -122,6 +132,13 @@ type job struct {
 	n    int64 // length of a zero-check job (data == nil)
 }
 
+func (j job) length() int64 {
+	if j.data != nil {
+		return int64(len(j.data))
+	}
+	return j.n
+}
+
 // castagnoli is CRC-32C, the checksum iSCSI's own digests use: computed in
 // hardware at several GB/s, so checking costs the conductor almost no CPU
 // next to SHA-256, and per 64 KiB block it misses a corruption with a
@@ -136,8 +153,11 @@ type blockSum struct {
 }
 
 // WriteImage writes img onto dst at opts.Offset, never sending the image's
-// zero runs, then reads back every written byte and compares its CRC-32C,
-// block by block, with that of what was sent.
+// zero runs, and reads back every written byte to compare its CRC-32C, block
+// by block, with that of what was sent. Verification runs beside the write:
+// every SyncInterval bytes the target's cache is flushed, and the blocks
+// written before that flush are read back while the writers go on, so the
+// reads come from the medium and the two directions of the link overlap.
 func WriteImage(ctx context.Context, dst Target, img image.Image, opts Options) (Result, error) {
 	o := opts.withDefaults()
 	size := img.VirtualSize()
@@ -147,28 +167,35 @@ func WriteImage(ctx context.Context, dst Target, img image.Image, opts Options) 
 	w := &writer{dst: dst, o: o, start: time.Now(), total: size}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if !o.SkipVerify {
+		w.check = startVerify(ctx, dst, o.Workers, func() { cancel(errVerifyStopped) })
+	}
 
 	stopProgress := w.reportProgress()
 	err := w.run(ctx, cancel, img)
 	stopProgress()
-	res := Result{Written: w.written.Load(), Zeroed: w.zeroed.Load(), Skipped: w.skipped.Load()}
+	w.syncs.Wait()
 	if err == nil {
 		err = syncTarget(dst)
 	}
-	if err != nil {
-		res.Elapsed = time.Since(w.start)
-		return res, err
-	}
-	if !o.SkipVerify {
-		n, err := verify(ctx, dst, w.sums, o.Workers)
-		res.Verified = n
-		if err != nil {
-			res.Elapsed = time.Since(w.start)
-			return res, err
+	res := Result{Written: w.written.Load(), Zeroed: w.zeroed.Load(), Skipped: w.skipped.Load()}
+	if w.check != nil {
+		if err == nil {
+			w.check.submit(w.sums)
+		}
+		var verr error
+		res.Verified, verr = w.check.finish()
+		// A failed verification stops the writers; it explains the
+		// failure better than the cancellation they report.
+		if verr != nil && (err == nil || errors.Is(err, errVerifyStopped)) {
+			err = verr
+		}
+		if err == nil && ctx.Err() != nil {
+			err = fmt.Errorf("verify: %w", context.Cause(ctx))
 		}
 	}
 	res.Elapsed = time.Since(w.start)
-	return res, nil
+	return res, err
 }
 
 // syncTarget flushes the target's write cache when it has one (an iSCSI
@@ -191,8 +218,73 @@ type writer struct {
 
 	done, written, zeroed, skipped atomic.Int64
 
-	mu   sync.Mutex
+	// check verifies what was written; nil with SkipVerify.
+	check *verifier
+	// syncs is the background flush, at most one at a time.
+	syncs sync.WaitGroup
+
+	mu sync.Mutex
+	// settled maps the image offset of a finished piece, beyond the
+	// contiguous prefix, to its end; low is where that prefix ends.
+	settled map[int64]int64
+	low     int64
+	// flushedTo is the prefix covered by the last flush started; syncing
+	// is set while it runs.
+	flushedTo int64
+	syncing   bool
+	// sums are the checksums of written blocks not yet handed to check.
 	sums []blockSum
+}
+
+// settle records that the image bytes [off, off+n) are on the target (or
+// need no write) with the checksums of what was sent, and starts a
+// background flush once SyncInterval bytes of the image's prefix are
+// settled since the last one.
+func (w *writer) settle(ctx context.Context, cancel context.CancelCauseFunc, off, n int64, sums []blockSum) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sums = append(w.sums, sums...)
+	if w.settled == nil {
+		w.settled = map[int64]int64{}
+	}
+	w.settled[off] = off + n
+	for {
+		end, ok := w.settled[w.low]
+		if !ok {
+			break
+		}
+		delete(w.settled, w.low)
+		w.low = end
+	}
+	if w.syncing || w.low-w.flushedTo < w.o.SyncInterval || ctx.Err() != nil {
+		return
+	}
+	// Only blocks wholly below the prefix were written before the flush
+	// starts; the rest wait for a later one.
+	limit := w.o.Offset + w.low
+	var ready, later []blockSum
+	for _, s := range w.sums {
+		if s.off+int64(s.n) <= limit {
+			ready = append(ready, s)
+		} else {
+			later = append(later, s)
+		}
+	}
+	w.sums = later
+	w.flushedTo = w.low
+	w.syncing = true
+	w.syncs.Add(1)
+	go func() {
+		defer w.syncs.Done()
+		if err := syncTarget(w.dst); err != nil {
+			cancel(fmt.Errorf("background %w", err))
+		} else if w.check != nil {
+			w.check.submit(ready)
+		}
+		w.mu.Lock()
+		w.syncing = false
+		w.mu.Unlock()
+	}()
 }
 
 func (w *writer) reportProgress() (stop func()) {
@@ -249,8 +341,9 @@ func (w *writer) run(ctx context.Context, cancel context.CancelCauseFunc, img im
 					continue
 				}
 				var err error
+				var sums []blockSum
 				if j.data != nil {
-					err = w.writeData(j)
+					sums, err = w.writeData(j)
 					free <- j.data
 				} else {
 					if len(zbuf) == 0 {
@@ -260,7 +353,9 @@ func (w *writer) run(ctx context.Context, cancel context.CancelCauseFunc, img im
 				}
 				if err != nil {
 					cancel(err)
+					continue
 				}
+				w.settle(ctx, cancel, j.off, j.length(), sums)
 			}
 		}()
 	}
@@ -272,6 +367,7 @@ func (w *writer) run(ctx context.Context, cancel context.CancelCauseFunc, img im
 			if w.o.AssumeZeroed {
 				w.skipped.Add(e.Length)
 				w.done.Add(e.Length)
+				w.settle(ctx, cancel, e.Offset, e.Length, nil)
 				return nil
 			}
 			for off := e.Offset; off < e.Offset+e.Length; off += int64(w.o.ChunkSize) {
@@ -315,25 +411,24 @@ func (w *writer) run(ctx context.Context, cancel context.CancelCauseFunc, img im
 	return nil
 }
 
-func (w *writer) writeData(j job) error {
+// writeData writes a data job and returns the checksums of its blocks for
+// verification (none with SkipVerify).
+func (w *writer) writeData(j job) ([]blockSum, error) {
 	at := w.o.Offset + j.off
 	if _, err := w.dst.WriteAt(j.data, at); err != nil {
-		return fmt.Errorf("write %d bytes at offset %d: %w", len(j.data), at, err)
+		return nil, fmt.Errorf("write %d bytes at offset %d: %w", len(j.data), at, err)
 	}
 	w.written.Add(int64(len(j.data)))
 	w.done.Add(int64(len(j.data)))
-	if w.o.SkipVerify {
-		return nil
+	if w.check == nil {
+		return nil, nil
 	}
 	sums := make([]blockSum, 0, (len(j.data)+image.BlockSize-1)/image.BlockSize)
 	for i := 0; i < len(j.data); i += image.BlockSize {
 		b := j.data[i:min(len(j.data), i+image.BlockSize)]
 		sums = append(sums, blockSum{off: at + int64(i), n: int32(len(b)), sum: crc32.Checksum(b, castagnoli)})
 	}
-	w.mu.Lock()
-	w.sums = append(w.sums, sums...)
-	w.mu.Unlock()
-	return nil
+	return sums, nil
 }
 
 var zeros = make([]byte, 4<<20)
@@ -381,82 +476,107 @@ func (w *writer) zeroStale(j job, buf []byte) error {
 	return nil
 }
 
-// verify reads the recorded blocks back in parallel and reports the lowest
-// offset whose content differs.
-func verify(ctx context.Context, dst Target, sums []blockSum, workers int) (int64, error) {
-	sort.Slice(sums, func(i, k int) bool { return sums[i].off < sums[k].off })
-	type group struct{ first, last int } // indexes into sums, inclusive
-	groups := make(chan group)
-	var verified atomic.Int64
-	var firstBad atomic.Int64
-	firstBad.Store(-1)
-	var errMu sync.Mutex
-	var ioErr error
-	lowerBad := func(off int64) {
-		for {
-			cur := firstBad.Load()
-			if cur >= 0 && cur <= off {
-				return
-			}
-			if firstBad.CompareAndSwap(cur, off) {
-				return
-			}
-		}
-	}
-	var wg sync.WaitGroup
+// verifier reads written blocks back with several readers, each checking
+// the CRC-32C of what it read, and keeps the lowest offset found to differ.
+type verifier struct {
+	ctx     context.Context
+	dst     Target
+	groups  chan []blockSum
+	readers sync.WaitGroup
+	failed  func()
+
+	verified atomic.Int64
+	firstBad atomic.Int64 // -1: none found
+
+	errMu sync.Mutex
+	ioErr error
+}
+
+// startVerify starts workers readers on dst; failed is called when a block
+// reads back wrong or cannot be read, so the caller stops writing to a
+// disk that failed.
+func startVerify(ctx context.Context, dst Target, workers int, failed func()) *verifier {
+	v := &verifier{ctx: ctx, dst: dst, groups: make(chan []blockSum), failed: failed}
+	v.firstBad.Store(-1)
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 4<<20)
-			for g := range groups {
-				start := sums[g.first].off
-				n := sums[g.last].off + int64(sums[g.last].n) - start
-				p := buf[:n]
-				if _, err := dst.ReadAt(p, start); err != nil && !(errors.Is(err, io.EOF) && start+n == dst.Size()) {
-					errMu.Lock()
-					if ioErr == nil {
-						ioErr = fmt.Errorf("verify: read %d bytes at offset %d: %w", n, start, err)
-					}
-					errMu.Unlock()
-					continue
-				}
-				for _, s := range sums[g.first : g.last+1] {
-					b := p[s.off-start : s.off-start+int64(s.n)]
-					if crc32.Checksum(b, castagnoli) != s.sum {
-						lowerBad(s.off)
-						break
-					}
-				}
-				verified.Add(n)
-			}
-		}()
+		v.readers.Go(v.read)
 	}
+	return v
+}
+
+// submit queues blocks whose writes the target has flushed, grouped into
+// contiguous reads of up to 4 MiB. Batches arrive in increasing offset
+// order, so once a bad block is known nothing above it needs reading.
+func (v *verifier) submit(sums []blockSum) {
+	sort.Slice(sums, func(i, k int) bool { return sums[i].off < sums[k].off })
 	for i := 0; i < len(sums); {
-		if err := ctx.Err(); err != nil {
-			break
+		if v.ctx.Err() != nil {
+			return
 		}
-		if bad := firstBad.Load(); bad >= 0 && sums[i].off > bad {
-			break // everything further is past the first bad block already found
+		if bad := v.firstBad.Load(); bad >= 0 && sums[i].off > bad {
+			return
 		}
-		// Group contiguous blocks into reads of up to 4 MiB.
 		j := i
 		for j+1 < len(sums) && sums[j+1].off == sums[j].off+int64(sums[j].n) && sums[j+1].off+int64(sums[j+1].n)-sums[i].off <= 4<<20 {
 			j++
 		}
-		groups <- group{i, j}
+		select {
+		case v.groups <- sums[i : j+1]:
+		case <-v.ctx.Done():
+			return
+		}
 		i = j + 1
 	}
-	close(groups)
-	wg.Wait()
-	if bad := firstBad.Load(); bad >= 0 {
-		return verified.Load(), fmt.Errorf("%w: data read back at offset %d differs from the data written", ErrVerify, bad)
+}
+
+func (v *verifier) read() {
+	buf := make([]byte, 4<<20)
+	for g := range v.groups {
+		start := g[0].off
+		n := g[len(g)-1].off + int64(g[len(g)-1].n) - start
+		p := buf[:n]
+		if _, err := v.dst.ReadAt(p, start); err != nil && !(errors.Is(err, io.EOF) && start+n == v.dst.Size()) {
+			v.errMu.Lock()
+			if v.ioErr == nil {
+				v.ioErr = fmt.Errorf("verify: read %d bytes at offset %d: %w", n, start, err)
+			}
+			v.errMu.Unlock()
+			v.failed()
+			continue
+		}
+		for _, s := range g {
+			b := p[s.off-start : s.off-start+int64(s.n)]
+			if crc32.Checksum(b, castagnoli) != s.sum {
+				v.lowerBad(s.off)
+				v.failed()
+				break
+			}
+		}
+		v.verified.Add(n)
 	}
-	if ioErr != nil {
-		return verified.Load(), ioErr
+}
+
+func (v *verifier) lowerBad(off int64) {
+	for {
+		cur := v.firstBad.Load()
+		if cur >= 0 && cur <= off {
+			return
+		}
+		if v.firstBad.CompareAndSwap(cur, off) {
+			return
+		}
 	}
-	if err := ctx.Err(); err != nil {
-		return verified.Load(), fmt.Errorf("verify: %w", err)
+}
+
+// finish waits for the reads queued so far and reports the bytes verified
+// and the lowest bad block, else the first read error.
+func (v *verifier) finish() (int64, error) {
+	close(v.groups)
+	v.readers.Wait()
+	if bad := v.firstBad.Load(); bad >= 0 {
+		return v.verified.Load(), fmt.Errorf("%w: data read back at offset %d differs from the data written", ErrVerify, bad)
 	}
-	return verified.Load(), nil
+	v.errMu.Lock()
+	defer v.errMu.Unlock()
+	return v.verified.Load(), v.ioErr
 }

@@ -43,6 +43,60 @@ func (t *flakyTarget) WriteAt(p []byte, off int64) (int, error) {
 	return t.Target.WriteAt(p, off)
 }
 
+// journalTarget records, for each byte range read, whether every byte of it
+// had been written and then flushed (Sync) before the read: a verification
+// read must come from the medium, never from what only sits in a cache.
+type journalTarget struct {
+	*disk.File
+	mu       sync.Mutex
+	written  []span // written since the last completed flush
+	flushed  []span
+	syncs    int
+	unsynced []span // reads that were not covered by flushed writes
+	reads    int
+}
+
+type span struct{ off, end int64 }
+
+func (t *journalTarget) WriteAt(p []byte, off int64) (int, error) {
+	n, err := t.File.WriteAt(p, off)
+	t.mu.Lock()
+	t.written = append(t.written, span{off, off + int64(n)})
+	t.mu.Unlock()
+	return n, err
+}
+
+func (t *journalTarget) Sync() error {
+	t.mu.Lock()
+	pending := t.written
+	t.written = nil
+	t.mu.Unlock()
+	err := t.File.Sync()
+	t.mu.Lock()
+	if err == nil {
+		t.flushed = append(t.flushed, pending...)
+		t.syncs++
+	} else {
+		t.written = append(t.written, pending...)
+	}
+	t.mu.Unlock()
+	return err
+}
+
+func (t *journalTarget) ReadAt(p []byte, off int64) (int, error) {
+	t.mu.Lock()
+	covered := int64(0)
+	for _, s := range t.flushed {
+		covered += max(0, min(s.end, off+int64(len(p)))-max(s.off, off))
+	}
+	if covered != int64(len(p)) {
+		t.unsynced = append(t.unsynced, span{off, off + int64(len(p))})
+	}
+	t.reads++
+	t.mu.Unlock()
+	return t.File.ReadAt(p, off)
+}
+
 var _ = Describe("WriteImage", func() {
 	var dir, rawPath, qcowPath, refPath string
 	const imageSize = 24<<20 + 8192
@@ -147,6 +201,32 @@ var _ = Describe("WriteImage", func() {
 		bad := int64(4<<20 + 5*64<<10 + 100)
 		t := &flakyTarget{Target: openTarget(target), corruptAt: bad, failAt: -1}
 		_, err := disk.WriteImage(context.Background(), t, openImage(qcowPath), disk.Options{AssumeZeroed: true})
+		Expect(errors.Is(err, disk.ErrVerify)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("offset %d ", bad/(64<<10)*(64<<10))))
+	})
+
+	It("reads each block back only after a flush that followed its write, while writing goes on", func() {
+		target := filepath.Join(dir, "disk")
+		sparseFile(target, 32<<20)
+		t := &journalTarget{File: openTarget(target)}
+		res, err := disk.WriteImage(context.Background(), t, openImage(rawPath), disk.Options{
+			AssumeZeroed: true, SyncInterval: 1 << 20})
+		Expect(err).NotTo(HaveOccurred())
+		run("cmp", "-n", fmt.Sprint(imageSize), rawPath, target)
+		Expect(res.Verified).To(Equal(res.Written))
+		Expect(t.unsynced).To(BeEmpty())
+		// Flushes every MiB of a 24 MiB image: verification started long
+		// before the final one.
+		Expect(t.syncs).To(BeNumerically(">", 4))
+	})
+
+	It("reports the lowest bad offset when verification runs beside the write", func() {
+		target := filepath.Join(dir, "disk")
+		sparseFile(target, 32<<20)
+		bad := int64(12<<20 + 3*64<<10 + 7)
+		t := &flakyTarget{Target: openTarget(target), corruptAt: bad, failAt: -1}
+		_, err := disk.WriteImage(context.Background(), t, openImage(rawPath), disk.Options{
+			AssumeZeroed: true, SyncInterval: 1 << 20})
 		Expect(errors.Is(err, disk.ErrVerify)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("offset %d ", bad/(64<<10)*(64<<10))))
 	})

@@ -33,11 +33,15 @@ type Options struct {
 	SyncTimeout time.Duration
 	// LogoutTimeout bounds the logout exchange in Close (default 5s).
 	LogoutTimeout time.Duration
-	// QueueDepth is the number of SCSI commands kept in flight (default 16); the target's
+	// QueueDepth is the number of SCSI commands kept in flight (default 32); the target's
 	// command window (MaxCmdSN) may lower it at any time.
 	QueueDepth int
 	// MaxTransferLength is the largest data transfer of one SCSI command in bytes, rounded
-	// down to whole blocks (default 1 MiB).
+	// down to whole blocks (default 64 KiB). tgtd gives each command a buffer from
+	// posix_memalign, which for 128 KiB or more maps fresh pages every time: the page
+	// faults of filling them cost it more CPU than the rest of the command, so on a
+	// virtual machine 1 MiB commands read back at about half the rate of 64 KiB ones
+	// and cost tgtd twice the CPU.
 	MaxTransferLength int
 	// FlushInterval makes CopyFrom ask the target to flush its cache (SYNCHRONIZE CACHE)
 	// in the background after every FlushInterval bytes, so the target's disk writes
@@ -82,10 +86,10 @@ func (o Options) withDefaults() Options {
 	def(&o.SyncTimeout, 10*time.Minute)
 	def(&o.LogoutTimeout, 5*time.Second)
 	if o.QueueDepth <= 0 {
-		o.QueueDepth = 16
+		o.QueueDepth = 32
 	}
 	if o.MaxTransferLength <= 0 {
-		o.MaxTransferLength = 1 << 20
+		o.MaxTransferLength = 64 << 10
 	}
 	if o.FlushInterval == 0 {
 		o.FlushInterval = 256 << 20
