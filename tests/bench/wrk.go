@@ -98,7 +98,7 @@ func (r *reader) read(ctx context.Context, name string, paths []string, check fu
 	}
 	const threads = 1
 	cmd := exec.CommandContext(ctx, "wrk", "-t", fmt.Sprint(threads), "-c", fmt.Sprint(r.concurrency),
-		"-d", fmt.Sprintf("%ds", int(readDuration.Seconds())), "--timeout", "10s", "--latency",
+		"-d", fmt.Sprintf("%ds", max(1, int(readDuration.Round(time.Second).Seconds()))), "--timeout", "10s", "--latency",
 		"-s", script, r.url, "--", pathFile, r.version, fmt.Sprint(threads))
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
