@@ -6,8 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/deploy/erase"
 	"github.com/ferricbm/ferric/deploy/iscsi"
 )
@@ -90,7 +87,7 @@ func benchLocalErase(ctx context.Context, work string, size int64) ([]row, error
 		{"random pass", erase.Options{Iterations: 1}},
 	} {
 		fmt.Printf("agent erase, %s, beside dd ...\n", c.name)
-		eraseTime, ddTime, err := rounds(func() (time.Duration, error) {
+		eraseTime, ddTime, err := rounds(*eraseRounds, func() (time.Duration, error) {
 			start := time.Now()
 			_, err := erase.Device(ctx, path, c.opts)
 			return time.Since(start), err
@@ -124,19 +121,12 @@ func benchISCSIErase(ctx context.Context, work string, size int64) ([]row, error
 			return nil, fmt.Errorf("dd: %w: %s", err, out)
 		}
 	}
-	daemon, err := startBenchTgtd(ctx, filepath.Join(work, "tgtd.log"))
+	const iqn = "iqn.2026-12.io.ferricbm.bench:erase"
+	daemon, stop, err := exportBenchLUN(ctx, work, iqn, lunFile)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err := daemon.Stop(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: stop tgtd:", err)
-		}
-	}()
-	const iqn = "iqn.2026-12.io.ferricbm.bench:erase"
-	if err := daemon.Export(ctx, iqn, lunFile); err != nil {
-		return nil, err
-	}
+	defer stop()
 
 	fmt.Println("conductor erase over iSCSI, zero pass, beside qemu-img ...")
 	pid := daemon.PID()
@@ -162,7 +152,7 @@ func benchISCSIErase(ctx context.Context, work string, size int64) ([]row, error
 		}
 		return took, nil
 	}
-	eraseTime, qemuTime, err := rounds(func() (time.Duration, error) {
+	eraseTime, qemuTime, err := rounds(*eraseRounds, func() (time.Duration, error) {
 		return received(func() error { return overwriteLUN(ctx, daemon.Portal(), iqn) })
 	}, func() (time.Duration, error) {
 		return received(func() error {
@@ -181,9 +171,9 @@ func benchISCSIErase(ctx context.Context, work string, size int64) ([]row, error
 		size, eraseTime, "qemu-img", qemuTime)}, nil
 }
 
-// rounds runs a and b -erase-rounds times each, alternating which goes first, and
-// returns their median times.
-func rounds(a, b func() (time.Duration, error)) (time.Duration, time.Duration, error) {
+// rounds runs a and b n times each, alternating which goes first, and returns
+// their median times.
+func rounds(n int, a, b func() (time.Duration, error)) (time.Duration, time.Duration, error) {
 	var ta, tb []time.Duration
 	run := func(f func() (time.Duration, error), into *[]time.Duration) func() error {
 		return func() error {
@@ -192,7 +182,7 @@ func rounds(a, b func() (time.Duration, error)) (time.Duration, time.Duration, e
 			return err
 		}
 	}
-	for i := range *eraseRounds {
+	for i := range n {
 		steps := []func() error{run(a, &ta), run(b, &tb)}
 		if i%2 == 1 {
 			slices.Reverse(steps)
@@ -239,31 +229,6 @@ func eraseRow(name string, size int64, took time.Duration, tool string, toolTook
 	}
 	return row{name, fmt.Sprintf("%.0f MiB/s; %s %.0f MiB/s; %.0f%%", rate, tool, toolRate, 100*ratio),
 		fmt.Sprintf("≥ %.0f%% of %s", 100*eraseTarget, tool), v}
-}
-
-// startBenchTgtd starts a tgtd on a free control port and loopback portal.
-func startBenchTgtd(ctx context.Context, log string) (*tgt.Daemon, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	portal := l.Addr().String()
-	l.Close()
-	for range 100 {
-		ctl := 10000 + rand.IntN(22000) // tgtd accepts control ports up to 32767
-		if _, err := os.Stat("/var/run/tgtd/socket." + strconv.Itoa(ctl) + ".lock"); !errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		d, err := tgt.Start(ctx, tgt.Options{ControlPort: ctl, Portal: portal, LogPath: log})
-		if err != nil {
-			return nil, err
-		}
-		if !d.Owned() {
-			return nil, fmt.Errorf("tgtd control port %d is taken", ctl)
-		}
-		return d, nil
-	}
-	return nil, errors.New("no free tgtd control port")
 }
 
 // readChars is rchar of /proc/PID/io: bytes the process read through read-like

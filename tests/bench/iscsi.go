@@ -19,6 +19,7 @@ import (
 var (
 	iscsiImageSize = flag.Int64("iscsi-image-size", 1<<30, "bytes of the random raw image the iscsi section writes (a multiple of 1 MiB)")
 	iscsiWorkers   = flag.Int("iscsi-workers", 4, "parallel writers of the conductor's write path ([iscsi] write_workers, default 4)")
+	iscsiRounds    = flag.Int("iscsi-rounds", 3, "writes of each image by Ferric and by qemu-img, alternating which goes first; the medians are compared")
 )
 
 // iscsiTarget is how much faster than qemu-img the conductor's write path
@@ -31,7 +32,9 @@ const iscsiTarget = 2.0
 // back and compare, SYNCHRONIZE CACHE, logout), then with `qemu-img
 // convert` onto the same LUN (login, write, flush, logout), and copies the
 // raw file locally with dd, all in one run so they share the machine's
-// load. Random data has no zero runs, so every tool moves every byte.
+// load: each image is written -iscsi-rounds times by each, alternating which
+// goes first, and the medians are compared. Random data has no zero runs,
+// so every tool moves every byte.
 func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 	size := *iscsiImageSize
 	if size <= 0 || size%(1<<20) != 0 {
@@ -66,19 +69,12 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 	if err := command(ctx, "sync"); err != nil {
 		return nil, err
 	}
-	daemon, err := startBenchTgtd(ctx, filepath.Join(work, "tgtd.log"))
+	const iqn = "iqn.2026-12.io.ferricbm.bench:iscsi"
+	daemon, stop, err := exportBenchLUN(ctx, work, iqn, lunFile)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err := daemon.Stop(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: stop tgtd:", err)
-		}
-	}()
-	const iqn = "iqn.2026-12.io.ferricbm.bench:iscsi"
-	if err := daemon.Export(ctx, iqn, lunFile); err != nil {
-		return nil, err
-	}
+	defer stop()
 	lunURL := fmt.Sprintf("iscsi://%s/%s/1", daemon.Portal(), iqn)
 	// An untimed first write puts the LUN's file in the state every
 	// measured write finds it in; the first write after allocation is
@@ -88,6 +84,8 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 	}
 	fmt.Printf("load average %s\n", loadAverage())
 
+	mib := float64(size) / (1 << 20)
+	rate := func(d time.Duration) float64 { return mib / d.Seconds() }
 	timed := func(name string, f func() error) (time.Duration, error) {
 		start := time.Now()
 		err := f()
@@ -95,75 +93,74 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", name, err)
 		}
-		fmt.Printf("  %-34s %8s  %5.0f MiB/s\n", name, took.Round(time.Millisecond), float64(size)/(1<<20)/took.Seconds())
+		fmt.Printf("  %-34s %8s  %5.0f MiB/s\n", name, took.Round(time.Millisecond), rate(took))
 		return took, nil
 	}
-	var writeOnly time.Duration
-	ferric := func(path string) func() error {
-		return func() error {
-			img, err := image.Open(path)
-			if err != nil {
-				return err
-			}
-			defer img.Close()
-			start := time.Now()
-			_, err = iscsi.BenchSession(ctx, daemon.Portal(), iqn, func(ctx context.Context, lun *iscsi.LUN) error {
-				_, err := disk.WriteWholeDiskImage(ctx, lun.Device(ctx), img, disk.WholeDiskOptions{Write: disk.Options{
-					// What the conductor passes: [iscsi] write_workers and a
-					// progress callback, whose last call ends the writing.
-					Workers: *iscsiWorkers,
-					Progress: func(p disk.Progress) {
-						if p.Done == p.Total {
-							writeOnly = time.Since(start)
-						}
-					},
-				}})
+	// writing collects, per format, how long the writing took before the
+	// last part of the verification and the final flush.
+	writing := map[string][]time.Duration{}
+	ferric := func(path, format string) func() (time.Duration, error) {
+		return func() (time.Duration, error) {
+			return timed("ferric, "+format+" (write + verify)", func() error {
+				img, err := image.Open(path)
+				if err != nil {
+					return err
+				}
+				defer img.Close()
+				start := time.Now()
+				_, err = iscsi.BenchSession(ctx, daemon.Portal(), iqn, func(ctx context.Context, lun *iscsi.LUN) error {
+					_, err := disk.WriteWholeDiskImage(ctx, lun.Device(ctx), img, disk.WholeDiskOptions{Write: disk.Options{
+						// What the conductor passes: [iscsi] write_workers and a
+						// progress callback, whose last call ends the writing.
+						Workers: *iscsiWorkers,
+						Progress: func(p disk.Progress) {
+							if p.Done == p.Total {
+								writing[format] = append(writing[format], time.Since(start))
+							}
+						},
+					}})
+					return err
+				})
 				return err
 			})
-			return err
 		}
 	}
-	qemu := func(path, format string) func() error {
-		return func() error {
-			return command(ctx, "qemu-img", "convert", "-n", "-f", format, "-O", "raw", path, lunURL)
+	qemu := func(path, format string) func() (time.Duration, error) {
+		return func() (time.Duration, error) {
+			return timed("qemu-img convert, "+format, func() error {
+				return command(ctx, "qemu-img", "convert", "-n", "-f", format, "-O", "raw", path, lunURL)
+			})
 		}
 	}
-	var took [5]time.Duration
-	var writes [2]time.Duration
-	for i, m := range []struct {
-		name string
-		run  func() error
-	}{
-		{"ferric, raw (write + verify)", ferric(raw)},
-		{"qemu-img convert, raw", qemu(raw, "raw")},
-		{"ferric, qcow2 (write + verify)", ferric(qcow)},
-		{"qemu-img convert, qcow2", qemu(qcow, "qcow2")},
-		{"local dd of the raw file", func() error {
-			return command(ctx, "dd", "if="+raw, "of="+ddFile, "bs=4M", "conv=fsync,notrunc")
-		}},
-	} {
-		if took[i], err = timed(m.name, m.run); err != nil {
+	type result struct{ ferric, qemu time.Duration }
+	var results []result
+	for _, f := range []struct{ path, format string }{{raw, "raw"}, {qcow, "qcow2"}} {
+		fmt.Printf("%s image, %d rounds ...\n", f.format, *iscsiRounds)
+		a, b, err := rounds(*iscsiRounds, ferric(f.path, f.format), qemu(f.path, f.format))
+		if err != nil {
 			return nil, err
 		}
-		if i == 0 || i == 2 {
-			writes[i/2] = writeOnly
-		}
+		results = append(results, result{a, b})
+	}
+	ddTook, err := timed("local dd of the raw file", func() error {
+		return command(ctx, "dd", "if="+raw, "of="+ddFile, "bs=4M", "conv=fsync,notrunc")
+	})
+	if err != nil {
+		return nil, err
 	}
 	fmt.Printf("load average %s\n", loadAverage())
-	mib := float64(size) / (1 << 20)
-	rate := func(d time.Duration) float64 { return mib / d.Seconds() }
-	dd := rate(took[4])
+	dd := rate(ddTook)
 	var rows []row
 	for i, format := range []string{"raw", "qcow2"} {
-		f, q := rate(took[2*i]), rate(took[2*i+1])
+		f, q := rate(results[i].ferric), rate(results[i].qemu)
 		v := "yes"
 		if f/q < iscsiTarget {
 			v = "NO"
 		}
 		rows = append(rows, row{
-			fmt.Sprintf("iSCSI write of a %d MiB random %s image (vs qemu-img)", size>>20, format),
+			fmt.Sprintf("iSCSI write of a %d MiB random %s image (vs qemu-img, medians of %d)", size>>20, format, *iscsiRounds),
 			fmt.Sprintf("%.0f MiB/s (writing alone %.0f); qemu-img %.0f MiB/s; %.2f×; local dd %.0f MiB/s, %.0f%% of it",
-				f, rate(writes[i]), q, f/q, dd, 100*f/dd),
+				f, rate(median(writing[format])), q, f/q, dd, 100*f/dd),
 			fmt.Sprintf("≥ %.0f× qemu-img", iscsiTarget), v})
 	}
 	return rows, nil

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/tests/harness"
 	"github.com/ferricbm/ferric/tests/lab"
 )
@@ -154,4 +158,48 @@ func (c conductorCost) rows(what string) []row {
 		{"conductor CPU during those " + what, fmt.Sprintf("%.1f s (%.0f%% of one core)", c.cpu, 100*c.cpu/c.took.Seconds()), "-", ""},
 		{"conductor peak RSS (VmHWM)", fmt.Sprintf("%d MiB", c.peak>>20), "-", ""},
 	}
+}
+
+// startBenchTgtd starts a tgtd on a free control port and loopback portal.
+func startBenchTgtd(ctx context.Context, log string) (*tgt.Daemon, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	portal := l.Addr().String()
+	l.Close()
+	for range 100 {
+		ctl := 10000 + rand.IntN(22000) // tgtd accepts control ports up to 32767
+		if _, err := os.Stat("/var/run/tgtd/socket." + strconv.Itoa(ctl) + ".lock"); !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		d, err := tgt.Start(ctx, tgt.Options{ControlPort: ctl, Portal: portal, LogPath: log})
+		if err != nil {
+			return nil, err
+		}
+		if !d.Owned() {
+			return nil, fmt.Errorf("tgtd control port %d is taken", ctl)
+		}
+		return d, nil
+	}
+	return nil, errors.New("no free tgtd control port")
+}
+
+// exportBenchLUN starts a tgtd for a bench section, logging into work, and
+// exports file as the first disk LUN of target iqn; stop ends the daemon.
+func exportBenchLUN(ctx context.Context, work, iqn, file string) (daemon *tgt.Daemon, stop func(), err error) {
+	daemon, err = startBenchTgtd(ctx, filepath.Join(work, "tgtd.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	stop = func() {
+		if err := daemon.Stop(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: stop tgtd:", err)
+		}
+	}
+	if err := daemon.Export(ctx, iqn, file); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return daemon, stop, nil
 }
