@@ -10,12 +10,8 @@ package clean_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -61,54 +57,26 @@ const (
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	bin := steps.BuildBinaries()
+	suite := steps.NewLabSuite(ctx, "clean")
+	workDir, imageURL = suite.WorkDir, suite.ImageURL
+	deployKernel, deployRamdisk = suite.DeployKernel, suite.DeployRamdisk
 	root, err := harness.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
-	agent, err := lab.BuildAgent(ctx, root, bin)
-	Expect(err).NotTo(HaveOccurred())
-	ferricctl = filepath.Join(bin, "ferricctl")
+	ferricctl = filepath.Join(suite.Bin, "ferricctl")
 	build := exec.CommandContext(ctx, "go", "build", "-o", ferricctl, "./ferricctl")
 	build.Dir = filepath.Join(root, "cmd")
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "%s", out)
 
-	workDir, err = os.MkdirTemp("", "ferric-e2e-clean-")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(os.RemoveAll, workDir)
-	dirs, err := lab.MakeDirs(filepath.Join(workDir, "conductor"))
-	Expect(err).NotTo(HaveOccurred())
-	served := filepath.Join(workDir, "served")
-	Expect(os.MkdirAll(served, 0o755)).To(Succeed())
-	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
-	DeferCleanup(srv.Close)
-	imageURL = srv.URL
-	deployKernel = filepath.Join(workDir, "deploy.kernel")
-	deployRamdisk = filepath.Join(workDir, "deploy.initramfs")
-	Expect(os.WriteFile(deployKernel, []byte("not a kernel: the lab runs ferric-agent"), 0o644)).To(Succeed())
-	Expect(os.WriteFile(deployRamdisk, []byte("not a ramdisk"), 0o644)).To(Succeed())
-
-	portalPort, err := lab.FreeTCPPort()
-	Expect(err).NotTo(HaveOccurred())
-
-	db := steps.NewDatabase("clean")
 	timings := harness.FastTimings
 	timings.CallbackTimeout = callbackTimeout
-	base := lab.Configure(harness.BaseConfig(db.Connection(), "amqp", timings), dirs, portalPort, 0).
-		Set("agent", "agent_erase_devices_priority", eraseFirstPriority)
-	deployment = steps.NewDeployment(bin, base)
-	Expect(deployment.DBSync(ctx)).To(Succeed())
-	_, err = deployment.StartAPI(ctx, "api")
-	Expect(err).NotTo(HaveOccurred())
-	lab.SetAPIURL(deployment.Base, deployment.APIURL)
+	base := suite.Config(timings, 0).Set("agent", "agent_erase_devices_priority", eraseFirstPriority)
+	deployment = suite.StartAPI(ctx, base)
 	for _, name := range []string{"conductor-a", "conductor-b"} {
 		conductors = append(conductors, startConductor(ctx, name))
 	}
 	client = steps.Client(context.Background(), deployment.APIURL)
-
-	theLab, err = lab.Start(ctx, lab.Options{Nodes: 4, AgentBinary: agent, TFTPRoot: dirs.TFTPRoot,
-		DiskSize: diskSize, PortalPort: portalPort, TempDir: workDir})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(theLab.Stop()).To(Succeed()) })
+	theLab = suite.StartLab(ctx, 4, diskSize)
 }, NodeTimeout(harness.ReadyTimeout*4))
 
 // startConductor starts (or restarts) a conductor. Each has a boot file
@@ -130,13 +98,5 @@ func startConductor(ctx context.Context, name string) *harness.Service {
 }
 
 var _ = AfterEach(func() {
-	steps.ReportLogsIfFailed(deployment)
-	if CurrentSpecReport().Failed() && theLab != nil {
-		for _, n := range theLab.Nodes {
-			if b, err := os.ReadFile(n.AgentLog()); err == nil {
-				lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-				AddReportEntry(n.Name+" agent log", strings.Join(lines[max(0, len(lines)-60):], "\n"))
-			}
-		}
-	}
+	steps.ReportLabLogsIfFailed(deployment, theLab)
 })

@@ -399,11 +399,3 @@ func output(name string, args ...string) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-func tail(s string, lines int) string {
-	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
-}

@@ -8,10 +8,6 @@ package deploy_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -50,36 +46,15 @@ var (
 const callbackTimeout = 90 * time.Second
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	bin := steps.BuildBinaries()
-	root, err := harness.RepoRoot()
-	Expect(err).NotTo(HaveOccurred())
-	agent, err := lab.BuildAgent(ctx, root, bin)
-	Expect(err).NotTo(HaveOccurred())
-
-	workDir, err = os.MkdirTemp("", "ferric-e2e-deploy-")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(os.RemoveAll, workDir)
-	dirs, err = lab.MakeDirs(filepath.Join(workDir, "conductor"))
-	Expect(err).NotTo(HaveOccurred())
-	imagesDir := filepath.Join(workDir, "served")
-	Expect(os.MkdirAll(imagesDir, 0o755)).To(Succeed())
-	srv := httptest.NewServer(http.FileServer(http.Dir(imagesDir)))
-	DeferCleanup(srv.Close)
-	imageURL = srv.URL
-	deployKernel = filepath.Join(workDir, "deploy.kernel")
-	deployRamdisk = filepath.Join(workDir, "deploy.initramfs")
-	Expect(os.WriteFile(deployKernel, []byte("not a kernel: the lab runs ferric-agent"), 0o644)).To(Succeed())
-	Expect(os.WriteFile(deployRamdisk, []byte("not a ramdisk"), 0o644)).To(Succeed())
-
-	portalPort, err := lab.FreeTCPPort()
-	Expect(err).NotTo(HaveOccurred())
+	suite := steps.NewLabSuite(ctx, "deploy")
+	workDir, imageURL, dirs = suite.WorkDir, suite.ImageURL, suite.Dirs
+	deployKernel, deployRamdisk = suite.DeployKernel, suite.DeployRamdisk
 	httpPort, err := lab.FreeTCPPort()
 	Expect(err).NotTo(HaveOccurred())
 
-	db := steps.NewDatabase("deploy")
 	timings := harness.FastTimings
 	timings.CallbackTimeout = callbackTimeout
-	base := lab.Configure(harness.BaseConfig(db.Connection(), "amqp", timings), dirs, portalPort, httpPort)
+	base := suite.Config(timings, httpPort)
 	// Provide and undeploy go straight to available: cleaning through the
 	// ramdisk has its own suite (tests/e2e/clean), and erasing the lab's
 	// 3 GiB disks before every deploy would only slow this one down.
@@ -87,30 +62,16 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	glance = glancetest.NewServer()
 	DeferCleanup(glance.Close)
 	base.Set("glance", "auth_type", "none").Set("glance", "endpoint_override", glance.URL)
-	deployment = steps.NewDeployment(bin, base)
-	Expect(deployment.DBSync(ctx)).To(Succeed())
-	_, err = deployment.StartAPI(ctx, "api")
-	Expect(err).NotTo(HaveOccurred())
-	lab.SetAPIURL(deployment.Base, deployment.APIURL)
+	deployment = suite.StartAPI(ctx, base)
 	_, err = deployment.StartConductor(ctx, "conductor")
 	Expect(err).NotTo(HaveOccurred())
 	client = steps.Client(context.Background(), deployment.APIURL)
 
 	// Partition images with root_gb 1 and ephemeral_gb 1 need more than
 	// 2 GiB; the disk files are sparse.
-	theLab, err = lab.Start(ctx, lab.Options{Nodes: 4, AgentBinary: agent, TFTPRoot: dirs.TFTPRoot,
-		DiskSize: 3 << 30, PortalPort: portalPort, TempDir: workDir})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(theLab.Stop()).To(Succeed()) })
+	theLab = suite.StartLab(ctx, 4, 3<<30)
 }, NodeTimeout(harness.ReadyTimeout*4))
 
 var _ = AfterEach(func() {
-	steps.ReportLogsIfFailed(deployment)
-	if CurrentSpecReport().Failed() && theLab != nil {
-		for _, n := range theLab.Nodes {
-			if b, err := os.ReadFile(n.AgentLog()); err == nil {
-				AddReportEntry(n.Name+" agent log", tail(string(b), 60))
-			}
-		}
-	}
+	steps.ReportLabLogsIfFailed(deployment, theLab)
 })
