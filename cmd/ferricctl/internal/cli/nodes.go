@@ -352,18 +352,21 @@ func nodeProvision(s *session, verb string, target nodes.TargetProvisionState, s
 		Use:   verb + " <node>",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return s.changeProvisionState(cmd.Context(), args[0], nodes.ProvisionStateOpts{Target: target})
-		},
+		RunE: s.onNode(func(ctx context.Context, c *gophercloud.ServiceClient, node string) error {
+			return nodes.ChangeProvisionState(ctx, c, node, nodes.ProvisionStateOpts{Target: target}).ExtractErr()
+		}),
 	}
 }
 
-func (s *session) changeProvisionState(ctx context.Context, node string, opts nodes.ProvisionStateOpts) error {
-	c, err := s.baremetal(ctx, "")
-	if err != nil {
-		return err
+// onNode runs call on the node the command's argument names.
+func (s *session) onNode(call func(ctx context.Context, c *gophercloud.ServiceClient, node string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := s.baremetal(cmd.Context(), "")
+		if err != nil {
+			return err
+		}
+		return call(cmd.Context(), c, args[0])
 	}
-	return nodes.ChangeProvisionState(ctx, c, node, opts).ExtractErr()
 }
 
 func nodeClean(s *session) *cobra.Command {
@@ -377,7 +380,10 @@ func nodeClean(s *session) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.changeProvisionState(cmd.Context(), args[0], nodes.ProvisionStateOpts{Target: nodes.TargetClean, CleanSteps: list})
+			return s.onNode(func(ctx context.Context, c *gophercloud.ServiceClient, node string) error {
+				opts := nodes.ProvisionStateOpts{Target: nodes.TargetClean, CleanSteps: list}
+				return nodes.ChangeProvisionState(ctx, c, node, opts).ExtractErr()
+			})(cmd, args)
 		},
 	}
 	cmd.Flags().StringVar(&steps, "clean-steps", "",
@@ -417,26 +423,18 @@ func nodeMaintenance(s *session) *cobra.Command {
 		Use:   "set <node>",
 		Short: "Put a node in maintenance",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := s.baremetal(cmd.Context(), "")
-			if err != nil {
-				return err
-			}
-			return nodes.SetMaintenance(cmd.Context(), c, args[0], nodes.MaintenanceOpts{Reason: reason}).ExtractErr()
-		},
+		RunE: s.onNode(func(ctx context.Context, c *gophercloud.ServiceClient, node string) error {
+			return nodes.SetMaintenance(ctx, c, node, nodes.MaintenanceOpts{Reason: reason}).ExtractErr()
+		}),
 	}
 	set.Flags().StringVar(&reason, "reason", "", "why, shown as the node's maintenance_reason")
 	unset := &cobra.Command{
 		Use:   "unset <node>",
 		Short: "Take a node out of maintenance (clearing its fault)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := s.baremetal(cmd.Context(), "")
-			if err != nil {
-				return err
-			}
-			return nodes.UnsetMaintenance(cmd.Context(), c, args[0]).ExtractErr()
-		},
+		RunE: s.onNode(func(ctx context.Context, c *gophercloud.ServiceClient, node string) error {
+			return nodes.UnsetMaintenance(ctx, c, node).ExtractErr()
+		}),
 	}
 	cmd := group("maintenance", "Put a node in or out of maintenance")
 	cmd.AddCommand(set, unset)
@@ -449,13 +447,9 @@ func nodePower(s *session, verb string, target nodes.TargetPowerState) *cobra.Co
 		Use:   verb + " <node>",
 		Short: "Power a node " + verb,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := s.baremetal(cmd.Context(), "")
-			if err != nil {
-				return err
-			}
-			return nodes.ChangePowerState(cmd.Context(), c, args[0], nodes.PowerStateOpts{Target: target, Timeout: timeout}).ExtractErr()
-		},
+		RunE: s.onNode(func(ctx context.Context, c *gophercloud.ServiceClient, node string) error {
+			return nodes.ChangePowerState(ctx, c, node, nodes.PowerStateOpts{Target: target, Timeout: timeout}).ExtractErr()
+		}),
 	}
 	cmd.Flags().IntVar(&timeout, "power-timeout", 0, "seconds to wait for the power state change (API 1.27+)")
 	return cmd
