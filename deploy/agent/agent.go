@@ -319,7 +319,9 @@ func (a *Agent) heartbeatLoop(ctx context.Context, nodeUUID string, timeout time
 		if err != nil && ctx.Err() == nil {
 			a.log.WithError(err).Warn("Heartbeat failed")
 			next = min(errDelay, next)
-			errDelay = time.Duration(float64(errDelay) * 2.7)
+			// Capped: left to grow, the float product overflows into a
+			// negative delay and the loop spins.
+			errDelay = min(errDelay*27/10, timeout)
 		} else {
 			errDelay = time.Second
 		}

@@ -121,7 +121,7 @@ var _ driver.CleanStepper = (*Deploy)(nil)
 // noop network interfaces have no cleaning network to add (Ironic's
 // Neutron cleaning ports have no counterpart here).
 func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (string, error) {
-	_, drv, err := asConductorTask(t)
+	ct, drv, err := asConductorTask(t)
 	if err != nil {
 		return "", err
 	}
@@ -150,6 +150,11 @@ func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (str
 	}
 	if err := drv.Management.SetBootDevice(ctx, t, "pxe", false); err != nil {
 		return "", fmt.Errorf("set boot device to pxe: %w", err)
+	}
+	// The new ramdisk may look the node up before this worker ends: it
+	// must find the old agent token gone, or it gets no token of its own.
+	if err := ct.Save(ctx); err != nil {
+		return "", err
 	}
 	if err := d.reboot(ctx, t, drv); err != nil {
 		return "", err

@@ -145,6 +145,10 @@ var _ = Describe("Cleaning lab nodes in-band", Ordered, func() {
 		Expect(node.PXEConfigPath()).NotTo(BeAnExistingFile())
 		steps.Provision(ctx, client, uuid, nodes.TargetManage)
 		waitState(ctx, uuid, "manageable")
+
+		By("cleaning again with a ramdisk that answers: the aborted clean left nothing in the way")
+		node.SetMode(lab.ModeAuto)
+		provide(ctx, uuid)
 	}, SpecTimeout(cleanTimeout))
 
 	It("fails the clean when the agent stops heartbeating in the middle of a step", func(ctx SpecContext) {
