@@ -61,10 +61,11 @@ func (a *apiClient) provision(ctx context.Context, uuid, verb string) error {
 	return err
 }
 
-// waitState polls until every node of uuids is in state, or timeout, and
-// returns how many got there. It lists by provision_state (1.9) with only
-// the uuid field (1.8), following markers.
-func (a *apiClient) waitState(ctx context.Context, state string, uuids []string, timeout time.Duration) (int, error) {
+// waitState polls until every node of uuids is in state (or, when
+// failState is set, in state or failState), or timeout, and returns how
+// many reached state. It lists by provision_state (1.9) with only the uuid
+// field (1.8), following markers.
+func (a *apiClient) waitState(ctx context.Context, state, failState string, uuids []string, timeout time.Duration) (int, error) {
 	want := make(map[string]bool, len(uuids))
 	for _, u := range uuids {
 		want[u] = true
@@ -75,7 +76,13 @@ func (a *apiClient) waitState(ctx context.Context, state string, uuids []string,
 		if err != nil {
 			return 0, err
 		}
-		if reached == len(want) || time.Now().After(deadline) {
+		failed := 0
+		if failState != "" {
+			if failed, err = a.countInState(ctx, failState, want); err != nil {
+				return 0, err
+			}
+		}
+		if reached+failed == len(want) || time.Now().After(deadline) {
 			return reached, nil
 		}
 		time.Sleep(50 * time.Millisecond)

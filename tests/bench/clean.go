@@ -57,7 +57,7 @@ func benchClean(ctx context.Context, s settings) ([]row, error) {
 			return nil, err
 		}
 	}
-	if got, err := api.waitState(ctx, "manageable", uuids, 2*time.Minute); err != nil || got != len(uuids) {
+	if got, err := api.waitState(ctx, "manageable", "", uuids, 2*time.Minute); err != nil || got != len(uuids) {
 		return nil, fmt.Errorf("%d of %d nodes reached manageable: %v%s", got, len(uuids), err, stragglers(ctx, api, uuids, "manageable"))
 	}
 
@@ -69,7 +69,7 @@ func benchClean(ctx context.Context, s settings) ([]row, error) {
 				return err
 			}
 		}
-		got, err = waitCleaned(ctx, api, uuids)
+		got, err = api.waitState(ctx, "available", "clean failed", uuids, cleanTimeout)
 		return err
 	})
 	if err != nil {
@@ -85,30 +85,6 @@ func benchClean(ctx context.Context, s settings) ([]row, error) {
 		{fmt.Sprintf("%d lab nodes cleaned at once (%d MiB disks, 2 passes)", len(uuids), *cleanDiskSize>>20),
 			fmt.Sprintf("%s, %.0f MiB/s erased overall", measured, written/cost.took.Seconds()), "-", ""},
 	}, cost.rows("cleans")...), nil
-}
-
-// waitCleaned waits until every node is available or clean failed, and
-// returns how many are available.
-func waitCleaned(ctx context.Context, api *apiClient, uuids []string) (int, error) {
-	want := make(map[string]bool, len(uuids))
-	for _, u := range uuids {
-		want[u] = true
-	}
-	deadline := time.Now().Add(cleanTimeout)
-	for {
-		available, err := api.countInState(ctx, "available", want)
-		if err != nil {
-			return 0, err
-		}
-		failed, err := api.countInState(ctx, "clean failed", want)
-		if err != nil {
-			return 0, err
-		}
-		if available+failed == len(uuids) || time.Now().After(deadline) {
-			return available, nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // enrolLabNode creates an ipmi node for a lab node, with its port, and

@@ -83,7 +83,7 @@ func benchDeploy(ctx context.Context, s settings) ([]row, error) {
 		}
 	}
 	waitAll := func(state string) error {
-		if got, err := api.waitState(ctx, state, uuids, 2*time.Minute); err != nil || got != len(uuids) {
+		if got, err := api.waitState(ctx, state, "", uuids, 2*time.Minute); err != nil || got != len(uuids) {
 			return fmt.Errorf("%d of %d nodes reached %s: %v%s", got, len(uuids), state, err, stragglers(ctx, api, uuids, state))
 		}
 		return nil
@@ -117,7 +117,7 @@ func benchDeploy(ctx context.Context, s settings) ([]row, error) {
 				return err
 			}
 		}
-		got, err = waitDeployed(ctx, api, uuids)
+		got, err = api.waitState(ctx, "active", "deploy failed", uuids, labDeployTimeout)
 		return err
 	})
 	if err != nil {
@@ -134,30 +134,6 @@ func benchDeploy(ctx context.Context, s settings) ([]row, error) {
 		{fmt.Sprintf("%d lab nodes deployed at once (%d MiB qcow2 whole-disk image)", len(uuids), *deployImageSize>>20),
 			fmt.Sprintf("%s, %.0f MiB/s written overall", measured, written/cost.took.Seconds()), "-", ""},
 	}, cost.rows("deploys")...), nil
-}
-
-// waitDeployed waits until every node is active or deploy failed, or
-// labDeployTimeout, and returns how many are active.
-func waitDeployed(ctx context.Context, api *apiClient, uuids []string) (int, error) {
-	want := make(map[string]bool, len(uuids))
-	for _, u := range uuids {
-		want[u] = true
-	}
-	deadline := time.Now().Add(labDeployTimeout)
-	for {
-		active, err := api.countInState(ctx, "active", want)
-		if err != nil {
-			return 0, err
-		}
-		failed, err := api.countInState(ctx, "deploy failed", want)
-		if err != nil {
-			return 0, err
-		}
-		if active+failed == len(want) || time.Now().After(deadline) {
-			return active, nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func md5sum(path string) (string, error) {

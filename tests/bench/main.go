@@ -369,7 +369,7 @@ func deploy(ctx context.Context, api *apiClient, uuids []string, concurrency int
 		if res.errors > 0 {
 			fmt.Printf("  %s: %d requests refused, first: %v\n", p.verb, res.errors, res.firstErr)
 		}
-		reached, err := api.waitState(ctx, p.state, uuids, 2*time.Minute)
+		reached, err := api.waitState(ctx, p.state, "", uuids, 2*time.Minute)
 		if err != nil {
 			return 0, 0, err
 		}
