@@ -87,7 +87,7 @@ func benchLocalErase(ctx context.Context, work string, size int64) ([]row, error
 		{"random pass", erase.Options{Iterations: 1}},
 	} {
 		fmt.Printf("agent erase, %s, beside dd ...\n", c.name)
-		eraseTime, ddTime, err := rounds(*eraseRounds, func() (time.Duration, error) {
+		took, err := rounds(*eraseRounds, func() (time.Duration, error) {
 			start := time.Now()
 			_, err := erase.Device(ctx, path, c.opts)
 			return time.Since(start), err
@@ -96,7 +96,7 @@ func benchLocalErase(ctx context.Context, work string, size int64) ([]row, error
 			return nil, err
 		}
 		rows = append(rows, eraseRow(fmt.Sprintf("agent erase %s, %d MiB file (vs dd)", c.name, size>>20),
-			size, eraseTime, "dd", ddTime))
+			size, took[0], "dd", took[1]))
 	}
 	return rows, nil
 }
@@ -122,7 +122,7 @@ func benchISCSIErase(ctx context.Context, work string, size int64) ([]row, error
 		}
 	}
 	const iqn = "iqn.2026-12.io.ferricbm.bench:erase"
-	daemon, stop, err := exportBenchLUN(ctx, work, iqn, lunFile)
+	daemon, stop, err := exportBenchLUN(ctx, work, iqn, lunFile, false)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func benchISCSIErase(ctx context.Context, work string, size int64) ([]row, error
 		}
 		return took, nil
 	}
-	eraseTime, qemuTime, err := rounds(*eraseRounds, func() (time.Duration, error) {
+	took, err := rounds(*eraseRounds, func() (time.Duration, error) {
 		return received(func() error { return overwriteLUN(ctx, daemon.Portal(), iqn) })
 	}, func() (time.Duration, error) {
 		return received(func() error {
@@ -168,32 +168,28 @@ func benchISCSIErase(ctx context.Context, work string, size int64) ([]row, error
 		return nil, err
 	}
 	return []row{eraseRow(fmt.Sprintf("conductor erase over iSCSI, zero pass, %d MiB (vs qemu-img)", size>>20),
-		size, eraseTime, "qemu-img", qemuTime)}, nil
+		size, took[0], "qemu-img", took[1])}, nil
 }
 
-// rounds runs a and b n times each, alternating which goes first, and returns
-// their median times.
-func rounds(n int, a, b func() (time.Duration, error)) (time.Duration, time.Duration, error) {
-	var ta, tb []time.Duration
-	run := func(f func() (time.Duration, error), into *[]time.Duration) func() error {
-		return func() error {
-			d, err := f()
-			*into = append(*into, d)
-			return err
-		}
-	}
+// rounds runs each of fs n times, rotating which goes first from round to
+// round so that they share the machine's load, and returns their medians.
+func rounds(n int, fs ...func() (time.Duration, error)) ([]time.Duration, error) {
+	took := make([][]time.Duration, len(fs))
 	for i := range n {
-		steps := []func() error{run(a, &ta), run(b, &tb)}
-		if i%2 == 1 {
-			slices.Reverse(steps)
-		}
-		for _, step := range steps {
-			if err := step(); err != nil {
-				return 0, 0, err
+		for k := range fs {
+			j := (i + k) % len(fs)
+			d, err := fs[j]()
+			if err != nil {
+				return nil, err
 			}
+			took[j] = append(took[j], d)
 		}
 	}
-	return median(ta), median(tb), nil
+	medians := make([]time.Duration, len(fs))
+	for j, ds := range took {
+		medians[j] = median(ds)
+	}
+	return medians, nil
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -30,11 +30,13 @@ const iscsiTarget = 2.0
 // a LUN of a tgtd over loopback through the conductor's write path
 // (disk.WriteWholeDiskImage over Ferric's initiator: login, write, read
 // back and compare, SYNCHRONIZE CACHE, logout), then with `qemu-img
-// convert` onto the same LUN (login, write, flush, logout), and copies the
-// raw file locally with dd, all in one run so they share the machine's
-// load: each image is written -iscsi-rounds times by each, alternating which
-// goes first, and the medians are compared. Random data has no zero runs,
-// so every tool moves every byte.
+// convert` onto the same LUN (login, write, flush, logout) and onto a LUN
+// of a second tgtd with its stock settings, as a ramdisk that does not tune
+// it runs (Ironic's), and copies the raw file locally with dd, all in one run
+// so they share the machine's load: each image is written -iscsi-rounds
+// times by each, rotating which goes first, and the medians are compared.
+// The first tgtd is tuned as the deploy agent runs it (deploy/agent/tgt).
+// Random data has no zero runs, so every tool moves every byte.
 func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 	size := *iscsiImageSize
 	if size <= 0 || size%(1<<20) != 0 {
@@ -48,8 +50,8 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 		return nil, err
 	}
 	defer done()
-	raw, qcow, lunFile, ddFile := filepath.Join(work, "image.raw"), filepath.Join(work, "image.qcow2"),
-		filepath.Join(work, "lun.img"), filepath.Join(work, "dd.img")
+	raw, qcow, ddFile := filepath.Join(work, "image.raw"), filepath.Join(work, "image.qcow2"), filepath.Join(work, "dd.img")
+	lunFile, stockFile := filepath.Join(work, "lun.img"), filepath.Join(work, "stock.img")
 	fmt.Printf("writing a %d MiB random image and its qcow2 copy ...\n", size>>20)
 	if err := randomImage(raw, size); err != nil {
 		return nil, err
@@ -61,7 +63,7 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 	// measurement overwrites allocated blocks; then everything written so
 	// far goes to disk, so its write-back does not slow the first
 	// measurements down.
-	for _, f := range []string{lunFile, ddFile} {
+	for _, f := range []string{lunFile, stockFile, ddFile} {
 		if err := command(ctx, "dd", "if=/dev/zero", "of="+f, "bs=4M", "conv=fsync", fmt.Sprintf("count=%d", size/(4<<20)+1)); err != nil {
 			return nil, err
 		}
@@ -70,17 +72,25 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 		return nil, err
 	}
 	const iqn = "iqn.2026-12.io.ferricbm.bench:iscsi"
-	daemon, stop, err := exportBenchLUN(ctx, work, iqn, lunFile)
+	daemon, stop, err := exportBenchLUN(ctx, work, iqn, lunFile, false)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
+	stockDaemon, stopStock, err := exportBenchLUN(ctx, work, iqn, stockFile, true)
+	if err != nil {
+		return nil, err
+	}
+	defer stopStock()
 	lunURL := fmt.Sprintf("iscsi://%s/%s/1", daemon.Portal(), iqn)
-	// An untimed first write puts the LUN's file in the state every
+	stockURL := fmt.Sprintf("iscsi://%s/%s/1", stockDaemon.Portal(), iqn)
+	// An untimed first write puts each LUN's file in the state every
 	// measured write finds it in; the first write after allocation is
 	// markedly slower, whichever tool makes it.
-	if err := command(ctx, "qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", raw, lunURL); err != nil {
-		return nil, err
+	for _, url := range []string{lunURL, stockURL} {
+		if err := command(ctx, "qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", raw, url); err != nil {
+			return nil, err
+		}
 	}
 	fmt.Printf("load average %s\n", loadAverage())
 
@@ -125,22 +135,24 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 			})
 		}
 	}
-	qemu := func(path, format string) func() (time.Duration, error) {
+	qemu := func(path, format, target, url string) func() (time.Duration, error) {
 		return func() (time.Duration, error) {
-			return timed("qemu-img convert, "+format, func() error {
-				return command(ctx, "qemu-img", "convert", "-n", "-f", format, "-O", "raw", path, lunURL)
+			return timed("qemu-img convert, "+format+", "+target, func() error {
+				return command(ctx, "qemu-img", "convert", "-n", "-f", format, "-O", "raw", path, url)
 			})
 		}
 	}
-	type result struct{ ferric, qemu time.Duration }
-	var results []result
+	// results holds, per format, the medians of ferric, qemu-img on the
+	// same target and qemu-img on the stock one.
+	var results [][]time.Duration
 	for _, f := range []struct{ path, format string }{{raw, "raw"}, {qcow, "qcow2"}} {
 		fmt.Printf("%s image, %d rounds ...\n", f.format, *iscsiRounds)
-		a, b, err := rounds(*iscsiRounds, ferric(f.path, f.format), qemu(f.path, f.format))
+		took, err := rounds(*iscsiRounds, ferric(f.path, f.format),
+			qemu(f.path, f.format, "same target", lunURL), qemu(f.path, f.format, "stock tgtd", stockURL))
 		if err != nil {
 			return nil, err
 		}
-		results = append(results, result{a, b})
+		results = append(results, took)
 	}
 	ddTook, err := timed("local dd of the raw file", func() error {
 		return command(ctx, "dd", "if="+raw, "of="+ddFile, "bs=4M", "conv=fsync,notrunc")
@@ -152,15 +164,16 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 	dd := rate(ddTook)
 	var rows []row
 	for i, format := range []string{"raw", "qcow2"} {
-		f, q := rate(results[i].ferric), rate(results[i].qemu)
+		f, q, stock := rate(results[i][0]), rate(results[i][1]), rate(results[i][2])
 		v := "yes"
 		if f/q < iscsiTarget {
 			v = "NO"
 		}
 		rows = append(rows, row{
 			fmt.Sprintf("iSCSI write of a %d MiB random %s image (vs qemu-img, medians of %d)", size>>20, format, *iscsiRounds),
-			fmt.Sprintf("%.0f MiB/s (writing alone %.0f); qemu-img %.0f MiB/s; %.2f×; local dd %.0f MiB/s, %.0f%% of it",
-				f, rate(median(writing[format])), q, f/q, dd, 100*f/dd),
+			fmt.Sprintf("%.0f MiB/s (writing alone %.0f); qemu-img on the same target %.0f MiB/s, %.2f×; "+
+				"qemu-img on a stock tgtd %.0f MiB/s, %.2f×; local dd %.0f MiB/s, %.0f%% of it",
+				f, rate(median(writing[format])), q, f/q, stock, f/stock, dd, 100*f/dd),
 			fmt.Sprintf("≥ %.0f× qemu-img", iscsiTarget), v})
 	}
 	return rows, nil

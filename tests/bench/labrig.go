@@ -160,8 +160,9 @@ func (c conductorCost) rows(what string) []row {
 	}
 }
 
-// startBenchTgtd starts a tgtd on a free control port and loopback portal.
-func startBenchTgtd(ctx context.Context, log string) (*tgt.Daemon, error) {
+// startBenchTgtd starts a tgtd on a free control port and loopback portal,
+// tuned as the deploy agent runs it unless stock.
+func startBenchTgtd(ctx context.Context, log string, stock bool) (*tgt.Daemon, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -173,7 +174,7 @@ func startBenchTgtd(ctx context.Context, log string) (*tgt.Daemon, error) {
 		if _, err := os.Stat("/var/run/tgtd/socket." + strconv.Itoa(ctl) + ".lock"); !errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		d, err := tgt.Start(ctx, tgt.Options{ControlPort: ctl, Portal: portal, LogPath: log})
+		d, err := tgt.Start(ctx, tgt.Options{ControlPort: ctl, Portal: portal, LogPath: log, Stock: stock})
 		if err != nil {
 			return nil, err
 		}
@@ -185,10 +186,15 @@ func startBenchTgtd(ctx context.Context, log string) (*tgt.Daemon, error) {
 	return nil, errors.New("no free tgtd control port")
 }
 
-// exportBenchLUN starts a tgtd for a bench section, logging into work, and
-// exports file as the first disk LUN of target iqn; stop ends the daemon.
-func exportBenchLUN(ctx context.Context, work, iqn, file string) (daemon *tgt.Daemon, stop func(), err error) {
-	daemon, err = startBenchTgtd(ctx, filepath.Join(work, "tgtd.log"))
+// exportBenchLUN starts a tgtd for a bench section (with tgtd's stock
+// settings if stock), logging into work, and exports file as the first disk
+// LUN of target iqn; stop ends the daemon.
+func exportBenchLUN(ctx context.Context, work, iqn, file string, stock bool) (daemon *tgt.Daemon, stop func(), err error) {
+	log := "tgtd.log"
+	if stock {
+		log = "tgtd-stock.log"
+	}
+	daemon, err = startBenchTgtd(ctx, filepath.Join(work, log), stock)
 	if err != nil {
 		return nil, nil, err
 	}

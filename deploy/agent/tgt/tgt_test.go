@@ -84,6 +84,39 @@ var _ = Describe("Daemon", func() {
 		Expect(filepath.Join("/var/run/tgtd", fmt.Sprintf("socket.%d", opts.ControlPort))).NotTo(BeAnExistingFile())
 	})
 
+	It("tunes its targets for bulk writes unless asked for tgtd's stock settings", func() {
+		negotiated := func(opts tgt.Options) iscsi.Params {
+			d, err := tgt.Start(ctx, opts)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(func() { _ = d.Stop(context.Background()) })
+			const iqn = "iqn.2008-10.org.openstack:tuning"
+			Expect(d.Export(ctx, iqn, newFile(dir, 1<<20))).To(Succeed())
+			s, err := iscsi.Dial(ctx, d.Portal(), iqn, iscsi.Options{})
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(func() { _ = s.Close() })
+			environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", d.PID()))
+			Expect(err).NotTo(HaveOccurred())
+			if opts.Stock {
+				Expect(string(environ)).NotTo(ContainSubstring("MALLOC_MMAP_THRESHOLD_"))
+			} else {
+				Expect(string(environ)).To(ContainSubstring("MALLOC_MMAP_THRESHOLD_=33554432"))
+			}
+			return s.Params()
+		}
+		tuned := negotiated(opts)
+		Expect(tuned.MaxXmitDataSegmentLength).To(Equal(256 << 10))
+		Expect(tuned.FirstBurstLength).To(Equal(1 << 20))
+		Expect(tuned.MaxBurstLength).To(Equal(1 << 20))
+		Expect(tuned.InitialR2T).To(BeFalse())
+
+		stock := opts
+		stock.Stock = true
+		stock.ControlPort, stock.Portal = controlPort(), fmt.Sprintf("127.0.0.1:%d", freePort())
+		plain := negotiated(stock)
+		Expect(plain.MaxXmitDataSegmentLength).To(Equal(8 << 10))
+		Expect(plain.InitialR2T).To(BeTrue())
+	})
+
 	It("removes a target with an initiator still logged in", func() {
 		d, err := tgt.Start(ctx, opts)
 		Expect(err).NotTo(HaveOccurred())
