@@ -210,6 +210,24 @@ var _ = Describe("agent mode", func() {
 			Eventually(func() int { return len(api.calls(path)) }).WithTimeout(5 * time.Second).Should(BeNumerically(">=", 3))
 		})
 
+		It("keeps heartbeating through a long run of failures, never faster than a few ms apart nor slower than its interval", func() {
+			cfg.HeartbeatInterval = 0
+			api.heartbeatTimeout = 0.05 // seconds: heartbeats every 15-30 ms
+			// Enough failures for a back-off growing ×2.7 from 1 s to pass
+			// the largest time.Duration, where an unbounded one went negative
+			// and the loop spun.
+			api.heartbeatFailures = 40
+			startAgent(cfg)
+			path := "/v1/heartbeat/" + api.nodeUUID
+			Eventually(func() int { return len(api.calls(path)) }).WithTimeout(10 * time.Second).Should(BeNumerically(">=", 45))
+			calls := api.calls(path)
+			for i := 1; i < len(calls); i++ {
+				gap := calls[i].At.Sub(calls[i-1].At)
+				Expect(gap).To(BeNumerically(">=", 5*time.Millisecond), "heartbeat %d", i)
+				Expect(gap).To(BeNumerically("<", 200*time.Millisecond), "heartbeat %d", i)
+			}
+		})
+
 		It("heartbeats at once when an asynchronous command finishes", func() {
 			a := startAgent(cfg)
 			path := "/v1/heartbeat/" + api.nodeUUID

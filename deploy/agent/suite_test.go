@@ -73,6 +73,7 @@ type request struct {
 	Version      string
 	AuthToken    string
 	Body         map[string]any
+	At           time.Time
 }
 
 // fakeIronic serves the ramdisk endpoints of our own API contract (lookup,
@@ -82,8 +83,9 @@ type fakeIronic struct {
 	*httptest.Server
 	mu       sync.Mutex
 	requests []request
-	// lookupFailures is how many lookups answer 404 before one succeeds.
-	lookupFailures   int
+	// lookupFailures is how many lookups answer 404 before one succeeds;
+	// heartbeatFailures how many heartbeats answer 503.
+	lookupFailures, heartbeatFailures int
 	nodeUUID         string
 	token            string
 	heartbeatTimeout float64
@@ -103,7 +105,7 @@ func newFakeIronic() *fakeIronic {
 
 func (f *fakeIronic) serve(w http.ResponseWriter, r *http.Request) {
 	req := request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(),
-		Version: r.Header.Get("X-OpenStack-Ironic-API-Version"), AuthToken: r.Header.Get("X-Auth-Token")}
+		Version: r.Header.Get("X-OpenStack-Ironic-API-Version"), AuthToken: r.Header.Get("X-Auth-Token"), At: time.Now()}
 	if data, _ := io.ReadAll(r.Body); len(data) > 0 {
 		_ = json.Unmarshal(data, &req.Body)
 	}
@@ -112,6 +114,10 @@ func (f *fakeIronic) serve(w http.ResponseWriter, r *http.Request) {
 	fail := false
 	if r.URL.Path == "/v1/lookup" && f.lookupFailures > 0 {
 		f.lookupFailures--
+		fail = true
+	}
+	if r.URL.Path == "/v1/heartbeat/"+f.nodeUUID && f.heartbeatFailures > 0 {
+		f.heartbeatFailures--
 		fail = true
 	}
 	f.mu.Unlock()
@@ -129,6 +135,10 @@ func (f *fakeIronic) serve(w http.ResponseWriter, r *http.Request) {
 				"agent_token_required": true},
 		})
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/heartbeat/"+f.nodeUUID:
+		if fail {
+			http.Error(w, `{"error_message": "Service Unavailable"}`, http.StatusServiceUnavailable)
+			return
+		}
 		w.WriteHeader(http.StatusAccepted)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/nodes/"+f.nodeUUID+"/vendor_passthru":
 		f.passthru <- req
