@@ -86,9 +86,9 @@ type fakeIronic struct {
 	// lookupFailures is how many lookups answer 404 before one succeeds;
 	// heartbeatFailures how many heartbeats answer 503.
 	lookupFailures, heartbeatFailures int
-	nodeUUID         string
-	token            string
-	heartbeatTimeout float64
+	nodeUUID                          string
+	token                             string
+	heartbeatTimeout                  float64
 	// passthruQueryOnly makes the path form of vendor passthru answer 404, like an
 	// API routing only ?method=.
 	passthruQueryOnly bool
