@@ -82,27 +82,6 @@ func (t tableColumns) selection(columns []string, extra ...string) ([]string, er
 	return out, nil
 }
 
-// fieldIndexes are the struct field indexes of columns, for scanTargets.
-func (t tableColumns) fieldIndexes(columns []string) [][]int {
-	out := make([][]int, len(columns))
-	for i, c := range columns {
-		out[i] = t.schema.FieldsByDBName[c].StructField.Index
-	}
-	return out
-}
-
-// scanTargets appends, for each field index, a pointer to that field of
-// the struct rv (addressable): rows scan straight into the model without
-// gorm's per-query statement and reflection machinery. database/sql
-// converts NULLs into nil pointers and calls the JSON columns' Scan
-// methods, exactly what gorm does for these field types.
-func scanTargets(dst []any, rv reflect.Value, fields [][]int) []any {
-	for _, idx := range fields {
-		dst = append(dst, rv.FieldByIndex(idx).Addr().Interface())
-	}
-	return dst
-}
-
 // scanRows runs q and scans each row into a new T by column name. With
 // owner set, the last column is the owning node's uuid (a join's) and goes
 // to owner(item). gorm's Find would reflect over the model for every row
@@ -120,18 +99,20 @@ func scanRows[T any](q *gorm.DB, t tableColumns, owner func(*T) *string) ([]T, e
 	if owner != nil {
 		names = names[:len(names)-1]
 	}
-	fields := t.fieldIndexes(names)
+	sc := t.layout(names).scanner()
+	defer sc.release()
 	out := []T{}
-	targets := make([]any, 0, len(names)+1)
 	for rows.Next() {
 		var zero T
 		out = append(out, zero)
 		item := &out[len(out)-1]
-		targets = scanTargets(targets[:0], reflect.ValueOf(item).Elem(), fields)
+		var err error
 		if owner != nil {
-			targets = append(targets, owner(item))
+			err = sc.scan(rows, item, owner(item))
+		} else {
+			err = sc.scan(rows, item)
 		}
-		if err := rows.Scan(targets...); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}

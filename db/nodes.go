@@ -2,10 +2,8 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,7 +111,7 @@ func (s *Store) GetNodeByID(ctx context.Context, id int64) (*model.Node, error) 
 // API's hottest statements, so they skip gorm and scan directly.
 var (
 	nodeSelectAll = "SELECT " + quotedColumns("nodes", nodeColumns.all) + " FROM nodes"
-	nodeFields    = nodeColumns.fieldIndexes(nodeColumns.all)
+	nodeLayout    = nodeColumns.layout(nodeColumns.all)
 )
 
 // getNode reads the node whose (unique) column col equals val.
@@ -122,15 +120,24 @@ func (s *Store) getNode(ctx context.Context, col string, val any, ident string) 
 	if err != nil {
 		return nil, fmt.Errorf("get node %s: %w", ident, err)
 	}
-	var n model.Node
-	targets := scanTargets(make([]any, 0, len(nodeFields)), reflect.ValueOf(&n).Elem(), nodeFields)
-	if err := stmt.QueryRowContext(ctx, val).Scan(targets...); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, errs.NodeNotFound(ident)
-		}
+	rows, err := stmt.QueryContext(ctx, val)
+	if err != nil {
 		return nil, fmt.Errorf("get node %s: %w", ident, err)
 	}
-	return &n, nil
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("get node %s: %w", ident, err)
+		}
+		return nil, errs.NodeNotFound(ident)
+	}
+	var n model.Node
+	sc := nodeLayout.scanner()
+	defer sc.release()
+	if err := sc.scan(rows, &n); err != nil {
+		return nil, fmt.Errorf("get node %s: %w", ident, err)
+	}
+	return &n, rows.Close()
 }
 
 // ListNodes returns the nodes matching f, one page of them. columns limits

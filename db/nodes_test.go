@@ -87,6 +87,57 @@ func nodeSpecs(backend string, store func() *Store) {
 			Expect(byID.UUID).To(Equal(n.UUID))
 		})
 
+		It("reads every nullable column back as written, set or NULL, each into its own value", func(ctx SpecContext) {
+			s := store()
+			at := time.Date(2026, 3, 4, 5, 6, 7, 891011000, time.UTC)
+			later := at.Add(time.Hour)
+			full := &model.Node{Name: ptr("full"), Driver: "ipmi", InstanceUUID: ptr("5d8e7d2e-6c2f-4c7c-8fd8-0b8e3b0d4a12"),
+				ChassisUUID: ptr("6d8e7d2e-6c2f-4c7c-8fd8-0b8e3b0d4a12"), PowerState: ptr("power on"),
+				TargetPowerState: ptr("power off"), ProvisionState: ptr("active"), TargetProvisionState: ptr("deleted"),
+				ProvisionUpdatedAt: &at, MaintenanceReason: ptr("why"), Fault: ptr("power failure"), LastError: ptr("boom"),
+				ConductorAffinity: ptr(int64(7)), InspectionStartedAt: &at, InspectionFinishedAt: &later,
+				ResourceClass: ptr("gold"), BIOSInterface: ptr("bios"), BootInterface: ptr("boot"),
+				ConsoleInterface: ptr("console"), DeployInterface: ptr("deploy"), InspectInterface: ptr("inspect"),
+				ManagementInterface: ptr("management"), NetworkInterface: ptr("network"), PowerInterface: ptr("power"),
+				RAIDInterface: ptr("raid"), RescueInterface: ptr("rescue"), StorageInterface: ptr("storage"),
+				VendorInterface: ptr("vendor"), AutomatedClean: ptr(true), ProtectedReason: ptr("keep"),
+				Owner: ptr("owner"), Lessee: ptr("lessee"), Description: ptr(""), RetiredReason: ptr("old")}
+			empty := &model.Node{Driver: "ipmi"}
+			for _, n := range []*model.Node{full, empty} {
+				Expect(s.CreateNode(ctx, n)).To(Succeed())
+			}
+			// What CreateNode stores for a nil JSON column or the
+			// reservation (which only Reserve sets).
+			want := func(n *model.Node) model.Node {
+				w := *n
+				for _, j := range []*model.JSONObject{&w.DriverInfo, &w.DriverInternalInfo, &w.Properties, &w.InstanceInfo,
+					&w.Extra, &w.CleanStep, &w.DeployStep, &w.RAIDConfig, &w.TargetRAIDConfig} {
+					if *j == nil {
+						*j = model.JSONObject{}
+					}
+				}
+				if w.Traits == nil {
+					w.Traits = model.StringList{}
+				}
+				return w
+			}
+			for _, n := range []*model.Node{full, empty} {
+				got, err := s.GetNode(ctx, n.UUID)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(*got).To(Equal(want(n)))
+			}
+			listed, err := s.ListNodes(ctx, NodeFilter{UUIDs: []string{full.UUID, empty.UUID}}, Page{}, nil)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(listed).To(ConsistOf(want(full), want(empty)))
+
+			got, err := s.GetNode(ctx, full.UUID)
+			Expect(err).NotTo(HaveOccurred())
+			*got.PowerState = "changed"
+			*got.InspectionStartedAt = later
+			Expect(*got.TargetPowerState).To(Equal("power off"))
+			Expect(*got.ProvisionUpdatedAt).To(Equal(at))
+		})
+
 		It("reports missing nodes as NodeNotFound", func(ctx SpecContext) {
 			s := store()
 			_, err := s.GetNode(ctx, "1be26c0b-03f2-4d2e-ae87-c02d7f33c123")
