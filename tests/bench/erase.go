@@ -156,7 +156,7 @@ func benchISCSIErase(ctx context.Context, work string, size int64) ([]row, error
 		return received(func() error { return overwriteLUN(ctx, daemon.Portal(), iqn) })
 	}, func() (time.Duration, error) {
 		return received(func() error {
-			out, err := exec.CommandContext(ctx, "qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", "-S", "0",
+			out, err := exec.CommandContext(ctx, "qemu-img", "convert", "-t", "writeback", "-n", "-f", "raw", "-O", "raw", "-S", "0",
 				zeros, fmt.Sprintf("iscsi://%s/%s/1", daemon.Portal(), iqn)).CombinedOutput()
 			if err != nil {
 				return fmt.Errorf("qemu-img convert: %w: %s", err, out)

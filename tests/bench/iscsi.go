@@ -30,7 +30,9 @@ const iscsiTarget = 2.0
 // a LUN of a tgtd over loopback through the conductor's write path
 // (disk.WriteWholeDiskImage over Ferric's initiator: login, write, read
 // back and compare, SYNCHRONIZE CACHE, logout), then with `qemu-img
-// convert` onto the same LUN (login, write, flush, logout) and onto a LUN
+// convert -t writeback` onto the same LUN (login, write, flush, logout: its
+// default cache mode for the output never flushes, which leaves the image in
+// the target's page cache rather than on the node's disk) and onto a LUN
 // of a second tgtd with its stock settings, as a ramdisk that does not tune
 // it runs (Ironic's), and copies the raw file locally with dd, all in one run
 // so they share the machine's load: each image is written -iscsi-rounds
@@ -138,7 +140,7 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 	qemu := func(path, format, target, url string) func() (time.Duration, error) {
 		return func() (time.Duration, error) {
 			return timed("qemu-img convert, "+format+", "+target, func() error {
-				return command(ctx, "qemu-img", "convert", "-n", "-f", format, "-O", "raw", path, url)
+				return command(ctx, "qemu-img", "convert", "-t", "writeback", "-n", "-f", format, "-O", "raw", path, url)
 			})
 		}
 	}

@@ -47,10 +47,12 @@ type labRig struct {
 // startLabRig starts a rig in work with nodes lab nodes of diskSize bytes;
 // configure adjusts the conductor's configuration (timings, options).
 func startLabRig(ctx context.Context, work, dbPrefix string, nodes int, diskSize int64, configure func(harness.Config) harness.Config) (r *labRig, err error) {
-	r = &labRig{deployImages: filepath.Join(work, "deploy")}
+	rig := &labRig{deployImages: filepath.Join(work, "deploy")}
+	r = rig
 	defer func() {
 		if err != nil {
-			r.Close()
+			// r is nil by now: a failed start returns no rig, but closes what it began.
+			rig.Close()
 		}
 	}()
 	fmt.Println("building binaries and ferric-agent ...")
