@@ -170,8 +170,7 @@ func negotiate(next echo.HandlerFunc) echo.HandlerFunc {
 		v, rangeKnown, err := microversion.Negotiate(c.Request().Header)
 		h := c.Response().Header()
 		if rangeKnown {
-			h.Set(microversion.HeaderMinimum, microversion.Min.String())
-			h.Set(microversion.HeaderMaximum, microversion.Max.String())
+			microversion.SetRange(h)
 		}
 		if err != nil {
 			if c.Request().URL.Path == "/" {
@@ -179,7 +178,7 @@ func negotiate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return &routingError{code: http.StatusNotAcceptable, description: err.Message}
 		}
-		h.Set(microversion.HeaderLegacy, v.String())
+		microversion.SetVersion(h, v)
 		c.Set(keyVersion, v)
 		if u := c.Request().URL; microversion.StripsJSONSuffix(c.Request().Header, v) && strings.HasSuffix(u.Path, jsonSuffix) {
 			u.Path = strings.TrimSuffix(u.Path, jsonSuffix)

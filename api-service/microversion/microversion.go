@@ -20,7 +20,7 @@ type Version struct {
 // V1 builds version 1.minor.
 func V1(minor int) Version { return Version{Major: 1, Minor: minor} }
 
-func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+func (v Version) String() string { return strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor) }
 
 // AtLeast reports whether v is the same as or newer than o.
 func (v Version) AtLeast(o Version) bool {
@@ -38,6 +38,15 @@ const (
 	HeaderMinimum  = "X-OpenStack-Ironic-API-Minimum-Version"
 	HeaderMaximum  = "X-OpenStack-Ironic-API-Maximum-Version"
 	serviceType    = "baremetal"
+)
+
+// The header names as http.Header keys them, for reading and setting them
+// on every request without canonicalising the names again.
+var (
+	keyStandard = http.CanonicalHeaderKey(HeaderStandard)
+	keyLegacy   = http.CanonicalHeaderKey(HeaderLegacy)
+	keyMinimum  = http.CanonicalHeaderKey(HeaderMinimum)
+	keyMaximum  = http.CanonicalHeaderKey(HeaderMaximum)
 )
 
 // Min is the oldest microversion served; requests without a version header
@@ -102,14 +111,29 @@ func Negotiate(h http.Header) (v Version, rangeKnown bool, err *errs.Error) {
 	if perr != nil {
 		return Version{}, false, perr
 	}
-	rng := fmt.Sprintf("[%s, %s]", Min, Max)
 	if v.Major != Min.Major {
-		return Version{}, true, errs.NotAcceptable("Mutually exclusive versions requested. Version %s requested but not supported by this service. The supported version range is: %s.", v, rng)
+		return Version{}, true, errs.NotAcceptable("Mutually exclusive versions requested. Version %s requested but not supported by this service. The supported version range is: %s.", v, supportedRange())
 	}
 	if !v.AtLeast(Min) || !Max.AtLeast(v) {
-		return Version{}, true, errs.NotAcceptable("Version %s was requested but the minor version is not supported by this service. The supported version range is: %s.", v, rng)
+		return Version{}, true, errs.NotAcceptable("Version %s was requested but the minor version is not supported by this service. The supported version range is: %s.", v, supportedRange())
 	}
 	return v, true, nil
+}
+
+func supportedRange() string { return fmt.Sprintf("[%s, %s]", Min, Max) }
+
+// minString and maxString are Min and Max as the range headers carry them.
+var minString, maxString = Min.String(), Max.String()
+
+// SetRange sets the minimum and maximum version headers of a response.
+func SetRange(h http.Header) {
+	h[keyMinimum] = []string{minString}
+	h[keyMaximum] = []string{maxString}
+}
+
+// SetVersion sets the negotiated version header of a response.
+func SetVersion(h http.Header, v Version) {
+	h[keyLegacy] = []string{v.String()}
 }
 
 // requested returns the raw version a client asked for: the last
@@ -117,7 +141,7 @@ func Negotiate(h http.Header) (v Version, rangeKnown bool, err *errs.Error) {
 // legacy header.
 func requested(h http.Header) (string, bool) {
 	found, val := false, ""
-	for _, line := range h.Values(HeaderStandard) {
+	for _, line := range h[keyStandard] {
 		for _, item := range strings.Split(line, ",") {
 			fields := strings.Fields(item)
 			if len(fields) == 0 || !strings.EqualFold(fields[0], serviceType) {
@@ -129,29 +153,32 @@ func requested(h http.Header) (string, bool) {
 	if found {
 		return val, true
 	}
-	legacy := h.Values(HeaderLegacy)
+	legacy := h[keyLegacy]
 	if len(legacy) == 0 {
 		return "", false
 	}
-	items := strings.Split(legacy[len(legacy)-1], ",")
-	return items[len(items)-1], true
+	return lastItem(legacy[len(legacy)-1]), true
 }
+
+// lastItem is the last item of a comma-separated header value.
+func lastItem(line string) string { return line[strings.LastIndexByte(line, ',')+1:] }
 
 // Parse reads "X.Y": exactly two dot-separated non-negative integers,
 // surrounding whitespace tolerated.
 func Parse(raw string) (Version, *errs.Error) {
-	bad := errs.NotAcceptable("Invalid value for %s header", HeaderLegacy)
-	parts := strings.Split(strings.TrimSpace(raw), ".")
-	if len(parts) != 2 {
-		return Version{}, bad
+	majorText, minorText, ok := strings.Cut(strings.TrimSpace(raw), ".")
+	if !ok || strings.Contains(minorText, ".") {
+		return Version{}, invalid()
 	}
-	major, err1 := atoi(parts[0])
-	minor, err2 := atoi(parts[1])
+	major, err1 := atoi(majorText)
+	minor, err2 := atoi(minorText)
 	if err1 != nil || err2 != nil {
-		return Version{}, bad
+		return Version{}, invalid()
 	}
 	return Version{Major: major, Minor: minor}, nil
 }
+
+func invalid() *errs.Error { return errs.NotAcceptable("Invalid value for %s header", HeaderLegacy) }
 
 func atoi(s string) (int, error) {
 	if s == "" || len(s) > 9 {
@@ -181,19 +208,18 @@ var noJSONSuffix = V1(91)
 // the legacy header explicitly asks for a version before 1.91 (api.md
 // §3.1) and the standard header names no baremetal version.
 func StripsJSONSuffix(h http.Header, v Version) bool {
-	for _, line := range h.Values(HeaderStandard) {
+	for _, line := range h[keyStandard] {
 		for _, item := range strings.Split(line, ",") {
 			if f := strings.Fields(item); len(f) > 0 && strings.EqualFold(f[0], serviceType) {
 				return false
 			}
 		}
 	}
-	legacy := h.Values(HeaderLegacy)
+	legacy := h[keyLegacy]
 	if len(legacy) == 0 {
 		return false
 	}
-	items := strings.Split(legacy[len(legacy)-1], ",")
-	if strings.EqualFold(strings.TrimSpace(items[len(items)-1]), latest) {
+	if strings.EqualFold(strings.TrimSpace(lastItem(legacy[len(legacy)-1])), latest) {
 		return false
 	}
 	return !v.AtLeast(noJSONSuffix)
