@@ -62,8 +62,11 @@ func NewGlance(opts GlanceOptions) (*Glance, error) {
 			return nil, errors.New("glance: an endpoint is required without authentication")
 		}
 	case GlanceAuthPassword:
-		if opts.AuthURL == "" || opts.Username == "" || opts.ProjectName == "" {
-			return nil, errors.New("glance: password authentication needs auth_url, username and project_name")
+		// Keystone v3 knows users and projects by name only within a
+		// domain; gophercloud would refuse the request at first use.
+		if opts.AuthURL == "" || opts.Username == "" || opts.Password == "" || opts.ProjectName == "" ||
+			opts.UserDomainName == "" || opts.ProjectDomainName == "" {
+			return nil, errors.New("glance: password authentication needs auth_url, username, password, project_name, user_domain_name and project_domain_name")
 		}
 	default:
 		return nil, fmt.Errorf("glance: unknown auth type %q (none or password)", opts.AuthType)
@@ -129,8 +132,8 @@ func (g *Glance) serviceClient(ctx context.Context) (*gophercloud.ServiceClient,
 			return nil, fmt.Errorf("glance: authenticate to keystone %s as %s: %w", g.opts.AuthURL, g.opts.Username, err)
 		}
 		if g.opts.Endpoint == "" {
-			if sc, err = openstack.NewImageV2(pc, gophercloud.EndpointOpts{Region: g.opts.Region}); err != nil {
-				return nil, fmt.Errorf("glance: image endpoint from the catalog: %w", err)
+			if sc, err = catalogImageClient(pc, g.opts.Region); err != nil {
+				return nil, err
 			}
 		} else {
 			sc = &gophercloud.ServiceClient{ProviderClient: pc, Type: "image"}
@@ -150,6 +153,27 @@ func (g *Glance) serviceClient(ctx context.Context) (*gophercloud.ServiceClient,
 	}
 	g.client = sc
 	return sc, nil
+}
+
+// catalogImageClient takes the image endpoint of region (any region when
+// empty) from the token's catalog: the internal one, else the public one,
+// in Ironic's order ([glance] valid_interfaces = internal, public), since
+// a conductor sits on the deployment's internal network.
+func catalogImageClient(pc *gophercloud.ProviderClient, region string) (*gophercloud.ServiceClient, error) {
+	var notFound *gophercloud.ErrEndpointNotFound
+	for _, iface := range []gophercloud.Availability{gophercloud.AvailabilityInternal, gophercloud.AvailabilityPublic} {
+		sc, err := openstack.NewImageV2(pc, gophercloud.EndpointOpts{Region: region, Availability: iface})
+		if err == nil {
+			return sc, nil
+		}
+		if !errors.As(err, &notFound) {
+			return nil, fmt.Errorf("glance: image endpoint from the catalog: %w", err)
+		}
+	}
+	if region == "" {
+		return nil, errors.New("glance: the Keystone catalog has no internal or public image endpoint")
+	}
+	return nil, fmt.Errorf("glance: the Keystone catalog has no internal or public image endpoint in region %q", region)
 }
 
 // Image looks an image up; a missing one is ErrNotFound.

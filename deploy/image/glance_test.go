@@ -100,6 +100,6 @@ var _ = Describe("Glance images", func() {
 		_, err := image.NewGlance(image.GlanceOptions{AuthType: image.GlanceAuthNone})
 		Expect(err).To(MatchError(ContainSubstring("endpoint is required")))
 		_, err = image.NewGlance(image.GlanceOptions{AuthType: image.GlanceAuthPassword, AuthURL: "http://127.0.0.1:5000/v3"})
-		Expect(err).To(MatchError(ContainSubstring("needs auth_url, username and project_name")))
+		Expect(err).To(MatchError(ContainSubstring("needs auth_url, username, password, project_name, user_domain_name and project_domain_name")))
 	})
 })

@@ -1,6 +1,6 @@
-// Package glancetest is a minimal Glance Image API v2 for tests: image
-// records (GET /v2/images/{id}) and their data (GET /v2/images/{id}/file),
-// nothing else. Glance is a service, not hardware, so tests that cannot
+// Package glancetest is a minimal Glance Image API v2 for tests: version
+// discovery, image records (GET /v2/images/{id}) and their data
+// (GET /v2/images/{id}/file), nothing else; with RequireTokens, only for a valid Keystone token. Glance is a service, not hardware, so tests that cannot
 // run one talk to this instead, through the real client.
 package glancetest
 
@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -36,16 +37,59 @@ type Server struct {
 	mu        sync.Mutex
 	images    map[string]Image
 	downloads map[string]*atomic.Int64
+	tokens    Tokens
+	refused   int
+}
+
+// Tokens tells valid Keystone tokens (keystonetest.Server does).
+type Tokens interface {
+	Valid(token string) bool
 }
 
 // NewServer starts a server with no images.
 func NewServer() *Server {
 	s := &Server{images: map[string]Image{}, downloads: map[string]*atomic.Int64{}}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", versions(http.StatusMultipleChoices))
+	mux.HandleFunc("GET /versions", versions(http.StatusOK))
 	mux.HandleFunc("GET /v2/images/{id}", s.record)
 	mux.HandleFunc("GET /v2/images/{id}/file", s.file)
-	s.Server = httptest.NewServer(mux)
+	s.Server = httptest.NewServer(s.authenticated(mux))
 	return s
+}
+
+// RequireTokens makes the image API answer 401, as keystonemiddleware
+// in front of Glance does, to a request whose X-Auth-Token is not valid
+// by tokens; version discovery stays open, as in Glance.
+func (s *Server) RequireTokens(tokens Tokens) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens = tokens
+}
+
+// Refused counts the requests refused for their token.
+func (s *Server) Refused() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
+func (s *Server) authenticated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		refuse := s.tokens != nil && strings.HasPrefix(r.URL.Path, "/v2/") && !s.tokens.Valid(r.Header.Get("X-Auth-Token"))
+		if refuse {
+			s.refused++
+		}
+		s.mu.Unlock()
+		if refuse {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error": {"code": 401, "title": "Unauthorized", "message": "The request you have made requires authentication."}}` + "\n"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Add stores img, filling Status (active), Checksum and HashValue from
@@ -78,6 +122,20 @@ func (s *Server) Downloads(id string) int64 {
 		return n.Load()
 	}
 	return 0
+}
+
+// versions answers Glance's version discovery, which needs no token:
+// clients given an unversioned endpoint ask it whether v2 is there.
+func versions(code int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		self := []map[string]string{{"rel": "self", "href": "http://" + r.Host + "/v2/"}}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(map[string]any{"versions": []map[string]any{
+			{"id": "v2.16", "status": "CURRENT", "links": self},
+			{"id": "v2.15", "status": "SUPPORTED", "links": self},
+		}})
+	}
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (Image, bool) {
