@@ -246,6 +246,9 @@ var _ = Describe("Validate", func() {
 		Entry(nil, func(c *config.Config) { c.Glance.AuthType = "keystone" }, `[glance] auth_type: "keystone"`),
 		Entry(nil, func(c *config.Config) { c.Glance.AuthType = "none" }, "[glance] endpoint_override: required when auth_type is none"),
 		Entry(nil, func(c *config.Config) { c.Glance.AuthType = "password"; c.Glance.AuthURL = "http://ks" }, "[glance] username: required"),
+		Entry(nil, func(c *config.Config) {
+			c.Glance = config.Glance{AuthType: "password", AuthURL: "http://ks", Username: "ironic", Password: "pw", ProjectName: "service"}
+		}, "[glance] user_domain_name: required"),
 		Entry(nil, func(c *config.Config) { c.Glance.EndpointOverride = "glance:9292" }, "[glance] endpoint_override: \"glance:9292\""),
 		Entry(nil, func(c *config.Config) { c.Agent.AgentEraseDevicesPriority = ptr(-1) }, "[agent] agent_erase_devices_priority: must not be negative"),
 		Entry(nil, func(c *config.Config) { c.Deploy.ShredRandomOverwriteIterations = -1 }, "[deploy] shred_random_overwrite_iterations: must not be negative"),

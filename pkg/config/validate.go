@@ -207,6 +207,7 @@ func (c Config) Validate() error {
 	case "password":
 		for _, o := range []struct{ option, value string }{
 			{"auth_url", g.AuthURL}, {"username", g.Username}, {"password", g.Password}, {"project_name", g.ProjectName},
+			{"user_domain_name", g.UserDomainName}, {"project_domain_name", g.ProjectDomainName},
 		} {
 			if o.value == "" {
 				bad("glance", o.option, "required when auth_type is password")
