@@ -293,7 +293,8 @@ var conductorColumns = []string{"driver", "conductor_group"}
 // makes the ring rebuild, so each (group, hardware type) misses at most
 // once per request.
 func (s *Server) nodeConductors(ctx context.Context) func(n *model.Node) *string {
-	missing := map[[2]string]bool{}
+	// missing is made on the first miss: a single node's GET rarely has one.
+	var missing map[[2]string]bool
 	return func(n *model.Node) *string {
 		key := [2]string{strings.ToLower(n.ConductorGroup), n.Driver}
 		if missing[key] {
@@ -301,6 +302,9 @@ func (s *Server) nodeConductors(ctx context.Context) func(n *model.Node) *string
 		}
 		host, err := s.ring.Lookup(ctx, n.ConductorGroup, n.Driver, n.UUID)
 		if err != nil {
+			if missing == nil {
+				missing = map[[2]string]bool{}
+			}
 			missing[key] = true
 			return nil
 		}

@@ -13,15 +13,58 @@ import (
 	"github.com/google/uuid"
 )
 
-var uuidLike = regexp.MustCompile(`^(?i:[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12})$`)
+// uuidGroups are the hex digit groups of a UUID, each but the first
+// optionally preceded by a hyphen.
+var uuidGroups = [...]int{8, 4, 4, 4, 12}
 
 // IsUUID reports whether s looks like a UUID: hyphenated or 32 plain hex
-// digits, any case.
-func IsUUID(s string) bool { return uuidLike.MatchString(s) }
+// digits, any case. It is checked for every node path, so by hand rather
+// than with a regular expression.
+func IsUUID(s string) bool {
+	i := 0
+	for g, n := range uuidGroups {
+		if g > 0 && i < len(s) && s[i] == '-' {
+			i++
+		}
+		for range n {
+			if i >= len(s) || !isHex(s[i]) {
+				return false
+			}
+			i++
+		}
+	}
+	return i == len(s)
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// isCanonicalUUID reports whether s is already in the form CanonicalUUID
+// returns.
+func isCanonicalUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // CanonicalUUID is s in lower-case hyphenated form; ok is false when s is
 // not UUID-like.
 func CanonicalUUID(s string) (string, bool) {
+	if isCanonicalUUID(s) {
+		return s, true
+	}
 	if !IsUUID(s) {
 		return "", false
 	}

@@ -1,6 +1,8 @@
 package ident_test
 
 import (
+	"regexp"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -18,6 +20,19 @@ var _ = Describe("identifiers", func() {
 		for _, s := range []string{"node-1", "1be26c0b-03f2-4d2e-ae87", "{1be26c0b-03f2-4d2e-ae87-c02d7f33c123}", "urn:uuid:1be26c0b-03f2-4d2e-ae87-c02d7f33c123"} {
 			Expect(ident.IsUUID(s)).To(BeFalse(), s)
 		}
+	})
+
+	It("takes as UUID-like what the pattern of groups with optional hyphens takes", func() {
+		pattern := regexp.MustCompile(`^(?i:[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12})$`)
+		for _, s := range []string{"", "-", "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", "1BE26C0B-03F2-4D2E-AE87-C02D7F33C123",
+			"1be26c0b03f2-4d2e-ae87c02d7f33c123", "1be26c0b-03f2-4d2e-ae87-c02d7f33c12", "1be26c0b-03f2-4d2e-ae87-c02d7f33c1234",
+			"1be26c0b-03f2-4d2e-ae87-c02d7f33c123-", "-1be26c0b-03f2-4d2e-ae87-c02d7f33c123", "1be26c0b--03f2-4d2e-ae87-c02d7f33c123",
+			"1be26c0g-03f2-4d2e-ae87-c02d7f33c123", "1be26c0b-03f2-4d2e-ae87-c02d7f33c12\u212a", "1be26c0b-03f2-4d2e-ae8-7c02d7f33c123",
+			"1be26c0b03f24d2eae87c02d7f33c123", "1be26c0b03f24d2eae87c02d7f33c12", "1be26c0b-03f2-4d2e-ae87-c02d7f33c123\n"} {
+			Expect(ident.IsUUID(s)).To(Equal(pattern.MatchString(s)), "%q", s)
+		}
+		c, ok := ident.CanonicalUUID("1be26c0b03f2-4d2e-ae87c02d7f33c123")
+		Expect(ok).To(BeFalse(), c)
 	})
 
 	DescribeTable("node names by version",
