@@ -84,16 +84,22 @@ var _ = Describe("Daemon", func() {
 		Expect(filepath.Join("/var/run/tgtd", fmt.Sprintf("socket.%d", opts.ControlPort))).NotTo(BeAnExistingFile())
 	})
 
+	// loggedIn starts a tgtd with opts, exports a 1 MiB file as iqn and logs
+	// in to it; both are stopped when the spec ends.
+	loggedIn := func(opts tgt.Options, iqn string) (*tgt.Daemon, *iscsi.Session) {
+		d, err := tgt.Start(ctx, opts)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = d.Stop(context.Background()) })
+		Expect(d.Export(ctx, iqn, newFile(dir, 1<<20))).To(Succeed())
+		s, err := iscsi.Dial(ctx, d.Portal(), iqn, iscsi.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = s.Close() })
+		return d, s
+	}
+
 	It("tunes its targets for bulk writes unless asked for tgtd's stock settings", func() {
 		negotiated := func(opts tgt.Options) iscsi.Params {
-			d, err := tgt.Start(ctx, opts)
-			Expect(err).NotTo(HaveOccurred())
-			DeferCleanup(func() { _ = d.Stop(context.Background()) })
-			const iqn = "iqn.2008-10.org.openstack:tuning"
-			Expect(d.Export(ctx, iqn, newFile(dir, 1<<20))).To(Succeed())
-			s, err := iscsi.Dial(ctx, d.Portal(), iqn, iscsi.Options{})
-			Expect(err).NotTo(HaveOccurred())
-			DeferCleanup(func() { _ = s.Close() })
+			d, s := loggedIn(opts, "iqn.2008-10.org.openstack:tuning")
 			environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", d.PID()))
 			Expect(err).NotTo(HaveOccurred())
 			if opts.Stock {
@@ -118,14 +124,8 @@ var _ = Describe("Daemon", func() {
 	})
 
 	It("removes a target with an initiator still logged in", func() {
-		d, err := tgt.Start(ctx, opts)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { _ = d.Stop(context.Background()) })
 		const iqn = "iqn.2008-10.org.openstack:busy"
-		Expect(d.Export(ctx, iqn, newFile(dir, 1<<20))).To(Succeed())
-		s, err := iscsi.Dial(ctx, d.Portal(), iqn, iscsi.Options{})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { _ = s.Close() })
+		d, _ := loggedIn(opts, iqn)
 		Expect(d.Unexport(ctx, iqn)).To(Succeed())
 		Expect(d.Targets(ctx)).To(BeEmpty())
 	})
