@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -10,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ferricbm/ferric/deploy/erase"
 	"github.com/ferricbm/ferric/deploy/iscsi"
+	"github.com/ferricbm/ferric/tests/lab"
 )
 
 var (
@@ -133,7 +132,7 @@ func benchISCSIErase(ctx context.Context, work string, size int64) ([]row, error
 	// received runs f and returns how long it took and how many bytes tgtd read
 	// meanwhile, which must include every byte of the disk.
 	received := func(f func() error) (time.Duration, error) {
-		before, err := readChars(pid)
+		before, err := lab.ReadChars(pid)
 		if err != nil {
 			return 0, err
 		}
@@ -142,7 +141,7 @@ func benchISCSIErase(ctx context.Context, work string, size int64) ([]row, error
 			return 0, err
 		}
 		took := time.Since(start)
-		after, err := readChars(pid)
+		after, err := lab.ReadChars(pid)
 		if err != nil {
 			return 0, err
 		}
@@ -225,23 +224,6 @@ func eraseRow(name string, size int64, took time.Duration, tool string, toolTook
 	}
 	return row{name, fmt.Sprintf("%.0f MiB/s; %s %.0f MiB/s; %.0f%%", rate, tool, toolRate, 100*ratio),
 		fmt.Sprintf("≥ %.0f%% of %s", 100*eraseTarget, tool), v}
-}
-
-// readChars is rchar of /proc/PID/io: bytes the process read through read-like
-// system calls, from sockets and files alike.
-func readChars(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/io", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "rchar: "); ok {
-			return strconv.ParseInt(v, 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("no rchar in /proc/%d/io", pid)
 }
 
 func loadAverage() string {

@@ -25,6 +25,7 @@
 package lab
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -319,6 +320,24 @@ func (n *Node) TargetPID() (int, error) {
 		}
 	}
 	return 0, nil
+}
+
+// ReadChars is rchar of /proc/PID/io: the bytes a process has read through
+// read-like system calls, from sockets and files alike. Of a node's tgtd
+// (TargetPID) it tells how far an initiator's write has got.
+func ReadChars(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, fmt.Errorf("lab: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "rchar: "); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("lab: no rchar in /proc/%d/io", pid)
 }
 
 // zombie tells whether pid has exited but was not reaped (here exited
