@@ -34,7 +34,7 @@ const iscsiTarget = 2.0
 // default cache mode for the output never flushes, which leaves the image in
 // the target's page cache rather than on the node's disk) and onto a LUN
 // of a second tgtd with its stock settings, as a ramdisk that does not tune
-// it runs (Ironic's), and copies the raw file locally with dd, all in one run
+// it runs, and copies the raw file locally with dd, all in one run
 // so they share the machine's load: each image is written -iscsi-rounds
 // times by each, rotating which goes first, and the medians are compared.
 // The first tgtd is tuned as the deploy agent runs it (deploy/agent/tgt).
