@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -262,17 +263,31 @@ func normTime(t *time.Time) *time.Time {
 	return &v
 }
 
-// deadlockRetries bounds how often a transaction InnoDB chose as a
-// deadlock victim is run again.
-const deadlockRetries = 3
+// deadlockAttempts bounds how often a transaction InnoDB chose as a
+// deadlock victim is run. Writers piling onto one unique index (boot
+// indexes of one node, say) deadlock again if they all retry at once, so
+// each retry waits a random part of a doubling window, as oslo.db does.
+const deadlockAttempts = 10
+
+// deadlockBackoffCap bounds the window a deadlock victim waits in.
+const deadlockBackoffCap = 64 * time.Millisecond
 
 // transaction runs fn in a transaction, again if it was a deadlock victim.
 func (s *Store) transaction(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	window := time.Millisecond
 	var err error
-	for range deadlockRetries {
+	for range deadlockAttempts {
 		if err = s.db.WithContext(ctx).Transaction(fn); !deadlock(err) {
 			return err
 		}
+		t := time.NewTimer(rand.N(window) + 1)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (retry abandoned: %w)", err, ctx.Err())
+		case <-t.C:
+		}
+		window = min(2*window, deadlockBackoffCap)
 	}
 	return err
 }
