@@ -238,7 +238,7 @@ func escapeLike(s string) string {
 // it since n was read). n's UpdatedAt and ProvisionUpdatedAt are refreshed
 // from the row.
 func (s *Store) SaveNode(ctx context.Context, n *model.Node) error {
-	stmt, args := s.nodeUpdate(ctx, n, "", false)
+	_, stmt, args := s.nodeUpdate(ctx, n, "", false)
 	return s.transaction(ctx, func(tx *gorm.DB) error {
 		res := tx.Exec(stmt, args...)
 		if res.Error != nil {
@@ -256,13 +256,24 @@ func (s *Store) SaveNode(ctx context.Context, n *model.Node) error {
 // judged dead, whose locks were cleared and whose node another conductor
 // took over, cannot overwrite the survivor's work. A lost lock is
 // errs.NodeLocked (or errs.NodeNotFound when the node is gone) and writes
-// nothing. The lock keeps the row the caller's, so no transaction is
-// needed around the re-read of the timestamps.
-func (s *Store) SaveLockedNode(ctx context.Context, n *model.Node, host string) error {
-	if err := s.saveFenced(ctx, n, host, false); err != nil {
+// nothing.
+//
+// from is the provision state the row holds ("" for NULL): only the lock
+// holder moves it, so the holder knows it, and n's timestamps are set
+// without reading the row back. n.UpdatedAt becomes the write's time, as
+// does n.ProvisionUpdatedAt when the state moved; otherwise the latter
+// keeps the value n was read with, which a heartbeat may since have moved
+// on in the row.
+func (s *Store) SaveLockedNode(ctx context.Context, n *model.Node, host, from string) error {
+	ts, err := s.saveFenced(ctx, n, host, false)
+	if err != nil {
 		return err
 	}
-	return s.rereadTimes(s.db.WithContext(ctx), n)
+	n.UpdatedAt = &ts
+	if to := n.ProvisionState; (to == nil) != (from == "") || (to != nil && *to != from) {
+		n.ProvisionUpdatedAt = &ts
+	}
+	return nil
 }
 
 // SaveAndReleaseNode is SaveLockedNode that also drops host's lock, in the
@@ -270,36 +281,37 @@ func (s *Store) SaveLockedNode(ctx context.Context, n *model.Node, host string) 
 // The row is no longer the caller's afterwards, so n's timestamps are not
 // refreshed from it.
 func (s *Store) SaveAndReleaseNode(ctx context.Context, n *model.Node, host string) error {
-	return s.saveFenced(ctx, n, host, true)
+	_, err := s.saveFenced(ctx, n, host, true)
+	return err
 }
 
-func (s *Store) saveFenced(ctx context.Context, n *model.Node, host string, release bool) error {
+func (s *Store) saveFenced(ctx context.Context, n *model.Node, host string, release bool) (time.Time, error) {
 	if host == "" {
-		return fmt.Errorf("save node %s: empty host", n.UUID)
+		return time.Time{}, fmt.Errorf("save node %s: empty host", n.UUID)
 	}
-	stmt, args := s.nodeUpdate(ctx, n, host, release)
+	ts, stmt, args := s.nodeUpdate(ctx, n, host, release)
 	res := s.db.WithContext(ctx).Exec(stmt, args...)
 	if res.Error != nil {
-		return fmt.Errorf("save node %s: %w", n.UUID, nodeWriteError(res.Error, identOf(n)))
+		return time.Time{}, fmt.Errorf("save node %s: %w", n.UUID, nodeWriteError(res.Error, identOf(n)))
 	}
 	if res.RowsAffected == 1 {
-		return nil
+		return ts, nil
 	}
 	holder, err := s.reservationOf(ctx, n.UUID)
 	switch {
 	case err != nil:
-		return fmt.Errorf("save node %s: %w", n.UUID, err)
+		return time.Time{}, fmt.Errorf("save node %s: %w", n.UUID, err)
 	case holder == nil:
-		return errs.NodeLocked(n.UUID, "None")
+		return time.Time{}, errs.NodeLocked(n.UUID, "None")
 	default:
-		return errs.NodeLocked(n.UUID, *holder)
+		return time.Time{}, errs.NodeLocked(n.UUID, *holder)
 	}
 }
 
-// nodeUpdate is the UPDATE writing n's saved columns, fenced by host's
-// reservation when host is set, and releasing it when release is set.
-func (s *Store) nodeUpdate(ctx context.Context, n *model.Node, host string, release bool) (string, []any) {
-	ts := now()
+// nodeUpdate is the UPDATE writing n's saved columns at time ts, fenced by
+// host's reservation when host is set, and releasing it when release is set.
+func (s *Store) nodeUpdate(ctx context.Context, n *model.Node, host string, release bool) (ts time.Time, stmt string, args []any) {
+	ts = now()
 	// MySQL evaluates SET assignments left to right, each seeing the
 	// previous ones: the CASE must come before provision_state is assigned.
 	stateUnchanged := "provision_state <=> ?"
@@ -307,7 +319,7 @@ func (s *Store) nodeUpdate(ctx context.Context, n *model.Node, host string, rele
 		stateUnchanged = "provision_state IS ?"
 	}
 	sets := []string{"provision_updated_at = CASE WHEN " + stateUnchanged + " THEN provision_updated_at ELSE ? END", "updated_at = ?"}
-	args := []any{n.ProvisionState, ts, ts}
+	args = []any{n.ProvisionState, ts, ts}
 	for _, c := range nodeSaveColumns {
 		sets = append(sets, s.quote(c)+" = ?")
 	}
@@ -315,13 +327,13 @@ func (s *Store) nodeUpdate(ctx context.Context, n *model.Node, host string, rele
 	if release {
 		sets = append(sets, "reservation = NULL")
 	}
-	stmt := "UPDATE nodes SET " + strings.Join(sets, ", ") + " WHERE id = ?"
+	stmt = "UPDATE nodes SET " + strings.Join(sets, ", ") + " WHERE id = ?"
 	args = append(args, n.ID)
 	if host != "" {
 		stmt += " AND reservation = ?"
 		args = append(args, host)
 	}
-	return stmt, args
+	return ts, stmt, args
 }
 
 // rereadTimes refreshes n's timestamps from the row.

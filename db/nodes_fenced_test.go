@@ -23,9 +23,10 @@ func fencedSaveSpecs(store func() *Store) {
 			s := store()
 			locked, err := s.ReserveNode(ctx, n.UUID, "c1")
 			Expect(err).NotTo(HaveOccurred())
+			from := *locked.ProvisionState
 			locked.ProvisionState = ptr("manageable")
 			locked.Extra = model.JSONObject{"k": "v"}
-			Expect(s.SaveLockedNode(ctx, locked, "c1")).To(Succeed())
+			Expect(s.SaveLockedNode(ctx, locked, "c1", from)).To(Succeed())
 			Expect(locked.UpdatedAt).NotTo(BeNil())
 			Expect(locked.ProvisionUpdatedAt).NotTo(BeNil())
 
@@ -38,6 +39,28 @@ func fencedSaveSpecs(store func() *Store) {
 			Expect(got.ProvisionUpdatedAt).To(Equal(locked.ProvisionUpdatedAt))
 		})
 
+		It("leaves provision_updated_at to heartbeats while the state stays", func(ctx SpecContext) {
+			s := store()
+			locked, err := s.ReserveNode(ctx, n.UUID, "c1")
+			Expect(err).NotTo(HaveOccurred())
+			locked.ProvisionState = ptr("manageable")
+			Expect(s.SaveLockedNode(ctx, locked, "c1", "enroll")).To(Succeed())
+			moved := *locked.ProvisionUpdatedAt
+
+			Expect(s.TouchProvisioning(ctx, n.UUID)).To(Succeed())
+			touched, err := s.GetNode(ctx, n.UUID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(*touched.ProvisionUpdatedAt).To(BeTemporally(">", moved))
+
+			locked.Extra = model.JSONObject{"again": true}
+			Expect(s.SaveLockedNode(ctx, locked, "c1", "manageable")).To(Succeed())
+			Expect(*locked.ProvisionUpdatedAt).To(Equal(moved), "the state did not move")
+			got, err := s.GetNode(ctx, n.UUID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(got.UpdatedAt).To(Equal(locked.UpdatedAt))
+			Expect(got.ProvisionUpdatedAt).To(Equal(touched.ProvisionUpdatedAt), "the heartbeat's touch stays")
+		})
+
 		It("refuses a host that lost the lock and writes nothing", func(ctx SpecContext) {
 			s := store()
 			stale, err := s.ReserveNode(ctx, n.UUID, "dead")
@@ -47,11 +70,11 @@ func fencedSaveSpecs(store func() *Store) {
 			survivor, err := s.ReserveNode(ctx, n.UUID, "alive")
 			Expect(err).NotTo(HaveOccurred())
 			survivor.ProvisionState = ptr("active")
-			Expect(s.SaveLockedNode(ctx, survivor, "alive")).To(Succeed())
+			Expect(s.SaveLockedNode(ctx, survivor, "alive", "enroll")).To(Succeed())
 
 			stale.ProvisionState = ptr("deploy failed")
 			lockedBy := fmt.Sprintf("Node %s is locked by host alive, please retry after the current operation is completed.", n.UUID)
-			expectErr(s.SaveLockedNode(ctx, stale, "dead"), errs.KindNodeLocked, lockedBy, http.StatusConflict)
+			expectErr(s.SaveLockedNode(ctx, stale, "dead", "enroll"), errs.KindNodeLocked, lockedBy, http.StatusConflict)
 			expectErr(s.SaveAndReleaseNode(ctx, stale, "dead"), errs.KindNodeLocked, lockedBy, http.StatusConflict)
 
 			got, err := s.GetNode(ctx, n.UUID)
@@ -62,7 +85,7 @@ func fencedSaveSpecs(store func() *Store) {
 
 		It("refuses an unlocked node", func(ctx SpecContext) {
 			n.ProvisionState = ptr("manageable")
-			Expect(errs.Is(store().SaveLockedNode(ctx, n, "c1"), errs.KindNodeLocked)).To(BeTrue())
+			Expect(errs.Is(store().SaveLockedNode(ctx, n, "c1", "enroll"), errs.KindNodeLocked)).To(BeTrue())
 		})
 
 		It("reports a deleted node as NodeNotFound", func(ctx SpecContext) {
@@ -70,7 +93,7 @@ func fencedSaveSpecs(store func() *Store) {
 			locked, err := s.ReserveNode(ctx, n.UUID, "c1")
 			Expect(err).NotTo(HaveOccurred())
 			Expect(s.DestroyNode(ctx, n.UUID)).To(Succeed())
-			Expect(errs.Is(s.SaveLockedNode(ctx, locked, "c1"), errs.KindNodeNotFound)).To(BeTrue())
+			Expect(errs.Is(s.SaveLockedNode(ctx, locked, "c1", "enroll"), errs.KindNodeNotFound)).To(BeTrue())
 		})
 
 		It("saves and releases in one step", func(ctx SpecContext) {

@@ -26,7 +26,7 @@ type Store interface {
 	nodelock.Store
 	GetNode(ctx context.Context, uuid string) (*model.Node, error)
 	SaveNode(ctx context.Context, n *model.Node) error
-	SaveLockedNode(ctx context.Context, n *model.Node, host string) error
+	SaveLockedNode(ctx context.Context, n *model.Node, host, from string) error
 	SaveAndReleaseNode(ctx context.Context, n *model.Node, host string) error
 	ListPorts(ctx context.Context, f db.PortFilter, p db.Page, columns []string) ([]model.Port, error)
 	SavePort(ctx context.Context, p *model.Port) error
@@ -58,8 +58,11 @@ func NewManager(workCtx context.Context, store Store, locker *nodelock.Locker, p
 // Task is one node under work. It is not safe for concurrent use: it
 // belongs to the RPC goroutine until handed to a worker, then to the worker.
 type Task struct {
-	m           *Manager
-	node        *model.Node
+	m    *Manager
+	node *model.Node
+	// stored is the provision state the node's row holds: the lock holder
+	// is the only one to move it, so a save need not read the row back.
+	stored      string
 	ports       []model.Port
 	portsLoaded bool
 	drv         *driver.Driver
@@ -90,7 +93,7 @@ func (m *Manager) AcquireShared(ctx context.Context, nodeUUID, purpose string) (
 }
 
 func (m *Manager) newTask(node *model.Node, shared bool, purpose string) *Task {
-	return &Task{m: m, node: node, shared: shared, purpose: purpose,
+	return &Task{m: m, node: node, stored: deref(node.ProvisionState), shared: shared, purpose: purpose,
 		log: m.log.WithFields(logrus.Fields{"node": node.UUID, "purpose": purpose})}
 }
 
@@ -141,7 +144,7 @@ func (t *Task) Upgrade(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t.node, t.shared, t.drv, t.portsLoaded, t.ports = node, false, nil, false, nil
+	t.node, t.stored, t.shared, t.drv, t.portsLoaded, t.ports = node, deref(node.ProvisionState), false, nil, false, nil
 	return nil
 }
 
@@ -161,9 +164,10 @@ func (t *Task) Save(ctx context.Context) error {
 	}
 	// An operation cancelled at shutdown still records where it got to;
 	// a half-saved outcome would be worse than a late one.
-	if err := t.m.store.SaveLockedNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host()); err != nil {
+	if err := t.m.store.SaveLockedNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host(), t.stored); err != nil {
 		return fmt.Errorf("save node %s: %w", t.node.UUID, err)
 	}
+	t.stored = t.ProvisionState()
 	return nil
 }
 
@@ -302,7 +306,7 @@ func (t *Task) recordFailure(ctx context.Context, name string, cause error) {
 		t.log.WithError(err).Error("Cannot re-read the node after a failed worker")
 		return
 	}
-	t.node = node
+	t.node, t.stored = node, deref(node.ProvisionState)
 	if node.LastError == nil {
 		msg := fmt.Sprintf("Async execution of %s failed with error: %s", name, cause)
 		node.LastError = &msg
