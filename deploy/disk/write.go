@@ -86,6 +86,10 @@ type Options struct {
 	AssumeZeroed bool
 	// SkipVerify skips reading the written data back.
 	SkipVerify bool
+	// Verifier tells verification what the disk holds (default: ReadBack
+	// from the target). The deploy agent checksums its own disk, so the
+	// image does not cross the network a second time.
+	Verifier ChecksumSource
 	// SyncInterval is how many bytes of the image are written between
 	// background flushes of the target's cache (default 64 MiB); after
 	// each, what it made durable is read back while writing goes on.
@@ -139,12 +143,6 @@ func (j job) length() int64 {
 	return j.n
 }
 
-// castagnoli is CRC-32C, the checksum iSCSI's own digests use: computed in
-// hardware at several GB/s, so checking costs the conductor almost no CPU
-// next to SHA-256, and per 64 KiB block it misses a corruption with a
-// chance of 2^-32.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // blockSum is the checksum of one written block, kept for verification.
 type blockSum struct {
 	off int64 // target offset
@@ -168,7 +166,11 @@ func WriteImage(ctx context.Context, dst Target, img image.Image, opts Options) 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if !o.SkipVerify {
-		w.check = startVerify(ctx, dst, o.Workers, func() { cancel(errVerifyStopped) })
+		src := o.Verifier
+		if src == nil {
+			src = ReadBack{R: dst}
+		}
+		w.check = startVerify(ctx, src, o.Workers, func() { cancel(errVerifyStopped) })
 	}
 
 	stopProgress := w.reportProgress()
@@ -476,11 +478,12 @@ func (w *writer) zeroStale(j job, buf []byte) error {
 	return nil
 }
 
-// verifier reads written blocks back with several readers, each checking
-// the CRC-32C of what it read, and keeps the lowest offset found to differ.
+// verifier has several readers ask a ChecksumSource what the disk holds,
+// each comparing with the checksums of what was written, and keeps the
+// lowest offset found to differ.
 type verifier struct {
 	ctx     context.Context
-	dst     Target
+	src     ChecksumSource
 	groups  chan []blockSum
 	readers sync.WaitGroup
 	failed  func()
@@ -492,11 +495,11 @@ type verifier struct {
 	ioErr error
 }
 
-// startVerify starts workers readers on dst; failed is called when a block
-// reads back wrong or cannot be read, so the caller stops writing to a
-// disk that failed.
-func startVerify(ctx context.Context, dst Target, workers int, failed func()) *verifier {
-	v := &verifier{ctx: ctx, dst: dst, groups: make(chan []blockSum), failed: failed}
+// startVerify starts workers readers on src; failed is called when a
+// block reads back wrong or cannot be read, so the caller stops writing to
+// a disk that failed.
+func startVerify(ctx context.Context, src ChecksumSource, workers int, failed func()) *verifier {
+	v := &verifier{ctx: ctx, src: src, groups: make(chan []blockSum), failed: failed}
 	v.firstBad.Store(-1)
 	for range workers {
 		v.readers.Go(v.read)
@@ -505,8 +508,10 @@ func startVerify(ctx context.Context, dst Target, workers int, failed func()) *v
 }
 
 // submit queues blocks whose writes the target has flushed, grouped into
-// contiguous reads of up to 4 MiB. Batches arrive in increasing offset
-// order, so once a bad block is known nothing above it needs reading.
+// contiguous spans of up to MaxChecksumSpan in which only the last block
+// may be short, as a ChecksumSource reports them. Batches arrive in
+// increasing offset order, so once a bad block is known nothing above it
+// needs reading.
 func (v *verifier) submit(sums []blockSum) {
 	sort.Slice(sums, func(i, k int) bool { return sums[i].off < sums[k].off })
 	for i := 0; i < len(sums); {
@@ -517,7 +522,8 @@ func (v *verifier) submit(sums []blockSum) {
 			return
 		}
 		j := i
-		for j+1 < len(sums) && sums[j+1].off == sums[j].off+int64(sums[j].n) && sums[j+1].off+int64(sums[j+1].n)-sums[i].off <= 4<<20 {
+		for j+1 < len(sums) && sums[j].n == VerifyBlockSize && sums[j+1].off == sums[j].off+int64(sums[j].n) &&
+			sums[j+1].off+int64(sums[j+1].n)-sums[i].off <= MaxChecksumSpan {
 			j++
 		}
 		select {
@@ -530,23 +536,24 @@ func (v *verifier) submit(sums []blockSum) {
 }
 
 func (v *verifier) read() {
-	buf := make([]byte, 4<<20)
 	for g := range v.groups {
 		start := g[0].off
 		n := g[len(g)-1].off + int64(g[len(g)-1].n) - start
-		p := buf[:n]
-		if _, err := v.dst.ReadAt(p, start); err != nil && !(errors.Is(err, io.EOF) && start+n == v.dst.Size()) {
+		got, err := v.src.Checksums(v.ctx, start, n, VerifyBlockSize)
+		if err == nil && len(got) != len(g) {
+			err = fmt.Errorf("%d checksums for %d blocks", len(got), len(g))
+		}
+		if err != nil {
 			v.errMu.Lock()
 			if v.ioErr == nil {
-				v.ioErr = fmt.Errorf("verify: read %d bytes at offset %d: %w", n, start, err)
+				v.ioErr = fmt.Errorf("verify %d bytes at offset %d: %w", n, start, err)
 			}
 			v.errMu.Unlock()
 			v.failed()
 			continue
 		}
-		for _, s := range g {
-			b := p[s.off-start : s.off-start+int64(s.n)]
-			if crc32.Checksum(b, castagnoli) != s.sum {
+		for i, s := range g {
+			if got[i] != s.sum {
 				v.lowerBad(s.off)
 				v.failed()
 				break

@@ -1,12 +1,16 @@
 package disk_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -46,19 +50,34 @@ func (t *flakyTarget) WriteAt(p []byte, off int64) (int, error) {
 // journalTarget records, for each byte range read, whether every byte of it
 // had been written and then flushed (Sync) before the read: a verification
 // read must come from the medium, never from what only sits in a cache.
+// Writes at or beyond gate (when set) wait for the first read, for at most
+// ten seconds, so a write that finds it only proceeds once verification
+// has begun.
 type journalTarget struct {
 	*disk.File
-	mu       sync.Mutex
-	written  []span // written since the last completed flush
-	flushed  []span
-	syncs    int
-	unsynced []span // reads that were not covered by flushed writes
-	reads    int
+	gate      int64
+	firstRead chan struct{}
+	readOnce  sync.Once
+	// gatePassed counts gated writes that found a read had happened.
+	gatePassed atomic.Int64
+	mu         sync.Mutex
+	written    []span // written since the last completed flush
+	flushed    []span
+	syncs      int
+	unsynced   []span // reads that were not covered by flushed writes
+	reads      int
 }
 
 type span struct{ off, end int64 }
 
 func (t *journalTarget) WriteAt(p []byte, off int64) (int, error) {
+	if t.gate > 0 && off >= t.gate {
+		select {
+		case <-t.firstRead:
+			t.gatePassed.Add(1)
+		case <-time.After(10 * time.Second):
+		}
+	}
 	n, err := t.File.WriteAt(p, off)
 	t.mu.Lock()
 	t.written = append(t.written, span{off, off + int64(n)})
@@ -94,8 +113,47 @@ func (t *journalTarget) ReadAt(p []byte, off int64) (int, error) {
 	}
 	t.reads++
 	t.mu.Unlock()
+	if t.firstRead != nil {
+		t.readOnce.Do(func() { close(t.firstRead) })
+	}
 	return t.File.ReadAt(p, off)
 }
+
+// countingSource counts the bytes it was asked about.
+type countingSource struct {
+	src   disk.ChecksumSource
+	bytes atomic.Int64
+}
+
+func (c *countingSource) Checksums(ctx context.Context, off, n int64, blockSize int) ([]uint32, error) {
+	c.bytes.Add(n)
+	return c.src.Checksums(ctx, off, n, blockSize)
+}
+
+type failingSource struct{}
+
+func (failingSource) Checksums(context.Context, int64, int64, int) ([]uint32, error) {
+	return nil, errors.New("agent went away")
+}
+
+var _ = Describe("ReadBack", func() {
+	It("checksums each block of a span, the last one short", func(ctx SpecContext) {
+		data := randomBytes(5<<20 + 1000)
+		sums, err := disk.ReadBack{R: bytes.NewReader(data)}.Checksums(ctx, 1000, int64(len(data)-1000), 64<<10)
+		Expect(err).NotTo(HaveOccurred())
+		// 5 MiB in blocks of 64 KiB is 80 blocks, spanning two reads.
+		Expect(sums).To(HaveLen(80))
+		table := crc32.MakeTable(crc32.Castagnoli)
+		Expect(sums[0]).To(Equal(crc32.Checksum(data[1000:1000+64<<10], table)))
+		Expect(sums[79]).To(Equal(crc32.Checksum(data[1000+79*64<<10:], table)))
+		Expect(sums[79]).NotTo(Equal(crc32.Checksum(data[1000+79*64<<10:len(data)-1], table)))
+	})
+
+	It("fails on a span beyond the end", func(ctx SpecContext) {
+		_, err := disk.ReadBack{R: bytes.NewReader(make([]byte, 1<<20))}.Checksums(ctx, 512<<10, 1<<20, 64<<10)
+		Expect(err).To(MatchError(ContainSubstring("read")))
+	})
+})
 
 var _ = Describe("WriteImage", func() {
 	var dir, rawPath, qcowPath, refPath string
@@ -208,16 +266,17 @@ var _ = Describe("WriteImage", func() {
 	It("reads each block back only after a flush that followed its write, while writing goes on", func() {
 		target := filepath.Join(dir, "disk")
 		sparseFile(target, 32<<20)
-		t := &journalTarget{File: openTarget(target)}
+		// The image's last 4 MiB are written only once something was read
+		// back: verification must start while writing goes on.
+		t := &journalTarget{File: openTarget(target), gate: imageSize - 4<<20 - 8192, firstRead: make(chan struct{})}
 		res, err := disk.WriteImage(context.Background(), t, openImage(rawPath), disk.Options{
 			AssumeZeroed: true, SyncInterval: 1 << 20})
 		Expect(err).NotTo(HaveOccurred())
 		run("cmp", "-n", fmt.Sprint(imageSize), rawPath, target)
 		Expect(res.Verified).To(Equal(res.Written))
 		Expect(t.unsynced).To(BeEmpty())
-		// Flushes every MiB of a 24 MiB image: verification started long
-		// before the final one.
-		Expect(t.syncs).To(BeNumerically(">", 4))
+		Expect(t.gatePassed.Load()).To(BeNumerically(">", 0), "no read before the image's end was written")
+		Expect(t.syncs).To(BeNumerically(">", 1))
 	})
 
 	It("reports the lowest bad offset when verification runs beside the write", func() {
@@ -229,6 +288,41 @@ var _ = Describe("WriteImage", func() {
 			AssumeZeroed: true, SyncInterval: 1 << 20})
 		Expect(errors.Is(err, disk.ErrVerify)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("offset %d ", bad/(64<<10)*(64<<10))))
+	})
+
+	It("asks a given checksum source what the disk holds instead of reading the target back", func() {
+		target := filepath.Join(dir, "disk")
+		sparseFile(target, 32<<20)
+		t := &journalTarget{File: openTarget(target)}
+		// What a deploy agent does on the node: read its own disk.
+		agentDisk := openTarget(target)
+		src := &countingSource{src: disk.ReadBack{R: agentDisk}}
+		res, err := disk.WriteImage(context.Background(), t, openImage(rawPath), disk.Options{
+			AssumeZeroed: true, Verifier: src})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Verified).To(Equal(res.Written))
+		Expect(src.bytes.Load()).To(Equal(res.Written))
+		Expect(t.reads).To(BeZero(), "the target was read back")
+	})
+
+	It("fails verification where the checksum source reports other data", func() {
+		target := filepath.Join(dir, "disk")
+		sparseFile(target, 32<<20)
+		bad := int64(12<<20 + 3*64<<10 + 7)
+		node := &flakyTarget{Target: openTarget(target), corruptAt: bad, failAt: -1}
+		_, err := disk.WriteImage(context.Background(), openTarget(target), openImage(rawPath), disk.Options{
+			AssumeZeroed: true, Verifier: disk.ReadBack{R: node}})
+		Expect(errors.Is(err, disk.ErrVerify)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("offset %d ", bad/(64<<10)*(64<<10))))
+	})
+
+	It("fails when the checksum source cannot answer", func() {
+		target := filepath.Join(dir, "disk")
+		sparseFile(target, 32<<20)
+		_, err := disk.WriteImage(context.Background(), openTarget(target), openImage(rawPath), disk.Options{
+			AssumeZeroed: true, Verifier: failingSource{}})
+		Expect(err).To(MatchError(ContainSubstring("agent went away")))
+		Expect(errors.Is(err, disk.ErrVerify)).To(BeFalse())
 	})
 
 	It("fails with the offset of a write the target refuses", func() {
