@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -203,6 +204,27 @@ func (w *iscsiWorld) expectCleanFailure(ctx context.Context, uuid, mac, lastErro
 	Expect(err).To(MatchError(os.ErrNotExist), "no image cache reference is left")
 }
 
+// serveChecksums answers GET /v1/checksums as ferric-agent does, from the
+// disk file backing, and returns how many bytes it checksummed.
+func serveChecksums(rw http.ResponseWriter, r *http.Request, backing, token string) int64 {
+	GinkgoHelper()
+	q := r.URL.Query()
+	Expect(q.Get("agent_token")).To(Equal(token))
+	off, err := strconv.ParseInt(q.Get("offset"), 10, 64)
+	Expect(err).NotTo(HaveOccurred())
+	n, err := strconv.ParseInt(q.Get("length"), 10, 64)
+	Expect(err).NotTo(HaveOccurred())
+	bs, err := strconv.Atoi(q.Get("block_size"))
+	Expect(err).NotTo(HaveOccurred())
+	f, err := os.Open(backing)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	sums, err := disk.ReadBack{R: f}.Checksums(r.Context(), off, n, bs)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(json.NewEncoder(rw).Encode(map[string]any{"algorithm": "crc32c", "checksums": sums})).To(Succeed())
+	return n
+}
+
 var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 	for _, backend := range backends {
 		Context(backend, func() {
@@ -307,10 +329,17 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w.deployToWait(ctx, n.UUID)
 				iqn := iscsideploy.IQN(n.UUID)
 
-				By("answering iscsi.start_iscsi_target from an agent stub that exports the disk")
+				By("answering iscsi.start_iscsi_target from an agent stub that exports the disk and checksums it")
 				var command map[string]any
+				var checksummed atomic.Int64
+				withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
 				agent := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 					defer GinkgoRecover()
+					if r.URL.Path == "/v1/checksums" {
+						checksummed.Add(serveChecksums(rw, r, backing, withToken.AgentToken))
+						return
+					}
 					Expect(r.Method).To(Equal(http.MethodPost))
 					Expect(r.URL.Path).To(Equal("/v1/commands"))
 					Expect(r.URL.Query().Get("wait")).To(Equal("true"))
@@ -320,8 +349,6 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 						"command_result": map[string]any{"iscsi_target_iqn": iqn}})
 				}))
 				DeferCleanup(agent.Close)
-				withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
-				Expect(err).NotTo(HaveOccurred())
 				Expect(w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: agent.URL,
 					AgentVersion: "9.0.0", AgentToken: withToken.AgentToken})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID), 3*time.Minute).Should(Equal(states.Active))
@@ -330,6 +357,8 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(command["params"]).To(HaveKeyWithValue("iqn", iqn))
 				Expect(command["params"]).To(HaveKeyWithValue("portal_port", BeNumerically("==", w.tgt.port)))
 				Expect(command["params"]).To(HaveKeyWithValue("wipe_disk_metadata", true))
+				By("verifying the write with the agent's checksums of its disk")
+				Expect(checksummed.Load()).To(BeNumerically(">=", 3<<20), "the image's 3 MiB of data")
 
 				By("laying out ephemeral, swap, config drive and root, in that order")
 				f, err := disk.OpenFile(backing)
@@ -468,6 +497,36 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w.tgt.kill()
 				w.expectCleanFailure(ctx, n.UUID, mac, "Deploy failed for node "+n.UUID+": write whole disk image")
 				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))
+			})
+
+			It("fails the deploy when the agent's disk does not hold what was written", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				iqn := iscsideploy.IQN(n.UUID)
+				withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				// A disk that loses what reaches it past the first MiB: its
+				// agent checksums what is really there.
+				agent := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					defer GinkgoRecover()
+					if r.URL.Path == "/v1/checksums" {
+						f, err := os.OpenFile(backing, os.O_WRONLY, 0)
+						Expect(err).NotTo(HaveOccurred())
+						_, err = f.WriteAt(bytes.Repeat([]byte{0xff}, 4096), 5<<20)
+						Expect(err).NotTo(HaveOccurred())
+						Expect(f.Close()).To(Succeed())
+						serveChecksums(rw, r, backing, withToken.AgentToken)
+						return
+					}
+					Expect(w.tgt.export(iqn, backing)).To(Succeed())
+					_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "SUCCEEDED",
+						"command_result": map[string]any{"iscsi_target_iqn": iqn}})
+				}))
+				DeferCleanup(agent.Close)
+				Expect(w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: agent.URL,
+					AgentVersion: "9.0.0", AgentToken: withToken.AgentToken})).To(Succeed())
+				w.expectCleanFailure(ctx, n.UUID, mac, fmt.Sprintf("verification failed: data read back at offset %d differs", 5<<20))
 			})
 
 			It("fails the deploy when the ramdisk never calls back", func(ctx SpecContext) {

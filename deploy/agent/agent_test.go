@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -267,6 +268,37 @@ var _ = Describe("agent mode", func() {
 			code, res = a.command("standby.sync", nil, true, api.token)
 			Expect(code).To(Equal(http.StatusOK))
 			Expect(res).To(HaveKeyWithValue("command_status", "SUCCEEDED"))
+		})
+
+		It("checksums its disk for the conductor, leaving no command record", func() {
+			sums := func(q string) (int, map[string]any) {
+				return call(http.MethodGet, a.base+"/v1/checksums?"+q, nil)
+			}
+			code, res := sums("offset=65536&length=200000&block_size=65536")
+			Expect(code).To(Equal(http.StatusUnauthorized))
+			Expect(res).To(HaveKeyWithValue("type", "Unauthorized"))
+
+			tok := "&agent_token=" + api.token
+			code, res = sums("offset=65536&length=200000&block_size=65536" + tok)
+			Expect(code).To(Equal(http.StatusOK))
+			data := content(disk)
+			table := crc32.MakeTable(crc32.Castagnoli)
+			var want []any
+			for off := 65536; off < 65536+200000; off += 65536 {
+				want = append(want, float64(crc32.Checksum(data[off:min(off+65536, 65536+200000)], table)))
+			}
+			Expect(res).To(HaveKeyWithValue("algorithm", "crc32c"))
+			Expect(res).To(HaveKeyWithValue("checksums", want))
+
+			for _, q := range []string{"offset=-1&length=1&block_size=512", "offset=0&length=0&block_size=512",
+				"offset=0&length=512&block_size=100", "offset=0&length=x&block_size=512", "length=512&block_size=512",
+				fmt.Sprintf("offset=%d&length=1024&block_size=512", 8<<20-512)} {
+				code, res = sums(q + tok)
+				Expect(code).To(Equal(http.StatusBadRequest), q)
+				Expect(res).To(HaveKeyWithValue("type", "InvalidCommandError"), q)
+			}
+			_, res = call(http.MethodGet, a.base+"/v1/commands", nil)
+			Expect(res["commands"]).To(BeEmpty())
 		})
 
 		It("returns results in IPA's shape and lists them in execution order", func() {

@@ -17,6 +17,8 @@ import (
 //	GET  /v1/commands/{id}      one result; ?wait=true blocks until it finishes
 //	POST /v1/commands           {"name": "<ext>.<cmd>", "params": {...}}; ?wait=true
 //	                            blocks; ?agent_token= must match once a token is known
+//	GET  /v1/checksums          ?offset=&length=&block_size=: CRC-32C of each block of
+//	                            the exported disk (a Ferric extension); token as above
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", a.versions)
@@ -26,6 +28,7 @@ func (a *Agent) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/commands/{id}", a.getCommand)
 	mux.HandleFunc("POST /v1/commands", a.runCommand)
 	mux.HandleFunc("POST /v1/commands/{$}", a.runCommand)
+	mux.HandleFunc("GET /v1/checksums", a.checksums)
 	return mux
 }
 
@@ -85,8 +88,7 @@ func (a *Agent) getCommand(w http.ResponseWriter, r *http.Request) {
 
 func (a *Agent) runCommand(w http.ResponseWriter, r *http.Request) {
 	if !a.validToken(r.URL.Query().Get("agent_token")) {
-		writeError(w, &RESTError{Type: "Unauthorized", Code: http.StatusUnauthorized, Message: "Unauthorized",
-			Details: "Token invalid."})
+		writeError(w, unauthorized())
 		return
 	}
 	var body struct {
@@ -112,6 +114,10 @@ func (a *Agent) runCommand(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, a.cmds.snapshot(e))
+}
+
+func unauthorized() *RESTError {
+	return &RESTError{Type: "Unauthorized", Code: http.StatusUnauthorized, Message: "Unauthorized", Details: "Token invalid."}
 }
 
 // validToken accepts any request until the agent holds a usable token (an agent

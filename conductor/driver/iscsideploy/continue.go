@@ -25,6 +25,9 @@ type target struct {
 	// notify: the callback-only ramdisk waits for "done" on NotifyPort
 	// before it lets go of the disk.
 	notify bool
+	// agentURL and agentToken reach the heartbeating agent that exported
+	// the disk; empty for the callback-only ramdisk.
+	agentURL, agentToken string
 }
 
 // continueDeploy runs in the worker holding the node lock, with the node in
@@ -120,7 +123,7 @@ func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (s
 		return "", fmt.Errorf("open LUN %d of %s: %w", tgt.lun, tgt.iqn, err)
 	}
 	dev := lun.Device(ctx)
-	wo := disk.Options{Workers: d.opts.WriteWorkers, Progress: d.progressRecorder(ctx, t)}
+	wo := disk.Options{Workers: d.opts.WriteWorkers, Progress: d.progressRecorder(ctx, t), Verifier: d.verifier(ctx, tgt)}
 	var root string
 	if info.wholeDisk {
 		res, err := disk.WriteWholeDiskImage(ctx, dev, img, disk.WholeDiskOptions{ConfigDrive: configDrive, Write: wo})
