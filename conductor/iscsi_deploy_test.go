@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -204,6 +205,57 @@ func (w *iscsiWorld) expectCleanFailure(ctx context.Context, uuid, mac, lastErro
 	Expect(err).To(MatchError(os.ErrNotExist), "no image cache reference is left")
 }
 
+// agentStub is a heartbeating agent's API: iscsi.start_iscsi_target
+// exports the node's disk, GET /v1/checksums checksums it.
+type agentStub struct {
+	mu          sync.Mutex
+	cmd         map[string]any
+	checksummed atomic.Int64
+}
+
+// command is the last command the agent was sent.
+func (a *agentStub) command() map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cmd
+}
+
+// agentHeartbeat starts an agent stub for the node whose disk is backing
+// and heartbeats for it; beforeChecksums, if set, runs before each
+// checksums answer.
+func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, beforeChecksums func()) *agentStub {
+	GinkgoHelper()
+	withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: uuid})
+	Expect(err).NotTo(HaveOccurred())
+	iqn := iscsideploy.IQN(uuid)
+	a := &agentStub{}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		defer GinkgoRecover()
+		if r.URL.Path == "/v1/checksums" {
+			if beforeChecksums != nil {
+				beforeChecksums()
+			}
+			a.checksummed.Add(serveChecksums(rw, r, backing, withToken.AgentToken))
+			return
+		}
+		Expect(r.Method).To(Equal(http.MethodPost))
+		Expect(r.URL.Path).To(Equal("/v1/commands"))
+		Expect(r.URL.Query().Get("wait")).To(Equal("true"))
+		var cmd map[string]any
+		Expect(json.NewDecoder(r.Body).Decode(&cmd)).To(Succeed())
+		a.mu.Lock()
+		a.cmd = cmd
+		a.mu.Unlock()
+		Expect(w.tgt.export(iqn, backing)).To(Succeed())
+		_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "SUCCEEDED",
+			"command_result": map[string]any{"iscsi_target_iqn": iqn}})
+	}))
+	DeferCleanup(srv.Close)
+	Expect(w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: srv.URL,
+		AgentVersion: "9.0.0", AgentToken: withToken.AgentToken})).To(Succeed())
+	return a
+}
+
 // serveChecksums answers GET /v1/checksums as ferric-agent does, from the
 // disk file backing, and returns how many bytes it checksummed.
 func serveChecksums(rw http.ResponseWriter, r *http.Request, backing, token string) int64 {
@@ -330,35 +382,16 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				iqn := iscsideploy.IQN(n.UUID)
 
 				By("answering iscsi.start_iscsi_target from an agent stub that exports the disk and checksums it")
-				var command map[string]any
-				var checksummed atomic.Int64
-				withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
-				Expect(err).NotTo(HaveOccurred())
-				agent := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-					defer GinkgoRecover()
-					if r.URL.Path == "/v1/checksums" {
-						checksummed.Add(serveChecksums(rw, r, backing, withToken.AgentToken))
-						return
-					}
-					Expect(r.Method).To(Equal(http.MethodPost))
-					Expect(r.URL.Path).To(Equal("/v1/commands"))
-					Expect(r.URL.Query().Get("wait")).To(Equal("true"))
-					Expect(json.NewDecoder(r.Body).Decode(&command)).To(Succeed())
-					Expect(w.tgt.export(iqn, backing)).To(Succeed())
-					_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "SUCCEEDED",
-						"command_result": map[string]any{"iscsi_target_iqn": iqn}})
-				}))
-				DeferCleanup(agent.Close)
-				Expect(w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: agent.URL,
-					AgentVersion: "9.0.0", AgentToken: withToken.AgentToken})).To(Succeed())
+				agent := w.agentHeartbeat(ctx, n.UUID, backing, nil)
 				Eventually(w.e.provisionState(ctx, n.UUID), 3*time.Minute).Should(Equal(states.Active))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				command := agent.command()
 				Expect(command).To(HaveKeyWithValue("name", "iscsi.start_iscsi_target"))
 				Expect(command["params"]).To(HaveKeyWithValue("iqn", iqn))
 				Expect(command["params"]).To(HaveKeyWithValue("portal_port", BeNumerically("==", w.tgt.port)))
 				Expect(command["params"]).To(HaveKeyWithValue("wipe_disk_metadata", true))
 				By("verifying the write with the agent's checksums of its disk")
-				Expect(checksummed.Load()).To(BeNumerically(">=", 3<<20), "the image's 3 MiB of data")
+				Expect(agent.checksummed.Load()).To(BeNumerically(">=", 3<<20), "the image's 3 MiB of data")
 
 				By("laying out ephemeral, swap, config drive and root, in that order")
 				f, err := disk.OpenFile(backing)
@@ -503,29 +536,15 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
 				w.deployToWait(ctx, n.UUID)
-				iqn := iscsideploy.IQN(n.UUID)
-				withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
-				Expect(err).NotTo(HaveOccurred())
-				// A disk that loses what reaches it past the first MiB: its
-				// agent checksums what is really there.
-				agent := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-					defer GinkgoRecover()
-					if r.URL.Path == "/v1/checksums" {
-						f, err := os.OpenFile(backing, os.O_WRONLY, 0)
-						Expect(err).NotTo(HaveOccurred())
-						_, err = f.WriteAt(bytes.Repeat([]byte{0xff}, 4096), 5<<20)
-						Expect(err).NotTo(HaveOccurred())
-						Expect(f.Close()).To(Succeed())
-						serveChecksums(rw, r, backing, withToken.AgentToken)
-						return
-					}
-					Expect(w.tgt.export(iqn, backing)).To(Succeed())
-					_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "SUCCEEDED",
-						"command_result": map[string]any{"iscsi_target_iqn": iqn}})
-				}))
-				DeferCleanup(agent.Close)
-				Expect(w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: agent.URL,
-					AgentVersion: "9.0.0", AgentToken: withToken.AgentToken})).To(Succeed())
+				// A disk that loses what reaches it at 5 MiB: its agent
+				// checksums what is really there.
+				w.agentHeartbeat(ctx, n.UUID, backing, func() {
+					f, err := os.OpenFile(backing, os.O_WRONLY, 0)
+					Expect(err).NotTo(HaveOccurred())
+					_, err = f.WriteAt(bytes.Repeat([]byte{0xff}, 4096), 5<<20)
+					Expect(err).NotTo(HaveOccurred())
+					Expect(f.Close()).To(Succeed())
+				})
 				w.expectCleanFailure(ctx, n.UUID, mac, fmt.Sprintf("verification failed: data read back at offset %d differs", 5<<20))
 			})
 
