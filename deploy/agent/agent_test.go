@@ -299,6 +299,22 @@ var _ = Describe("agent mode", func() {
 			}
 			_, res = call(http.MethodGet, a.base+"/v1/commands", nil)
 			Expect(res["commands"]).To(BeEmpty())
+
+			By("answering the conductor's client, which never shows the token")
+			ctx := context.Background()
+			got, err := agent.DiskChecksums{URL: a.base, Token: api.token}.Checksums(ctx, 65536, 200000, 65536)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(got).To(HaveLen(len(want)))
+			for i := range got {
+				Expect(float64(got[i])).To(Equal(want[i]))
+			}
+			_, err = agent.DiskChecksums{URL: a.base, Token: "wrong-token-xyz"}.Checksums(ctx, 0, 512, 512)
+			Expect(err).To(MatchError(ContainSubstring("401")))
+			Expect(err.Error()).NotTo(ContainSubstring("wrong-token-xyz"))
+			a.stop()
+			_, err = agent.DiskChecksums{URL: a.base, Token: "wrong-token-xyz"}.Checksums(ctx, 0, 512, 512)
+			Expect(err).To(MatchError(ContainSubstring("did not answer")))
+			Expect(err.Error()).NotTo(ContainSubstring("wrong-token-xyz"))
 		})
 
 		It("returns results in IPA's shape and lists them in execution order", func() {

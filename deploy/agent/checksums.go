@@ -1,11 +1,16 @@
 package agent
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/ferricbm/ferric/deploy/disk"
 )
@@ -69,4 +74,63 @@ func (a *Agent) checksums(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"algorithm": "crc32c", "offset": off, "block_size": bs, "checksums": sums})
+}
+
+// DiskChecksums is the disk.ChecksumSource of a remote agent: the client
+// side of GET /v1/checksums, for the conductor verifying a deploy.
+type DiskChecksums struct {
+	// URL is the agent's API (its heartbeat callback URL); Token its agent
+	// token, never shown in errors.
+	URL, Token string
+	Client     *http.Client
+}
+
+// Checksums asks the agent for the CRC-32C of each block of its disk's
+// bytes [off, off+n).
+func (c DiskChecksums) Checksums(ctx context.Context, off, n int64, blockSize int) ([]uint32, error) {
+	q := url.Values{"offset": {fmt.Sprint(off)}, "length": {fmt.Sprint(n)}, "block_size": {fmt.Sprint(blockSize)}}
+	if c.Token != "" {
+		q.Set("agent_token", c.Token)
+	}
+	base, err := url.Parse(strings.TrimRight(c.URL, "/") + "/v1/checksums")
+	if err != nil {
+		return nil, fmt.Errorf("agent checksums: bad agent URL: %w", err)
+	}
+	base.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("agent checksums: %w", err)
+	}
+	client := c.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its URL holds the token
+		}
+		base.RawQuery = ""
+		return nil, fmt.Errorf("agent checksums: %s did not answer: %w", base.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("agent checksums: read answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("agent checksums: agent answered %s: %s", resp.Status, strings.TrimSpace(string(data)))
+	}
+	var out struct {
+		Algorithm string   `json:"algorithm"`
+		Checksums []uint32 `json:"checksums"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("agent checksums: %w", err)
+	}
+	if out.Algorithm != "crc32c" {
+		return nil, fmt.Errorf("agent checksums: algorithm %q, want crc32c", out.Algorithm)
+	}
+	return out.Checksums, nil
 }

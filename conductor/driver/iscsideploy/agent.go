@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/deploy/disk"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -125,7 +126,7 @@ func (d *Deploy) runCommand(ctx context.Context, agentURL, token, name string, p
 		return commandResult{}, err
 	}
 	var res commandResult
-	err = d.agentRequest(ctx, http.MethodPost, agentURL, "/v1/commands", token, url.Values{"wait": {fmt.Sprint(wait)}}, body, &res)
+	err = d.agentRequest(ctx, http.MethodPost, agentURL, token, url.Values{"wait": {fmt.Sprint(wait)}}, body, &res)
 	return res, err
 }
 
@@ -135,31 +136,8 @@ func (d *Deploy) listCommands(ctx context.Context, agentURL, token string) ([]co
 	var out struct {
 		Commands []commandResult `json:"commands"`
 	}
-	err := d.agentRequest(ctx, http.MethodGet, agentURL, "/v1/commands", token, url.Values{}, nil, &out)
+	err := d.agentRequest(ctx, http.MethodGet, agentURL, token, url.Values{}, nil, &out)
 	return out.Commands, err
-}
-
-// agentChecksums is the disk.ChecksumSource of a deploy agent that
-// checksums its own disk (GET /v1/checksums, a Ferric extension of the
-// agent API): verifying a write then reads nothing back over iSCSI.
-type agentChecksums struct {
-	d          *Deploy
-	url, token string
-}
-
-func (a agentChecksums) Checksums(ctx context.Context, off, n int64, blockSize int) ([]uint32, error) {
-	q := url.Values{"offset": {fmt.Sprint(off)}, "length": {fmt.Sprint(n)}, "block_size": {fmt.Sprint(blockSize)}}
-	var out struct {
-		Algorithm string   `json:"algorithm"`
-		Checksums []uint32 `json:"checksums"`
-	}
-	if err := a.d.agentRequest(ctx, http.MethodGet, a.url, "/v1/checksums", a.token, q, nil, &out); err != nil {
-		return nil, err
-	}
-	if out.Algorithm != "crc32c" {
-		return nil, fmt.Errorf("agent checksums: algorithm %q, want crc32c", out.Algorithm)
-	}
-	return out.Checksums, nil
 }
 
 // verifier is where the write's verification learns what the disk holds:
@@ -170,7 +148,7 @@ func (d *Deploy) verifier(ctx context.Context, tgt target) disk.ChecksumSource {
 	if tgt.agentURL == "" {
 		return nil
 	}
-	a := agentChecksums{d: d, url: tgt.agentURL, token: tgt.agentToken}
+	a := agent.DiskChecksums{URL: tgt.agentURL, Token: tgt.agentToken, Client: d.opts.Client}
 	if _, err := a.Checksums(ctx, 0, disk.VerifyBlockSize, disk.VerifyBlockSize); err != nil {
 		d.log.WithField("iqn", tgt.iqn).WithError(err).Info("The agent does not checksum its disk; the write is verified by reading it back")
 		return nil
@@ -178,11 +156,11 @@ func (d *Deploy) verifier(ctx context.Context, tgt target) disk.ChecksumSource {
 	return a
 }
 
-func (d *Deploy) agentRequest(ctx context.Context, method, agentURL, path, token string, q url.Values, body []byte, out any) error {
+func (d *Deploy) agentRequest(ctx context.Context, method, agentURL, token string, q url.Values, body []byte, out any) error {
 	if token != "" {
 		q.Set("agent_token", token)
 	}
-	endpoint := strings.TrimRight(agentURL, "/") + path + "?" + q.Encode()
+	endpoint := strings.TrimRight(agentURL, "/") + "/v1/commands?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, method, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("agent request: %w", err)
