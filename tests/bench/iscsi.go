@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
 
+	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/deploy/disk"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/deploy/iscsi"
@@ -28,17 +30,22 @@ const iscsiTarget = 2.0
 
 // benchISCSI writes one random raw image, and the same image as qcow2, onto
 // a LUN of a tgtd over loopback through the conductor's write path
-// (disk.WriteWholeDiskImage over Ferric's initiator: login, write, read
-// back and compare, SYNCHRONIZE CACHE, logout), then with `qemu-img
-// convert -t writeback` onto the same LUN (login, write, flush, logout: its
-// default cache mode for the output never flushes, which leaves the image in
-// the target's page cache rather than on the node's disk) and onto a LUN
-// of a second tgtd with its stock settings, as a ramdisk that does not tune
-// it runs, and copies the raw file locally with dd, all in one run
-// so they share the machine's load: each image is written -iscsi-rounds
-// times by each, rotating which goes first, and the medians are compared.
-// The first tgtd is tuned as the deploy agent runs it (deploy/agent/tgt).
-// Random data has no zero runs, so every tool moves every byte.
+// (disk.WriteWholeDiskImage over Ferric's initiator: login, write, verify,
+// SYNCHRONIZE CACHE, logout) twice: verified with the checksums a deploy
+// agent computes of its own disk (GET /v1/checksums, served here from the
+// LUN's backing file by the agent's own handler), as a deploy through the
+// heartbeating agent runs, and verified by reading back over iSCSI, as a
+// deploy through the callback-only ramdisk runs. Beside them it runs
+// `qemu-img convert -t writeback` onto the same LUN (login, write, flush,
+// logout: its default cache mode for the output never flushes, which
+// leaves the image in the target's page cache rather than on the node's
+// disk) and onto a LUN of a second tgtd with its stock settings, as a
+// ramdisk that does not tune it runs, and copies the raw file locally with
+// dd, all in one run so they share the machine's load: each image is
+// written -iscsi-rounds times by each, rotating which goes first, and the
+// medians are compared. The first tgtd is tuned as the deploy agent runs
+// it (deploy/agent/tgt). Random data has no zero runs, so every tool moves
+// every byte.
 func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 	size := *iscsiImageSize
 	if size <= 0 || size%(1<<20) != 0 {
@@ -108,12 +115,25 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 		fmt.Printf("  %-34s %8s  %5.0f MiB/s\n", name, took.Round(time.Millisecond), rate(took))
 		return took, nil
 	}
-	// writing collects, per format, how long the writing took before the
-	// last part of the verification and the final flush.
+	// The agent's checksums endpoint, serving the LUN's backing file as
+	// ferric-agent serves its disk.
+	agentSrv, err := checksumAgent(lunFile)
+	if err != nil {
+		return nil, err
+	}
+	defer agentSrv.Close()
+	// writing collects, per format and verification, how long the writing
+	// took before the last part of the verification and the final flush.
 	writing := map[string][]time.Duration{}
-	ferric := func(path, format string) func() (time.Duration, error) {
+	ferric := func(path, format string, byAgent bool) func() (time.Duration, error) {
+		how := "read back"
+		var verifier disk.ChecksumSource
+		if byAgent {
+			how, verifier = "agent checksums", agent.DiskChecksums{URL: agentSrv.URL}
+		}
+		key := format + ", " + how
 		return func() (time.Duration, error) {
-			return timed("ferric, "+format+" (write + verify)", func() error {
+			return timed("ferric, "+key, func() error {
 				img, err := image.Open(path)
 				if err != nil {
 					return err
@@ -122,12 +142,14 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 				start := time.Now()
 				_, err = iscsi.BenchSession(ctx, daemon.Portal(), iqn, func(ctx context.Context, lun *iscsi.LUN) error {
 					_, err := disk.WriteWholeDiskImage(ctx, lun.Device(ctx), img, disk.WholeDiskOptions{Write: disk.Options{
-						// What the conductor passes: [iscsi] write_workers and a
-						// progress callback, whose last call ends the writing.
-						Workers: *iscsiWorkers,
+						// What the conductor passes: [iscsi] write_workers, the
+						// agent's checksums when it has them, and a progress
+						// callback, whose last call ends the writing.
+						Workers:  *iscsiWorkers,
+						Verifier: verifier,
 						Progress: func(p disk.Progress) {
 							if p.Done == p.Total {
-								writing[format] = append(writing[format], time.Since(start))
+								writing[key] = append(writing[key], time.Since(start))
 							}
 						},
 					}})
@@ -144,12 +166,13 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 			})
 		}
 	}
-	// results holds, per format, the medians of ferric, qemu-img on the
-	// same target and qemu-img on the stock one.
+	// results holds, per format, the medians of ferric verified by the
+	// agent's checksums and by reading back, qemu-img on the same target
+	// and qemu-img on the stock one.
 	var results [][]time.Duration
 	for _, f := range []struct{ path, format string }{{raw, "raw"}, {qcow, "qcow2"}} {
 		fmt.Printf("%s image, %d rounds ...\n", f.format, *iscsiRounds)
-		took, err := rounds(*iscsiRounds, ferric(f.path, f.format),
+		took, err := rounds(*iscsiRounds, ferric(f.path, f.format, true), ferric(f.path, f.format, false),
 			qemu(f.path, f.format, "same target", lunURL), qemu(f.path, f.format, "stock tgtd", stockURL))
 		if err != nil {
 			return nil, err
@@ -166,19 +189,30 @@ func benchISCSI(ctx context.Context, s settings) ([]row, error) {
 	dd := rate(ddTook)
 	var rows []row
 	for i, format := range []string{"raw", "qcow2"} {
-		f, q, stock := rate(results[i][0]), rate(results[i][1]), rate(results[i][2])
+		f, back, q, stock := rate(results[i][0]), rate(results[i][1]), rate(results[i][2]), rate(results[i][3])
 		v := "yes"
 		if f/q < iscsiTarget {
 			v = "NO"
 		}
 		rows = append(rows, row{
 			fmt.Sprintf("iSCSI write of a %d MiB random %s image (vs qemu-img, medians of %d)", size>>20, format, *iscsiRounds),
-			fmt.Sprintf("%.0f MiB/s (writing alone %.0f); qemu-img on the same target %.0f MiB/s, %.2f×; "+
-				"qemu-img on a stock tgtd %.0f MiB/s, %.2f×; local dd %.0f MiB/s, %.0f%% of it",
-				f, rate(median(writing[format])), q, f/q, stock, f/stock, dd, 100*f/dd),
+			fmt.Sprintf("%.0f MiB/s verified by the agent's checksums (writing alone %.0f), %.0f read back; "+
+				"qemu-img on the same target %.0f MiB/s, %.2f×; qemu-img on a stock tgtd %.0f MiB/s, %.2f× (read back %.2f×); "+
+				"local dd %.0f MiB/s, %.0f%% of it",
+				f, rate(median(writing[format+", agent checksums"])), back, q, f/q, stock, f/stock, back/stock, dd, 100*f/dd),
 			fmt.Sprintf("≥ %.0f× qemu-img", iscsiTarget), v})
 	}
 	return rows, nil
+}
+
+// checksumAgent serves a ferric-agent API whose disk is file, for its
+// GET /v1/checksums; nothing else of the agent runs.
+func checksumAgent(file string) (*httptest.Server, error) {
+	a, err := agent.New(agent.Config{Params: agent.ParseCmdline("ipa-api-url=http://127.0.0.1:9/"), Disks: []string{file}})
+	if err != nil {
+		return nil, err
+	}
+	return httptest.NewServer(a.Handler()), nil
 }
 
 // randomImage writes size bytes of pseudo-random data: incompressible and
