@@ -143,9 +143,10 @@ func (s *Store) ActiveMembers(ctx context.Context, heartbeatTimeout time.Duratio
 		Hostname       string
 		ConductorGroup string
 		HardwareType   string
+		UpdatedAt      time.Time
 	}
 	err := s.db.WithContext(ctx).Raw(
-		`SELECT DISTINCT c.hostname, c.conductor_group, h.hardware_type
+		`SELECT DISTINCT c.hostname, c.conductor_group, h.hardware_type, c.updated_at
 		   FROM conductors c JOIN conductor_hardware_interfaces h ON h.conductor_id = c.id
 		  WHERE c.online = ? AND c.updated_at >= ?
 		  ORDER BY c.hostname, h.hardware_type`,
@@ -155,7 +156,8 @@ func (s *Store) ActiveMembers(ctx context.Context, heartbeatTimeout time.Duratio
 	}
 	out := make([]hashring.Member, len(rows))
 	for i, r := range rows {
-		out[i] = hashring.Member{Hostname: r.Hostname, ConductorGroup: r.ConductorGroup, HardwareType: r.HardwareType}
+		out[i] = hashring.Member{Hostname: r.Hostname, ConductorGroup: r.ConductorGroup, HardwareType: r.HardwareType,
+			Expires: r.UpdatedAt.Add(heartbeatTimeout)}
 	}
 	return out, nil
 }

@@ -55,6 +55,13 @@ func conductorSpecs(store func() *Store) {
 
 			members, err := s.ActiveMembers(ctx, timeout)
 			Expect(err).NotTo(HaveOccurred())
+			Expect(members).To(HaveLen(2))
+			// A member expires a heartbeat timeout after its last heartbeat.
+			Expect(members[0].Expires).To(BeTemporally("~", got.UpdatedAt.Add(timeout), time.Millisecond))
+			Expect(members[1].Expires).To(Equal(members[0].Expires))
+			for i := range members {
+				members[i].Expires = time.Time{}
+			}
 			Expect(members).To(Equal([]hashring.Member{
 				{Hostname: "c1", ConductorGroup: "rack1", HardwareType: "ipmi"},
 				{Hostname: "c1", ConductorGroup: "rack1", HardwareType: "redfish"},
@@ -91,6 +98,10 @@ func conductorSpecs(store func() *Store) {
 
 			members, err := s.ActiveMembers(ctx, timeout)
 			Expect(err).NotTo(HaveOccurred())
+			for i := range members {
+				Expect(members[i].Expires).To(BeTemporally(">", time.Now()))
+				members[i].Expires = time.Time{}
+			}
 			Expect(members).To(ConsistOf(
 				hashring.Member{Hostname: "alive", HardwareType: "ipmi"},
 				hashring.Member{Hostname: "redfish-only", HardwareType: "redfish"},

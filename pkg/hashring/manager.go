@@ -18,6 +18,9 @@ type Member struct {
 	Hostname       string
 	ConductorGroup string
 	HardwareType   string
+	// Expires is when the conductor counts as dead unless it heartbeats
+	// again (zero: never): no ring built with it outlives that moment.
+	Expires time.Time
 }
 
 // snapshot is one immutable build of all rings; lookups read it without
@@ -28,11 +31,15 @@ type snapshot struct {
 	drivers map[string][]string // hardware type -> hosts, any group
 	hosts   []string
 	built   time.Time
+	// expires is the earliest expiry of its members: a ring must not send
+	// work to a conductor past its heartbeat timeout, however recently it
+	// was built.
+	expires time.Time
 }
 
 // Manager caches the rings of all live conductors and rebuilds them every
-// resetInterval, or at once when a lookup misses (a conductor may just have
-// registered). Mappings are therefore eventually consistent across
+// resetInterval, when a member's heartbeat expires (it may have died), or at
+// once when a lookup misses (a conductor may just have registered). Mappings are therefore eventually consistent across
 // processes, which is safe because state changes take the node lock.
 // Safe for concurrent use.
 type Manager struct {
@@ -118,7 +125,8 @@ func (m *Manager) DriverHosts(ctx context.Context, hardwareType string) ([]strin
 // reloaded tells the caller a miss needs no second rebuild.
 func (m *Manager) fresh(ctx context.Context) (snap *snapshot, reloaded bool, err error) {
 	snap = m.current.Load()
-	if snap != nil && m.resetInterval > 0 && time.Since(snap.built) < m.resetInterval {
+	if snap != nil && m.resetInterval > 0 && time.Since(snap.built) < m.resetInterval &&
+		(snap.expires.IsZero() || time.Now().Before(snap.expires)) {
 		return snap, false, nil
 	}
 	snap, err = m.reload(ctx, snap)
@@ -147,7 +155,11 @@ func build(members []Member, exponent int) *snapshot {
 	byKey := map[key][]string{}
 	byDriver := map[string][]string{}
 	var all []string
+	var expires time.Time
 	for _, mb := range members {
+		if !mb.Expires.IsZero() && (expires.IsZero() || mb.Expires.Before(expires)) {
+			expires = mb.Expires
+		}
 		k := key{strings.ToLower(mb.ConductorGroup), mb.HardwareType}
 		byKey[k] = append(byKey[k], mb.Hostname)
 		byDriver[mb.HardwareType] = append(byDriver[mb.HardwareType], mb.Hostname)
@@ -158,6 +170,7 @@ func build(members []Member, exponent int) *snapshot {
 		drivers: make(map[string][]string, len(byDriver)),
 		hosts:   distinct(all),
 		built:   time.Now(),
+		expires: expires,
 	}
 	for k, hosts := range byKey {
 		if snap.rings[k.group] == nil {

@@ -137,6 +137,28 @@ var _ = Describe("Manager", func() {
 		Expect(reg.loads.Load()).To(Equal(int32(2)))
 	})
 
+	It("drops a member whose heartbeat expires within the reset interval", func() {
+		// Long enough that the first reads fall before it even on a loaded
+		// machine.
+		expires := time.Now().Add(time.Second)
+		reg.set(hashring.Member{Hostname: "c1", HardwareType: "ipmi", Expires: expires},
+			hashring.Member{Hostname: "c2", HardwareType: "ipmi", Expires: expires.Add(time.Hour)})
+		m := hashring.NewManager(reg.load, 5, time.Hour)
+		Expect(m.Hosts(ctx)).To(Equal([]string{"c1", "c2"}))
+
+		// c1 stops heartbeating: the registry no longer lists it, but until
+		// its heartbeat expires the cached rings may still use it.
+		reg.set(hashring.Member{Hostname: "c2", HardwareType: "ipmi", Expires: expires.Add(time.Hour)})
+		Expect(m.Hosts(ctx)).To(Equal([]string{"c1", "c2"}))
+		Expect(reg.loads.Load()).To(Equal(int32(1)))
+
+		time.Sleep(time.Until(expires) + 20*time.Millisecond)
+		for _, k := range keys(50) {
+			Expect(m.Lookup(ctx, "", "ipmi", k)).To(Equal("c2"))
+		}
+		Expect(reg.loads.Load()).To(Equal(int32(2)))
+	})
+
 	It("rebuilds after Reset", func() {
 		reg.set(hashring.Member{Hostname: "c1", HardwareType: "ipmi"})
 		m := hashring.NewManager(reg.load, 5, time.Hour)
