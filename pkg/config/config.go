@@ -37,7 +37,7 @@ type Default struct {
 	LogFormat string `ini:"DEFAULT.log_format" help:"Log line format: text or json."`
 	// HashPartitionExponent: the ring places 2^N points per conductor.
 	HashPartitionExponent int           `ini:"DEFAULT.hash_partition_exponent" help:"The hash ring places 2^N points per conductor; all services must agree."`
-	HashRingResetInterval time.Duration `ini:"DEFAULT.hash_ring_reset_interval" help:"How long a cached hash ring is used before it is rebuilt from the conductor registry."`
+	HashRingResetInterval time.Duration `ini:"DEFAULT.hash_ring_reset_interval" help:"How long a cached hash ring is used before it is rebuilt from the conductor registry; it is rebuilt sooner when a member's heartbeat expires."`
 }
 
 type API struct {
