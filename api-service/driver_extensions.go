@@ -7,7 +7,7 @@ import (
 
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/query"
-	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -15,23 +15,23 @@ import (
 // default_<kind>_interface / enabled_<kind>_interfaces for, and the version
 // each kind became visible in (api.md §4.7).
 var driverInterfaceKinds = []struct {
-	kind  driver.InterfaceType
+	kind  hwcatalog.InterfaceType
 	since microversion.Version
 }{
-	{driver.Bios, microversion.V1(40)}, {driver.Boot, microversion.DriverDetails},
-	{driver.Console, microversion.DriverDetails}, {driver.Deploy, microversion.DriverDetails},
-	{driver.Inspect, microversion.DriverDetails}, {driver.Management, microversion.DriverDetails},
-	{driver.Network, microversion.DriverDetails}, {driver.Power, microversion.DriverDetails},
-	{driver.RAID, microversion.DriverDetails}, {driver.Rescue, microversion.RescueVerbs},
-	{driver.Storage, microversion.StorageInterface}, {driver.Vendor, microversion.DriverDetails},
+	{hwcatalog.Bios, microversion.V1(40)}, {hwcatalog.Boot, microversion.DriverDetails},
+	{hwcatalog.Console, microversion.DriverDetails}, {hwcatalog.Deploy, microversion.DriverDetails},
+	{hwcatalog.Inspect, microversion.DriverDetails}, {hwcatalog.Management, microversion.DriverDetails},
+	{hwcatalog.Network, microversion.DriverDetails}, {hwcatalog.Power, microversion.DriverDetails},
+	{hwcatalog.RAID, microversion.DriverDetails}, {hwcatalog.Rescue, microversion.RescueVerbs},
+	{hwcatalog.Storage, microversion.StorageInterface}, {hwcatalog.Vendor, microversion.DriverDetails},
 }
 
 // addDriverDetail adds the default and enabled implementations of every
-// interface kind visible at the request's version. A hardware type some
-// conductor serves but this service does not know shows null and [].
-func (s *Server) addDriverDetail(c echo.Context, out map[string]any, name string) {
+// interface kind visible at the request's version, as the live conductors
+// registered them in catalog.
+func addDriverDetail(c echo.Context, out map[string]any, name string, catalog *hwcatalog.Catalog) {
 	v := version(c)
-	defaults, err := s.drivers.Defaults(name)
+	defaults, err := catalog.Defaults(name)
 	known := err == nil
 	for _, k := range driverInterfaceKinds {
 		if !v.AtLeast(k.since) {
@@ -41,7 +41,7 @@ func (s *Server) addDriverDetail(c echo.Context, out map[string]any, name string
 		enabled := []string{}
 		if known {
 			def = defaults[k.kind]
-			enabled, _ = s.drivers.Enabled(name, k.kind)
+			enabled, _ = catalog.Enabled(name, k.kind)
 		}
 		out["default_"+string(k.kind)+"_interface"] = def
 		out["enabled_"+string(k.kind)+"_interfaces"] = enabled
@@ -53,11 +53,11 @@ func (s *Server) driverProperties(c echo.Context) error {
 	if err := query.Check(c.QueryParams()); err != nil {
 		return err
 	}
-	name, _, err := s.findDriver(c)
+	name, api, err := s.driverConductor(c)
 	if err != nil {
 		return err
 	}
-	props, err := s.drivers.Properties(name)
+	props, err := api.GetDriverProperties(c.Request().Context(), rpc.DriverArgs{DriverName: name})
 	if err != nil {
 		return err
 	}

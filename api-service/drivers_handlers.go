@@ -10,6 +10,7 @@ import (
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 )
 
 var driverListParams = map[string]microversion.Version{
@@ -20,9 +21,9 @@ func (s *Server) driverHosts(c echo.Context) (map[string][]string, error) {
 	return s.store.HardwareTypeHosts(c.Request().Context(), s.cfg.Conductor.HeartbeatTimeout)
 }
 
-// renderDriver is a hardware type as listed, or with detail its default
-// and enabled interfaces too (1.30).
-func (s *Server) renderDriver(c echo.Context, name string, hosts []string, detail bool) map[string]any {
+// renderDriver is a hardware type as listed, or, given the catalog of what
+// the conductors offer, its default and enabled interfaces too (1.30).
+func (s *Server) renderDriver(c echo.Context, name string, hosts []string, detail *hwcatalog.Catalog) map[string]any {
 	base := s.baseURL(c)
 	sorted := append([]string{}, hosts...)
 	sort.Strings(sorted)
@@ -36,8 +37,8 @@ func (s *Server) renderDriver(c echo.Context, name string, hosts []string, detai
 	}
 	if version(c).AtLeast(microversion.DriverDetails) {
 		out["type"] = "dynamic"
-		if detail {
-			s.addDriverDetail(c, out, name)
+		if detail != nil {
+			addDriverDetail(c, out, name, detail)
 		}
 	}
 	return out
@@ -76,9 +77,15 @@ func (s *Server) listDrivers(c echo.Context) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	var catalog *hwcatalog.Catalog
+	if detail != nil && *detail {
+		if catalog, err = s.catalog(c.Request().Context()); err != nil {
+			return err
+		}
+	}
 	out := make([]map[string]any, 0, len(names))
 	for _, n := range names {
-		out = append(out, s.renderDriver(c, n, hosts[n], detail != nil && *detail))
+		out = append(out, s.renderDriver(c, n, hosts[n], catalog))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"drivers": out})
 }
@@ -91,7 +98,7 @@ func (s *Server) findDriver(c echo.Context) (string, []string, error) {
 	}
 	h, ok := hosts[name]
 	if !ok || len(h) == 0 {
-		return "", nil, errs.New(errs.KindDriverNotFound, "Could not find the following driver(s) or hardware type(s): %s.", name)
+		return "", nil, hwcatalog.DriverNotFound(name)
 	}
 	return name, h, nil
 }
@@ -104,5 +111,9 @@ func (s *Server) getDriver(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.renderDriver(c, name, hosts, true))
+	catalog, err := s.catalog(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.renderDriver(c, name, hosts, catalog))
 }

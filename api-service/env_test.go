@@ -98,7 +98,7 @@ func newEnv(t testingT, connection string, tweak func(*config.Config)) *env {
 		t.Fatalf("start conductor: %v", err)
 	}
 	api, err := apiservice.New(apiservice.Options{Config: cfg, Store: store, RPC: rpc.NewClient(transport, 10*time.Second),
-		Log: log, Drivers: cond.Drivers()})
+		Log: log})
 	if err != nil {
 		t.Fatalf("new api: %v", err)
 	}

@@ -1,6 +1,7 @@
 package apiservice
 
 import (
+	"context"
 	"net/http"
 	"reflect"
 	"slices"
@@ -12,8 +13,8 @@ import (
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/nodes"
 	"github.com/ferricbm/ferric/api-service/query"
-	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -64,11 +65,15 @@ func onlyKeys(body map[string]any, allowed ...string) error {
 
 // checkInterfaceChange validates interface names a PATCH changed on a node
 // keeping its driver, so a typo is a 400 here rather than at the conductor.
-// A hardware type this service does not know is left to the conductor.
-func (s *Server) checkInterfaceChange(before, after *model.Node) error {
-	for _, it := range driver.InterfaceTypes {
-		if !reflect.DeepEqual(*driver.InterfaceField(before, it), *driver.InterfaceField(after, it)) {
-			if err := s.drivers.ValidateInterfaces(after); err != nil && !errs.Is(err, errs.KindDriverNotFound) {
+// A hardware type no live conductor offers is left to the conductor.
+func (s *Server) checkInterfaceChange(ctx context.Context, before, after *model.Node) error {
+	for _, it := range hwcatalog.InterfaceTypes {
+		if !reflect.DeepEqual(*hwcatalog.Field(before, it), *hwcatalog.Field(after, it)) {
+			catalog, err := s.catalog(ctx)
+			if err != nil {
+				return err
+			}
+			if err := catalog.Validate(after); err != nil && !errs.Is(err, errs.KindDriverNotFound) {
 				return err
 			}
 			return nil

@@ -407,7 +407,11 @@ func (s *Server) createNode(c echo.Context) error {
 		}
 		return err
 	}
-	if err := s.drivers.ResolveInterfaces(n); err != nil {
+	catalog, err := s.catalog(ctx)
+	if err != nil {
+		return err
+	}
+	if err := catalog.Resolve(n); err != nil {
 		if errs.Is(err, errs.KindDriverNotFound) {
 			return noValidHost(n.Driver, n.ConductorGroup)
 		}
@@ -481,13 +485,17 @@ func (s *Server) patchNode(c echo.Context) error {
 			}
 			return err
 		}
-		if err := s.drivers.ValidateInterfaces(patched); err != nil && !(reset != nil && *reset) {
+		catalog, err := s.catalog(ctx)
+		if err != nil {
+			return err
+		}
+		if err := catalog.Validate(patched); err != nil && !(reset != nil && *reset) {
 			if errs.Is(err, errs.KindDriverNotFound) {
 				return noValidHost(patched.Driver, patched.ConductorGroup)
 			}
 			return err
 		}
-	} else if err := s.checkInterfaceChange(n, patched); err != nil {
+	} else if err := s.checkInterfaceChange(ctx, n, patched); err != nil {
 		return err
 	}
 	api, err := s.conductorFor(ctx, patched.ConductorGroup, patched.Driver, patched.UUID)

@@ -16,12 +16,11 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/api-service/auth"
-	"github.com/ferricbm/ferric/conductor/driver"
-	"github.com/ferricbm/ferric/conductor/driver/builtin"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hashring"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -31,24 +30,18 @@ type Options struct {
 	Store  *db.Store
 	RPC    *rpc.Client
 	Log    *logrus.Logger
-	// Drivers knows the hardware types: their interface implementations and
-	// defaults, used to fill in and check a new node's interfaces. Nil
-	// builds the registry of [conductor] enabled_hardware_types, as the
-	// conductor does.
-	Drivers *driver.Registry
 }
 
 // Server is the API service.
 type Server struct {
-	cfg     config.Config
-	store   *db.Store
-	rpc     *rpc.Client
-	log     *logrus.Logger
-	access  *accessWriter
-	drivers *driver.Registry
-	ring    *hashring.Manager
-	users   auth.Users
-	echo    *echo.Echo
+	cfg    config.Config
+	store  *db.Store
+	rpc    *rpc.Client
+	log    *logrus.Logger
+	access *accessWriter
+	ring   *hashring.Manager
+	users  auth.Users
+	echo   *echo.Echo
 }
 
 // New builds the server and its routes; it does not listen yet.
@@ -60,14 +53,7 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = logrus.StandardLogger()
 	}
-	drivers := opts.Drivers
-	if drivers == nil {
-		var err error
-		if drivers, err = builtin.Registry(opts.Config.Conductor.EnabledHardwareTypes); err != nil {
-			return nil, fmt.Errorf("api service: hardware types: %w", err)
-		}
-	}
-	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, access: newAccessWriter(log), drivers: drivers}
+	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, access: newAccessWriter(log)}
 	switch opts.Config.API.AuthStrategy {
 	case "", "noauth":
 	case "http_basic":
@@ -92,6 +78,17 @@ func New(opts Options) (*Server, error) {
 	s.routes(e)
 	s.echo = e
 	return s, nil
+}
+
+// catalog is what the live conductors offer: the hardware types and
+// interface implementations they registered, to fill in and check a node's
+// interfaces without loading driver code here.
+func (s *Server) catalog(ctx context.Context) (*hwcatalog.Catalog, error) {
+	rows, err := s.store.ActiveHardwareInterfaces(ctx, s.cfg.Conductor.HeartbeatTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return hwcatalog.New(rows), nil
 }
 
 // Handler is the server as an http.Handler (for tests and embedding).

@@ -103,6 +103,16 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 				Expect(err).To(haveKind(errs.KindDriverNotFound, http.StatusNotFound))
 			})
 
+			It("describes the properties the default interfaces of a hardware type read", func(ctx SpecContext) {
+				props, err := api.GetDriverProperties(ctx, rpc.DriverArgs{DriverName: fake.Name})
+				Expect(err).NotTo(HaveOccurred())
+				want, err := e.drivers.Properties(fake.Name)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(props).To(Equal(want))
+				_, err = api.GetDriverProperties(ctx, rpc.DriverArgs{DriverName: "ipmi"})
+				Expect(err).To(haveKind(errs.KindDriverNotFound, http.StatusNotFound))
+			})
+
 			It("builds the target RAID configuration in a manual clean", func(ctx SpecContext) {
 				n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.TargetRAIDConfig = mirror })
 				steps := []map[string]any{{"interface": "raid", "step": "create_configuration"}}

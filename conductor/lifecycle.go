@@ -36,7 +36,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 		return err
 	}
 	row := &model.Conductor{Hostname: c.host, ConductorGroup: c.cfg.ConductorGroup, Online: true}
-	if err := c.store.RegisterConductor(ctx, row, c.drivers.ConductorInterfaces()); err != nil {
+	if err := c.store.RegisterConductor(ctx, row, c.drivers.Catalog().Rows()); err != nil {
 		return fmt.Errorf("register conductor %s: %w", c.host, err)
 	}
 	registered, err := c.store.GetConductor(ctx, c.host)

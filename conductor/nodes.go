@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -52,8 +53,8 @@ func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (mo
 	updatable := slices.Contains(interfaceUpdateStates, state) || upd.Maintenance
 	driverChanged := upd.Driver != cur.Driver
 	ifaceChanged := false
-	for _, it := range driver.InterfaceTypes {
-		newName, oldName := driver.InterfaceField(&upd, it), driver.InterfaceField(cur, it)
+	for _, it := range hwcatalog.InterfaceTypes {
+		newName, oldName := hwcatalog.Field(&upd, it), hwcatalog.Field(cur, it)
 		if reflect.DeepEqual(*newName, *oldName) {
 			if driverChanged && args.ResetInterfaces {
 				*newName = nil
@@ -113,8 +114,8 @@ func copyUserFields(dst, src *model.Node) {
 	dst.Description = src.Description
 	dst.Retired = src.Retired
 	dst.RetiredReason = src.RetiredReason
-	for _, it := range driver.InterfaceTypes {
-		*driver.InterfaceField(dst, it) = *driver.InterfaceField(src, it)
+	for _, it := range hwcatalog.InterfaceTypes {
+		*hwcatalog.Field(dst, it) = *hwcatalog.Field(src, it)
 	}
 }
 
@@ -159,8 +160,8 @@ func (c *Conductor) ValidateDriverInterfaces(ctx context.Context, args rpc.NodeA
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]rpc.ValidationResult, len(driver.InterfaceTypes))
-	for _, it := range driver.InterfaceTypes {
+	out := make(map[string]rpc.ValidationResult, len(hwcatalog.InterfaceTypes))
+	for _, it := range hwcatalog.InterfaceTypes {
 		if it == driver.Vendor {
 			continue
 		}

@@ -46,6 +46,13 @@ func (c *Conductor) SetTargetRAIDConfig(ctx context.Context, args rpc.SetTargetR
 	return t.Save(ctx)
 }
 
+// GetDriverProperties describes the node properties and driver_info keys
+// the hardware type's default interfaces read (GET
+// /v1/drivers/{name}/properties).
+func (c *Conductor) GetDriverProperties(_ context.Context, args rpc.DriverArgs) (map[string]string, error) {
+	return c.drivers.Properties(args.DriverName)
+}
+
 // GetRAIDLogicalDiskProperties describes the logical disk keys the hardware
 // type's default RAID interface understands.
 func (c *Conductor) GetRAIDLogicalDiskProperties(_ context.Context, args rpc.DriverArgs) (map[string]string, error) {

@@ -135,6 +135,11 @@ func (s *Store) ListConductors(ctx context.Context, p Page) ([]model.Conductor, 
 	return out, nil
 }
 
+// liveInterfaces joins the hardware interface rows of the conductors that
+// are online and heartbeated since the time given as its second argument.
+const liveInterfaces = ` FROM conductors c JOIN conductor_hardware_interfaces h ON h.conductor_id = c.id
+	WHERE c.online = ? AND c.updated_at >= ?`
+
 // ActiveMembers returns one entry per (hostname, group, hardware type) of
 // the conductors that are online and heartbeated within heartbeatTimeout:
 // the input of the hash rings.
@@ -146,11 +151,8 @@ func (s *Store) ActiveMembers(ctx context.Context, heartbeatTimeout time.Duratio
 		UpdatedAt      time.Time
 	}
 	err := s.db.WithContext(ctx).Raw(
-		`SELECT DISTINCT c.hostname, c.conductor_group, h.hardware_type, c.updated_at
-		   FROM conductors c JOIN conductor_hardware_interfaces h ON h.conductor_id = c.id
-		  WHERE c.online = ? AND c.updated_at >= ?
-		  ORDER BY c.hostname, h.hardware_type`,
-		true, now().Add(-heartbeatTimeout)).Scan(&rows).Error
+		`SELECT DISTINCT c.hostname, c.conductor_group, h.hardware_type, c.updated_at`+liveInterfaces+
+			` ORDER BY c.hostname, h.hardware_type`, true, now().Add(-heartbeatTimeout)).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("list active conductors: %w", err)
 	}
@@ -160,6 +162,21 @@ func (s *Store) ActiveMembers(ctx context.Context, heartbeatTimeout time.Duratio
 			Expires: r.UpdatedAt.Add(heartbeatTimeout)}
 	}
 	return out, nil
+}
+
+// ActiveHardwareInterfaces returns the hardware interface rows of the
+// conductors that are online and heartbeated within heartbeatTimeout, each
+// conductor's in the order it registered them: what hwcatalog.New builds
+// the offered hardware types from.
+func (s *Store) ActiveHardwareInterfaces(ctx context.Context, heartbeatTimeout time.Duration) ([]model.ConductorHardwareInterface, error) {
+	var rows []model.ConductorHardwareInterface
+	err := s.db.WithContext(ctx).Raw(
+		"SELECT h.id, h.conductor_id, h.hardware_type, h.interface_type, h.interface_name, h.`default`"+liveInterfaces+
+			" ORDER BY c.hostname, h.id", true, now().Add(-heartbeatTimeout)).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list hardware interfaces of active conductors: %w", err)
+	}
+	return rows, nil
 }
 
 // OfflineConductors returns the hostnames whose last heartbeat is older

@@ -87,6 +87,24 @@ func conductorSpecs(store func() *Store) {
 			Expect(types).To(Equal([]string{"ilo"}))
 		})
 
+		It("lists the hardware interfaces of live conductors, each in its registration order", func(ctx SpecContext) {
+			s := store()
+			Expect(s.RegisterConductor(ctx, &model.Conductor{Hostname: "b"}, ifaces("redfish", "ipmi"))).To(Succeed())
+			Expect(s.RegisterConductor(ctx, &model.Conductor{Hostname: "a"}, ifaces("ipmi"))).To(Succeed())
+			Expect(s.RegisterConductor(ctx, &model.Conductor{Hostname: "stale"}, ifaces("ilo"))).To(Succeed())
+			age(ctx, s, "stale", 2*timeout)
+
+			rows, err := s.ActiveHardwareInterfaces(ctx, timeout)
+			Expect(err).NotTo(HaveOccurred())
+			var got []model.ConductorHardwareInterface
+			for _, r := range rows {
+				Expect(r.ConductorID).NotTo(BeZero())
+				got = append(got, model.ConductorHardwareInterface{HardwareType: r.HardwareType,
+					InterfaceType: r.InterfaceType, InterfaceName: r.InterfaceName, Default: r.Default})
+			}
+			Expect(got).To(Equal(append(ifaces("ipmi"), ifaces("redfish", "ipmi")...)), "a's rows, then b's")
+		})
+
 		It("tracks liveness from heartbeats and the online flag", func(ctx SpecContext) {
 			s := store()
 			for _, h := range []string{"alive", "stale", "gone"} {

@@ -143,6 +143,7 @@ type ConductorAPI interface {
 	VendorPassthru(ctx context.Context, args VendorPassthruArgs) (VendorPassthruResult, error)
 	SetTargetRAIDConfig(ctx context.Context, args SetTargetRAIDConfigArgs) error
 	GetRAIDLogicalDiskProperties(ctx context.Context, args DriverArgs) (map[string]string, error)
+	GetDriverProperties(ctx context.Context, args DriverArgs) (map[string]string, error)
 	// SetConsoleMode is async.
 	SetConsoleMode(ctx context.Context, args SetConsoleModeArgs) error
 	GetConsoleInformation(ctx context.Context, args NodeArgs) (map[string]any, error)

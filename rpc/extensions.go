@@ -11,6 +11,7 @@ import (
 const (
 	MethodSetTargetRAIDConfig            = "set_target_raid_config"
 	MethodGetRAIDLogicalDiskProperties   = "get_raid_logical_disk_properties"
+	MethodGetDriverProperties            = "get_driver_properties"
 	MethodSetConsoleMode                 = "set_console_mode"
 	MethodGetConsoleInformation          = "get_console_information"
 	MethodInjectNMI                      = "inject_nmi"
@@ -87,6 +88,12 @@ func (cc conductorClient) SetTargetRAIDConfig(ctx context.Context, args SetTarge
 func (cc conductorClient) GetRAIDLogicalDiskProperties(ctx context.Context, args DriverArgs) (map[string]string, error) {
 	var r map[string]string
 	err := cc.call(ctx, MethodGetRAIDLogicalDiskProperties, args, &r)
+	return r, err
+}
+
+func (cc conductorClient) GetDriverProperties(ctx context.Context, args DriverArgs) (map[string]string, error) {
+	var r map[string]string
+	err := cc.call(ctx, MethodGetDriverProperties, args, &r)
 	return r, err
 }
 

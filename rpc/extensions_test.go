@@ -35,6 +35,9 @@ var _ = Describe("RAID, console, NMI, vendor, lookup and VIF methods", func() {
 		props, err := cond.GetRAIDLogicalDiskProperties(ctx, DriverArgs{DriverName: "fake-hardware"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(props).To(Equal(map[string]string{"raid_level": "level of fake-hardware"}))
+		props, err = cond.GetDriverProperties(ctx, DriverArgs{DriverName: "ipmi"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(props).To(Equal(map[string]string{"deploy_kernel": "kernel of ipmi"}))
 
 		Expect(cond.SetConsoleMode(ctx, SetConsoleModeArgs{NodeID: "n2", Enabled: true})).To(Succeed())
 		info, err := cond.GetConsoleInformation(ctx, NodeArgs{NodeID: "n2"})

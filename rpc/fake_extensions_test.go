@@ -15,6 +15,11 @@ func (f *fakeConductor) SetTargetRAIDConfig(ctx context.Context, args SetTargetR
 	return nil
 }
 
+func (f *fakeConductor) GetDriverProperties(ctx context.Context, args DriverArgs) (map[string]string, error) {
+	f.record(ctx, MethodGetDriverProperties, args.DriverName)
+	return map[string]string{"deploy_kernel": "kernel of " + args.DriverName}, nil
+}
+
 func (f *fakeConductor) GetRAIDLogicalDiskProperties(ctx context.Context, args DriverArgs) (map[string]string, error) {
 	f.record(ctx, MethodGetRAIDLogicalDiskProperties, args.DriverName)
 	return map[string]string{"raid_level": "level of " + args.DriverName}, nil

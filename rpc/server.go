@@ -189,6 +189,7 @@ var methods = map[string]serverMethod{
 	MethodVendorPassthru:                 returning(ConductorAPI.VendorPassthru),
 	MethodSetTargetRAIDConfig:            errorOnly(ConductorAPI.SetTargetRAIDConfig),
 	MethodGetRAIDLogicalDiskProperties:   returning(ConductorAPI.GetRAIDLogicalDiskProperties),
+	MethodGetDriverProperties:            returning(ConductorAPI.GetDriverProperties),
 	MethodSetConsoleMode:                 errorOnly(ConductorAPI.SetConsoleMode),
 	MethodGetConsoleInformation:          returning(ConductorAPI.GetConsoleInformation),
 	MethodInjectNMI:                      errorOnly(ConductorAPI.InjectNMI),

@@ -1,6 +1,10 @@
 package driver
 
-import "maps"
+import (
+	"maps"
+
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
+)
 
 // DefaultInterface is the implementation of it a node of hwType gets when
 // it names none; driver-level calls (vendor passthru, RAID logical disk
@@ -21,7 +25,7 @@ func (r *Registry) Properties(hwType string) (map[string]string, error) {
 		return nil, err
 	}
 	out := map[string]string{}
-	for _, it := range InterfaceTypes {
+	for _, it := range hwcatalog.InterfaceTypes {
 		if d, ok := hw.Interfaces[it][0].Impl.(PropertyDescriber); ok {
 			maps.Copy(out, d.Properties())
 		}

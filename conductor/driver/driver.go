@@ -1,40 +1,37 @@
-// Package driver is the conductor's hardware-type framework: the interface
-// kinds a node is driven through (power, management, deploy, boot, ...),
-// the hardware types that bundle implementations of them, and the registry
-// that resolves a node's interfaces. It depends only on pkg, so the API
-// service can import it to fill in and check interface names on node create.
+// Package driver is the conductor's hardware-type framework: the interfaces
+// a node is driven through (power, management, deploy, boot, ...), the
+// hardware types that bundle implementations of them, and the registry
+// that resolves a node's interfaces to code. What the registry enables is
+// described by a hwcatalog.Catalog, which the conductor registers and the
+// API service reads back, so the API never loads driver code.
 package driver
 
 import (
 	"context"
 	"time"
 
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-// InterfaceType names a kind of driver interface; the value is the prefix of
-// the node's "<type>_interface" field.
-type InterfaceType string
+// InterfaceType and its values are hwcatalog's, named here too because
+// every implementation speaks of them.
+type InterfaceType = hwcatalog.InterfaceType
 
 const (
-	Bios       InterfaceType = "bios"
-	Boot       InterfaceType = "boot"
-	Console    InterfaceType = "console"
-	Deploy     InterfaceType = "deploy"
-	Inspect    InterfaceType = "inspect"
-	Management InterfaceType = "management"
-	Network    InterfaceType = "network"
-	Power      InterfaceType = "power"
-	RAID       InterfaceType = "raid"
-	Rescue     InterfaceType = "rescue"
-	Storage    InterfaceType = "storage"
-	Vendor     InterfaceType = "vendor"
+	Bios       = hwcatalog.Bios
+	Boot       = hwcatalog.Boot
+	Console    = hwcatalog.Console
+	Deploy     = hwcatalog.Deploy
+	Inspect    = hwcatalog.Inspect
+	Management = hwcatalog.Management
+	Network    = hwcatalog.Network
+	Power      = hwcatalog.Power
+	RAID       = hwcatalog.RAID
+	Rescue     = hwcatalog.Rescue
+	Storage    = hwcatalog.Storage
+	Vendor     = hwcatalog.Vendor
 )
-
-// InterfaceTypes lists every interface type in the order validation reports
-// them.
-var InterfaceTypes = []InterfaceType{Bios, Boot, Console, Deploy, Inspect, Management,
-	Network, Power, RAID, Rescue, Storage, Vendor}
 
 // TaskContext is what an interface implementation sees of the node it acts
 // on. The conductor holds the node lock (unless Shared) and persists the

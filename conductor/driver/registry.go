@@ -3,11 +3,10 @@ package driver
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
-	"strings"
 
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -27,8 +26,9 @@ type HardwareType struct {
 
 // Registry holds the hardware types enabled on this process.
 type Registry struct {
-	types map[string]HardwareType
-	names []string
+	types   map[string]HardwareType
+	names   []string
+	catalog *hwcatalog.Catalog
 }
 
 // NewRegistry enables the named hardware types out of the available ones.
@@ -45,7 +45,7 @@ func NewRegistry(enabled []string, available ...HardwareType) (*Registry, error)
 		if !ok {
 			return nil, driverNotFound(name)
 		}
-		for _, it := range InterfaceTypes {
+		for _, it := range hwcatalog.InterfaceTypes {
 			if len(hw.Interfaces[it]) == 0 {
 				return nil, fmt.Errorf("hardware type %s: no %s interface implementation", name, it)
 			}
@@ -59,15 +59,28 @@ func NewRegistry(enabled []string, available ...HardwareType) (*Registry, error)
 		return nil, fmt.Errorf("no hardware type enabled")
 	}
 	sort.Strings(r.names)
+	var rows []model.ConductorHardwareInterface
+	for _, name := range r.names {
+		for _, it := range hwcatalog.InterfaceTypes {
+			for i, impl := range r.types[name].Interfaces[it] {
+				rows = append(rows, model.ConductorHardwareInterface{
+					HardwareType: name, InterfaceType: string(it), InterfaceName: impl.Name, Default: i == 0,
+				})
+			}
+		}
+	}
+	r.catalog = hwcatalog.New(rows)
 	return r, nil
 }
 
-func driverNotFound(name string) *errs.Error {
-	return errs.New(errs.KindDriverNotFound, "Could not find the following driver(s) or hardware type(s): %s.", name)
-}
+func driverNotFound(name string) *errs.Error { return hwcatalog.DriverNotFound(name) }
+
+// Catalog describes the enabled hardware types: what this conductor
+// registers.
+func (r *Registry) Catalog() *hwcatalog.Catalog { return r.catalog }
 
 // HardwareTypes lists the enabled hardware type names, sorted.
-func (r *Registry) HardwareTypes() []string { return slices.Clone(r.names) }
+func (r *Registry) HardwareTypes() []string { return r.catalog.HardwareTypes() }
 
 func (r *Registry) hardwareType(name string) (HardwareType, error) {
 	hw, ok := r.types[name]
@@ -80,73 +93,22 @@ func (r *Registry) hardwareType(name string) (HardwareType, error) {
 // Enabled lists the implementation names of one interface type for a
 // hardware type, the default first.
 func (r *Registry) Enabled(hwType string, it InterfaceType) ([]string, error) {
-	hw, err := r.hardwareType(hwType)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(hw.Interfaces[it]))
-	for _, impl := range hw.Interfaces[it] {
-		names = append(names, impl.Name)
-	}
-	return names, nil
+	return r.catalog.Enabled(hwType, it)
 }
 
 // Defaults maps every interface type to the implementation a node of
 // hwType uses when it names none.
 func (r *Registry) Defaults(hwType string) (map[InterfaceType]string, error) {
-	hw, err := r.hardwareType(hwType)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[InterfaceType]string, len(InterfaceTypes))
-	for _, it := range InterfaceTypes {
-		out[it] = hw.Interfaces[it][0].Name
-	}
-	return out, nil
+	return r.catalog.Defaults(hwType)
 }
 
 // ValidateInterfaces checks that node.Driver is enabled and that every
 // interface the node names is an implementation of that hardware type.
-// Unset interfaces are fine: they resolve to the defaults.
-func (r *Registry) ValidateInterfaces(node *model.Node) error {
-	hw, err := r.hardwareType(node.Driver)
-	if err != nil {
-		return err
-	}
-	for _, it := range InterfaceTypes {
-		name := *InterfaceField(node, it)
-		if name == nil {
-			continue
-		}
-		if _, ok := find(hw, it, *name); !ok {
-			valid, _ := r.Enabled(hw.Name, it)
-			return errs.InvalidParameterValue("Interface %q is not a valid %s interface for hardware type %q. Valid %s interfaces are: %s.",
-				*name, it, hw.Name, it, strings.Join(valid, ", "))
-		}
-	}
-	return nil
-}
+func (r *Registry) ValidateInterfaces(node *model.Node) error { return r.catalog.Validate(node) }
 
 // ResolveInterfaces validates the node's interfaces and fills every unset
-// one with the hardware type's default, as node create and a driver change
-// with reset_interfaces do.
-func (r *Registry) ResolveInterfaces(node *model.Node) error {
-	if err := r.ValidateInterfaces(node); err != nil {
-		return err
-	}
-	defaults, err := r.Defaults(node.Driver)
-	if err != nil {
-		return err
-	}
-	for _, it := range InterfaceTypes {
-		field := InterfaceField(node, it)
-		if *field == nil {
-			name := defaults[it]
-			*field = &name
-		}
-	}
-	return nil
-}
+// one with the hardware type's default.
+func (r *Registry) ResolveInterfaces(node *model.Node) error { return r.catalog.Resolve(node) }
 
 func find(hw HardwareType, it InterfaceType, name string) (Interface, bool) {
 	for _, impl := range hw.Interfaces[it] {
@@ -155,27 +117,6 @@ func find(hw HardwareType, it InterfaceType, name string) (Interface, bool) {
 		}
 	}
 	return nil, false
-}
-
-// ConductorInterfaces lists one row per enabled implementation, the rows a
-// conductor registers so the API and the hash ring know what it drives.
-// ConductorID is left for the repository to fill.
-func (r *Registry) ConductorInterfaces() []model.ConductorHardwareInterface {
-	var rows []model.ConductorHardwareInterface
-	for _, name := range r.names {
-		hw := r.types[name]
-		for _, it := range InterfaceTypes {
-			for i, impl := range hw.Interfaces[it] {
-				rows = append(rows, model.ConductorHardwareInterface{
-					HardwareType:  name,
-					InterfaceType: string(it),
-					InterfaceName: impl.Name,
-					Default:       i == 0,
-				})
-			}
-		}
-	}
-	return rows
 }
 
 // Driver is a node's resolved set of interface implementations.
@@ -199,12 +140,12 @@ func (r *Registry) Load(node *model.Node) (*Driver, error) {
 	hw := r.types[node.Driver]
 	d := &Driver{
 		HardwareType: hw.Name,
-		names:        make(map[InterfaceType]string, len(InterfaceTypes)),
-		impls:        make(map[InterfaceType]Interface, len(InterfaceTypes)),
+		names:        make(map[InterfaceType]string, len(hwcatalog.InterfaceTypes)),
+		impls:        make(map[InterfaceType]Interface, len(hwcatalog.InterfaceTypes)),
 	}
-	for _, it := range InterfaceTypes {
+	for _, it := range hwcatalog.InterfaceTypes {
 		name := hw.Interfaces[it][0].Name
-		if set := *InterfaceField(node, it); set != nil {
+		if set := *hwcatalog.Field(node, it); set != nil {
 			name = *set
 		}
 		impl, _ := find(hw, it, name)
@@ -239,7 +180,7 @@ func (d *Driver) InterfaceName(it InterfaceType) string { return d.names[it] }
 // CleanSteps collects the clean steps of every interface that offers some.
 func (d *Driver) CleanSteps(ctx context.Context, t TaskContext) ([]CleanStep, error) {
 	var steps []CleanStep
-	for _, it := range InterfaceTypes {
+	for _, it := range hwcatalog.InterfaceTypes {
 		cs, ok := d.impls[it].(CleanStepper)
 		if !ok {
 			continue
@@ -251,35 +192,4 @@ func (d *Driver) CleanSteps(ctx context.Context, t TaskContext) ([]CleanStep, er
 		steps = append(steps, s...)
 	}
 	return steps, nil
-}
-
-// InterfaceField points at the node field naming the implementation of it.
-func InterfaceField(node *model.Node, it InterfaceType) **string {
-	switch it {
-	case Bios:
-		return &node.BIOSInterface
-	case Boot:
-		return &node.BootInterface
-	case Console:
-		return &node.ConsoleInterface
-	case Deploy:
-		return &node.DeployInterface
-	case Inspect:
-		return &node.InspectInterface
-	case Management:
-		return &node.ManagementInterface
-	case Network:
-		return &node.NetworkInterface
-	case Power:
-		return &node.PowerInterface
-	case RAID:
-		return &node.RAIDInterface
-	case Rescue:
-		return &node.RescueInterface
-	case Storage:
-		return &node.StorageInterface
-	case Vendor:
-		return &node.VendorInterface
-	}
-	panic("driver: unknown interface type " + string(it))
 }

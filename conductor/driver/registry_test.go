@@ -13,6 +13,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/builtin"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -53,7 +54,7 @@ var _ = Describe("Registry", func() {
 		Expect(d).To(HaveKeyWithValue(driver.Power, "fake"))
 		Expect(d).To(HaveKeyWithValue(driver.Deploy, "fake"))
 		Expect(d).To(HaveKeyWithValue(driver.Network, "noop"))
-		Expect(d).To(HaveLen(len(driver.InterfaceTypes)))
+		Expect(d).To(HaveLen(len(hwcatalog.InterfaceTypes)))
 		names, err := reg.Enabled(fake.Name, driver.Inspect)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(names).To(Equal([]string{"fake", "no-inspect"}))
@@ -84,11 +85,11 @@ var _ = Describe("Registry", func() {
 	})
 
 	It("lists one conductor interface row per implementation, the defaults marked", func() {
-		rows := reg.ConductorInterfaces()
+		rows := reg.Catalog().Rows()
 		Expect(rows).To(ContainElement(model.ConductorHardwareInterface{HardwareType: fake.Name, InterfaceType: "inspect", InterfaceName: "fake", Default: true}))
 		Expect(rows).To(ContainElement(model.ConductorHardwareInterface{HardwareType: fake.Name, InterfaceType: "inspect", InterfaceName: "no-inspect", Default: false}))
 		implementations := 0
-		for _, it := range driver.InterfaceTypes {
+		for _, it := range hwcatalog.InterfaceTypes {
 			names, err := reg.Enabled(fake.Name, it)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(names).NotTo(BeEmpty())

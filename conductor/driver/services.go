@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"slices"
+
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 )
 
 // VendorCallValidator is implemented by vendor interfaces that check a
@@ -27,7 +29,7 @@ type Service interface {
 func (r *Registry) Services() []Service {
 	var out []Service
 	for _, name := range r.names {
-		for _, it := range InterfaceTypes {
+		for _, it := range hwcatalog.InterfaceTypes {
 			for _, impl := range r.types[name].Interfaces[it] {
 				s, ok := impl.Impl.(Service)
 				if ok && !slices.Contains(out, s) {

@@ -202,14 +202,11 @@ func Run(role Role, cfg config.Config, log *logrus.Logger) (runErr error) {
 	}
 	defer closeWith(&runErr, "close RPC transport", transport.Close)
 
-	// One registry per process: in single-process mode the API and the
-	// conductor then see the same fake-hardware fleet.
-	drivers, err := builtin.Configured(cfg, log)
-	if err != nil {
-		return fmt.Errorf("enabled hardware types: %w", err)
-	}
-
 	if role.Conductor {
+		drivers, err := builtin.Configured(cfg, log)
+		if err != nil {
+			return fmt.Errorf("enabled hardware types: %w", err)
+		}
 		c, err := startConductor(ctx, cfg, store, transport, drivers, log)
 		if err != nil {
 			return err
@@ -224,11 +221,10 @@ func Run(role Role, cfg config.Config, log *logrus.Logger) (runErr error) {
 	apiErr := make(chan error, 1)
 	if role.API {
 		srv, err := apiservice.New(apiservice.Options{
-			Config:  cfg,
-			Store:   store,
-			RPC:     rpc.NewClient(transport, cfg.RPC.ResponseTimeout),
-			Log:     log,
-			Drivers: drivers,
+			Config: cfg,
+			Store:  store,
+			RPC:    rpc.NewClient(transport, cfg.RPC.ResponseTimeout),
+			Log:    log,
 		})
 		if err != nil {
 			return fmt.Errorf("build API service: %w", err)
