@@ -11,6 +11,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -139,7 +140,7 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 	}
 	handler, ok := d.Deploy.(driver.HeartbeatHandler)
 	if !ok {
-		t.Log().Warnf("Got a heartbeat, but the %s deploy interface does not handle heartbeats", d.InterfaceName(driver.Deploy))
+		t.Log().Warnf("Got a heartbeat, but the %s deploy interface does not handle heartbeats", d.InterfaceName(hwcatalog.Deploy))
 		return nil
 	}
 	return t.Spawn(ctx, task.Work{Name: "heartbeat", Run: func(ctx context.Context, t *task.Task) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -185,7 +186,7 @@ func (c *Conductor) doNextCleanStep(ctx context.Context, t *task.Task, index int
 		if err := t.Save(ctx); err != nil {
 			return err
 		}
-		stepper, ok := d.Interface(driver.InterfaceType(step.Interface)).(driver.CleanStepper)
+		stepper, ok := d.Interface(hwcatalog.InterfaceType(step.Interface)).(driver.CleanStepper)
 		if !ok {
 			return c.cleaningFailed(ctx, t, fmt.Sprintf("Node %s failed step %s: the %s interface has no clean steps", n.UUID, jsonText(step), step.Interface), true)
 		}

@@ -7,13 +7,14 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/rpc"
 )
 
 func consoleInterface(d *driver.Driver, hwType string) (driver.ConsoleInterface, error) {
-	ci, ok := d.Interface(driver.Console).(driver.ConsoleInterface)
+	ci, ok := d.Interface(hwcatalog.Console).(driver.ConsoleInterface)
 	if !ok {
-		return nil, driver.Unsupported(hwType, string(driver.Console))
+		return nil, driver.Unsupported(hwType, string(hwcatalog.Console))
 	}
 	return ci, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -308,8 +309,8 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 		e := newEnv(backends[0])
 		ht := e.hw.HardwareType()
 		ht.Interfaces = maps.Clone(ht.Interfaces)
-		hb := &heartbeatDeploy{DeployInterface: ht.Interfaces[driver.Deploy][0].Impl.(driver.DeployInterface)}
-		ht.Interfaces[driver.Deploy] = []driver.Implementation{{Name: "fake", Impl: hb}}
+		hb := &heartbeatDeploy{DeployInterface: ht.Interfaces[hwcatalog.Deploy][0].Impl.(driver.DeployInterface)}
+		ht.Interfaces[hwcatalog.Deploy] = []driver.Implementation{{Name: "fake", Impl: hb}}
 		reg, err := driver.NewRegistry([]string{fake.Name}, ht)
 		Expect(err).NotTo(HaveOccurred())
 		c := e.startWith(ctx, "cond-"+e.group, func(o *conductor.Options) { o.Drivers = reg })

@@ -38,6 +38,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -132,12 +133,12 @@ func newISCSIWorld(ctx context.Context, backend string, mods ...func(*iscsideplo
 	hw := fake.New()
 	ht := hw.HardwareType()
 	ht.Interfaces = maps.Clone(ht.Interfaces)
-	add := func(it driver.InterfaceType, name string, impl driver.Interface) {
+	add := func(it hwcatalog.InterfaceType, name string, impl driver.Interface) {
 		ht.Interfaces[it] = append(slices.Clone(ht.Interfaces[it]), driver.Implementation{Name: name, Impl: impl})
 	}
-	add(driver.Boot, pxe.Name, boot)
-	add(driver.Deploy, iscsideploy.Name, dep)
-	add(driver.Vendor, iscsideploy.Name, dep.Vendor())
+	add(hwcatalog.Boot, pxe.Name, boot)
+	add(hwcatalog.Deploy, iscsideploy.Name, dep)
+	add(hwcatalog.Vendor, iscsideploy.Name, dep.Vendor())
 	reg, err := driver.NewRegistry([]string{fake.Name}, ht)
 	Expect(err).NotTo(HaveOccurred())
 	w.e.hw, w.e.drivers = hw, reg

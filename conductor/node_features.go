@@ -11,6 +11,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -76,9 +77,9 @@ func (c *Conductor) RemoveNodeTraits(ctx context.Context, args rpc.NodeTraitsArg
 }
 
 func rescueInterface(d *driver.Driver, hwType string) (driver.RescueInterface, error) {
-	ri, ok := d.Interface(driver.Rescue).(driver.RescueInterface)
+	ri, ok := d.Interface(hwcatalog.Rescue).(driver.RescueInterface)
 	if !ok {
-		return nil, driver.Unsupported(hwType, string(driver.Rescue))
+		return nil, driver.Unsupported(hwType, string(hwcatalog.Rescue))
 	}
 	return ri, nil
 }
@@ -211,7 +212,7 @@ func (c *Conductor) GetBIOSSettings(ctx context.Context, args rpc.NodeArgs) ([]r
 	if err != nil {
 		return nil, err
 	}
-	bi, ok := d.Interface(driver.Bios).(driver.BIOSInterface)
+	bi, ok := d.Interface(hwcatalog.Bios).(driver.BIOSInterface)
 	if !ok {
 		return []rpc.BIOSSetting{}, nil
 	}

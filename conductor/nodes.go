@@ -162,7 +162,7 @@ func (c *Conductor) ValidateDriverInterfaces(ctx context.Context, args rpc.NodeA
 	}
 	out := make(map[string]rpc.ValidationResult, len(hwcatalog.InterfaceTypes))
 	for _, it := range hwcatalog.InterfaceTypes {
-		if it == driver.Vendor {
+		if it == hwcatalog.Vendor {
 			continue
 		}
 		var r rpc.ValidationResult

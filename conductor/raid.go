@@ -4,14 +4,15 @@ import (
 	"context"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/rpc"
 )
 
 func raidInterface(d *driver.Driver, hwType string) (driver.RAIDInterface, error) {
-	r, ok := d.Interface(driver.RAID).(driver.RAIDInterface)
+	r, ok := d.Interface(hwcatalog.RAID).(driver.RAIDInterface)
 	if !ok {
-		return nil, driver.Unsupported(hwType, string(driver.RAID))
+		return nil, driver.Unsupported(hwType, string(hwcatalog.RAID))
 	}
 	return r, nil
 }
@@ -56,13 +57,13 @@ func (c *Conductor) GetDriverProperties(_ context.Context, args rpc.DriverArgs) 
 // GetRAIDLogicalDiskProperties describes the logical disk keys the hardware
 // type's default RAID interface understands.
 func (c *Conductor) GetRAIDLogicalDiskProperties(_ context.Context, args rpc.DriverArgs) (map[string]string, error) {
-	impl, err := c.drivers.DefaultInterface(args.DriverName, driver.RAID)
+	impl, err := c.drivers.DefaultInterface(args.DriverName, hwcatalog.RAID)
 	if err != nil {
 		return nil, err
 	}
 	raid, ok := impl.(driver.RAIDInterface)
 	if !ok {
-		return nil, driver.Unsupported(args.DriverName, string(driver.RAID))
+		return nil, driver.Unsupported(args.DriverName, string(hwcatalog.RAID))
 	}
 	return raid.LogicalDiskProperties(), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -31,8 +32,8 @@ func (s *steppingDeploy) hardwareType(hw *fake.Hardware) driver.HardwareType {
 	ht := hw.HardwareType()
 	ht.Name = steppingHardware
 	ht.Interfaces = maps.Clone(ht.Interfaces)
-	s.DeployInterface = ht.Interfaces[driver.Deploy][0].Impl.(driver.DeployInterface)
-	ht.Interfaces[driver.Deploy] = []driver.Implementation{{Name: "fake", Impl: s}}
+	s.DeployInterface = ht.Interfaces[hwcatalog.Deploy][0].Impl.(driver.DeployInterface)
+	ht.Interfaces[hwcatalog.Deploy] = []driver.Implementation{{Name: "fake", Impl: s}}
 	return ht
 }
 

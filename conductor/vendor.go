@@ -7,13 +7,14 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/rpc"
 )
 
 func vendorInterface(impl driver.Interface, hwType string) (driver.VendorInterface, error) {
 	v, ok := impl.(driver.VendorInterface)
 	if !ok {
-		return nil, driver.Unsupported(hwType, string(driver.Vendor))
+		return nil, driver.Unsupported(hwType, string(hwcatalog.Vendor))
 	}
 	return v, nil
 }
@@ -55,7 +56,7 @@ func (c *Conductor) GetNodeVendorPassthruMethods(ctx context.Context, args rpc.N
 	if err != nil {
 		return nil, err
 	}
-	v, err := vendorInterface(d.Interface(driver.Vendor), t.Node().Driver)
+	v, err := vendorInterface(d.Interface(hwcatalog.Vendor), t.Node().Driver)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +66,7 @@ func (c *Conductor) GetNodeVendorPassthruMethods(ctx context.Context, args rpc.N
 // GetDriverVendorPassthruMethods lists the driver-level vendor methods of
 // the hardware type's default vendor interface.
 func (c *Conductor) GetDriverVendorPassthruMethods(_ context.Context, args rpc.DriverArgs) (map[string]rpc.VendorMethodInfo, error) {
-	impl, err := c.drivers.DefaultInterface(args.DriverName, driver.Vendor)
+	impl, err := c.drivers.DefaultInterface(args.DriverName, hwcatalog.Vendor)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruA
 	if err != nil {
 		return rpc.VendorPassthruResult{}, err
 	}
-	v, err := vendorInterface(d.Interface(driver.Vendor), t.Node().Driver)
+	v, err := vendorInterface(d.Interface(hwcatalog.Vendor), t.Node().Driver)
 	if err != nil {
 		return rpc.VendorPassthruResult{}, err
 	}
@@ -141,7 +142,7 @@ func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruA
 // DriverVendorPassthru calls a driver-level vendor method of the hardware
 // type's default vendor interface; asynchronous ones run in a worker.
 func (c *Conductor) DriverVendorPassthru(ctx context.Context, args rpc.DriverVendorPassthruArgs) (rpc.VendorPassthruResult, error) {
-	impl, err := c.drivers.DefaultInterface(args.DriverName, driver.Vendor)
+	impl, err := c.drivers.DefaultInterface(args.DriverName, hwcatalog.Vendor)
 	if err != nil {
 		return rpc.VendorPassthruResult{}, err
 	}

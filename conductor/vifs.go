@@ -6,6 +6,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -14,9 +15,9 @@ func networkInterface(t *task.Task) (driver.NetworkInterface, error) {
 	if err != nil {
 		return nil, err
 	}
-	ni, ok := d.Interface(driver.Network).(driver.NetworkInterface)
+	ni, ok := d.Interface(hwcatalog.Network).(driver.NetworkInterface)
 	if !ok {
-		return nil, driver.Unsupported(t.Node().Driver, string(driver.Network))
+		return nil, driver.Unsupported(t.Node().Driver, string(hwcatalog.Network))
 	}
 	return ni, nil
 }

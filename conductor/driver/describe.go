@@ -9,7 +9,7 @@ import (
 // DefaultInterface is the implementation of it a node of hwType gets when
 // it names none; driver-level calls (vendor passthru, RAID logical disk
 // properties) go to it.
-func (r *Registry) DefaultInterface(hwType string, it InterfaceType) (Interface, error) {
+func (r *Registry) DefaultInterface(hwType string, it hwcatalog.InterfaceType) (Interface, error) {
 	hw, err := r.hardwareType(hwType)
 	if err != nil {
 		return nil, err

@@ -10,27 +10,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
-)
-
-// InterfaceType and its values are hwcatalog's, named here too because
-// every implementation speaks of them.
-type InterfaceType = hwcatalog.InterfaceType
-
-const (
-	Bios       = hwcatalog.Bios
-	Boot       = hwcatalog.Boot
-	Console    = hwcatalog.Console
-	Deploy     = hwcatalog.Deploy
-	Inspect    = hwcatalog.Inspect
-	Management = hwcatalog.Management
-	Network    = hwcatalog.Network
-	Power      = hwcatalog.Power
-	RAID       = hwcatalog.RAID
-	Rescue     = hwcatalog.Rescue
-	Storage    = hwcatalog.Storage
-	Vendor     = hwcatalog.Vendor
 )
 
 // TaskContext is what an interface implementation sees of the node it acts

@@ -10,6 +10,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -88,7 +89,7 @@ var _ = Describe("Registry properties and default interfaces", func() {
 	It("merges the properties of the default interfaces", func() {
 		ht := fake.New().HardwareType()
 		ht.Name = "described"
-		ht.Interfaces[driver.Bios] = []driver.Implementation{{Name: "described", Impl: describing{}}}
+		ht.Interfaces[hwcatalog.Bios] = []driver.Implementation{{Name: "described", Impl: describing{}}}
 		reg, err := driver.NewRegistry([]string{"described"}, ht)
 		Expect(err).NotTo(HaveOccurred())
 		props, err := reg.Properties("described")
@@ -96,7 +97,7 @@ var _ = Describe("Registry properties and default interfaces", func() {
 		Expect(props).To(Equal(map[string]string{"bmc_address": "where the BMC listens"}))
 		_, err = reg.Properties("ipmi")
 		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
-		impl, err := reg.DefaultInterface("described", driver.RAID)
+		impl, err := reg.DefaultInterface("described", hwcatalog.RAID)
 		Expect(err).NotTo(HaveOccurred())
 		_, isRAID := impl.(driver.RAIDInterface)
 		Expect(isRAID).To(BeTrue(), "fake RAID is fake-hardware's default")

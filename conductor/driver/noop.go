@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/ferricbm/ferric/pkg/errs"
+
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 )
 
 // Unsupported is the error for an operation the node's driver does not
@@ -24,5 +26,5 @@ func (NoOp) Validate(context.Context, TaskContext) error { return nil }
 type NoInspect struct{ NoOp }
 
 func (NoInspect) InspectHardware(_ context.Context, t TaskContext) (string, error) {
-	return "", Unsupported(t.Node().Driver, string(Inspect))
+	return "", Unsupported(t.Node().Driver, string(hwcatalog.Inspect))
 }

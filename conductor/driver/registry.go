@@ -21,7 +21,7 @@ type Implementation struct {
 // the default a node gets when it names none.
 type HardwareType struct {
 	Name       string
-	Interfaces map[InterfaceType][]Implementation
+	Interfaces map[hwcatalog.InterfaceType][]Implementation
 }
 
 // Registry holds the hardware types enabled on this process.
@@ -92,13 +92,13 @@ func (r *Registry) hardwareType(name string) (HardwareType, error) {
 
 // Enabled lists the implementation names of one interface type for a
 // hardware type, the default first.
-func (r *Registry) Enabled(hwType string, it InterfaceType) ([]string, error) {
+func (r *Registry) Enabled(hwType string, it hwcatalog.InterfaceType) ([]string, error) {
 	return r.catalog.Enabled(hwType, it)
 }
 
 // Defaults maps every interface type to the implementation a node of
 // hwType uses when it names none.
-func (r *Registry) Defaults(hwType string) (map[InterfaceType]string, error) {
+func (r *Registry) Defaults(hwType string) (map[hwcatalog.InterfaceType]string, error) {
 	return r.catalog.Defaults(hwType)
 }
 
@@ -110,7 +110,7 @@ func (r *Registry) ValidateInterfaces(node *model.Node) error { return r.catalog
 // one with the hardware type's default.
 func (r *Registry) ResolveInterfaces(node *model.Node) error { return r.catalog.Resolve(node) }
 
-func find(hw HardwareType, it InterfaceType, name string) (Interface, bool) {
+func find(hw HardwareType, it hwcatalog.InterfaceType, name string) (Interface, bool) {
 	for _, impl := range hw.Interfaces[it] {
 		if impl.Name == name {
 			return impl.Impl, true
@@ -122,8 +122,8 @@ func find(hw HardwareType, it InterfaceType, name string) (Interface, bool) {
 // Driver is a node's resolved set of interface implementations.
 type Driver struct {
 	HardwareType string
-	names        map[InterfaceType]string
-	impls        map[InterfaceType]Interface
+	names        map[hwcatalog.InterfaceType]string
+	impls        map[hwcatalog.InterfaceType]Interface
 	Power        PowerInterface
 	Management   ManagementInterface
 	Deploy       DeployInterface
@@ -140,8 +140,8 @@ func (r *Registry) Load(node *model.Node) (*Driver, error) {
 	hw := r.types[node.Driver]
 	d := &Driver{
 		HardwareType: hw.Name,
-		names:        make(map[InterfaceType]string, len(hwcatalog.InterfaceTypes)),
-		impls:        make(map[InterfaceType]Interface, len(hwcatalog.InterfaceTypes)),
+		names:        make(map[hwcatalog.InterfaceType]string, len(hwcatalog.InterfaceTypes)),
+		impls:        make(map[hwcatalog.InterfaceType]Interface, len(hwcatalog.InterfaceTypes)),
 	}
 	for _, it := range hwcatalog.InterfaceTypes {
 		name := hw.Interfaces[it][0].Name
@@ -153,29 +153,29 @@ func (r *Registry) Load(node *model.Node) (*Driver, error) {
 		d.impls[it] = impl
 	}
 	var ok bool
-	if d.Power, ok = d.impls[Power].(PowerInterface); !ok {
-		return nil, fmt.Errorf("hardware type %s: power interface %s does not control power", hw.Name, d.names[Power])
+	if d.Power, ok = d.impls[hwcatalog.Power].(PowerInterface); !ok {
+		return nil, fmt.Errorf("hardware type %s: power interface %s does not control power", hw.Name, d.names[hwcatalog.Power])
 	}
-	if d.Management, ok = d.impls[Management].(ManagementInterface); !ok {
-		return nil, fmt.Errorf("hardware type %s: management interface %s is incomplete", hw.Name, d.names[Management])
+	if d.Management, ok = d.impls[hwcatalog.Management].(ManagementInterface); !ok {
+		return nil, fmt.Errorf("hardware type %s: management interface %s is incomplete", hw.Name, d.names[hwcatalog.Management])
 	}
-	if d.Deploy, ok = d.impls[Deploy].(DeployInterface); !ok {
-		return nil, fmt.Errorf("hardware type %s: deploy interface %s is incomplete", hw.Name, d.names[Deploy])
+	if d.Deploy, ok = d.impls[hwcatalog.Deploy].(DeployInterface); !ok {
+		return nil, fmt.Errorf("hardware type %s: deploy interface %s is incomplete", hw.Name, d.names[hwcatalog.Deploy])
 	}
-	if d.Boot, ok = d.impls[Boot].(BootInterface); !ok {
-		return nil, fmt.Errorf("hardware type %s: boot interface %s is incomplete", hw.Name, d.names[Boot])
+	if d.Boot, ok = d.impls[hwcatalog.Boot].(BootInterface); !ok {
+		return nil, fmt.Errorf("hardware type %s: boot interface %s is incomplete", hw.Name, d.names[hwcatalog.Boot])
 	}
-	if d.Inspect, ok = d.impls[Inspect].(InspectInterface); !ok {
-		return nil, fmt.Errorf("hardware type %s: inspect interface %s is incomplete", hw.Name, d.names[Inspect])
+	if d.Inspect, ok = d.impls[hwcatalog.Inspect].(InspectInterface); !ok {
+		return nil, fmt.Errorf("hardware type %s: inspect interface %s is incomplete", hw.Name, d.names[hwcatalog.Inspect])
 	}
 	return d, nil
 }
 
 // Interface returns the implementation used for an interface type.
-func (d *Driver) Interface(it InterfaceType) Interface { return d.impls[it] }
+func (d *Driver) Interface(it hwcatalog.InterfaceType) Interface { return d.impls[it] }
 
 // InterfaceName returns the name of the implementation used for it.
-func (d *Driver) InterfaceName(it InterfaceType) string { return d.names[it] }
+func (d *Driver) InterfaceName(it hwcatalog.InterfaceType) string { return d.names[it] }
 
 // CleanSteps collects the clean steps of every interface that offers some.
 func (d *Driver) CleanSteps(ctx context.Context, t TaskContext) ([]CleanStep, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 )
 
 // PXEIPMIToolName is the classic driver name kept as a hardware type:
@@ -36,17 +37,17 @@ func Configured(cfg config.Config, log logrus.FieldLogger) (*driver.Registry, er
 	one := func(name string, impl driver.Interface) []driver.Implementation {
 		return []driver.Implementation{{Name: name, Impl: impl}}
 	}
-	ipmiType := hw.HardwareType(map[driver.InterfaceType][]driver.Implementation{
-		driver.Boot:   one(pxe.Name, boot),
-		driver.Deploy: one(iscsideploy.Name, deploy),
-		driver.Vendor: {{Name: "no-vendor", Impl: driver.NoOp{}}, {Name: iscsideploy.Name, Impl: deploy.Vendor()}},
+	ipmiType := hw.HardwareType(map[hwcatalog.InterfaceType][]driver.Implementation{
+		hwcatalog.Boot:   one(pxe.Name, boot),
+		hwcatalog.Deploy: one(iscsideploy.Name, deploy),
+		hwcatalog.Vendor: {{Name: "no-vendor", Impl: driver.NoOp{}}, {Name: iscsideploy.Name, Impl: deploy.Vendor()}},
 	})
 	// The classic driver answered pass_deploy_info without naming a vendor
 	// interface.
-	classic := hw.HardwareType(map[driver.InterfaceType][]driver.Implementation{
-		driver.Boot:   one(pxe.Name, boot),
-		driver.Deploy: one(iscsideploy.Name, deploy),
-		driver.Vendor: {{Name: iscsideploy.Name, Impl: deploy.Vendor()}, {Name: "no-vendor", Impl: driver.NoOp{}}},
+	classic := hw.HardwareType(map[hwcatalog.InterfaceType][]driver.Implementation{
+		hwcatalog.Boot:   one(pxe.Name, boot),
+		hwcatalog.Deploy: one(iscsideploy.Name, deploy),
+		hwcatalog.Vendor: {{Name: iscsideploy.Name, Impl: deploy.Vendor()}, {Name: "no-vendor", Impl: driver.NoOp{}}},
 	})
 	classic.Name = PXEIPMIToolName
 	return driver.NewRegistry(cfg.Conductor.EnabledHardwareTypes, fake.New().HardwareType(), ipmiType, classic)

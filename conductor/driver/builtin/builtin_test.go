@@ -4,9 +4,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/builtin"
 	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 )
 
 var _ = Describe("builtin hardware types", func() {
@@ -19,13 +19,13 @@ var _ = Describe("builtin hardware types", func() {
 		for _, hw := range reg.HardwareTypes() {
 			defaults, err := reg.Defaults(hw)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(defaults).To(HaveKeyWithValue(driver.Power, "ipmitool"))
-			Expect(defaults).To(HaveKeyWithValue(driver.Management, "ipmitool"))
-			Expect(defaults).To(HaveKeyWithValue(driver.Boot, "pxe"))
-			Expect(defaults).To(HaveKeyWithValue(driver.Deploy, "iscsi"))
+			Expect(defaults).To(HaveKeyWithValue(hwcatalog.Power, "ipmitool"))
+			Expect(defaults).To(HaveKeyWithValue(hwcatalog.Management, "ipmitool"))
+			Expect(defaults).To(HaveKeyWithValue(hwcatalog.Boot, "pxe"))
+			Expect(defaults).To(HaveKeyWithValue(hwcatalog.Deploy, "iscsi"))
 		}
-		Expect(reg.Enabled("ipmi", driver.Vendor)).To(Equal([]string{"no-vendor", "iscsi"}))
-		Expect(reg.Enabled(builtin.PXEIPMIToolName, driver.Vendor)).To(Equal([]string{"iscsi", "no-vendor"}))
+		Expect(reg.Enabled("ipmi", hwcatalog.Vendor)).To(Equal([]string{"no-vendor", "iscsi"}))
+		Expect(reg.Enabled(builtin.PXEIPMIToolName, hwcatalog.Vendor)).To(Equal([]string{"iscsi", "no-vendor"}))
 		Expect(reg.Services()).To(HaveLen(1), "one boot file server for both types")
 	})
 

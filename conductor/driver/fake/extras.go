@@ -7,6 +7,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -75,8 +76,8 @@ func (r *raid) ValidateRAIDConfig(_ context.Context, _ driver.TaskContext, confi
 
 func (r *raid) CleanSteps(context.Context, driver.TaskContext) ([]driver.CleanStep, error) {
 	return []driver.CleanStep{
-		{Interface: string(driver.RAID), Step: "create_configuration"},
-		{Interface: string(driver.RAID), Step: "delete_configuration"},
+		{Interface: string(hwcatalog.RAID), Step: "create_configuration"},
+		{Interface: string(hwcatalog.RAID), Step: "delete_configuration"},
 	}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
@@ -145,19 +146,19 @@ func (h *Hardware) HardwareType() driver.HardwareType {
 	}
 	return driver.HardwareType{
 		Name: Name,
-		Interfaces: map[driver.InterfaceType][]driver.Implementation{
-			driver.Bios:       {{Name: "no-bios", Impl: driver.NoOp{}}, {Name: "fake", Impl: &biosIface{h}}},
-			driver.Boot:       one("fake", &boot{h}),
-			driver.Console:    {{Name: "no-console", Impl: driver.NoOp{}}, {Name: "fake", Impl: &console{h}}},
-			driver.Deploy:     one("fake", &deploy{h}),
-			driver.Inspect:    {{Name: "fake", Impl: &inspect{h}}, {Name: "no-inspect", Impl: driver.NoInspect{}}},
-			driver.Management: one("fake", &management{h}),
-			driver.Network:    {{Name: "noop", Impl: driver.NoopNetwork{}}, {Name: "flat", Impl: driver.FlatNetwork{}}},
-			driver.Power:      one("fake", &power{h}),
-			driver.RAID:       {{Name: "fake", Impl: &raid{h}}, {Name: "no-raid", Impl: driver.NoOp{}}},
-			driver.Rescue:     {{Name: "no-rescue", Impl: driver.NoOp{}}, {Name: "fake", Impl: &rescue{h}}},
-			driver.Storage:    driver.StorageImplementations(),
-			driver.Vendor:     {{Name: "fake", Impl: &vendor{h}}, {Name: "no-vendor", Impl: driver.NoOp{}}},
+		Interfaces: map[hwcatalog.InterfaceType][]driver.Implementation{
+			hwcatalog.Bios:       {{Name: "no-bios", Impl: driver.NoOp{}}, {Name: "fake", Impl: &biosIface{h}}},
+			hwcatalog.Boot:       one("fake", &boot{h}),
+			hwcatalog.Console:    {{Name: "no-console", Impl: driver.NoOp{}}, {Name: "fake", Impl: &console{h}}},
+			hwcatalog.Deploy:     one("fake", &deploy{h}),
+			hwcatalog.Inspect:    {{Name: "fake", Impl: &inspect{h}}, {Name: "no-inspect", Impl: driver.NoInspect{}}},
+			hwcatalog.Management: one("fake", &management{h}),
+			hwcatalog.Network:    {{Name: "noop", Impl: driver.NoopNetwork{}}, {Name: "flat", Impl: driver.FlatNetwork{}}},
+			hwcatalog.Power:      one("fake", &power{h}),
+			hwcatalog.RAID:       {{Name: "fake", Impl: &raid{h}}, {Name: "no-raid", Impl: driver.NoOp{}}},
+			hwcatalog.Rescue:     {{Name: "no-rescue", Impl: driver.NoOp{}}, {Name: "fake", Impl: &rescue{h}}},
+			hwcatalog.Storage:    driver.StorageImplementations(),
+			hwcatalog.Vendor:     {{Name: "fake", Impl: &vendor{h}}, {Name: "no-vendor", Impl: driver.NoOp{}}},
 		},
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/ipmi"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -94,16 +95,16 @@ var _ = Describe("hardware type", func() {
 		_, err := driver.NewRegistry([]string{ipmi.Name}, hw.HardwareType(nil))
 		Expect(err).To(MatchError(ContainSubstring("no boot interface implementation")))
 
-		reg, err := driver.NewRegistry([]string{ipmi.Name}, hw.HardwareType(map[driver.InterfaceType][]driver.Implementation{
-			driver.Boot:   fakeHW.Interfaces[driver.Boot],
-			driver.Deploy: fakeHW.Interfaces[driver.Deploy],
+		reg, err := driver.NewRegistry([]string{ipmi.Name}, hw.HardwareType(map[hwcatalog.InterfaceType][]driver.Implementation{
+			hwcatalog.Boot:   fakeHW.Interfaces[hwcatalog.Boot],
+			hwcatalog.Deploy: fakeHW.Interfaces[hwcatalog.Deploy],
 		}))
 		Expect(err).NotTo(HaveOccurred())
 		defaults, err := reg.Defaults(ipmi.Name)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(defaults).To(HaveKeyWithValue(driver.Power, "ipmitool"))
-		Expect(defaults).To(HaveKeyWithValue(driver.Management, "ipmitool"))
-		Expect(defaults).To(HaveKeyWithValue(driver.Inspect, "no-inspect"))
+		Expect(defaults).To(HaveKeyWithValue(hwcatalog.Power, "ipmitool"))
+		Expect(defaults).To(HaveKeyWithValue(hwcatalog.Management, "ipmitool"))
+		Expect(defaults).To(HaveKeyWithValue(hwcatalog.Inspect, "no-inspect"))
 
 		node := &model.Node{UUID: "n1", Driver: ipmi.Name}
 		d, err := reg.Load(node)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 )
 
 // Name is the hardware type's name; InterfaceName names its power and
@@ -82,23 +83,23 @@ func (h *Hardware) Management() *Management { return &Management{h: h} }
 // the first of each the default. Optional interface types left out get
 // their no-op implementation; boot and deploy must be given for the
 // registry to accept the type.
-func (h *Hardware) HardwareType(others map[driver.InterfaceType][]driver.Implementation) driver.HardwareType {
+func (h *Hardware) HardwareType(others map[hwcatalog.InterfaceType][]driver.Implementation) driver.HardwareType {
 	one := func(name string, impl driver.Interface) []driver.Implementation {
 		return []driver.Implementation{{Name: name, Impl: impl}}
 	}
-	ifaces := map[driver.InterfaceType][]driver.Implementation{
-		driver.Bios:    one("no-bios", driver.NoOp{}),
-		driver.Console: one("no-console", driver.NoOp{}),
-		driver.Inspect: one("no-inspect", driver.NoInspect{}),
-		driver.Network: one("noop", driver.NoopNetwork{}),
-		driver.RAID:    one("no-raid", driver.NoOp{}),
-		driver.Rescue:  one("no-rescue", driver.NoOp{}),
-		driver.Storage: one("noop", driver.NoOp{}),
-		driver.Vendor:  one("no-vendor", driver.NoOp{}),
+	ifaces := map[hwcatalog.InterfaceType][]driver.Implementation{
+		hwcatalog.Bios:    one("no-bios", driver.NoOp{}),
+		hwcatalog.Console: one("no-console", driver.NoOp{}),
+		hwcatalog.Inspect: one("no-inspect", driver.NoInspect{}),
+		hwcatalog.Network: one("noop", driver.NoopNetwork{}),
+		hwcatalog.RAID:    one("no-raid", driver.NoOp{}),
+		hwcatalog.Rescue:  one("no-rescue", driver.NoOp{}),
+		hwcatalog.Storage: one("noop", driver.NoOp{}),
+		hwcatalog.Vendor:  one("no-vendor", driver.NoOp{}),
 	}
 	maps.Copy(ifaces, others)
-	ifaces[driver.Power] = one(InterfaceName, h.Power())
-	ifaces[driver.Management] = one(InterfaceName, h.Management())
+	ifaces[hwcatalog.Power] = one(InterfaceName, h.Power())
+	ifaces[hwcatalog.Management] = one(InterfaceName, h.Management())
 	return driver.HardwareType{Name: Name, Interfaces: ifaces}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/deploy/erase"
 	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -199,8 +200,8 @@ func (d *Deploy) CleanSteps(_ context.Context, t driver.TaskContext) ([]driver.C
 	n := t.Node()
 	if _, ok := n.DriverInternalInfo[cleanTargetKey]; ok {
 		return []driver.CleanStep{
-			d.withPriority(driver.CleanStep{Interface: string(driver.Deploy), Step: stepEraseMetadata, Priority: defaultEraseMetadataPriority}),
-			d.withPriority(driver.CleanStep{Interface: string(driver.Deploy), Step: stepEraseDevices, Priority: defaultEraseDevicesPriority}),
+			d.withPriority(driver.CleanStep{Interface: string(hwcatalog.Deploy), Step: stepEraseMetadata, Priority: defaultEraseMetadataPriority}),
+			d.withPriority(driver.CleanStep{Interface: string(hwcatalog.Deploy), Step: stepEraseDevices, Priority: defaultEraseDevicesPriority}),
 		}, nil
 	}
 	if url, _ := n.DriverInternalInfo[agentURLKey].(string); url == "" {
@@ -211,7 +212,7 @@ func (d *Deploy) CleanSteps(_ context.Context, t driver.TaskContext) ([]driver.C
 		return nil, fmt.Errorf("Cleaning steps are not yet available for node %s", n.UUID)
 	}
 	var out []driver.CleanStep
-	for _, s := range cached[string(driver.Deploy)] {
+	for _, s := range cached[string(hwcatalog.Deploy)] {
 		out = append(out, d.withPriority(s))
 	}
 	return out, nil
