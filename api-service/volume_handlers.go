@@ -23,18 +23,13 @@ func (s *Server) volumeRoutes(e *echo.Echo) {
 	e.GET("/v1/volume", s.getVolumeRoot)
 	e.GET("/v1/nodes/:node/volume", s.getNodeVolumeRoot)
 
+	connectors, targets := s.volumeResources()
 	e.GET("/v1/volume/connectors", s.listConnectors)
-	e.POST("/v1/volume/connectors", s.createConnector)
-	e.GET("/v1/volume/connectors/:id", s.getConnector)
-	e.PATCH("/v1/volume/connectors/:id", s.patchConnector)
-	e.DELETE("/v1/volume/connectors/:id", s.deleteConnector)
+	crudRoutes(e, "/v1/volume/connectors", volumeOnly, s, connectors)
 	e.GET("/v1/nodes/:node/volume/connectors", s.listNodeConnectors)
 
 	e.GET("/v1/volume/targets", s.listTargets)
-	e.POST("/v1/volume/targets", s.createTarget)
-	e.GET("/v1/volume/targets/:id", s.getTarget)
-	e.PATCH("/v1/volume/targets/:id", s.patchTarget)
-	e.DELETE("/v1/volume/targets/:id", s.deleteTarget)
+	crudRoutes(e, "/v1/volume/targets", volumeOnly, s, targets)
 	e.GET("/v1/nodes/:node/volume/targets", s.listNodeTargets)
 
 	// The node-scoped collections are read-only.
@@ -43,8 +38,8 @@ func (s *Server) volumeRoutes(e *echo.Echo) {
 		e.Add(m, "/v1/nodes/:node/volume/targets", volumeOnly(missingVolumeID("target")))
 	}
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
-		e.Add(m, "/v1/nodes/:node/volume/connectors/:id", volumeOnly(s.nodeScopedConnector))
-		e.Add(m, "/v1/nodes/:node/volume/targets/:id", volumeOnly(s.nodeScopedTarget))
+		e.Add(m, "/v1/nodes/:node/volume/connectors/:id", volumeOnly(nodeScoped(connectors)))
+		e.Add(m, "/v1/nodes/:node/volume/targets/:id", volumeOnly(nodeScoped(targets)))
 	}
 }
 
@@ -71,20 +66,15 @@ func missingVolumeID(singular string) echo.HandlerFunc {
 	}
 }
 
-// nodeScopedConnector refuses any access to one connector through a node
-// path, after checking the connector exists (an unknown one is a 404).
-func (s *Server) nodeScopedConnector(c echo.Context) error {
-	if _, err := s.findConnector(c, c.Param("id")); err != nil {
-		return err
+// nodeScoped refuses any access to one connector or target through a
+// node path, after checking it exists (an unknown one is a 404).
+func nodeScoped[T any](r resource[T]) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, err := r.find(c, c.Param(r.param)); err != nil {
+			return err
+		}
+		return errMalformedURI
 	}
-	return errMalformedURI
-}
-
-func (s *Server) nodeScopedTarget(c echo.Context) error {
-	if _, err := s.findTarget(c, c.Param("id")); err != nil {
-		return err
-	}
-	return errMalformedURI
 }
 
 // volumeRootDoc is the links document of /v1/volume and of a node's
