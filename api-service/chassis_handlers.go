@@ -10,7 +10,6 @@ import (
 	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -21,11 +20,8 @@ import (
 // the API alone: no conductor manages it.
 func (s *Server) chassisRoutes(e *echo.Echo) {
 	e.GET("/v1/chassis", s.listChassis)
-	e.POST("/v1/chassis", s.createChassis)
 	e.GET("/v1/chassis/detail", s.listChassisDetail)
-	e.GET("/v1/chassis/:chassis", s.getChassis)
-	e.PATCH("/v1/chassis/:chassis", s.patchChassis)
-	e.DELETE("/v1/chassis/:chassis", s.deleteChassis)
+	crudRoutes(e, "/v1/chassis", s, s.chassisResource())
 	e.GET("/v1/chassis/:chassis/nodes", func(c echo.Context) error { return s.chassisNodes(c, false) })
 	e.GET("/v1/chassis/:chassis/nodes/detail", func(c echo.Context) error { return s.chassisNodes(c, true) })
 	// The nested node collection is read-only.
@@ -129,75 +125,34 @@ func (s *Server) chassisList(c echo.Context, detailPath bool) error {
 	return c.JSON(http.StatusOK, body)
 }
 
-func (s *Server) getChassis(c echo.Context) error {
-	q := c.QueryParams()
-	if err := query.Check(q, "fields"); err != nil {
-		return err
+// chassisResource describes chassis to the generic handlers: the API
+// writes them itself, no conductor manages a chassis.
+func (s *Server) chassisResource() resource[model.Chassis] {
+	return resource[model.Chassis]{
+		param:       "chassis",
+		find:        s.findChassis,
+		checkFields: outputFields(chassis.OutputFields()),
+		create: func(c echo.Context, body map[string]any) (*model.Chassis, error) {
+			ch, err := chassis.DecodeCreate(body)
+			if err != nil {
+				return nil, err
+			}
+			return ch, s.store.CreateChassis(c.Request().Context(), ch)
+		},
+		location: func(ch *model.Chassis) string { return "/v1/chassis/" + ch.UUID },
+		apply: func(_ echo.Context, ch *model.Chassis, ops []jsonpatch.Op) (*model.Chassis, error) {
+			return chassis.Apply(ch, ops)
+		},
+		update: func(c echo.Context, patched *model.Chassis) (*model.Chassis, error) {
+			return patched, s.store.SaveChassis(c.Request().Context(), patched)
+		},
+		destroy: func(c echo.Context, ch *model.Chassis) error {
+			return s.store.DestroyChassis(c.Request().Context(), ch.UUID)
+		},
+		render: func(c echo.Context, ch *model.Chassis, fields []string) any {
+			return s.chassisView(c, fields).Render(ch)
+		},
 	}
-	ch, err := s.findChassis(c, c.Param("chassis"))
-	if err != nil {
-		return err
-	}
-	fields := query.Fields(q)
-	if fields != nil {
-		if err := microversion.RequireAtLeast(version(c), microversion.Fields); err != nil {
-			return err
-		}
-		if err := present.CheckFields(fields, chassis.OutputFields(), version(c)); err != nil {
-			return err
-		}
-	}
-	return c.JSON(http.StatusOK, s.chassisView(c, fields).Render(ch))
-}
-
-func (s *Server) createChassis(c echo.Context) error {
-	body, err := readObject(c, false)
-	if err != nil {
-		return err
-	}
-	ch, err := chassis.DecodeCreate(body)
-	if err != nil {
-		return err
-	}
-	if err := s.store.CreateChassis(c.Request().Context(), ch); err != nil {
-		return err
-	}
-	c.Response().Header().Set(echo.HeaderLocation, s.baseURL(c)+"/v1/chassis/"+ch.UUID)
-	return c.JSON(http.StatusCreated, s.chassisView(c, nil).Render(ch))
-}
-
-func (s *Server) patchChassis(c echo.Context) error {
-	raw, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	ch, err := s.findChassis(c, c.Param("chassis"))
-	if err != nil {
-		return err
-	}
-	ops, err := jsonpatch.Decode(raw)
-	if err != nil {
-		return err
-	}
-	patched, err := chassis.Apply(ch, ops)
-	if err != nil {
-		return err
-	}
-	if err := s.store.SaveChassis(c.Request().Context(), patched); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, s.chassisView(c, nil).Render(patched))
-}
-
-func (s *Server) deleteChassis(c echo.Context) error {
-	ch, err := s.findChassis(c, c.Param("chassis"))
-	if err != nil {
-		return err
-	}
-	if err := s.store.DestroyChassis(c.Request().Context(), ch.UUID); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
 }
 
 // chassisNodes serves /v1/chassis/{c}/nodes[/detail]: the node list

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/rpc"
@@ -48,6 +49,7 @@ func getHandler[T any](r resource[T]) echo.HandlerFunc {
 			if fields == nil {
 				return nil
 			}
+			// Only chassis and ports exist below this version.
 			if err := microversion.RequireAtLeast(version(c), microversion.Fields); err != nil {
 				return err
 			}
@@ -127,45 +129,104 @@ func deleteHandler[T any](r resource[T]) echo.HandlerFunc {
 	}
 }
 
-// onConductor makes the update hook of an object whose node's conductor
-// writes it, taking the node lock: owner finds the node of the patched
-// object, send makes the call.
-func onConductor[T any](s *Server, owner func(c echo.Context, patched *T) (*model.Node, error),
-	send func(ctx context.Context, api rpc.ConductorAPI, item T) (T, error)) func(echo.Context, *T) (*T, error) {
-	return func(c echo.Context, patched *T) (*T, error) {
-		n, err := owner(c, patched)
-		if err != nil {
-			return nil, err
-		}
-		ctx := c.Request().Context()
-		api, err := s.nodeConductor(ctx, n)
-		if err != nil {
-			return nil, err
-		}
-		updated, err := send(ctx, api, *patched)
-		if err != nil {
-			return nil, err
-		}
-		return &updated, nil
+// nodeObject describes an object of a node (port, port group, volume
+// connector or target) to nodeResource. Creation writes straight to the
+// database: the unique indexes arbitrate between concurrent creators and
+// nothing on the node has to change. Updates and deletions go to the
+// node's conductor, which takes the lock and enforces the rules that
+// depend on the node's state.
+type nodeObject[T, A any] struct {
+	// param is the path parameter naming an object, path the collection
+	// below /v1.
+	param, path      string
+	find             func(c echo.Context, id string) (*T, error)
+	checkFields      func(c echo.Context, fields []string) error
+	fieldsBeforeFind bool
+	decode           func(body map[string]any, v microversion.Version) (*T, error)
+	apply            func(item *T, ops []jsonpatch.Op, v microversion.Version) (*T, error)
+	// newOwner and patchOwner find the node that a new and a patched
+	// object name; resources answer an unknown node differently.
+	newOwner, patchOwner func(c echo.Context, nodeUUID string) (*model.Node, error)
+	// join, if set, completes a new object of node n from the body.
+	join   func(c echo.Context, item *T, body map[string]any, n *model.Node) error
+	insert func(ctx context.Context, item *T) error
+	// ids gives an object's UUID, its node_uuid and the place of its node id.
+	ids    func(item *T) (uuid, nodeUUID string, nodeID *int64)
+	render func(c echo.Context, item *T, fields []string) any
+	// args wraps an object for the conductor's update and destroy calls.
+	args    func(item T) A
+	update  func(api rpc.ConductorAPI, ctx context.Context, args A) (T, error)
+	destroy func(api rpc.ConductorAPI, ctx context.Context, args A) error
+}
+
+func nodeResource[T, A any](s *Server, o nodeObject[T, A]) resource[T] {
+	return resource[T]{
+		param:            o.param,
+		find:             o.find,
+		checkFields:      o.checkFields,
+		fieldsBeforeFind: o.fieldsBeforeFind,
+		create: func(c echo.Context, body map[string]any) (*T, error) {
+			item, err := o.decode(body, version(c))
+			if err != nil {
+				return nil, err
+			}
+			_, nodeUUID, nodeID := o.ids(item)
+			n, err := o.newOwner(c, nodeUUID)
+			if err != nil {
+				return nil, err
+			}
+			*nodeID = n.ID
+			if o.join != nil {
+				if err := o.join(c, item, body, n); err != nil {
+					return nil, err
+				}
+			}
+			return item, o.insert(c.Request().Context(), item)
+		},
+		location: func(item *T) string {
+			uuid, _, _ := o.ids(item)
+			return "/v1/" + o.path + "/" + uuid
+		},
+		apply: func(c echo.Context, item *T, ops []jsonpatch.Op) (*T, error) { return o.apply(item, ops, version(c)) },
+		update: func(c echo.Context, patched *T) (*T, error) {
+			_, nodeUUID, nodeID := o.ids(patched)
+			n, err := o.patchOwner(c, nodeUUID)
+			if err != nil {
+				return nil, err
+			}
+			*nodeID = n.ID
+			ctx := c.Request().Context()
+			api, err := s.nodeConductor(ctx, n)
+			if err != nil {
+				return nil, err
+			}
+			updated, err := o.update(api, ctx, o.args(*patched))
+			if err != nil {
+				return nil, err
+			}
+			return &updated, nil
+		},
+		destroy: func(c echo.Context, item *T) error {
+			_, _, nodeID := o.ids(item)
+			ctx := c.Request().Context()
+			n, err := s.store.GetNodeByID(ctx, *nodeID)
+			if err != nil {
+				return err
+			}
+			api, err := s.nodeConductor(ctx, n)
+			if err != nil {
+				return err
+			}
+			return o.destroy(api, ctx, o.args(*item))
+		},
+		render: o.render,
 	}
 }
 
-// destroyOnConductor makes the destroy hook of an object written by the
-// conductor of the node nodeID names.
-func destroyOnConductor[T any](s *Server, nodeID func(item *T) int64,
-	send func(ctx context.Context, api rpc.ConductorAPI, item T) error) func(echo.Context, *T) error {
-	return func(c echo.Context, item *T) error {
-		ctx := c.Request().Context()
-		n, err := s.store.GetNodeByID(ctx, nodeID(item))
-		if err != nil {
-			return err
-		}
-		api, err := s.nodeConductor(ctx, n)
-		if err != nil {
-			return err
-		}
-		return send(ctx, api, *item)
-	}
+// outputFields makes the ?fields check of a resource whose fields depend
+// on the microversion.
+func outputFields(all []present.Field) func(echo.Context, []string) error {
+	return func(c echo.Context, fields []string) error { return present.CheckFields(fields, all, version(c)) }
 }
 
 // nodeConductor finds the conductor of node n; none is the client's
@@ -179,11 +240,11 @@ func (s *Server) nodeConductor(ctx context.Context, n *model.Node) (rpc.Conducto
 }
 
 // crudRoutes adds the create, get, patch and delete routes of r below
-// path, each behind gate.
-func crudRoutes[T any](e *echo.Echo, path string, gate func(echo.HandlerFunc) echo.HandlerFunc, s *Server, r resource[T]) {
+// path, each behind gate if any.
+func crudRoutes[T any](e *echo.Echo, path string, s *Server, r resource[T], gate ...echo.MiddlewareFunc) {
 	one := path + "/:" + r.param
-	e.POST(path, gate(createHandler(s, r)))
-	e.GET(one, gate(getHandler(r)))
-	e.PATCH(one, gate(patchHandler(r)))
-	e.DELETE(one, gate(deleteHandler(r)))
+	e.POST(path, createHandler(s, r), gate...)
+	e.GET(one, getHandler(r), gate...)
+	e.PATCH(one, patchHandler(r), gate...)
+	e.DELETE(one, deleteHandler(r), gate...)
 }

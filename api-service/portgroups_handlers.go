@@ -7,10 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/ident"
-	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/portgroups"
-	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -24,11 +22,8 @@ func (s *Server) portgroupRoutes(e *echo.Echo) {
 	pg := since(portgroups.Since)
 	sub := since(portgroups.SubResources)
 	e.GET("/v1/portgroups", pg(s.listPortgroups))
-	e.POST("/v1/portgroups", pg(s.createPortgroup))
 	e.GET("/v1/portgroups/detail", pg(s.listPortgroupsDetail))
-	e.GET("/v1/portgroups/:portgroup", pg(s.getPortgroup))
-	e.PATCH("/v1/portgroups/:portgroup", pg(s.patchPortgroup))
-	e.DELETE("/v1/portgroups/:portgroup", pg(s.deletePortgroup))
+	crudRoutes(e, "/v1/portgroups", s, s.portgroupResource(), pg)
 
 	e.GET("/v1/portgroups/:portgroup/ports", sub(func(c echo.Context) error {
 		return s.portList(c, false, portScope{"portgroups", c.Param("portgroup")})
@@ -193,94 +188,15 @@ func (s *Server) portgroupList(c echo.Context, detailPath bool, node string) err
 	return c.JSON(http.StatusOK, body)
 }
 
-func (s *Server) getPortgroup(c echo.Context) error {
-	q := c.QueryParams()
-	if err := query.Check(q, "fields"); err != nil {
-		return err
-	}
-	pg, err := s.findPortgroup(c, c.Param("portgroup"))
-	if err != nil {
-		return err
-	}
-	fields := query.Fields(q)
-	if fields != nil {
-		if err := present.CheckFields(fields, portgroups.OutputFields(), version(c)); err != nil {
-			return err
-		}
-	}
-	return c.JSON(http.StatusOK, s.portgroupView(c, fields).Render(pg))
-}
-
-func (s *Server) createPortgroup(c echo.Context) error {
-	body, err := readObject(c, false)
-	if err != nil {
-		return err
-	}
-	pg, err := portgroups.DecodeCreate(body, version(c))
-	if err != nil {
-		return err
-	}
-	n, err := s.portNode(c, pg.NodeUUID)
-	if err != nil {
-		return err
-	}
-	pg.NodeID = n.ID
-	if err := s.store.CreatePortgroup(c.Request().Context(), pg); err != nil {
-		return err
-	}
-	c.Response().Header().Set(echo.HeaderLocation, s.baseURL(c)+"/v1/portgroups/"+pg.UUID)
-	return c.JSON(http.StatusCreated, s.portgroupView(c, nil).Render(pg))
-}
-
-func (s *Server) patchPortgroup(c echo.Context) error {
-	raw, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	pg, err := s.findPortgroup(c, c.Param("portgroup"))
-	if err != nil {
-		return err
-	}
-	ops, err := jsonpatch.Decode(raw)
-	if err != nil {
-		return err
-	}
-	patched, err := portgroups.Apply(pg, ops, version(c))
-	if err != nil {
-		return err
-	}
-	n, err := s.portNode(c, patched.NodeUUID)
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return asBadRequest(err)
-	}
-	updated, err := api.UpdatePortgroup(ctx, rpc.PortgroupArgs{Portgroup: *patched})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, s.portgroupView(c, nil).Render(&updated))
-}
-
-func (s *Server) deletePortgroup(c echo.Context) error {
-	pg, err := s.findPortgroup(c, c.Param("portgroup"))
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	n, err := s.store.GetNodeByID(ctx, pg.NodeID)
-	if err != nil {
-		return err
-	}
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return asBadRequest(err)
-	}
-	if err := api.DestroyPortgroup(ctx, rpc.PortgroupArgs{Portgroup: *pg}); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+// portgroupResource describes port groups to the generic handlers.
+func (s *Server) portgroupResource() resource[model.Portgroup] {
+	return nodeResource(s, nodeObject[model.Portgroup, rpc.PortgroupArgs]{param: "portgroup", path: "portgroups",
+		find: s.findPortgroup, checkFields: outputFields(portgroups.OutputFields()), newOwner: s.portNode, patchOwner: s.portNode,
+		decode: portgroups.DecodeCreate, apply: portgroups.Apply, insert: s.store.CreatePortgroup,
+		ids: func(pg *model.Portgroup) (string, string, *int64) { return pg.UUID, pg.NodeUUID, &pg.NodeID },
+		render: func(c echo.Context, pg *model.Portgroup, fields []string) any {
+			return s.portgroupView(c, fields).Render(pg)
+		},
+		args:   func(pg model.Portgroup) rpc.PortgroupArgs { return rpc.PortgroupArgs{Portgroup: pg} },
+		update: rpc.ConductorAPI.UpdatePortgroup, destroy: rpc.ConductorAPI.DestroyPortgroup})
 }

@@ -7,10 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/ident"
-	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/ports"
-	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -181,27 +179,6 @@ func (s *Server) portList(c echo.Context, detailPath bool, scope portScope) erro
 	return c.JSON(http.StatusOK, body)
 }
 
-func (s *Server) getPort(c echo.Context) error {
-	q := c.QueryParams()
-	if err := query.Check(q, "fields"); err != nil {
-		return err
-	}
-	p, err := s.findPort(c, c.Param("port"))
-	if err != nil {
-		return err
-	}
-	fields := query.Fields(q)
-	if fields != nil {
-		if err := microversion.RequireAtLeast(version(c), microversion.Fields); err != nil {
-			return err
-		}
-		if err := present.CheckFields(fields, ports.OutputFields(), version(c)); err != nil {
-			return err
-		}
-	}
-	return c.JSON(http.StatusOK, s.portView(c, fields).Render(p))
-}
-
 // portNode finds the node a port is attached to by the node_uuid a client
 // gave; an unknown node is the client's error (400), not a missing URL.
 func (s *Server) portNode(c echo.Context, nodeUUID string) (*model.Node, error) {
@@ -212,89 +189,30 @@ func (s *Server) portNode(c echo.Context, nodeUUID string) (*model.Node, error) 
 	return n, err
 }
 
-func (s *Server) createPort(c echo.Context) error {
-	body, err := readObject(c, false)
-	if err != nil {
-		return err
-	}
-	p, err := ports.DecodeCreate(body, version(c))
-	if err != nil {
-		return err
-	}
-	n, err := s.portNode(c, p.NodeUUID)
-	if err != nil {
-		return err
-	}
-	p.NodeID = n.ID
-	if p.PortgroupUUID != nil {
-		pg, err := s.memberPortgroup(c, *p.PortgroupUUID, n)
-		if err != nil {
-			return err
-		}
-		// Only an explicit pxe_enabled counts, as in Ironic: the default
-		// does not make a port standalone.
-		if _, explicit := body["pxe_enabled"]; explicit && p.PXEEnabled && !pg.StandalonePortsSupported {
-			return errs.New(errs.KindConflict, "Port group %s doesn't support standalone ports. This port cannot be created as a member of that port group because 'pxe_enabled' was set to True.", pg.UUID)
-		}
-		p.PortgroupID = &pg.ID
-	}
-	if err := s.store.CreatePort(c.Request().Context(), p); err != nil {
-		return err
-	}
-	c.Response().Header().Set(echo.HeaderLocation, s.baseURL(c)+"/v1/ports/"+p.UUID)
-	return c.JSON(http.StatusCreated, s.portView(c, nil).Render(p))
+// portResource describes ports to the generic handlers.
+func (s *Server) portResource() resource[model.Port] {
+	return nodeResource(s, nodeObject[model.Port, rpc.PortArgs]{param: "port", path: "ports", find: s.findPort,
+		checkFields: outputFields(ports.OutputFields()), newOwner: s.portNode, patchOwner: s.portNode,
+		decode: ports.DecodeCreate, join: s.joinPortgroup, apply: ports.Apply, insert: s.store.CreatePort,
+		ids:    func(p *model.Port) (string, string, *int64) { return p.UUID, p.NodeUUID, &p.NodeID },
+		render: func(c echo.Context, p *model.Port, fields []string) any { return s.portView(c, fields).Render(p) },
+		args:   func(p model.Port) rpc.PortArgs { return rpc.PortArgs{Port: p} }, update: rpc.ConductorAPI.UpdatePort, destroy: rpc.ConductorAPI.DestroyPort})
 }
 
-func (s *Server) patchPort(c echo.Context) error {
-	raw, err := readBody(c)
+// joinPortgroup puts a new port of node n in the port group its body names.
+func (s *Server) joinPortgroup(c echo.Context, p *model.Port, body map[string]any, n *model.Node) error {
+	if p.PortgroupUUID == nil {
+		return nil
+	}
+	pg, err := s.memberPortgroup(c, *p.PortgroupUUID, n)
 	if err != nil {
 		return err
 	}
-	p, err := s.findPort(c, c.Param("port"))
-	if err != nil {
-		return err
+	// Only an explicit pxe_enabled counts, as in Ironic: the default
+	// does not make a port standalone.
+	if _, explicit := body["pxe_enabled"]; explicit && p.PXEEnabled && !pg.StandalonePortsSupported {
+		return errs.New(errs.KindConflict, "Port group %s doesn't support standalone ports. This port cannot be created as a member of that port group because 'pxe_enabled' was set to True.", pg.UUID)
 	}
-	ops, err := jsonpatch.Decode(raw)
-	if err != nil {
-		return err
-	}
-	patched, err := ports.Apply(p, ops, version(c))
-	if err != nil {
-		return err
-	}
-	n, err := s.portNode(c, patched.NodeUUID)
-	if err != nil {
-		return err
-	}
-	patched.NodeID = n.ID
-	ctx := c.Request().Context()
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return asBadRequest(err)
-	}
-	updated, err := api.UpdatePort(ctx, rpc.PortArgs{Port: *patched})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, s.portView(c, nil).Render(&updated))
-}
-
-func (s *Server) deletePort(c echo.Context) error {
-	p, err := s.findPort(c, c.Param("port"))
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	n, err := s.store.GetNodeByID(ctx, p.NodeID)
-	if err != nil {
-		return err
-	}
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return asBadRequest(err)
-	}
-	if err := api.DestroyPort(ctx, rpc.PortArgs{Port: *p}); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	p.PortgroupID = &pg.ID
+	return nil
 }

@@ -44,11 +44,8 @@ func (s *Server) routes(e *echo.Echo) {
 	}
 
 	e.GET("/v1/ports", s.listPorts)
-	e.POST("/v1/ports", s.createPort)
 	e.GET("/v1/ports/detail", s.listPortsDetail)
-	e.GET("/v1/ports/:port", s.getPort)
-	e.PATCH("/v1/ports/:port", s.patchPort)
-	e.DELETE("/v1/ports/:port", s.deletePort)
+	crudRoutes(e, "/v1/ports", s, s.portResource())
 
 	e.GET("/v1/drivers", s.listDrivers)
 	e.GET("/v1/drivers/:driver", s.getDriver)

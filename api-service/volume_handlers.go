@@ -25,11 +25,11 @@ func (s *Server) volumeRoutes(e *echo.Echo) {
 
 	connectors, targets := s.volumeResources()
 	e.GET("/v1/volume/connectors", s.listConnectors)
-	crudRoutes(e, "/v1/volume/connectors", volumeOnly, s, connectors)
+	crudRoutes(e, "/v1/volume/connectors", s, connectors, volumeOnly)
 	e.GET("/v1/nodes/:node/volume/connectors", s.listNodeConnectors)
 
 	e.GET("/v1/volume/targets", s.listTargets)
-	crudRoutes(e, "/v1/volume/targets", volumeOnly, s, targets)
+	crudRoutes(e, "/v1/volume/targets", s, targets, volumeOnly)
 	e.GET("/v1/nodes/:node/volume/targets", s.listNodeTargets)
 
 	// The node-scoped collections are read-only.
