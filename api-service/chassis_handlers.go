@@ -2,7 +2,7 @@ package apiservice
 
 import (
 	"net/http"
-	"strings"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -71,58 +71,17 @@ func (s *Server) listChassis(c echo.Context) error       { return s.chassisList(
 func (s *Server) listChassisDetail(c echo.Context) error { return s.chassisList(c, true) }
 
 func (s *Server) chassisList(c echo.Context, detailPath bool) error {
-	q := c.QueryParams()
-	allowed := []string{"limit", "marker", "sort_key", "sort_dir"}
-	if !detailPath {
-		allowed = append(allowed, "fields", "detail")
-	}
-	if err := query.Check(q, allowed...); err != nil {
-		return err
-	}
-	lr, err := parseList(c, q, detailPath, chassis.DefaultListFields, chassis.OutputFields(), s.maxLimit())
-	if err != nil {
-		return err
-	}
-	if err := checkSortKey(lr.page.SortKey, version(c), chassisSortable, forbiddenChassisSortKeys); err != nil {
-		return err
-	}
-	if lr.page.Marker != "" {
-		m, ok := ident.CanonicalUUID(lr.page.Marker)
-		if !ok {
-			return errs.InvalidParameterValue("Expected a UUID but received %s.", lr.page.Marker)
-		}
-		lr.page.Marker = m
-	}
-	var columns []string
-	if lr.fields != nil {
-		columns = selectColumns(lr.fields)
-	}
-	list, err := s.store.ListChassis(c.Request().Context(), db.Page{Limit: lr.page.Limit, Marker: lr.page.Marker,
-		SortKey: lr.page.SortKey, SortDir: lr.page.SortDir}, columns)
-	if err != nil {
-		return err
-	}
-	view := s.chassisView(c, lr.fields)
-	out := make([]map[string]any, len(list))
-	for i := range list {
-		out[i] = view.Render(&list[i])
-	}
-	body := map[string]any{"chassis": out}
-	if len(list) == lr.page.Limit {
-		path := "/v1/chassis"
-		if detailPath {
-			path += "/detail"
-		}
-		carry := lr.carry
-		if !detailPath && q.Has("detail") {
-			carry = append(carry, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
-		}
-		if lr.fields != nil {
-			carry = append(carry, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
-		}
-		body["next"] = query.NextURL(s.baseURL(c), path, carry, lr.page.Limit, list[len(list)-1].UUID)
-	}
-	return c.JSON(http.StatusOK, body)
+	return serveList(s, c, listing[model.Chassis]{collection: "chassis", defaults: chassis.DefaultListFields,
+		catalogue: chassis.OutputFields(), sortable: chassisSortable, forbidden: forbiddenChassisSortKeys,
+		fetch: func(c echo.Context, _ url.Values, _ listScope, page db.Page, columns []string) ([]model.Chassis, []query.Param, error) {
+			list, err := s.store.ListChassis(c.Request().Context(), page, columns)
+			return list, nil, err
+		},
+		uuid: func(ch *model.Chassis) string { return ch.UUID },
+		render: func(c echo.Context, fields []string) func(*model.Chassis) map[string]any {
+			return s.chassisView(c, fields).Render
+		},
+	}, detailPath, listScope{})
 }
 
 // chassisResource describes chassis to the generic handlers: the API

@@ -124,6 +124,34 @@ func parseList(c echo.Context, q url.Values, detailPath bool, defaults []string,
 	return lr, nil
 }
 
+// nextCarry is what a next link repeats besides the marker and the limit:
+// the sort, the filters, ?detail as the client gave it and the fields in
+// effect.
+func (lr listRequest) nextCarry(q url.Values, detailPath bool, filters []query.Param) []query.Param {
+	carry := append(lr.carry, filters...)
+	if !detailPath && q.Has("detail") {
+		carry = append(carry, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
+	}
+	if lr.fields != nil {
+		carry = append(carry, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
+	}
+	return carry
+}
+
+// canonicalMarker checks that the marker, if any, is a UUID and writes it
+// as the database stores UUIDs.
+func (lr *listRequest) canonicalMarker() error {
+	if lr.page.Marker == "" {
+		return nil
+	}
+	m, ok := ident.CanonicalUUID(lr.page.Marker)
+	if !ok {
+		return errs.InvalidParameterValue("Expected a UUID but received %s.", lr.page.Marker)
+	}
+	lr.page.Marker = m
+	return nil
+}
+
 // checkSortKey validates sort_key for a catalogue of sortable fields.
 func checkSortKey(key string, v microversion.Version, lookup func(string) (sortable bool, since microversion.Version, known bool), forbidden map[string]bool) error {
 	if key == "id" {
@@ -193,12 +221,8 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 	if chassisUUID != "" {
 		filter.ChassisUUID = &chassisUUID
 	}
-	if lr.page.Marker != "" {
-		m, ok := ident.CanonicalUUID(lr.page.Marker)
-		if !ok {
-			return errs.InvalidParameterValue("Expected a UUID but received %s.", lr.page.Marker)
-		}
-		lr.page.Marker = m
+	if err := lr.canonicalMarker(); err != nil {
+		return err
 	}
 	var columns []string
 	if lr.fields != nil {
@@ -230,14 +254,7 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 		if detailPath {
 			path += "/detail"
 		}
-		carry := append(lr.carry, filterCarry...)
-		if !detailPath && q.Has("detail") {
-			carry = append(carry, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
-		}
-		if lr.fields != nil {
-			carry = append(carry, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
-		}
-		next = query.NextURL(s.baseURL(c), path, carry, lr.page.Limit, marker)
+		next = query.NextURL(s.baseURL(c), path, lr.nextCarry(q, detailPath, filterCarry), lr.page.Limit, marker)
 	}
 	// {"next": ..., "nodes": [...]}, keys in encoding/json's order, each
 	// node written straight into the buffer.

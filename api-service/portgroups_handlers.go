@@ -2,7 +2,7 @@ package apiservice
 
 import (
 	"net/http"
-	"strings"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -26,10 +26,10 @@ func (s *Server) portgroupRoutes(e *echo.Echo) {
 	crudRoutes(e, "/v1/portgroups", s, s.portgroupResource(), pg)
 
 	e.GET("/v1/portgroups/:portgroup/ports", sub(func(c echo.Context) error {
-		return s.portList(c, false, portScope{"portgroups", c.Param("portgroup")})
+		return s.portList(c, false, listScope{"portgroups", c.Param("portgroup")})
 	}))
 	e.GET("/v1/portgroups/:portgroup/ports/detail", sub(func(c echo.Context) error {
-		return s.portList(c, true, portScope{"portgroups", c.Param("portgroup")})
+		return s.portList(c, true, listScope{"portgroups", c.Param("portgroup")})
 	}))
 	e.GET("/v1/nodes/:node/portgroups", sub(func(c echo.Context) error {
 		return s.portgroupList(c, false, c.Param("node"))
@@ -105,87 +105,44 @@ func (s *Server) listPortgroupsDetail(c echo.Context) error { return s.portgroup
 // portgroupList serves /v1/portgroups[/detail] and, with node set, the
 // node-scoped /v1/nodes/{node}/portgroups[/detail].
 func (s *Server) portgroupList(c echo.Context, detailPath bool, node string) error {
-	v := version(c)
-	q := c.QueryParams()
-	allowed := []string{"limit", "marker", "sort_key", "sort_dir"}
-	if !detailPath {
-		allowed = append(allowed, "fields", "detail")
+	var scope listScope
+	if node != "" {
+		scope = listScope{"nodes", node}
 	}
-	if node == "" {
-		allowed = append(allowed, "node", "address")
-	}
-	if err := query.Check(q, allowed...); err != nil {
-		return err
-	}
-	lr, err := parseList(c, q, detailPath, portgroups.DefaultListFields, portgroups.OutputFields(), s.maxLimit())
-	if err != nil {
-		return err
-	}
-	if err := checkSortKey(lr.page.SortKey, v, portgroupSortable, forbiddenPortgroupSortKeys); err != nil {
-		return err
-	}
-	if lr.page.Marker != "" {
-		m, ok := ident.CanonicalUUID(lr.page.Marker)
-		if !ok {
-			return errs.InvalidParameterValue("Expected a UUID but received %s.", lr.page.Marker)
-		}
-		lr.page.Marker = m
-	}
+	return serveList(s, c, listing[model.Portgroup]{collection: "portgroups", defaults: portgroups.DefaultListFields,
+		catalogue: portgroups.OutputFields(), sortable: portgroupSortable, forbidden: forbiddenPortgroupSortKeys,
+		filters: []string{"node", "address"}, fetch: s.fetchPortgroups, uuid: func(pg *model.Portgroup) string { return pg.UUID },
+		render: func(c echo.Context, fields []string) func(*model.Portgroup) map[string]any {
+			return s.portgroupView(c, fields).Render
+		},
+	}, detailPath, scope)
+}
+
+func (s *Server) fetchPortgroups(c echo.Context, q url.Values, scope listScope, page db.Page, columns []string) ([]model.Portgroup, []query.Param, error) {
 	var filter db.PortgroupFilter
 	var carry []query.Param
-	nodeIdent := node
-	if node == "" && q.Has("node") {
+	nodeIdent := scope.ident
+	if scope.kind == "" && q.Has("node") {
 		nodeIdent = q.Get("node")
 		carry = append(carry, query.Param{Key: "node", Value: nodeIdent})
 	}
 	if nodeIdent != "" {
 		n, err := s.findNode(c, nodeIdent)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		filter.NodeID = &n.ID
 	}
 	if q.Has("address") {
 		mac, ok := ident.NormalizeMAC(q.Get("address"))
 		if !ok {
-			return errs.InvalidParameterValue("Expected a MAC address but received %s.", q.Get("address"))
+			return nil, nil, errs.InvalidParameterValue("Expected a MAC address but received %s.", q.Get("address"))
 		}
 		filter.Address = &mac
 		carry = append(carry, query.Param{Key: "address", Value: mac})
 	}
-	var columns []string
-	if lr.fields != nil {
-		columns = selectColumns(lr.fields)
-	}
-	list, err := s.store.ListPortgroups(c.Request().Context(), filter, db.Page{Limit: lr.page.Limit, Marker: lr.page.Marker,
-		SortKey: lr.page.SortKey, SortDir: lr.page.SortDir}, columns)
-	if err != nil {
-		return err
-	}
-	view := s.portgroupView(c, lr.fields)
-	out := make([]map[string]any, len(list))
-	for i := range list {
-		out[i] = view.Render(&list[i])
-	}
-	body := map[string]any{"portgroups": out}
-	if len(list) == lr.page.Limit {
-		path := "/v1/portgroups"
-		if node != "" {
-			path = "/v1/nodes/" + node + "/portgroups"
-		}
-		if detailPath {
-			path += "/detail"
-		}
-		all := append(lr.carry, carry...)
-		if !detailPath && q.Has("detail") {
-			all = append(all, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
-		}
-		if lr.fields != nil {
-			all = append(all, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
-		}
-		body["next"] = query.NextURL(s.baseURL(c), path, all, lr.page.Limit, list[len(list)-1].UUID)
-	}
-	return c.JSON(http.StatusOK, body)
+	list, err := s.store.ListPortgroups(c.Request().Context(), filter, page, columns)
+	return list, carry, err
 }
 
 // portgroupResource describes port groups to the generic handlers.

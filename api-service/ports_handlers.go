@@ -1,8 +1,10 @@
 package apiservice
 
 import (
+	"maps"
 	"net/http"
-	"strings"
+	"net/url"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -42,39 +44,28 @@ func (s *Server) findPort(c echo.Context, id string) (*model.Port, error) {
 	return s.store.GetPort(c.Request().Context(), u)
 }
 
-// portScope is the parent a port list is nested under, if any.
-type portScope struct {
-	// kind is "nodes" or "portgroups"; ident is the parent as the path
-	// names it.
-	kind, ident string
-}
-
-func (s *Server) listPorts(c echo.Context) error       { return s.portList(c, false, portScope{}) }
-func (s *Server) listPortsDetail(c echo.Context) error { return s.portList(c, true, portScope{}) }
+func (s *Server) listPorts(c echo.Context) error       { return s.portList(c, false, listScope{}) }
+func (s *Server) listPortsDetail(c echo.Context) error { return s.portList(c, true, listScope{}) }
 func (s *Server) listNodePorts(c echo.Context) error {
-	return s.portList(c, false, portScope{"nodes", c.Param("node")})
+	return s.portList(c, false, listScope{"nodes", c.Param("node")})
 }
 func (s *Server) listNodePortsDetail(c echo.Context) error {
-	return s.portList(c, true, portScope{"nodes", c.Param("node")})
+	return s.portList(c, true, listScope{"nodes", c.Param("node")})
 }
 
 // portList serves /v1/ports[/detail] and, with a scope, the nested
 // /v1/nodes/{n}/ports[/detail] and /v1/portgroups/{pg}/ports[/detail].
-func (s *Server) portList(c echo.Context, detailPath bool, scope portScope) error {
-	v := version(c)
-	q := c.QueryParams()
-	allowed := []string{"limit", "marker", "sort_key", "sort_dir"}
-	if !detailPath {
-		allowed = append(allowed, "fields", "detail")
-	}
-	if scope.kind == "" {
-		for k := range portFilterParams {
-			allowed = append(allowed, k)
-		}
-	}
-	if err := query.Check(q, allowed...); err != nil {
-		return err
-	}
+func (s *Server) portList(c echo.Context, detailPath bool, scope listScope) error {
+	return serveList(s, c, listing[model.Port]{collection: "ports", defaults: ports.DefaultListFields, catalogue: ports.OutputFields(),
+		sortable: portSortable, forbidden: forbiddenPortSortKeys, filters: slices.Collect(maps.Keys(portFilterParams)),
+		checkFilters: checkPortFilters, fetch: s.fetchPorts, uuid: func(p *model.Port) string { return p.UUID },
+		render: func(c echo.Context, fields []string) func(*model.Port) map[string]any {
+			return s.portView(c, fields).Render
+		},
+	}, detailPath, scope)
+}
+
+func checkPortFilters(v microversion.Version, q url.Values) error {
 	for k, since := range portFilterParams {
 		if q.Has(k) {
 			if err := microversion.RequireAtLeast(v, since); err != nil {
@@ -82,22 +73,12 @@ func (s *Server) portList(c echo.Context, detailPath bool, scope portScope) erro
 			}
 		}
 	}
-	lr, err := parseList(c, q, detailPath, ports.DefaultListFields, ports.OutputFields(), s.maxLimit())
-	if err != nil {
-		return err
-	}
-	if err := checkSortKey(lr.page.SortKey, v, portSortable, forbiddenPortSortKeys); err != nil {
-		return err
-	}
-	if lr.page.Marker != "" {
-		m, ok := ident.CanonicalUUID(lr.page.Marker)
-		if !ok {
-			return errs.InvalidParameterValue("Expected a UUID but received %s.", lr.page.Marker)
-		}
-		lr.page.Marker = m
-	}
+	return nil
+}
+
+func (s *Server) fetchPorts(c echo.Context, q url.Values, scope listScope, page db.Page, columns []string) ([]model.Port, []query.Param, error) {
 	if (q.Has("node") || q.Has("node_uuid")) && q.Has("portgroup") {
-		return errs.New(errs.KindOperationNotPermitted, "Operation not permitted.")
+		return nil, nil, errs.New(errs.KindOperationNotPermitted, "Operation not permitted.")
 	}
 	var filter db.PortFilter
 	var carry []query.Param
@@ -117,21 +98,21 @@ func (s *Server) portList(c echo.Context, detailPath bool, scope portScope) erro
 	if pgIdent != "" {
 		pg, err := s.findPortgroup(c, pgIdent)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		filter.PortgroupID = &pg.ID
 	}
 	if nodeIdent != "" {
 		n, err := s.findNode(c, nodeIdent)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		filter.NodeID = &n.ID
 	}
 	if q.Has("node_uuid") {
 		u, ok := ident.CanonicalUUID(q.Get("node_uuid"))
 		if !ok {
-			return errs.InvalidParameterValue("Expected a UUID for node_uuid but received %s.", q.Get("node_uuid"))
+			return nil, nil, errs.InvalidParameterValue("Expected a UUID for node_uuid but received %s.", q.Get("node_uuid"))
 		}
 		filter.NodeUUID = &u
 		carry = append(carry, query.Param{Key: "node_uuid", Value: u})
@@ -139,44 +120,13 @@ func (s *Server) portList(c echo.Context, detailPath bool, scope portScope) erro
 	if q.Has("address") {
 		mac, ok := ident.NormalizeMAC(q.Get("address"))
 		if !ok {
-			return errs.InvalidParameterValue("Expected a MAC address but received %s.", q.Get("address"))
+			return nil, nil, errs.InvalidParameterValue("Expected a MAC address but received %s.", q.Get("address"))
 		}
 		filter.Address = &mac
 		carry = append(carry, query.Param{Key: "address", Value: mac})
 	}
-	var columns []string
-	if lr.fields != nil {
-		columns = selectColumns(lr.fields)
-	}
-	list, err := s.store.ListPorts(c.Request().Context(), filter, db.Page{Limit: lr.page.Limit, Marker: lr.page.Marker,
-		SortKey: lr.page.SortKey, SortDir: lr.page.SortDir}, columns)
-	if err != nil {
-		return err
-	}
-	view := s.portView(c, lr.fields)
-	out := make([]map[string]any, len(list))
-	for i := range list {
-		out[i] = view.Render(&list[i])
-	}
-	body := map[string]any{"ports": out}
-	if len(list) == lr.page.Limit {
-		path := "/v1/ports"
-		if scope.kind != "" {
-			path = "/v1/" + scope.kind + "/" + scope.ident + "/ports"
-		}
-		if detailPath {
-			path += "/detail"
-		}
-		all := append(lr.carry, carry...)
-		if !detailPath && q.Has("detail") {
-			all = append(all, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
-		}
-		if lr.fields != nil {
-			all = append(all, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
-		}
-		body["next"] = query.NextURL(s.baseURL(c), path, all, lr.page.Limit, list[len(list)-1].UUID)
-	}
-	return c.JSON(http.StatusOK, body)
+	list, err := s.store.ListPorts(c.Request().Context(), filter, page, columns)
+	return list, carry, err
 }
 
 // portNode finds the node a port is attached to by the node_uuid a client
