@@ -6,10 +6,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/errs"
 )
 
 // listScope is the parent a list is nested under, if any.
@@ -95,4 +97,30 @@ func serveList[T any](s *Server, c echo.Context, l listing[T], detailPath bool, 
 		body["next"] = query.NextURL(s.baseURL(c), path, lr.nextCarry(q, detailPath, carry), lr.page.Limit, l.uuid(&list[len(list)-1]))
 	}
 	return c.JSON(http.StatusOK, body)
+}
+
+// listNodeID resolves the node a list is scoped to or filtered by, if
+// any, to its id.
+func (s *Server) listNodeID(c echo.Context, nodeIdent string) (*int64, error) {
+	if nodeIdent == "" {
+		return nil, nil
+	}
+	n, err := s.findNode(c, nodeIdent)
+	if err != nil {
+		return nil, err
+	}
+	return &n.ID, nil
+}
+
+// addressFilter reads the MAC address filter of a port or port group list
+// and adds it, normalized, to what the next link carries.
+func addressFilter(q url.Values, carry []query.Param) (*string, []query.Param, error) {
+	if !q.Has("address") {
+		return nil, carry, nil
+	}
+	mac, ok := ident.NormalizeMAC(q.Get("address"))
+	if !ok {
+		return nil, nil, errs.InvalidParameterValue("Expected a MAC address but received %s.", q.Get("address"))
+	}
+	return &mac, append(carry, query.Param{Key: "address", Value: mac}), nil
 }

@@ -126,20 +126,13 @@ func (s *Server) fetchPortgroups(c echo.Context, q url.Values, scope listScope, 
 		nodeIdent = q.Get("node")
 		carry = append(carry, query.Param{Key: "node", Value: nodeIdent})
 	}
-	if nodeIdent != "" {
-		n, err := s.findNode(c, nodeIdent)
-		if err != nil {
-			return nil, nil, err
-		}
-		filter.NodeID = &n.ID
+	nodeID, err := s.listNodeID(c, nodeIdent)
+	if err != nil {
+		return nil, nil, err
 	}
-	if q.Has("address") {
-		mac, ok := ident.NormalizeMAC(q.Get("address"))
-		if !ok {
-			return nil, nil, errs.InvalidParameterValue("Expected a MAC address but received %s.", q.Get("address"))
-		}
-		filter.Address = &mac
-		carry = append(carry, query.Param{Key: "address", Value: mac})
+	filter.NodeID = nodeID
+	if filter.Address, carry, err = addressFilter(q, carry); err != nil {
+		return nil, nil, err
 	}
 	list, err := s.store.ListPortgroups(c.Request().Context(), filter, page, columns)
 	return list, carry, err

@@ -102,13 +102,11 @@ func (s *Server) fetchPorts(c echo.Context, q url.Values, scope listScope, page 
 		}
 		filter.PortgroupID = &pg.ID
 	}
-	if nodeIdent != "" {
-		n, err := s.findNode(c, nodeIdent)
-		if err != nil {
-			return nil, nil, err
-		}
-		filter.NodeID = &n.ID
+	nodeID, err := s.listNodeID(c, nodeIdent)
+	if err != nil {
+		return nil, nil, err
 	}
+	filter.NodeID = nodeID
 	if q.Has("node_uuid") {
 		u, ok := ident.CanonicalUUID(q.Get("node_uuid"))
 		if !ok {
@@ -117,13 +115,8 @@ func (s *Server) fetchPorts(c echo.Context, q url.Values, scope listScope, page 
 		filter.NodeUUID = &u
 		carry = append(carry, query.Param{Key: "node_uuid", Value: u})
 	}
-	if q.Has("address") {
-		mac, ok := ident.NormalizeMAC(q.Get("address"))
-		if !ok {
-			return nil, nil, errs.InvalidParameterValue("Expected a MAC address but received %s.", q.Get("address"))
-		}
-		filter.Address = &mac
-		carry = append(carry, query.Param{Key: "address", Value: mac})
+	if filter.Address, carry, err = addressFilter(q, carry); err != nil {
+		return nil, nil, err
 	}
 	list, err := s.store.ListPorts(c.Request().Context(), filter, page, columns)
 	return list, carry, err
