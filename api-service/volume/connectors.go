@@ -28,14 +28,7 @@ var Connectors = Resource{
 // DecodeConnector turns a create body into an unsaved connector with
 // NodeUUID set; the caller resolves the node.
 func DecodeConnector(body map[string]any) (*model.VolumeConnector, error) {
-	if err := connectorSchema.check(body); err != nil {
-		return nil, err
-	}
-	u, err := uuidOf(body)
-	if err != nil {
-		return nil, err
-	}
-	node, err := nodeUUIDOf(body, true)
+	u, node, err := decodeIDs(connectorSchema, body)
 	if err != nil {
 		return nil, err
 	}
@@ -57,10 +50,7 @@ func ApplyConnector(c *model.VolumeConnector, ops []jsonpatch.Op) (*model.Volume
 		"connector_id": c.ConnectorID,
 		"extra":        copyObject(c.Extra),
 	}
-	if err := applyPatch(Connectors, connectorSchema, doc, ops); err != nil {
-		return nil, err
-	}
-	node, err := nodeUUIDOf(doc, false)
+	node, err := applyPatch(Connectors, connectorSchema, doc, ops)
 	if err != nil {
 		return nil, err
 	}

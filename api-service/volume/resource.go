@@ -51,16 +51,33 @@ func (r Resource) Columns(fields []string) []string {
 	return cols
 }
 
-// applyPatch checks the ops' paths, applies them to doc and validates the
-// result as a create document would be.
-func applyPatch(r Resource, s schema, doc map[string]any, ops []jsonpatch.Op) error {
+// decodeIDs validates a create body against s and reads its uuid (a new
+// one when absent) and node_uuid.
+func decodeIDs(s schema, body map[string]any) (uuid, nodeUUID string, err error) {
+	if err := s.check(body); err != nil {
+		return "", "", err
+	}
+	if uuid, err = uuidOf(body); err != nil {
+		return "", "", err
+	}
+	nodeUUID, err = nodeUUIDOf(body, true)
+	return uuid, nodeUUID, err
+}
+
+// applyPatch checks the ops' paths, applies them to doc, validates the
+// result as a create document would be and returns the node_uuid it
+// names.
+func applyPatch(r Resource, s schema, doc map[string]any, ops []jsonpatch.Op) (string, error) {
 	if err := jsonpatch.CheckFields(ops, r.Patchable); err != nil {
-		return err
+		return "", err
 	}
 	if err := jsonpatch.Apply(doc, ops); err != nil {
-		return err
+		return "", err
 	}
-	return s.check(doc)
+	if err := s.check(doc); err != nil {
+		return "", err
+	}
+	return nodeUUIDOf(doc, false)
 }
 
 func copyObject(o model.JSONObject) map[string]any {

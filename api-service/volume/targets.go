@@ -29,14 +29,7 @@ var Targets = Resource{
 // DecodeTarget turns a create body into an unsaved target with NodeUUID
 // set; the caller resolves the node.
 func DecodeTarget(body map[string]any) (*model.VolumeTarget, error) {
-	if err := targetSchema.check(body); err != nil {
-		return nil, err
-	}
-	u, err := uuidOf(body)
-	if err != nil {
-		return nil, err
-	}
-	node, err := nodeUUIDOf(body, true)
+	u, node, err := decodeIDs(targetSchema, body)
 	if err != nil {
 		return nil, err
 	}
@@ -62,10 +55,7 @@ func ApplyTarget(t *model.VolumeTarget, ops []jsonpatch.Op) (*model.VolumeTarget
 		"properties":  copyObject(t.Properties),
 		"extra":       copyObject(t.Extra),
 	}
-	if err := applyPatch(Targets, targetSchema, doc, ops); err != nil {
-		return nil, err
-	}
-	node, err := nodeUUIDOf(doc, false)
+	node, err := applyPatch(Targets, targetSchema, doc, ops)
 	if err != nil {
 		return nil, err
 	}
