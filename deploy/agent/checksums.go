@@ -115,7 +115,8 @@ func (c DiskChecksums) Checksums(ctx context.Context, off, n int64, blockSize in
 		return nil, fmt.Errorf("agent checksums: %s did not answer: %w", base.Redacted(), err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	// The largest answer (64 MiB in 512-byte blocks) is about 1.4 MB of JSON.
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
 		return nil, fmt.Errorf("agent checksums: read answer: %w", err)
 	}
