@@ -98,7 +98,7 @@ func (s *Server) findDriver(c echo.Context) (string, []string, error) {
 	}
 	h, ok := hosts[name]
 	if !ok || len(h) == 0 {
-		return "", nil, hwcatalog.DriverNotFound(name)
+		return "", nil, errs.DriverNotFound(name)
 	}
 	return name, h, nil
 }

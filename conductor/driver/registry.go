@@ -43,7 +43,7 @@ func NewRegistry(enabled []string, available ...HardwareType) (*Registry, error)
 	for _, name := range enabled {
 		hw, ok := byName[name]
 		if !ok {
-			return nil, driverNotFound(name)
+			return nil, errs.DriverNotFound(name)
 		}
 		for _, it := range hwcatalog.InterfaceTypes {
 			if len(hw.Interfaces[it]) == 0 {
@@ -73,8 +73,6 @@ func NewRegistry(enabled []string, available ...HardwareType) (*Registry, error)
 	return r, nil
 }
 
-func driverNotFound(name string) *errs.Error { return hwcatalog.DriverNotFound(name) }
-
 // Catalog describes the enabled hardware types: what this conductor
 // registers.
 func (r *Registry) Catalog() *hwcatalog.Catalog { return r.catalog }
@@ -85,7 +83,7 @@ func (r *Registry) HardwareTypes() []string { return r.catalog.HardwareTypes() }
 func (r *Registry) hardwareType(name string) (HardwareType, error) {
 	hw, ok := r.types[name]
 	if !ok {
-		return HardwareType{}, driverNotFound(name)
+		return HardwareType{}, errs.DriverNotFound(name)
 	}
 	return hw, nil
 }

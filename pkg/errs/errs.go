@@ -178,6 +178,11 @@ func NodeNotFound(ident string) *Error {
 	return New(KindNodeNotFound, "Node %s could not be found.", ident)
 }
 
+// DriverNotFound is the error for a hardware type no conductor offers.
+func DriverNotFound(name string) *Error {
+	return New(KindDriverNotFound, "Could not find the following driver(s) or hardware type(s): %s.", name)
+}
+
 func PortNotFound(ident string) *Error {
 	return New(KindPortNotFound, "Port %s could not be found.", ident)
 }

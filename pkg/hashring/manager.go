@@ -115,8 +115,7 @@ func (m *Manager) DriverHosts(ctx context.Context, hardwareType string) ([]strin
 	}
 	hosts := snap.drivers[hardwareType]
 	if len(hosts) == 0 {
-		return nil, errs.New(errs.KindDriverNotFound,
-			"Could not find the following driver(s) or hardware type(s): %s.", hardwareType)
+		return nil, errs.DriverNotFound(hardwareType)
 	}
 	return slices.Clone(hosts), nil
 }

@@ -133,15 +133,10 @@ func (c *Catalog) Rows() []model.ConductorHardwareInterface {
 // HardwareTypes lists the hardware type names, sorted.
 func (c *Catalog) HardwareTypes() []string { return slices.Clone(c.names) }
 
-// DriverNotFound is the error for a hardware type no conductor offers.
-func DriverNotFound(name string) *errs.Error {
-	return errs.New(errs.KindDriverNotFound, "Could not find the following driver(s) or hardware type(s): %s.", name)
-}
-
 func (c *Catalog) hardwareType(name string) (hardwareType, error) {
 	hw, ok := c.types[name]
 	if !ok {
-		return nil, DriverNotFound(name)
+		return nil, errs.DriverNotFound(name)
 	}
 	return hw, nil
 }
