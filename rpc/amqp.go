@@ -32,6 +32,14 @@ const (
 	replyPublishTimeout = 5 * time.Second
 	reconnectMinDelay   = 100 * time.Millisecond
 	reconnectMaxDelay   = 10 * time.Second
+
+	// A conductor remembers the messages it handled for rememberHandledFor,
+	// at most maxRemembered of them, to recognise redeliveries. Redelivery
+	// follows a lost connection within seconds (reconnecting backs off to
+	// at most reconnectMaxDelay); a call's request expires with its
+	// deadline (60 s by default).
+	rememberHandledFor = 10 * time.Minute
+	maxRemembered      = 8192
 )
 
 // connectionSeq makes connection names unique within the process, so an
@@ -48,7 +56,13 @@ var connectionSeq atomic.Int64
 // broker confirmed it persisted the message in the conductor's durable queue;
 // a conductor acknowledges a message only after handling it, so a message
 // being handled when a conductor or the broker dies is delivered again.
-// Delivery is therefore at least once.
+// Delivery is therefore at least once; a conductor recognises a message it
+// has already handled by its message id and does not run it again.
+//
+// Calls are published transient: their arguments may hold credentials
+// (driver_info, agent tokens, config drives), which must not reach the
+// broker's disk, and a call outliving a broker restart has nobody waiting
+// for its reply anyway. Casts, which carry node ids only, are persistent.
 func NewAMQP(url string, log logrus.FieldLogger) (Transport, error) {
 	if log == nil {
 		l := logrus.New()
@@ -459,7 +473,7 @@ func (t *amqpTransport) Call(ctx context.Context, topic string, request []byte) 
 		}
 		msg := amqp.Publishing{
 			ContentType:   contentType,
-			DeliveryMode:  amqp.Persistent,
+			DeliveryMode:  amqp.Transient,
 			MessageId:     id,
 			CorrelationId: id,
 			ReplyTo:       directReplyTo,
@@ -488,9 +502,11 @@ func (t *amqpTransport) Call(ctx context.Context, topic string, request []byte) 
 }
 
 // Cast retries on a new connection when the connection drops before the
-// broker confirmed the message: the message may then arrive twice, which
-// at-least-once delivery allows, but an accepted cast is never lost.
+// broker confirmed the message: the message may then arrive twice, with the
+// same message id, so the conductor handles it once; an accepted cast is
+// never lost. A cast is persistent: its arguments must hold no secrets.
 func (t *amqpTransport) Cast(ctx context.Context, topic string, request []byte) error {
+	id := newMessageID()
 	for {
 		s, err := t.session(ctx)
 		if err != nil {
@@ -499,7 +515,7 @@ func (t *amqpTransport) Cast(ctx context.Context, topic string, request []byte) 
 		err = s.publish(ctx, topic, amqp.Publishing{
 			ContentType:  contentType,
 			DeliveryMode: amqp.Persistent,
-			MessageId:    newMessageID(),
+			MessageId:    id,
 			Timestamp:    time.Now(),
 			Body:         request,
 		})
@@ -540,6 +556,7 @@ func (t *amqpTransport) Listen(ctx context.Context, topic string, maxInFlight in
 		topic:     topic,
 		prefetch:  maxInFlight,
 		h:         h,
+		handled:   handledLog{byID: map[string]*handledMessage{}},
 		sem:       make(chan struct{}, maxInFlight),
 		quit:      make(chan struct{}),
 		consumers: map[*session]*consumer{},
@@ -594,6 +611,7 @@ type amqpListener struct {
 	topic    string
 	prefetch int
 	h        Handler
+	handled  handledLog
 	// sem bounds handlers across sessions: those of a lost session may
 	// still run while the next session's deliveries arrive.
 	sem  chan struct{}
@@ -695,9 +713,22 @@ func (l *amqpListener) run(s *session, deliveries <-chan amqp.Delivery) {
 }
 
 // handle acknowledges only after the handler finished and its reply was
-// sent, so a message whose handling was cut short is delivered again.
+// sent, so a message whose handling was cut short is delivered again. A
+// message handled before (its acknowledgement was lost with the connection,
+// or a caller published it again) is not run again: it waits for the first
+// handling to finish if that still runs, and gets that handling's reply.
 func (l *amqpListener) handle(d amqp.Delivery) {
-	out := l.h(d.Body)
+	m, first := l.handled.begin(d.MessageId, time.Now())
+	var out []byte
+	if first {
+		out = l.h(d.Body)
+		m.finish(out)
+	} else {
+		<-m.done
+		out = m.reply
+		l.t.log.WithFields(logrus.Fields{"topic": l.topic, "message_id": d.MessageId}).
+			Info("RPC message delivered again; answering it from its first handling")
+	}
 	if d.ReplyTo != "" && out != nil {
 		l.t.reply(d.ReplyTo, d.CorrelationId, out)
 	}
@@ -728,4 +759,47 @@ func (l *amqpListener) stop() {
 			_ = c.ch.Close()
 		}
 	})
+}
+
+// handledLog is a listener's record of the messages it handled recently,
+// by message id, bounded in age and number.
+type handledLog struct {
+	mu    sync.Mutex
+	byID  map[string]*handledMessage
+	order []*handledMessage // oldest first
+}
+
+type handledMessage struct {
+	id    string
+	at    time.Time
+	done  chan struct{} // closed once reply is set
+	reply []byte
+}
+
+// begin returns the record of message id and whether this is its first
+// delivery, whose handler the caller runs and then finishes the record
+// with. A message without an id is never recognised.
+func (h *handledLog) begin(id string, now time.Time) (*handledMessage, bool) {
+	m := &handledMessage{id: id, at: now, done: make(chan struct{})}
+	if id == "" {
+		return m, true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if old, ok := h.byID[id]; ok {
+		return old, false
+	}
+	for len(h.order) > 0 && (len(h.order) >= maxRemembered || now.Sub(h.order[0].at) > rememberHandledFor) {
+		delete(h.byID, h.order[0].id)
+		h.order[0] = nil
+		h.order = h.order[1:]
+	}
+	h.byID[id] = m
+	h.order = append(h.order, m)
+	return m, true
+}
+
+func (m *handledMessage) finish(reply []byte) {
+	m.reply = reply
+	close(m.done)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -65,6 +66,23 @@ func dropConnections(ts ...Transport) {
 	}
 }
 
+// queuedMessages is how many messages the broker holds in the conductor's
+// queue, ready or delivered and not yet acknowledged.
+func queuedMessages(host string) int {
+	GinkgoHelper()
+	out, err := exec.Command("rabbitmqctl", "-q", "list_queues", "--no-table-headers", "name", "messages").Output()
+	Expect(err).NotTo(HaveOccurred())
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, count, ok := strings.Cut(line, "\t"); ok && name == topicFor(host) {
+			n, err := strconv.Atoi(strings.TrimSpace(count))
+			Expect(err).NotTo(HaveOccurred())
+			return n
+		}
+	}
+	Fail("no queue " + topicFor(host))
+	return 0
+}
+
 var _ = Describe("AMQP transport", func() {
 	transportSpecs(func() (Transport, Transport) {
 		return newTestAMQP(), newTestAMQP()
@@ -96,6 +114,96 @@ var _ = Describe("AMQP transport", func() {
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(stop)
 		}
+
+		It("keeps calls, whose arguments may hold credentials, off the broker's disk, and casts on it", func() {
+			conn, err := amqp.Dial(testAMQPURL())
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(conn.Close)
+			ch, err := conn.Channel()
+			Expect(err).NotTo(HaveOccurred())
+			// The conductor's queue, as the conductor declares it, with
+			// nobody consuming it.
+			_, err = ch.QueueDeclare(topicFor(host), true, false, false, false, nil)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ch.QueueBind(topicFor(host), topicFor(host), exchangeName, false, nil)).To(Succeed())
+
+			callCtx, cancel := context.WithTimeout(ctx, time.Minute)
+			DeferCleanup(cancel)
+			go func() {
+				_ = cond.Heartbeat(callCtx, HeartbeatArgs{NodeID: "n1", CallbackURL: "http://10.0.0.2:9999", AgentToken: "s3cret-token"})
+			}()
+			var call amqp.Delivery
+			Eventually(func() bool {
+				var ok bool
+				call, ok, err = ch.Get(topicFor(host), true)
+				Expect(err).NotTo(HaveOccurred())
+				return ok
+			}).Should(BeTrue())
+			Expect(string(call.Body)).To(ContainSubstring(MethodHeartbeat))
+			Expect(call.DeliveryMode).To(Equal(amqp.Transient))
+
+			Expect(cond.ContinueNodeDeploy(ctx, NodeArgs{NodeID: "n1"})).To(Succeed())
+			cast, ok, err := ch.Get(topicFor(host), true)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ok).To(BeTrue())
+			Expect(string(cast.Body)).To(ContainSubstring(MethodContinueNodeDeploy))
+			Expect(cast.DeliveryMode).To(Equal(amqp.Persistent))
+		})
+
+		It("runs a message published twice with one message id once, and answers both", func() {
+			fake := newFakeConductor()
+			serve(fake)
+			conn, err := amqp.Dial(testAMQPURL())
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(conn.Close)
+			ch, err := conn.Channel()
+			Expect(err).NotTo(HaveOccurred())
+			q, err := ch.QueueDeclare("", false, true, true, false, nil)
+			Expect(err).NotTo(HaveOccurred())
+			replies, err := ch.Consume(q.Name, "", true, true, false, false, nil)
+			Expect(err).NotTo(HaveOccurred())
+
+			body, err := encodeRequest(MethodSetBootDevice, "req-twice", SetBootDeviceArgs{NodeID: "twice", Device: "pxe"}, time.Now().Add(time.Minute))
+			Expect(err).NotTo(HaveOccurred())
+			id := newMessageID()
+			for _, corr := range []string{"first", "second"} {
+				Expect(ch.PublishWithContext(ctx, exchangeName, topicFor(host), true, false, amqp.Publishing{
+					ContentType: contentType, MessageId: id, CorrelationId: corr, ReplyTo: q.Name, Body: body,
+				})).To(Succeed())
+			}
+			answered := map[string]error{}
+			for range 2 {
+				var d amqp.Delivery
+				Eventually(replies).Should(Receive(&d))
+				answered[d.CorrelationId] = decodeReply(d.Body, nil)
+			}
+			Expect(answered).To(Equal(map[string]error{"first": nil, "second": nil}))
+			Expect(fake.callCount(MethodSetBootDevice, "twice")).To(Equal(1))
+		})
+
+		It("runs a call redelivered after the conductor's connection was lost once", func() {
+			fake := newFakeConductor()
+			open := fake.closeGate()
+			serve(fake)
+			DeferCleanup(open)
+
+			callDone := make(chan error, 1)
+			go func() {
+				callDone <- cond.SetBootDevice(ctx, SetBootDeviceArgs{NodeID: "redelivered", Device: "pxe"})
+			}()
+			Eventually(func() int { return fake.callCount(MethodSetBootDevice, "redelivered") }).Should(Equal(1))
+			// The broker requeues the unacknowledged request and delivers it
+			// again once the conductor has reconnected, while the first
+			// handling still runs.
+			dropConnections(server)
+			open()
+
+			Eventually(callDone, "60s").Should(Receive(BeNil()))
+			// Only the redelivery can be acknowledged (the first delivery's
+			// channel is gone): an empty queue means it was handled.
+			Eventually(func() int { return queuedMessages(host) }, "60s").Should(BeZero())
+			Expect(fake.callCount(MethodSetBootDevice, "redelivered")).To(Equal(1))
+		})
 
 		It("keeps casts sent while the conductor is down and delivers them when it is back", func() {
 			first := newFakeConductor()
