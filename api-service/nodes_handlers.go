@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/ident"
-	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/nodes"
 	"github.com/ferricbm/ferric/api-service/present"
@@ -468,21 +467,8 @@ func (s *Server) patchNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ops, err := jsonpatch.Decode(raw)
+	patched, err := nodes.Patch(n, raw, v)
 	if err != nil {
-		return err
-	}
-	if err := nodes.CheckPatch(ops, v); err != nil {
-		return err
-	}
-	if err := nodes.CheckUpdatable(n, ops, v); err != nil {
-		return err
-	}
-	patched, err := nodes.Apply(n, ops, v)
-	if err != nil {
-		return err
-	}
-	if err := nodes.CheckProtection(n, patched); err != nil {
 		return err
 	}
 	driverChanged := patched.Driver != n.Driver
@@ -519,7 +505,10 @@ func (s *Server) patchNode(c echo.Context) error {
 	if err != nil {
 		return asBadRequest(err)
 	}
-	updated, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: *patched, ResetInterfaces: reset != nil && *reset})
+	// The conductor applies the patch again to the row it reads under the
+	// node lock: n may already be stale.
+	updated, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, Patch: raw, APIVersion: v.String(),
+		ResetInterfaces: reset != nil && *reset})
 	if err != nil {
 		return err
 	}

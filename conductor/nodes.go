@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/nodes"
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
@@ -21,20 +23,39 @@ import (
 var interfaceUpdateStates = []string{states.Enroll, states.Inspecting, states.InspectWait,
 	states.Manageable, states.Available}
 
-// UpdateNode saves the fields a user may edit from the node the API patched.
-// Everything the conductor owns (states, locks, internal info) is taken from
-// the stored row under the lock, so a stale copy in the API cannot undo a
-// transition that happened meanwhile.
+// UpdateNode applies the API's patch to the node read under the lock (the
+// 1.0 form: copies the user-editable fields of the API's copy onto it).
+// Everything else, and every field the patch does not touch, keeps the
+// stored value, so neither a concurrent update nor a transition the
+// conductor made meanwhile is undone by a stale copy in the API.
 func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (model.Node, error) {
-	in := args.Node
-	t, err := c.tasks.Acquire(ctx, in.UUID, "node update")
+	id := args.NodeID
+	if id == "" {
+		id = args.Node.UUID
+	}
+	var v microversion.Version
+	if args.NodeID != "" {
+		var perr *errs.Error
+		if v, perr = microversion.Parse(args.APIVersion); perr != nil {
+			return model.Node{}, errs.InvalidParameterValue("Invalid API version %q for the update of node %s.", args.APIVersion, id)
+		}
+	}
+	t, err := c.tasks.Acquire(ctx, id, "node update")
 	if err != nil {
 		return model.Node{}, err
 	}
 	defer t.Release(ctx)
 	cur := t.Node()
 	upd := *cur
-	copyUserFields(&upd, &in)
+	if args.NodeID != "" {
+		patched, err := nodes.Patch(cur, args.Patch, v)
+		if err != nil {
+			return model.Node{}, err
+		}
+		upd = *patched
+	} else {
+		copyUserFields(&upd, &args.Node)
+	}
 
 	if cur.Maintenance && !upd.Maintenance {
 		upd.MaintenanceReason, upd.Fault = nil, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
 )
 
 var _ = Describe("Periodic tasks", func() {
@@ -111,6 +112,23 @@ var _ = Describe("Periodic tasks", func() {
 					", node state None does not match expected state 'power on'. Updating DB state to 'None' Switching node to maintenance mode. Error: BMC gone"))
 				Expect(got.MaintenanceReason).To(Equal(got.LastError))
 				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+			})
+
+			It("keeps the maintenance a power sync set after the API read the node it patches", func(ctx SpecContext) {
+				c := e.start(ctx, "cond-"+e.group, withPeriodicTasks)
+				n := e.createNode(ctx, states.Active, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
+				Expect(e.node(ctx, n.UUID).Maintenance).To(BeFalse(), "the API's copy")
+				e.hw.Inject(n.UUID, fake.OpGetPowerState, fake.Fault{Err: errors.New("BMC gone")})
+				Eventually(func() bool { return e.node(ctx, n.UUID).Maintenance }).Should(BeTrue())
+
+				_, err := e.api(c).UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "1.65",
+					Patch: []byte(`[{"op": "add", "path": "/extra/rack", "value": "r4"}]`)})
+				Expect(err).NotTo(HaveOccurred())
+				got := e.node(ctx, n.UUID)
+				Expect(got.Extra).To(HaveKeyWithValue("rack", "r4"))
+				Expect(got.Maintenance).To(BeTrue())
+				Expect(str(got.Fault)).To(Equal("power failure"))
+				Expect(got.MaintenanceReason).NotTo(BeNil())
 			})
 
 			It("gives up forcing power that does not stick", func(ctx SpecContext) {

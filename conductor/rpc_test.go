@@ -3,7 +3,9 @@ package conductor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -346,6 +348,56 @@ var _ = Describe("Conductor RPC API", func() {
 					Expect(stored.MaintenanceReason).To(BeNil())
 					Expect(stored.Fault).To(BeNil())
 					Expect(stored.Reservation).To(BeNil())
+				})
+
+				It("applies concurrent patches of different keys to the node read under the lock, losing none", func(ctx SpecContext) {
+					n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.Extra = model.JSONObject{"kept": true} })
+					const count = 50
+					var wg sync.WaitGroup
+					failures := make([]error, count)
+					for i := range count {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							defer GinkgoRecover()
+							patch := fmt.Sprintf(`[{"op": "add", "path": "/extra/key%d", "value": %d}]`, i, i)
+							// A client retries 409 NodeLocked, as the message asks.
+							for {
+								_, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, Patch: []byte(patch), APIVersion: "1.65"})
+								if !errs.Is(err, errs.KindNodeLocked) {
+									failures[i] = err
+									return
+								}
+							}
+						}()
+					}
+					wg.Wait()
+					for _, err := range failures {
+						Expect(err).NotTo(HaveOccurred())
+					}
+					extra := e.node(ctx, n.UUID).Extra
+					Expect(extra).To(HaveLen(count + 1))
+					Expect(extra).To(HaveKeyWithValue("kept", true))
+					for i := range count {
+						Expect(extra).To(HaveKeyWithValue(fmt.Sprintf("key%d", i), BeNumerically("==", i)))
+					}
+				})
+
+				It("refuses a patch that no longer applies to the stored node, and saves nothing", func(ctx SpecContext) {
+					n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.Extra = model.JSONObject{"a": "b"} })
+					_, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "1.65",
+						Patch: []byte(`[{"op": "add", "path": "/description", "value": "d"}, {"op": "remove", "path": "/extra/gone"}]`)})
+					Expect(err).To(haveKind(errs.KindPatchError, http.StatusBadRequest))
+					_, err = api.UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "1.65",
+						Patch: []byte(`[{"op": "add", "path": "/provision_state", "value": "active"}]`)})
+					Expect(err).To(haveKind(errs.KindInvalid, http.StatusBadRequest))
+					_, err = api.UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "one",
+						Patch: []byte(`[{"op": "add", "path": "/description", "value": "d"}]`)})
+					Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+					got := e.node(ctx, n.UUID)
+					Expect(got.Description).To(BeNil())
+					Expect(got.Extra).To(Equal(model.JSONObject{"a": "b"}))
+					Expect(got.Reservation).To(BeNil())
 				})
 
 				It("enforces the update rules for instance, interfaces and driver", func(ctx SpecContext) {

@@ -47,6 +47,33 @@ func onlyRemovesInstanceUUID(n *model.Node, ops []jsonpatch.Op) bool {
 	return n.Maintenance && len(ops) == 1 && ops[0].Op == jsonpatch.OpRemove && ops[0].Path == "/instance_uuid"
 }
 
+// Patch applies the JSON patch document raw to a copy of n under every
+// rule of PATCH at version v and returns the copy. The API runs it on the
+// node it read, to refuse a bad patch at once; the conductor runs it again
+// on the row it read under the node lock and saves that, so concurrent
+// patches of different fields, or of different keys of one field, all
+// survive and a patch never writes back what it did not touch.
+func Patch(n *model.Node, raw []byte, v microversion.Version) (*model.Node, error) {
+	ops, err := jsonpatch.Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckPatch(ops, v); err != nil {
+		return nil, err
+	}
+	if err := CheckUpdatable(n, ops, v); err != nil {
+		return nil, err
+	}
+	patched, err := Apply(n, ops, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckProtection(n, patched); err != nil {
+		return nil, err
+	}
+	return patched, nil
+}
+
 // Apply patches a copy of n and returns it; n itself is not changed. The
 // result is validated with the create rules (types, required fields, name
 // rules of version v).
