@@ -1,6 +1,10 @@
 package distributed_test
 
 import (
+	"fmt"
+	"net/http"
+
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/conductors"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/drivers"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
@@ -35,6 +39,35 @@ var _ = Describe("Two conductors", func() {
 				HaveField("Drivers", ContainElement("fake-hardware")),
 			)))
 		}
+	})
+
+	It("keep every one of 50 concurrent PATCHes of different extra keys", func(ctx SpecContext) {
+		const n = 50
+		uuid := steps.CreateNode(ctx, client, steps.Name("patch", 0)).UUID
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("key%d", i)
+		}
+		steps.Parallel(n, keys, func(key string) {
+			for {
+				_, err := nodes.Update(ctx, client, uuid, nodes.UpdateOpts{
+					nodes.UpdateOperation{Op: nodes.AddOp, Path: "/extra/" + key, Value: key},
+				}).Extract()
+				// 409 NodeLocked asks the client to retry, as Ironic's
+				// clients do: the other PATCHes hold the node lock in turn.
+				if !gophercloud.ResponseCodeIs(err, http.StatusConflict) {
+					Expect(err).NotTo(HaveOccurred(), "PATCH /extra/%s", key)
+					return
+				}
+			}
+		})
+		node, err := nodes.Get(ctx, client, uuid).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(node.Extra).To(HaveLen(n))
+		for _, key := range keys {
+			Expect(node.Extra).To(HaveKeyWithValue(key, key))
+		}
+		steps.Delete(ctx, client, uuid)
 	})
 
 	It("spread nodes across both and take every node through its lifecycle", func(ctx SpecContext) {
