@@ -3,9 +3,7 @@ package service_test
 import (
 	"bytes"
 	"net/http"
-	"net/http/httptest"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -103,17 +101,6 @@ var _ = Describe("API server", func() {
 		cfg.API.MaxHeaderSize = 2048
 		srv := service.APIServer(http.NotFoundHandler(), cfg.API)
 		Expect([]time.Duration{srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout}).To(Equal([]time.Duration{7 * time.Second, 90 * time.Second, 11 * time.Second}))
-
-		ts := httptest.NewUnstartedServer(srv.Handler)
-		ts.Config = srv
-		ts.Start()
-		defer ts.Close()
-		req, err := http.NewRequest(http.MethodGet, ts.URL+"/v1", nil)
-		Expect(err).NotTo(HaveOccurred())
-		req.Header.Set("X-Auth-Token", strings.Repeat("t", 16<<10))
-		resp, err := http.DefaultClient.Do(req)
-		Expect(err).NotTo(HaveOccurred())
-		resp.Body.Close()
-		Expect(resp.StatusCode).To(Equal(http.StatusRequestHeaderFieldsTooLarge))
+		Expect(srv.MaxHeaderBytes).To(Equal(2048))
 	})
 })
