@@ -139,7 +139,7 @@ func (b *Boot) Validate(ctx context.Context, t driver.TaskContext) error {
 			"Cannot validate PXE bootloader. Some parameters were missing in node's driver_info. Missing are: %s", pyList(missing))
 	}
 	for _, k := range []string{"deploy_kernel", "deploy_ramdisk"} {
-		if _, err := b.checkRef(n.DriverInfo[k]); err != nil {
+		if err := b.checkRef(n.DriverInfo[k]); err != nil {
 			return errs.InvalidParameterValue("Node %s: driver_info %s: %s", n.UUID, k, err)
 		}
 	}
@@ -159,7 +159,7 @@ func (b *Boot) Validate(ctx context.Context, t driver.TaskContext) error {
 				"Cannot validate PXE bootloader. Some parameters were missing in node's instance_info. Missing are: %s", pyList(missing))
 		}
 		for _, k := range []string{"kernel", "ramdisk"} {
-			if _, err := b.checkRef(n.InstanceInfo[k]); err != nil {
+			if err := b.checkRef(n.InstanceInfo[k]); err != nil {
 				return errs.InvalidParameterValue("Node %s: instance_info %s: %s", n.UUID, k, err)
 			}
 		}
@@ -488,34 +488,35 @@ func pyList(names []string) string {
 }
 
 // checkRef accepts an http(s) URL, or an absolute path or file URL under
-// the allowed directories, which it returns resolved ("" for a URL).
-func (b *Boot) checkRef(ref any) (string, error) {
+// the allowed directories.
+func (b *Boot) checkRef(ref any) error {
 	s, _ := ref.(string)
 	if path, ok := image.LocalPath(s); ok {
 		if !filepath.IsAbs(path) {
-			return "", fmt.Errorf("file URL %q has no absolute path", s)
+			return fmt.Errorf("file URL %q has no absolute path", s)
 		}
-		return image.CheckLocalPath(path, b.opts.FileAllowedPaths)
+		_, err := image.CheckLocalPath(path, b.opts.FileAllowedPaths)
+		return err
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return "", fmt.Errorf("%q is not a URL", s)
+		return fmt.Errorf("%q is not a URL", s)
 	}
 	switch u.Scheme {
 	case "http", "https":
 		if u.Host == "" {
-			return "", fmt.Errorf("URL %q has no host", s)
+			return fmt.Errorf("URL %q has no host", s)
 		}
 	default:
-		return "", fmt.Errorf("%q is neither an http or https URL nor an absolute path or file URL", s)
+		return fmt.Errorf("%q is neither an http or https URL nor an absolute path or file URL", s)
 	}
-	return "", nil
+	return nil
 }
 
 // fetch copies (a path or file URL) or downloads (http/https) ref to dst,
 // at most MaxFileSize bytes of it.
 func (b *Boot) fetch(ctx context.Context, ref any, dst string) error {
-	if _, err := b.checkRef(ref); err != nil {
+	if err := b.checkRef(ref); err != nil {
 		return err
 	}
 	s := ref.(string)
