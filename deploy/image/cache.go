@@ -286,6 +286,13 @@ func (c *Cache) Acquire(ctx context.Context, node string, src Source) (Entry, er
 	if err != nil {
 		return Entry{}, err
 	}
+	// Checked before the cache too: a file read while its directory was
+	// allowed must not be handed out once it no longer is.
+	if u, err := url.Parse(src.URL); err == nil && u.Scheme == "file" && src.Open == nil {
+		if _, err := CheckLocalPath(u.Path, c.allowed); err != nil {
+			return Entry{}, fmt.Errorf("image source: %w", err)
+		}
+	}
 	key := sourceKey(src, algo, digest)
 	for {
 		c.mu.Lock()
