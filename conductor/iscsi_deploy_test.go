@@ -118,13 +118,14 @@ func newISCSIWorld(ctx context.Context, backend string, mods ...func(*iscsideplo
 
 	w.tftp, w.httpRoot = filepath.Join(w.dir, "tftpboot"), filepath.Join(w.dir, "httpboot")
 	w.httpURL = fmt.Sprintf("http://127.0.0.1:%d/boot", freeTCPPort())
+	allowed := []string{filepath.Join(w.dir, "images")}
 	boot := pxe.New(pxe.Options{TFTPRoot: w.tftp, HTTPRoot: w.httpRoot, HTTPURL: w.httpURL, IPXE: true,
-		DefaultBootOption: "local", Log: w.e.log})
+		DefaultBootOption: "local", FileAllowedPaths: allowed, Log: w.e.log})
 	opts := iscsideploy.Options{
 		APIURL: "http://127.0.0.1:6385/", PortalPort: tgt.port, MaxConcurrentWrites: 2, WriteWorkers: 4,
 		PowerOffAfterFailure: true, DefaultBootOption: "local", CacheDir: filepath.Join(w.dir, "cache"),
 		ConnectAttempts: 2, NotifyPort: notify.Addr().(*net.TCPAddr).Port, ProgressInterval: 10 * time.Millisecond,
-		TempDir: w.dir, Log: w.e.log,
+		TempDir: w.dir, FileAllowedPaths: allowed, Log: w.e.log,
 	}
 	for _, m := range mods {
 		m(&opts)
@@ -468,6 +469,27 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 				w.expectCleanFailure(ctx, n.UUID, mac, "Failed to deploy. Error: cache image "+w.images.URL+"/missing.qcow2")
 				Expect(str(w.e.node(ctx, n.UUID).LastError)).To(ContainSubstring("not found"))
+			})
+
+			It("refuses to start a deploy whose image is a conductor file outside file_url_allowed_paths", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, _, _ := w.node(ctx, model.JSONObject{"image_source": "file:///proc/self/environ"}, 64)
+				err := w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})
+				Expect(err).To(MatchError(ContainSubstring("Image file:///proc/self/environ cannot be used: local file not allowed")))
+				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.Available))
+				Expect(filepath.Join(w.dir, "cache", "sha256")).NotTo(BeADirectory())
+
+				By("deploying a file under an allowed directory")
+				n, _, _ = w.node(ctx, model.JSONObject{"image_source": "file://" + filepath.Join(w.dir, "images", "disk.qcow2")}, 64)
+				w.deployToWait(ctx, n.UUID)
+			})
+
+			It("fails the deploy when the image is larger than [deploy] max_image_size, caching nothing", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend, func(o *iscsideploy.Options) { o.MaxImageSize = 1 << 20 })
+				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				w.expectCleanFailure(ctx, n.UUID, mac, "download too large")
+				Expect(os.ReadDir(filepath.Join(w.dir, "cache", "sha256"))).To(BeEmpty())
 			})
 
 			It("fails the deploy when the image checksum does not match", func(ctx SpecContext) {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/deploy/erase"
+	"github.com/ferricbm/ferric/pkg/httpserver"
 )
 
 // Version is the agent_version reported in heartbeats. Ironic conductors compare it
@@ -202,6 +203,11 @@ func (a *Agent) heartbeatNow() {
 	}
 }
 
+// serverLimits bound each client of the agent's command API. There is no
+// write timeout: a command run with ?wait=true (erasing a disk, writing an
+// image) holds its response for as long as it runs.
+var serverLimits = httpserver.Limits{ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+
 // ErrLookupFailed is returned by Run when the node was not found in time.
 var ErrLookupFailed = errors.New("lookup failed")
 
@@ -222,7 +228,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.cfg.CallbackURL == "" {
 		a.cfg.CallbackURL = "http://" + ln.Addr().String()
 	}
-	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	srv := httpserver.New(a.Handler(), serverLimits)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	a.log.WithFields(logrus.Fields{"listen": a.cfg.Listen, "callback_url": a.cfg.CallbackURL}).Info("Agent API listening")

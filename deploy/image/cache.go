@@ -43,6 +43,8 @@ type Source struct {
 	// names the image (a Glance image is glance://<id>, downloaded through
 	// the Image API with the service's credentials).
 	Open func(ctx context.Context) (io.ReadCloser, error)
+	// MaxSize is the largest content accepted, in bytes; 0 is no limit.
+	MaxSize int64
 }
 
 // expected returns the hash algorithm and lower-case digest the content
@@ -95,6 +97,9 @@ type CacheOptions struct {
 	// StallTimeout aborts a download that receives nothing for this long
 	// (default 2 minutes).
 	StallTimeout time.Duration
+	// AllowedPaths are the directories file:// sources may read from
+	// (CheckLocalPath); none: no file:// source is read.
+	AllowedPaths []string
 }
 
 // Entry is a cached image. Path stays valid while the node that acquired it
@@ -117,6 +122,8 @@ type flight struct {
 	err     error
 	waiters int
 	cancel  context.CancelFunc
+	// max is the size limit the download runs with.
+	max int64
 }
 
 // Cache is a content-addressed, size-bounded store of downloaded images. A
@@ -131,6 +138,7 @@ type Cache struct {
 	max                          int64
 	client                       *http.Client
 	stall                        time.Duration
+	allowed                      []string
 
 	mu      sync.Mutex
 	entries map[string]*entry // by sha256
@@ -152,6 +160,7 @@ func NewCache(opts CacheOptions) (*Cache, error) {
 		max:     opts.MaxBytes,
 		client:  opts.Client,
 		stall:   opts.StallTimeout,
+		allowed: opts.AllowedPaths,
 		entries: map[string]*entry{},
 		keys:    map[string]string{},
 		nodes:   map[string]string{},
@@ -172,8 +181,13 @@ func NewCache(opts CacheOptions) (*Cache, error) {
 	if err := os.RemoveAll(c.tmp); err != nil {
 		return nil, fmt.Errorf("image cache: clear partial downloads: %w", err)
 	}
-	for _, d := range []string{c.blobs, c.tmp, c.refs} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	// Only the conductor reads the cache: it writes images to nodes
+	// itself. Directories an older version made readable are closed too.
+	for _, d := range []string{c.dir, c.blobs, c.tmp, c.refs} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("image cache: %w", err)
+		}
+		if err := os.Chmod(d, 0o700); err != nil {
 			return nil, fmt.Errorf("image cache: %w", err)
 		}
 	}
@@ -272,12 +286,19 @@ func (c *Cache) Acquire(ctx context.Context, node string, src Source) (Entry, er
 	if err != nil {
 		return Entry{}, err
 	}
+	// Checked before the cache too: a file read while its directory was
+	// allowed must not be handed out once it no longer is.
+	if u, err := url.Parse(src.URL); err == nil && u.Scheme == "file" && src.Open == nil {
+		if _, err := CheckLocalPath(u.Path, c.allowed); err != nil {
+			return Entry{}, fmt.Errorf("image source: %w", err)
+		}
+	}
 	key := sourceKey(src, algo, digest)
 	for {
 		c.mu.Lock()
 		if sha, ok := c.keys[key]; ok {
 			if e := c.entries[sha]; e != nil {
-				err := c.refLocked(node, e)
+				err := c.refLimitedLocked(node, e, src.MaxSize)
 				c.mu.Unlock()
 				return e.Entry, err
 			}
@@ -286,7 +307,7 @@ func (c *Cache) Acquire(ctx context.Context, node string, src Source) (Entry, er
 		// A flight without waiters was cancelled by the last one to leave.
 		if f == nil || f.waiters == 0 {
 			dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-			f = &flight{done: make(chan struct{}), cancel: cancel}
+			f = &flight{done: make(chan struct{}), cancel: cancel, max: src.MaxSize}
 			c.flights[key] = f
 			go c.fetch(dctx, key, src, algo, digest, f)
 		}
@@ -307,6 +328,12 @@ func (c *Cache) Acquire(ctx context.Context, node string, src Source) (Entry, er
 		}
 		c.mu.Lock()
 		f.waiters--
+		if errors.Is(f.err, ErrTooLarge) && (src.MaxSize == 0 || src.MaxSize > f.max) {
+			// Too large for the node that started the download, not
+			// necessarily for this one: download again with its limit.
+			c.mu.Unlock()
+			continue
+		}
 		if f.err != nil {
 			c.mu.Unlock()
 			return Entry{}, f.err
@@ -317,10 +344,19 @@ func (c *Cache) Acquire(ctx context.Context, node string, src Source) (Entry, er
 			c.mu.Unlock()
 			continue
 		}
-		err := c.refLocked(node, e)
+		err := c.refLimitedLocked(node, e, src.MaxSize)
 		c.mu.Unlock()
 		return e.Entry, err
 	}
+}
+
+// refLimitedLocked is refLocked for an entry within max bytes (0: any):
+// a cached image may have come for a node with a larger disk.
+func (c *Cache) refLimitedLocked(node string, e *entry, max int64) error {
+	if max > 0 && e.Size > max {
+		return fmt.Errorf("%w: the image has %d bytes, more than the %d allowed", ErrTooLarge, e.Size, max)
+	}
+	return c.refLocked(node, e)
 }
 
 func (c *Cache) refLocked(node string, e *entry) error {
@@ -460,11 +496,12 @@ func (c *Cache) fetch(ctx context.Context, key string, src Source, algo, digest 
 // download streams src into a temporary file, checks it and moves it to its
 // content address. The temporary file never outlives a failure.
 func (c *Cache) download(ctx context.Context, src Source, algo, digest string) (sha string, size int64, err error) {
-	body, err := c.openSource(ctx, src)
+	rc, err := c.openSource(ctx, src)
 	if err != nil {
 		return "", 0, err
 	}
-	defer body.Close()
+	defer rc.Close()
+	body := &LimitedReader{R: rc, Max: src.MaxSize}
 	tmp, err := os.CreateTemp(c.tmp, "download-")
 	if err != nil {
 		return "", 0, fmt.Errorf("image cache: %w", err)
@@ -513,7 +550,7 @@ func (c *Cache) download(ctx context.Context, src Source, algo, digest string) (
 // URL.
 func (c *Cache) openSource(ctx context.Context, src Source) (io.ReadCloser, error) {
 	if src.Open == nil {
-		return c.open(ctx, src.URL)
+		return c.open(ctx, src.URL, src.MaxSize)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	body, err := src.Open(ctx)
@@ -530,18 +567,16 @@ func (c *Cache) stallGuard(body io.ReadCloser, cancel context.CancelFunc) io.Rea
 	return &stallReader{r: body, cancel: cancel, timer: time.AfterFunc(c.stall, cancel), d: c.stall}
 }
 
-// open returns the content of a http(s):// or file:// URL.
-func (c *Cache) open(ctx context.Context, raw string) (io.ReadCloser, error) {
+// open returns the content of a http(s):// or file:// URL; one that says
+// it is larger than max bytes (0: any) is refused before its body.
+func (c *Cache) open(ctx context.Context, raw string, max int64) (io.ReadCloser, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("image source %q: %w", redact(raw), err)
 	}
 	switch u.Scheme {
 	case "file":
-		f, err := os.Open(u.Path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s does not exist", ErrNotFound, u.Path)
-		}
+		f, err := OpenLocal(u.Path, c.allowed)
 		if err != nil {
 			return nil, fmt.Errorf("image source: %w", err)
 		}
@@ -568,6 +603,11 @@ func (c *Cache) open(ctx context.Context, raw string) (io.ReadCloser, error) {
 			return nil, fmt.Errorf("%w: %s answered 404 Not Found", ErrNotFound, redact(raw))
 		}
 		return nil, fmt.Errorf("download %s: HTTP status %s", redact(raw), resp.Status)
+	}
+	if max > 0 && resp.ContentLength > max {
+		resp.Body.Close()
+		cancel()
+		return nil, fmt.Errorf("download %s: %w: it has %d bytes, more than the %d allowed", redact(raw), ErrTooLarge, resp.ContentLength, max)
 	}
 	return c.stallGuard(resp.Body, cancel), nil
 }

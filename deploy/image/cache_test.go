@@ -1,6 +1,7 @@
 package image_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -112,13 +114,14 @@ var _ = Describe("Cache", func() {
 	var (
 		srv   *imageServer
 		dir   string
+		files string // the directory file:// sources may come from
 		cache *image.Cache
 		ctx   context.Context
 	)
 
 	newCache := func(max int64) *image.Cache {
 		GinkgoHelper()
-		c, err := image.NewCache(image.CacheOptions{Dir: dir, MaxBytes: max})
+		c, err := image.NewCache(image.CacheOptions{Dir: dir, MaxBytes: max, AllowedPaths: []string{files}})
 		Expect(err).NotTo(HaveOccurred())
 		return c
 	}
@@ -126,6 +129,7 @@ var _ = Describe("Cache", func() {
 	BeforeEach(func() {
 		srv = newImageServer()
 		dir = GinkgoT().TempDir()
+		files = GinkgoT().TempDir()
 		cache = newCache(0)
 		ctx = context.Background()
 	})
@@ -258,7 +262,7 @@ var _ = Describe("Cache", func() {
 		Expect(err.Error()).NotTo(ContainSubstring("secret"))
 		Expect(tmpFiles(dir)).To(BeEmpty())
 
-		_, err = cache.Acquire(ctx, "node", image.Source{URL: "file:///nonexistent/disk.img"})
+		_, err = cache.Acquire(ctx, "node", image.Source{URL: "file://" + filepath.Join(files, "nonexistent.img")})
 		Expect(errors.Is(err, image.ErrNotFound)).To(BeTrue(), "%v", err)
 	})
 
@@ -277,7 +281,7 @@ var _ = Describe("Cache", func() {
 
 	It("caches file:// sources by content", func() {
 		b := randomBytes(200 << 10)
-		p := filepath.Join(GinkgoT().TempDir(), "disk.img")
+		p := filepath.Join(files, "disk.img")
 		Expect(os.WriteFile(p, b, 0o644)).To(Succeed())
 		e, err := cache.Acquire(ctx, "node-a", image.Source{URL: "file://" + p})
 		Expect(err).NotTo(HaveOccurred())
@@ -287,6 +291,94 @@ var _ = Describe("Cache", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(e2.Path).To(Equal(e.Path))
 		Expect(blobFiles(dir)).To(HaveLen(1))
+	})
+
+	It("reads no file outside the allowed directories, links resolved", func() {
+		outside := filepath.Join(GinkgoT().TempDir(), "secret")
+		Expect(os.WriteFile(outside, []byte("password=hunter2"), 0o600)).To(Succeed())
+		Expect(os.Symlink(outside, filepath.Join(files, "link.img"))).To(Succeed())
+		for _, src := range []string{"file:///proc/self/environ", "file://" + outside,
+			"file://" + filepath.Join(files, "link.img"), "file://" + files + "/../" + filepath.Base(outside)} {
+			_, err := cache.Acquire(ctx, "node", image.Source{URL: src})
+			Expect(errors.Is(err, image.ErrFileNotAllowed)).To(BeTrue(), "%s: %v", src, err)
+		}
+		Expect(blobFiles(dir)).To(BeEmpty())
+
+		By("reading none at all when no directory is allowed, not even from the cache")
+		p := filepath.Join(files, "disk.img")
+		Expect(os.WriteFile(p, []byte("disk"), 0o644)).To(Succeed())
+		_, err := cache.Acquire(ctx, "node", image.Source{URL: "file://" + p})
+		Expect(err).NotTo(HaveOccurred())
+		strict, err := image.NewCache(image.CacheOptions{Dir: dir})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = strict.Acquire(ctx, "other", image.Source{URL: "file://" + p})
+		Expect(errors.Is(err, image.ErrFileNotAllowed)).To(BeTrue(), "%v", err)
+	})
+
+	It("keeps its files from other users", func() {
+		_, err := cache.Acquire(ctx, "node", image.Source{URL: srv.add("/img", randomBytes(10<<10))})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			Expect(err).NotTo(HaveOccurred())
+			info, err := os.Lstat(path)
+			Expect(err).NotTo(HaveOccurred())
+			if info.Mode()&os.ModeSymlink == 0 {
+				Expect(info.Mode().Perm()&0o077).To(BeZero(), "%s is %s", path, info.Mode())
+			}
+			return nil
+		})).To(Succeed())
+	})
+
+	Describe("size limit", func() {
+		// unsized sends a body without Content-Length (chunked), so that
+		// only counting what arrives can stop it.
+		var unsized *httptest.Server
+		BeforeEach(func() {
+			unsized = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.(http.Flusher).Flush()
+				_, _ = w.Write(randomBytes(64 << 10))
+			}))
+			DeferCleanup(unsized.Close)
+		})
+
+		It("refuses an image announced larger than the limit, leaving nothing behind", func() {
+			_, err := cache.Acquire(ctx, "node", image.Source{URL: srv.add("/big", randomBytes(64<<10)), MaxSize: 32 << 10})
+			Expect(errors.Is(err, image.ErrTooLarge)).To(BeTrue(), "%v", err)
+			Expect(err.Error()).To(ContainSubstring("65536 bytes, more than the 32768 allowed"))
+			Expect(tmpFiles(dir)).To(BeEmpty())
+			Expect(blobFiles(dir)).To(BeEmpty())
+		})
+
+		It("stops a body longer than the limit that gave no size beforehand", func() {
+			_, err := cache.Acquire(ctx, "node", image.Source{URL: unsized.URL + "/img", MaxSize: 32 << 10})
+			Expect(errors.Is(err, image.ErrTooLarge)).To(BeTrue(), "%v", err)
+			By("a source opened by the caller, as Glance images are")
+			_, err = cache.Acquire(ctx, "node", image.Source{URL: "glance://x", MaxSize: 32 << 10,
+				Open: func(context.Context) (io.ReadCloser, error) {
+					return io.NopCloser(bytes.NewReader(randomBytes(64 << 10))), nil
+				}})
+			Expect(errors.Is(err, image.ErrTooLarge)).To(BeTrue(), "%v", err)
+			Expect(tmpFiles(dir)).To(BeEmpty())
+			Expect(blobFiles(dir)).To(BeEmpty())
+		})
+
+		It("applies to file:// sources and accepts an image of exactly the limit", func() {
+			p := filepath.Join(files, "disk.img")
+			Expect(os.WriteFile(p, randomBytes(32<<10), 0o644)).To(Succeed())
+			_, err := cache.Acquire(ctx, "node", image.Source{URL: "file://" + p, MaxSize: 32<<10 - 1})
+			Expect(errors.Is(err, image.ErrTooLarge)).To(BeTrue(), "%v", err)
+			Expect(blobFiles(dir)).To(BeEmpty())
+			_, err = cache.Acquire(ctx, "node", image.Source{URL: "file://" + p, MaxSize: 32 << 10})
+			Expect(err).NotTo(HaveOccurred())
+		})
+
+		It("holds for an image cached earlier for a node with a larger disk", func() {
+			url := srv.add("/img", randomBytes(64<<10))
+			_, err := cache.Acquire(ctx, "large", image.Source{URL: url})
+			Expect(err).NotTo(HaveOccurred())
+			_, err = cache.Acquire(ctx, "small", image.Source{URL: url, MaxSize: 32 << 10})
+			Expect(errors.Is(err, image.ErrTooLarge)).To(BeTrue(), "%v", err)
+		})
 	})
 
 	It("evicts least recently used unreferenced entries beyond its size bound", func() {

@@ -53,6 +53,12 @@ type API struct {
 	MaxRequestBodySize      int64  `ini:"api.max_request_body_size" help:"Largest accepted request body, in bytes."`
 	RestrictLookup          bool   `ini:"api.restrict_lookup" help:"Allow ramdisk lookups only for nodes in states where a ramdisk is expected."`
 	RamdiskHeartbeatTimeout int    `ini:"api.ramdisk_heartbeat_timeout" help:"Longest interval, in seconds, between ramdisk heartbeats; sent to the ramdisk in the lookup response."`
+	// The server limits keep a slow or hostile client from holding a
+	// connection (and its goroutine) for ever.
+	ReadTimeout   time.Duration `ini:"api.read_timeout" help:"Longest time to read one request, headers and body; a client trickling its request is disconnected then. 0: no limit."`
+	WriteTimeout  time.Duration `ini:"api.write_timeout" help:"Longest time from the end of a request's headers to the end of its response; must exceed [rpc] response_timeout, which a request may wait for a conductor. 0: no limit."`
+	IdleTimeout   time.Duration `ini:"api.idle_timeout" help:"How long a kept-alive connection may wait for its next request. 0: the read_timeout."`
+	MaxHeaderSize int           `ini:"api.max_header_size" help:"Largest accepted request line and headers, in bytes; larger ones are answered 431."`
 }
 
 type Database struct {
@@ -88,6 +94,11 @@ type Conductor struct {
 	AutomatedClean              bool          `ini:"conductor.automated_clean" help:"Clean nodes when they are provided and after they are undeployed."`
 	AllowDeletingAvailableNodes bool          `ini:"conductor.allow_deleting_available_nodes" help:"Allow deleting nodes in the available state."`
 	APIURL                      string        `ini:"conductor.api_url" help:"Base URL of the Ferric API as deploy ramdisks reach it (ironic_api_url / ipa-api-url on their kernel command line); required by the iscsi deploy interface."`
+	// FileURLAllowedPaths is empty by default: a conductor holds database
+	// and AMQP credentials (in its configuration, in /proc/self/environ),
+	// and a node's owner must not be able to name such a file as a kernel
+	// or an image and have it copied where it can read it.
+	FileURLAllowedPaths []string `ini:"conductor.file_url_allowed_paths" help:"Directories whose files image_source, kernel, ramdisk, deploy_kernel and deploy_ramdisk may name as absolute paths or file:// URLs; a path is allowed only if, after resolving symbolic links and .., it lies under one of them. Empty (the default): only http(s) URLs and Glance images, since Ferric has no directory of its own that holds nothing but boot images and every file the conductor can read would otherwise be copyable to the TFTP root or a node's disk."`
 }
 
 // IPMI configures the ipmi hardware type, which drives BMCs with ipmitool.
@@ -113,12 +124,20 @@ type Deploy struct {
 	DefaultBootOption          string `ini:"deploy.default_boot_option" help:"How deployed partition images boot when instance_info capabilities do not say: local or netboot."`
 	// The erase priorities are nil when unset: the ramdisk's own priority
 	// applies (erase_devices 10, erase_devices_metadata 99).
-	EraseDevicesPriority           *int `ini:"deploy.erase_devices_priority" help:"Priority of the erase_devices clean step (overwrite every disk); empty keeps the ramdisk's (10), 0 leaves it out of automated cleaning."`
-	EraseDevicesMetadataPriority   *int `ini:"deploy.erase_devices_metadata_priority" help:"Priority of the erase_devices_metadata clean step (partition tables and signatures at both ends of every disk); empty keeps the ramdisk's (99), 0 leaves it out of automated cleaning."`
-	ShredRandomOverwriteIterations int  `ini:"deploy.shred_random_overwrite_iterations" help:"Passes of random data erase_devices writes over every disk."`
-	ShredFinalOverwriteWithZeros   bool `ini:"deploy.shred_final_overwrite_with_zeros" help:"Let erase_devices end with a pass of zeros."`
-	ContinueIfDiskSecureEraseFails bool `ini:"deploy.continue_if_disk_secure_erase_fails" help:"When an ATA/NVMe secure erase fails, overwrite the disk instead of failing the clean step."`
-	EnableATASecureErase           bool `ini:"deploy.enable_ata_secure_erase" help:"Let erase_devices use the disk's ATA/NVMe secure erase where it has one."`
+	EraseDevicesPriority           *int  `ini:"deploy.erase_devices_priority" help:"Priority of the erase_devices clean step (overwrite every disk); empty keeps the ramdisk's (10), 0 leaves it out of automated cleaning."`
+	EraseDevicesMetadataPriority   *int  `ini:"deploy.erase_devices_metadata_priority" help:"Priority of the erase_devices_metadata clean step (partition tables and signatures at both ends of every disk); empty keeps the ramdisk's (99), 0 leaves it out of automated cleaning."`
+	ShredRandomOverwriteIterations int   `ini:"deploy.shred_random_overwrite_iterations" help:"Passes of random data erase_devices writes over every disk."`
+	ShredFinalOverwriteWithZeros   bool  `ini:"deploy.shred_final_overwrite_with_zeros" help:"Let erase_devices end with a pass of zeros."`
+	ContinueIfDiskSecureEraseFails bool  `ini:"deploy.continue_if_disk_secure_erase_fails" help:"When an ATA/NVMe secure erase fails, overwrite the disk instead of failing the clean step."`
+	EnableATASecureErase           bool  `ini:"deploy.enable_ata_secure_erase" help:"Let erase_devices use the disk's ATA/NVMe secure erase where it has one."`
+	MaxImageSize                   int64 `ini:"deploy.max_image_size" help:"Largest instance image the conductor downloads into its cache, in MiB; a larger one fails the deploy and leaves nothing cached. 0: the size of the node's disk (properties local_gb), no limit when the node does not give it."`
+	// The boot file server's write limit is per write, not per response:
+	// an image or ramdisk of several GiB to a slow node must not be cut
+	// off while it makes progress, but a client that stops reading must.
+	HTTPReadTimeout   time.Duration `ini:"deploy.http_read_timeout" help:"Longest time the boot file server takes to read one request. 0: no limit."`
+	HTTPWriteTimeout  time.Duration `ini:"deploy.http_write_timeout" help:"Longest time the boot file server waits for a client to take each piece of a response; a download making progress is never cut, however long it takes. 0: no limit."`
+	HTTPIdleTimeout   time.Duration `ini:"deploy.http_idle_timeout" help:"How long the boot file server keeps an idle kept-alive connection. 0: the http_read_timeout."`
+	HTTPMaxHeaderSize int           `ini:"deploy.http_max_header_size" help:"Largest request line and headers the boot file server accepts, in bytes; larger ones are answered 431."`
 }
 
 // Agent holds options of the agent ramdisk that moved elsewhere.
@@ -136,6 +155,7 @@ type PXE struct {
 	ImageCacheSize         int64  `ini:"pxe.image_cache_size" help:"Size bound of unreferenced cached images, in MiB; 0 disables the bound."`
 	DefaultEphemeralFormat string `ini:"pxe.default_ephemeral_format" help:"Filesystem made on the ephemeral partition when instance_info has no ephemeral_format."`
 	PXEAppendParams        string `ini:"pxe.pxe_append_params" help:"Extra kernel command line arguments for the deploy ramdisk and netbooted instances."`
+	MaxBootFileSize        int64  `ini:"pxe.max_boot_file_size" help:"Largest kernel or ramdisk the conductor fetches for PXE and iPXE boot, in MiB; a larger one fails and is not written."`
 }
 
 // ISCSI configures the iscsi deploy interface, where the conductor writes
@@ -184,6 +204,10 @@ func Defaults() Config {
 			MaxRequestBodySize:      1 << 20,
 			RestrictLookup:          true,
 			RamdiskHeartbeatTimeout: 300,
+			ReadTimeout:             60 * time.Second,
+			WriteTimeout:            120 * time.Second,
+			IdleTimeout:             120 * time.Second,
+			MaxHeaderSize:           64 << 10,
 		},
 		Database: Database{
 			Connection: "sqlite://var/ferric.db",
@@ -212,6 +236,7 @@ func Defaults() Config {
 			ForcePowerStateDuringSync:   true,
 			AutomatedClean:              true,
 			AllowDeletingAvailableNodes: true,
+			FileURLAllowedPaths:         []string{},
 		},
 		IPMI: IPMI{
 			CommandRetryTimeout:           60 * time.Second,
@@ -229,6 +254,10 @@ func Defaults() Config {
 			ShredRandomOverwriteIterations: 1,
 			ShredFinalOverwriteWithZeros:   true,
 			EnableATASecureErase:           true,
+			HTTPReadTimeout:                30 * time.Second,
+			HTTPWriteTimeout:               60 * time.Second,
+			HTTPIdleTimeout:                120 * time.Second,
+			HTTPMaxHeaderSize:              16 << 10,
 		},
 		PXE: PXE{
 			TFTPRoot:               "/tftpboot",
@@ -236,6 +265,7 @@ func Defaults() Config {
 			ImageCacheSize:         20480,
 			DefaultEphemeralFormat: "ext4",
 			PXEAppendParams:        "nofb nomodeset vga=normal",
+			MaxBootFileSize:        2048,
 		},
 		ISCSI: ISCSI{
 			PortalPort:          3260,

@@ -182,7 +182,7 @@ var _ = Describe("Example", func() {
 		} {
 			Expect(ex).To(ContainSubstring(want))
 		}
-		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(75), "one commented-out line per option")
+		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(86), "one commented-out line per option")
 	})
 
 	It("loads back to the defaults with every option uncommented", func() {
@@ -256,6 +256,14 @@ var _ = Describe("Validate", func() {
 			c.Deploy.ShredRandomOverwriteIterations = 0
 			c.Deploy.ShredFinalOverwriteWithZeros = false
 		}, "[deploy] shred_random_overwrite_iterations: 0 with shred_final_overwrite_with_zeros false"),
+		Entry(nil, func(c *config.Config) { c.Conductor.FileURLAllowedPaths = []string{"images"} }, `[conductor] file_url_allowed_paths: "images" is not an absolute path`),
+		Entry(nil, func(c *config.Config) { c.Deploy.MaxImageSize = -1 }, "[deploy] max_image_size: must not be negative"),
+		Entry(nil, func(c *config.Config) { c.PXE.MaxBootFileSize = 0 }, "[pxe] max_boot_file_size: must be positive"),
+		Entry(nil, func(c *config.Config) { c.API.ReadTimeout = -time.Second }, "[api] read_timeout: must not be negative"),
+		Entry(nil, func(c *config.Config) { c.Deploy.HTTPWriteTimeout = -time.Second }, "[deploy] http_write_timeout: must not be negative"),
+		Entry(nil, func(c *config.Config) { c.API.WriteTimeout = 30 * time.Second }, "[api] write_timeout: 30s must exceed [rpc] response_timeout 1m0s"),
+		Entry(nil, func(c *config.Config) { c.API.MaxHeaderSize = 0 }, "[api] max_header_size: must be positive"),
+		Entry(nil, func(c *config.Config) { c.Deploy.HTTPMaxHeaderSize = 0 }, "[deploy] http_max_header_size: must be positive"),
 	)
 
 	It("lists all problems at once", func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -63,6 +64,29 @@ func (c Config) Validate() error {
 	}
 	if a.RamdiskHeartbeatTimeout < 1 {
 		bad("api", "ramdisk_heartbeat_timeout", "must be positive")
+	}
+	for _, p := range []struct {
+		section, option string
+		value           time.Duration
+	}{
+		{"api", "read_timeout", a.ReadTimeout}, {"api", "write_timeout", a.WriteTimeout}, {"api", "idle_timeout", a.IdleTimeout},
+		{"deploy", "http_read_timeout", c.Deploy.HTTPReadTimeout}, {"deploy", "http_write_timeout", c.Deploy.HTTPWriteTimeout},
+		{"deploy", "http_idle_timeout", c.Deploy.HTTPIdleTimeout},
+	} {
+		if p.value < 0 {
+			bad(p.section, p.option, "must not be negative")
+		}
+	}
+	// Cutting the response of a request still waiting for its conductor
+	// would turn a slow answer into a dropped connection.
+	if a.WriteTimeout > 0 && a.WriteTimeout <= c.RPC.ResponseTimeout {
+		bad("api", "write_timeout", "%s must exceed [rpc] response_timeout %s", a.WriteTimeout, c.RPC.ResponseTimeout)
+	}
+	if a.MaxHeaderSize < 1 {
+		bad("api", "max_header_size", "must be positive")
+	}
+	if c.Deploy.HTTPMaxHeaderSize < 1 {
+		bad("deploy", "http_max_header_size", "must be positive")
 	}
 
 	db := c.Database
@@ -173,6 +197,17 @@ func (c Config) Validate() error {
 	}
 	if dp.ShredRandomOverwriteIterations == 0 && !dp.ShredFinalOverwriteWithZeros {
 		bad("deploy", "shred_random_overwrite_iterations", "0 with shred_final_overwrite_with_zeros false would make erase_devices write nothing")
+	}
+	for _, p := range c.Conductor.FileURLAllowedPaths {
+		if !filepath.IsAbs(p) {
+			bad("conductor", "file_url_allowed_paths", "%q is not an absolute path", p)
+		}
+	}
+	if dp.MaxImageSize < 0 {
+		bad("deploy", "max_image_size", "must not be negative")
+	}
+	if c.PXE.MaxBootFileSize < 1 {
+		bad("pxe", "max_boot_file_size", "must be positive")
 	}
 	if c.Conductor.APIURL != "" {
 		if u, err := url.Parse(c.Conductor.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

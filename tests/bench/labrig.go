@@ -85,8 +85,9 @@ func startLabRig(ctx context.Context, work, dbPrefix string, nodes int, diskSize
 	if err != nil {
 		return nil, err
 	}
+	// The deploy kernel and ramdisk are files of the work directory.
 	base := configure(lab.Configure(harness.BaseConfig(database.Connection(), "amqp", harness.FastTimings), dirs, portalPort, httpPort).
-		Set("DEFAULT", "debug", false))
+		Set("DEFAULT", "debug", false).Set("conductor", "file_url_allowed_paths", []string{work}))
 	d := harness.NewDeployment(bin, work, base)
 	r.closers = append(r.closers, func() error { return d.StopAll(30 * time.Second) })
 	if err := d.DBSync(ctx); err != nil {

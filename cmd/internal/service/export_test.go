@@ -1,3 +1,5 @@
 package service
 
 var TuneGC = tuneGC
+
+var APIServer = apiServer

@@ -25,6 +25,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/builtin"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/httpserver"
 	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -236,7 +237,7 @@ func Run(role Role, cfg config.Config, log *logrus.Logger) (runErr error) {
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", addr, err)
 		}
-		httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second}
+		httpSrv := apiServer(srv.Handler(), cfg.API)
 		go func() { apiErr <- httpSrv.Serve(ln) }()
 		log.Infof("API listening on http://%s", addr)
 		defer func() {
@@ -267,6 +268,12 @@ func startConductor(ctx context.Context, cfg config.Config, store *db.Store, t r
 		return nil, fmt.Errorf("start conductor %s: %w", cfg.Default.Host, err)
 	}
 	return c, nil
+}
+
+// apiServer serves the API with the configured limits on each client.
+func apiServer(h http.Handler, a config.API) *http.Server {
+	return httpserver.New(h, httpserver.Limits{ReadTimeout: a.ReadTimeout, WriteTimeout: a.WriteTimeout,
+		IdleTimeout: a.IdleTimeout, MaxHeaderBytes: a.MaxHeaderSize})
 }
 
 // closeWith runs a cleanup and keeps its error unless an earlier one is set.

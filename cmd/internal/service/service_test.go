@@ -2,7 +2,9 @@ package service_test
 
 import (
 	"bytes"
+	"net/http"
 	"runtime/debug"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -89,5 +91,16 @@ var _ = Describe("Garbage collector target", func() {
 		_, ok = service.TuneGC(service.ConductorOnly, "")
 		Expect(ok).To(BeFalse())
 		Expect(gcPercent()).To(Equal(100))
+	})
+})
+
+var _ = Describe("API server", func() {
+	It("takes its limits from [api]", func() {
+		cfg := config.Defaults()
+		cfg.API.ReadTimeout, cfg.API.WriteTimeout, cfg.API.IdleTimeout = 7*time.Second, 90*time.Second, 11*time.Second
+		cfg.API.MaxHeaderSize = 2048
+		srv := service.APIServer(http.NotFoundHandler(), cfg.API)
+		Expect([]time.Duration{srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout}).To(Equal([]time.Duration{7 * time.Second, 90 * time.Second, 11 * time.Second}))
+		Expect(srv.MaxHeaderBytes).To(Equal(2048))
 	})
 })

@@ -97,7 +97,7 @@ func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (s
 		return "", fmt.Errorf("waiting for a write slot: %w", err)
 	}
 	defer d.slots.release()
-	entry, err := d.cacheImage(ctx, n.UUID, info)
+	entry, err := d.cacheImage(ctx, n, info)
 	if err != nil {
 		return "", err
 	}

@@ -255,7 +255,18 @@ func (d *Deploy) instanceInfo(ctx context.Context, n *model.Node) (*instanceInfo
 	source, _ := n.InstanceInfo["image_source"].(string)
 	id, isGlance := image.GlanceRef(source)
 	if !isGlance {
-		return parseInstanceInfo(n, d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
+		info, err := parseInstanceInfo(n, d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
+		if err != nil {
+			return nil, err
+		}
+		// Checked here, where the options are, and again by the cache
+		// when it reads the file.
+		if path, local := image.LocalPath(info.imageSource); local {
+			if _, err := image.CheckLocalPath(path, d.opts.FileAllowedPaths); err != nil {
+				return nil, errs.InvalidParameterValue("Image %s cannot be used: %s", info.imageSource, err)
+			}
+		}
+		return info, nil
 	}
 	img, err := d.glanceImage(ctx, id)
 	if err != nil {

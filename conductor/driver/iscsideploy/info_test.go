@@ -184,3 +184,16 @@ var _ = Describe("write slots", func() {
 		Expect(f.free).To(Equal(1))
 	})
 })
+
+var _ = Describe("image size limit", func() {
+	node := func(props model.JSONObject) *model.Node { return &model.Node{UUID: "u", Properties: props} }
+
+	It("is the node's disk size unless [deploy] max_image_size is set", func() {
+		d := &Deploy{}
+		Expect(d.maxImageSize(node(model.JSONObject{"local_gb": float64(10)}))).To(Equal(int64(10 << 30)))
+		Expect(d.maxImageSize(node(model.JSONObject{"local_gb": "2"}))).To(Equal(int64(2 << 30)))
+		Expect(d.maxImageSize(node(model.JSONObject{}))).To(BeZero(), "no limit when the disk size is unknown")
+		d.opts.MaxImageSize = 5 << 20
+		Expect(d.maxImageSize(node(model.JSONObject{"local_gb": float64(10)}))).To(Equal(int64(5 << 20)))
+	})
+})

@@ -65,6 +65,12 @@ type Options struct {
 	// first use.
 	CacheDir      string
 	CacheMaxBytes int64
+	// MaxImageSize bounds the image downloaded, in bytes; 0: the node's
+	// properties local_gb, when it gives one.
+	MaxImageSize int64
+	// FileAllowedPaths are the directories file:// image sources may name
+	// (image.CheckLocalPath).
+	FileAllowedPaths []string
 	// PowerTimeout bounds each power change.
 	PowerTimeout time.Duration
 	// Initiator tunes the iSCSI sessions.
@@ -101,6 +107,8 @@ func OptionsFrom(cfg config.Config, log logrus.FieldLogger) Options {
 		DefaultEphemeralFormat: cfg.PXE.DefaultEphemeralFormat,
 		CacheDir:               cfg.PXE.ImagesPath,
 		CacheMaxBytes:          cfg.PXE.ImageCacheSize << 20,
+		MaxImageSize:           cfg.Deploy.MaxImageSize << 20,
+		FileAllowedPaths:       cfg.Conductor.FileURLAllowedPaths,
 		PowerTimeout:           cfg.Conductor.PowerStateChangeTimeout,
 		Log:                    log,
 		Clean:                  cleanOptionsFrom(cfg, log),
@@ -205,7 +213,8 @@ func asConductorTask(t driver.TaskContext) (conductorTask, *driver.Driver, error
 
 func (d *Deploy) imageCache() (*image.Cache, error) {
 	d.cacheOnce.Do(func() {
-		d.cache, d.cacheErr = image.NewCache(image.CacheOptions{Dir: d.opts.CacheDir, MaxBytes: d.opts.CacheMaxBytes})
+		d.cache, d.cacheErr = image.NewCache(image.CacheOptions{Dir: d.opts.CacheDir, MaxBytes: d.opts.CacheMaxBytes,
+			AllowedPaths: d.opts.FileAllowedPaths})
 	})
 	return d.cache, d.cacheErr
 }
@@ -329,7 +338,7 @@ func (d *Deploy) Deploy(ctx context.Context, t driver.TaskContext) (string, erro
 }
 
 func (d *Deploy) startDeploy(ctx context.Context, t driver.TaskContext, drv *driver.Driver, info *instanceInfo) error {
-	if _, err := d.cacheImage(ctx, t.Node().UUID, info); err != nil {
+	if _, err := d.cacheImage(ctx, t.Node(), info); err != nil {
 		return err
 	}
 	if err := drv.Management.SetBootDevice(ctx, t, "pxe", false); err != nil {
@@ -341,7 +350,8 @@ func (d *Deploy) startDeploy(ctx context.Context, t driver.TaskContext, drv *dri
 // cacheImage acquires the node's image from the cache and checks that a
 // partition image fits its root partition. The reference is released by
 // the end of the deploy, its failure or CleanUp.
-func (d *Deploy) cacheImage(ctx context.Context, nodeUUID string, info *instanceInfo) (image.Entry, error) {
+func (d *Deploy) cacheImage(ctx context.Context, n *model.Node, info *instanceInfo) (image.Entry, error) {
+	nodeUUID := n.UUID
 	cache, err := d.imageCache()
 	if err != nil {
 		return image.Entry{}, fmt.Errorf("image cache: %w", err)
@@ -350,6 +360,7 @@ func (d *Deploy) cacheImage(ctx context.Context, nodeUUID string, info *instance
 	if info.glance != nil {
 		src = d.glance.Source(*info.glance)
 	}
+	src.MaxSize = d.maxImageSize(n)
 	entry, err := cache.Acquire(ctx, nodeUUID, src)
 	if err != nil {
 		return image.Entry{}, fmt.Errorf("cache image %s: %w", redact(info.imageSource), err)
@@ -368,6 +379,18 @@ func (d *Deploy) cacheImage(ctx context.Context, nodeUUID string, info *instance
 		}
 	}
 	return entry, nil
+}
+
+// maxImageSize is the configured limit, else the node's disk: an image
+// larger than local_gb could not be written to it anyway.
+func (d *Deploy) maxImageSize(n *model.Node) int64 {
+	if d.opts.MaxImageSize > 0 {
+		return d.opts.MaxImageSize
+	}
+	if gb, err := intParam(n.Properties["local_gb"]); err == nil && gb > 0 {
+		return gb << 30
+	}
+	return 0
 }
 
 // ContinueDeploy has nothing to resume: an iSCSI deploy continues when the

@@ -7,17 +7,25 @@ import (
 	"path/filepath"
 )
 
+// Boot files and their directories are not world-readable: a deploy
+// ramdisk's command line and a node's configuration are nobody else's
+// business. The TFTP server (and a web server serving the HTTP root, if
+// not the conductor's own) reads them through the group: the operator
+// gives the roots that group and the set-group-ID bit, which new files
+// and directories inherit (see README, "Boot files").
+const (
+	fileMode os.FileMode = 0o640
+	dirMode  os.FileMode = 0o750
+)
+
 // writeFileAtomic replaces path with data so a booting node never reads a
 // half-written file.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	if err := writeStreamAtomic(path, bytes.NewReader(data)); err != nil {
-		return err
-	}
-	return os.Chmod(path, perm)
+func writeFileAtomic(path string, data []byte) error {
+	return writeStreamAtomic(path, bytes.NewReader(data))
 }
 
 // writeStreamAtomic copies r into a temporary file next to path, then
-// renames it over path.
+// renames it over path. Nothing is left behind when r fails.
 func writeStreamAtomic(path string, r io.Reader) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
@@ -28,7 +36,7 @@ func writeStreamAtomic(path string, r io.Reader) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(fileMode); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -24,8 +24,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/httpserver"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -56,6 +58,14 @@ type Options struct {
 	// Client fetches http(s) kernels and ramdisks; nil: a client with a
 	// 10-minute overall timeout.
 	Client *http.Client
+	// FileAllowedPaths are the directories kernels and ramdisks given as
+	// local paths may come from (image.CheckLocalPath).
+	FileAllowedPaths []string
+	// MaxFileSize bounds each kernel and ramdisk fetched, in bytes; 0 is no
+	// limit.
+	MaxFileSize int64
+	// Server bounds the boot file server's connections.
+	Server httpserver.Limits
 	Log    logrus.FieldLogger
 }
 
@@ -68,7 +78,11 @@ func OptionsFrom(cfg config.Config, log logrus.FieldLogger) Options {
 		IPXE:              cfg.PXE.IPXEEnabled,
 		AppendParams:      cfg.PXE.PXEAppendParams,
 		DefaultBootOption: cfg.Deploy.DefaultBootOption,
-		Log:               log,
+		FileAllowedPaths:  cfg.Conductor.FileURLAllowedPaths,
+		MaxFileSize:       cfg.PXE.MaxBootFileSize << 20,
+		Server: httpserver.Limits{ReadTimeout: cfg.Deploy.HTTPReadTimeout, WriteTimeout: cfg.Deploy.HTTPWriteTimeout,
+			PerWrite: true, IdleTimeout: cfg.Deploy.HTTPIdleTimeout, MaxHeaderBytes: cfg.Deploy.HTTPMaxHeaderSize},
+		Log: log,
 	}
 }
 
@@ -104,8 +118,8 @@ var (
 // Properties describes the driver_info keys the interface reads.
 func (b *Boot) Properties() map[string]string {
 	return map[string]string{
-		"deploy_kernel":  "Deploy ramdisk kernel: an absolute path or a file://, http:// or https:// URL. Required.",
-		"deploy_ramdisk": "Deploy ramdisk initrd: an absolute path or a file://, http:// or https:// URL. Required.",
+		"deploy_kernel":  "Deploy ramdisk kernel: an http:// or https:// URL, or an absolute path or file:// URL under [conductor] file_url_allowed_paths. Required.",
+		"deploy_ramdisk": "Deploy ramdisk initrd: an http:// or https:// URL, or an absolute path or file:// URL under [conductor] file_url_allowed_paths. Required.",
 	}
 }
 
@@ -125,7 +139,7 @@ func (b *Boot) Validate(ctx context.Context, t driver.TaskContext) error {
 			"Cannot validate PXE bootloader. Some parameters were missing in node's driver_info. Missing are: %s", pyList(missing))
 	}
 	for _, k := range []string{"deploy_kernel", "deploy_ramdisk"} {
-		if err := checkRef(n.DriverInfo[k]); err != nil {
+		if err := b.checkRef(n.DriverInfo[k]); err != nil {
 			return errs.InvalidParameterValue("Node %s: driver_info %s: %s", n.UUID, k, err)
 		}
 	}
@@ -143,6 +157,11 @@ func (b *Boot) Validate(ctx context.Context, t driver.TaskContext) error {
 		if missing := missingKeys(n.InstanceInfo, "kernel", "ramdisk"); len(missing) > 0 {
 			return errs.New(errs.KindMissingParameterValue,
 				"Cannot validate PXE bootloader. Some parameters were missing in node's instance_info. Missing are: %s", pyList(missing))
+		}
+		for _, k := range []string{"kernel", "ramdisk"} {
+			if err := b.checkRef(n.InstanceInfo[k]); err != nil {
+				return errs.InvalidParameterValue("Node %s: instance_info %s: %s", n.UUID, k, err)
+			}
 		}
 	}
 	return nil
@@ -292,7 +311,7 @@ func (b *Boot) writeConfigs(ctx context.Context, t driver.TaskContext, f bootFil
 	}
 	for _, root := range roots {
 		dir := filepath.Join(root, n.UUID)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, dirMode); err != nil {
 			return fmt.Errorf("pxe: %w", err)
 		}
 		for _, img := range []struct {
@@ -320,7 +339,7 @@ func (b *Boot) writeConfigs(ctx context.Context, t driver.TaskContext, f bootFil
 		chain := fmt.Sprintf("#!ipxe\n\nchain --autofree %s/pxelinux.cfg/${mac} || goto no_config\n\n"+
 			":no_config\necho No boot configuration for ${mac}; rebooting in 60 seconds.\nsleep 60\nreboot\n",
 			strings.TrimRight(b.opts.HTTPURL, "/"))
-		if err := writeFileAtomic(filepath.Join(b.opts.HTTPRoot, "boot.ipxe"), []byte(chain), 0o644); err != nil {
+		if err := writeFileAtomic(filepath.Join(b.opts.HTTPRoot, "boot.ipxe"), []byte(chain)); err != nil {
 			return fmt.Errorf("pxe: write boot.ipxe: %w", err)
 		}
 	}
@@ -338,12 +357,11 @@ func ipxeName(mac string) string { return mac }
 // <root>/pxelinux.cfg/<name(mac)> to it for every MAC.
 func (b *Boot) install(root, uuid, content string, macs []string, name func(string) string) error {
 	cfg := filepath.Join(root, uuid, "config")
-	// TFTP and HTTP servers run as other users and must read it.
-	if err := writeFileAtomic(cfg, []byte(content), 0o644); err != nil {
+	if err := writeFileAtomic(cfg, []byte(content)); err != nil {
 		return fmt.Errorf("pxe: write %s: %w", cfg, err)
 	}
 	links := filepath.Join(root, "pxelinux.cfg")
-	if err := os.MkdirAll(links, 0o755); err != nil {
+	if err := os.MkdirAll(links, dirMode); err != nil {
 		return fmt.Errorf("pxe: %w", err)
 	}
 	for _, mac := range macs {
@@ -469,63 +487,68 @@ func pyList(names []string) string {
 	return "[" + strings.Join(quoted, ", ") + "]"
 }
 
-// checkRef accepts an absolute path or a file/http/https URL.
-func checkRef(ref any) error {
+// checkRef accepts an http(s) URL, or an absolute path or file URL under
+// the allowed directories.
+func (b *Boot) checkRef(ref any) error {
 	s, _ := ref.(string)
-	if filepath.IsAbs(s) {
-		return nil
+	if path, ok := image.LocalPath(s); ok {
+		if !filepath.IsAbs(path) {
+			return fmt.Errorf("file URL %q has no absolute path", s)
+		}
+		_, err := image.CheckLocalPath(path, b.opts.FileAllowedPaths)
+		return err
 	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return fmt.Errorf("%q is not a URL", s)
 	}
 	switch u.Scheme {
-	case "file":
-		if !filepath.IsAbs(u.Path) {
-			return fmt.Errorf("file URL %q has no absolute path", s)
-		}
 	case "http", "https":
 		if u.Host == "" {
 			return fmt.Errorf("URL %q has no host", s)
 		}
 	default:
-		return fmt.Errorf("%q is neither an absolute path nor a file, http or https URL", s)
+		return fmt.Errorf("%q is neither an http or https URL nor an absolute path or file URL", s)
 	}
 	return nil
 }
 
-// fetch copies (a path or file URL) or downloads (http/https) ref to dst.
+// fetch copies (a path or file URL) or downloads (http/https) ref to dst,
+// at most MaxFileSize bytes of it.
 func (b *Boot) fetch(ctx context.Context, ref any, dst string) error {
-	if err := checkRef(ref); err != nil {
+	if err := b.checkRef(ref); err != nil {
 		return err
 	}
 	s := ref.(string)
-	if u, err := url.Parse(s); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s, nil)
+	if path, ok := image.LocalPath(s); ok {
+		src, err := image.OpenLocal(path, b.opts.FileAllowedPaths)
 		if err != nil {
 			return err
 		}
-		resp, err := b.opts.Client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s://%s%s: %s", u.Scheme, u.Host, u.Path, resp.Status)
-		}
-		return writeStreamAtomic(dst, resp.Body)
+		defer src.Close()
+		return writeStreamAtomic(dst, &image.LimitedReader{R: src, Max: b.opts.MaxFileSize})
 	}
-	path := s
-	if strings.HasPrefix(s, "file://") {
-		u, _ := url.Parse(s)
-		path = u.Path
-	}
-	src, err := os.Open(path)
+	u, _ := url.Parse(s)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s, nil)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	return writeStreamAtomic(dst, src)
+	resp, err := b.opts.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	where := u.Scheme + "://" + u.Host + u.Path
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", where, resp.Status)
+	}
+	if max := b.opts.MaxFileSize; max > 0 && resp.ContentLength > max {
+		return fmt.Errorf("GET %s: %w: it has %d bytes, more than the %d allowed ([pxe] max_boot_file_size)", where, image.ErrTooLarge, resp.ContentLength, max)
+	}
+	if err := writeStreamAtomic(dst, &image.LimitedReader{R: resp.Body, Max: b.opts.MaxFileSize}); err != nil {
+		return fmt.Errorf("GET %s: %w", where, err)
+	}
+	return nil
 }
 
 // StartService serves the HTTP root at the host:port of the HTTP URL.
@@ -550,7 +573,7 @@ func (b *Boot) StartService(ctx context.Context) error {
 		}
 		addr = net.JoinHostPort(u.Hostname(), port)
 	}
-	if err := os.MkdirAll(b.opts.HTTPRoot, 0o755); err != nil {
+	if err := os.MkdirAll(b.opts.HTTPRoot, dirMode); err != nil {
 		return fmt.Errorf("pxe: %w", err)
 	}
 	l, err := net.Listen("tcp", addr)
@@ -562,7 +585,7 @@ func (b *Boot) StartService(ctx context.Context) error {
 	if prefix != "" {
 		h = http.StripPrefix(prefix, h)
 	}
-	b.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	b.srv = httpserver.New(h, b.opts.Server)
 	srv := b.srv
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {

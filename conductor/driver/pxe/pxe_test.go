@@ -2,12 +2,15 @@ package pxe_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -15,7 +18,10 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/deploy/image"
+	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/httpserver"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -49,7 +55,7 @@ var _ = Describe("pxe boot interface", func() {
 			Expect(os.WriteFile(filepath.Join(dir, name), []byte("file "+name), 0o644)).To(Succeed())
 		}
 		boot = pxe.New(pxe.Options{TFTPRoot: tftp, HTTPRoot: httpRoot, HTTPURL: "http://127.0.0.1:1/b", IPXE: true,
-			AppendParams: "nofb", DefaultBootOption: "local"})
+			AppendParams: "nofb", DefaultBootOption: "local", FileAllowedPaths: []string{dir}})
 		reg, err := driver.NewRegistry([]string{fake.Name}, fake.New().HardwareType())
 		Expect(err).NotTo(HaveOccurred())
 		node := &model.Node{UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", Driver: fake.Name,
@@ -79,6 +85,40 @@ var _ = Describe("pxe boot interface", func() {
 		It("refuses image references that are neither paths nor file/http URLs", func(ctx SpecContext) {
 			t.node.DriverInfo["deploy_kernel"] = "glance://abc"
 			Expect(errs.Is(boot.Validate(ctx, t), errs.KindInvalidParameterValue)).To(BeTrue())
+		})
+
+		DescribeTable("refuses conductor files outside file_url_allowed_paths",
+			func(ctx SpecContext, key string, ref func() string) {
+				t.node.DriverInfo[key] = ref()
+				err := boot.Validate(ctx, t)
+				Expect(errs.Is(err, errs.KindInvalidParameterValue)).To(BeTrue(), "%v", err)
+				Expect(errs.Message(err)).To(ContainSubstring("driver_info " + key))
+				Expect(errs.Message(err)).To(ContainSubstring("file_url_allowed_paths"))
+			},
+			Entry("a secret by path", "deploy_kernel", func() string { return "/etc/shadow" }),
+			Entry("the process environment by URL", "deploy_ramdisk", func() string { return "file:///proc/self/environ" }),
+			Entry("a way out through ..", "deploy_kernel", func() string { return dir + "/../../../etc/passwd" }),
+			Entry("a link in an allowed directory to a file outside", "deploy_kernel", func() string {
+				outside := filepath.Join(GinkgoT().TempDir(), "secret")
+				Expect(os.WriteFile(outside, []byte("password"), 0o600)).To(Succeed())
+				link := filepath.Join(dir, "kernel-link")
+				Expect(os.Symlink(outside, link)).To(Succeed())
+				return "file://" + link
+			}),
+		)
+
+		It("refuses every local file when no directory is allowed", func(ctx SpecContext) {
+			strict := pxe.New(pxe.Options{TFTPRoot: tftp, HTTPRoot: httpRoot})
+			err := strict.Validate(ctx, t)
+			Expect(errs.Is(err, errs.KindInvalidParameterValue)).To(BeTrue(), "%v", err)
+			Expect(errs.Message(err)).To(ContainSubstring("no directory is allowed"))
+		})
+
+		It("refuses instance kernels outside file_url_allowed_paths for a netbooted image", func(ctx SpecContext) {
+			t.node.InstanceInfo = model.JSONObject{"image_source": "http://x/img", "kernel": "/etc/shadow",
+				"ramdisk": filepath.Join(dir, "r"), "capabilities": "boot_option:netboot"}
+			err := boot.Validate(ctx, t)
+			Expect(errs.Message(err)).To(ContainSubstring("instance_info kernel: local file not allowed: /etc/shadow"))
 		})
 
 		It("needs a PXE-enabled port", func(ctx SpecContext) {
@@ -120,6 +160,66 @@ var _ = Describe("pxe boot interface", func() {
 		Expect(filepath.Join(tftp, t.node.UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
 		Expect(boot.CleanUpInstance(ctx, t)).To(Succeed())
 		Expect(filepath.Join(tftp, t.node.UUID)).NotTo(BeADirectory())
+	})
+
+	It("writes boot files that other users cannot read", func(ctx SpecContext) {
+		Expect(boot.PrepareRamdisk(ctx, t, nil)).To(Succeed())
+		for _, root := range []string{tftp, httpRoot} {
+			var seen int
+			Expect(filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+				Expect(err).NotTo(HaveOccurred())
+				info, err := os.Lstat(path)
+				Expect(err).NotTo(HaveOccurred())
+				if path != root && info.Mode()&os.ModeSymlink == 0 {
+					seen++
+					Expect(info.Mode().Perm()&0o007).To(BeZero(), "%s is %s", path, info.Mode())
+				}
+				return nil
+			})).To(Succeed())
+			Expect(seen).To(BeNumerically(">=", 4), "the node's directory, kernel, ramdisk and config under %s", root)
+		}
+	})
+
+	It("copies no conductor file outside the allowed directories, even without validation", func(ctx SpecContext) {
+		t.node.DriverInfo["deploy_kernel"] = "/etc/passwd"
+		err := boot.PrepareRamdisk(ctx, t, nil)
+		Expect(err).To(MatchError(ContainSubstring("local file not allowed: /etc/passwd")))
+		Expect(filepath.Join(tftp, t.node.UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
+	})
+
+	Describe("boot file size limit", func() {
+		var files *httptest.Server
+		BeforeEach(func() {
+			files = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/unsized" {
+					w.(http.Flusher).Flush() // chunked: no Content-Length
+				} else {
+					w.Header().Set("Content-Length", "4096")
+				}
+				_, _ = w.Write(make([]byte, 4096))
+			}))
+			DeferCleanup(files.Close)
+			boot = pxe.New(pxe.Options{TFTPRoot: tftp, HTTPRoot: httpRoot, FileAllowedPaths: []string{dir}, MaxFileSize: 1024})
+		})
+
+		It("refuses a kernel announced larger than the limit and writes nothing", func(ctx SpecContext) {
+			t.node.DriverInfo["deploy_kernel"] = files.URL + "/sized"
+			err := boot.PrepareRamdisk(ctx, t, nil)
+			Expect(errors.Is(err, image.ErrTooLarge)).To(BeTrue(), "%v", err)
+			Expect(err.Error()).To(ContainSubstring("4096 bytes, more than the 1024 allowed"))
+			Expect(os.ReadDir(filepath.Join(tftp, t.node.UUID))).To(BeEmpty())
+		})
+
+		It("stops a body that gave no size once it passes the limit, and a local file too", func(ctx SpecContext) {
+			t.node.DriverInfo["deploy_kernel"] = files.URL + "/unsized"
+			Expect(errors.Is(boot.PrepareRamdisk(ctx, t, nil), image.ErrTooLarge)).To(BeTrue())
+			Expect(os.ReadDir(filepath.Join(tftp, t.node.UUID))).To(BeEmpty())
+
+			Expect(os.WriteFile(filepath.Join(dir, "big"), make([]byte, 1025), 0o644)).To(Succeed())
+			t.node.DriverInfo["deploy_kernel"] = filepath.Join(dir, "big")
+			Expect(errors.Is(boot.PrepareRamdisk(ctx, t, nil), image.ErrTooLarge)).To(BeTrue())
+			Expect(os.ReadDir(filepath.Join(tftp, t.node.UUID))).To(BeEmpty())
+		})
 	})
 
 	It("refuses kernel parameters with white space", func(ctx SpecContext) {
@@ -172,5 +272,14 @@ var _ = Describe("pxe boot interface", func() {
 		Expect(srv.StopService(ctx)).To(Succeed())
 		_, err = http.Get("http://" + addr + "/boot/hello")
 		Expect(err).To(HaveOccurred())
+	})
+
+	It("bounds the boot file server's clients as [deploy] configures", func() {
+		cfg := config.Defaults()
+		cfg.Deploy.HTTPReadTimeout, cfg.Deploy.HTTPWriteTimeout, cfg.Deploy.HTTPIdleTimeout = time.Second, 2*time.Second, 3*time.Second
+		cfg.Deploy.HTTPMaxHeaderSize = 1024
+		// Per write: images of many GiB must not hit a whole-response deadline.
+		Expect(pxe.OptionsFrom(cfg, nil).Server).To(Equal(httpserver.Limits{ReadTimeout: time.Second, WriteTimeout: 2 * time.Second,
+			PerWrite: true, IdleTimeout: 3 * time.Second, MaxHeaderBytes: 1024}))
 	})
 })

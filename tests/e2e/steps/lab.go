@@ -66,9 +66,11 @@ func NewLabSuite(ctx context.Context, name string) *LabSuite {
 
 // Config is the lab's configuration of the deployment over AMQP and the
 // suite's database; httpPort is the conductor's boot file server (0 when
-// each conductor sets its own).
+// each conductor sets its own). The deploy kernel and ramdisk, given as
+// file:// URLs, are files of the work directory.
 func (s *LabSuite) Config(timings harness.Timings, httpPort int) harness.Config {
-	return lab.Configure(harness.BaseConfig(s.DB.Connection(), "amqp", timings), s.Dirs, s.PortalPort, httpPort)
+	return lab.Configure(harness.BaseConfig(s.DB.Connection(), "amqp", timings), s.Dirs, s.PortalPort, httpPort).
+		Set("conductor", "file_url_allowed_paths", []string{s.WorkDir})
 }
 
 // StartAPI makes the deployment, migrates its database and starts

@@ -98,7 +98,8 @@ func run(nodeCount int, diskSize int64, mode string, keep bool) (err error) {
 	cleanups = append(cleanups, func() error { return db.Drop(context.Background()) })
 	timings := harness.FastTimings
 	timings.CallbackTimeout = 10 * time.Minute
-	base := lab.Configure(harness.BaseConfig(db.Connection(), "amqp", timings), dirs, portalPort, httpPort)
+	base := lab.Configure(harness.BaseConfig(db.Connection(), "amqp", timings), dirs, portalPort, httpPort).
+		Set("conductor", "file_url_allowed_paths", []string{dir})
 	d := harness.NewDeployment(bin, dir, base)
 	cleanups = append(cleanups, func() error { return d.StopAll(20 * time.Second) })
 	if err := d.DBSync(ctx); err != nil {
@@ -143,6 +144,7 @@ func printUsage(d *harness.Deployment, l *lab.Lab, dir, kernel, ramdisk string) 
 		fmt.Fprintf(&b, "   curl -s -X POST %s/v1/ports -H 'Content-Type: application/json' -d '{\"node_uuid\": \"<uuid>\", \"address\": \"%s\"}'\n\n",
 			d.APIURL, n.MAC)
 	}
+	fmt.Fprintf(&b, "Local files (file:// or absolute paths) are read only under %s ([conductor] file_url_allowed_paths).\n", dir)
 	b.WriteString("Then: manage, provide, set instance_info/image_source (an http:// or file:// qcow2 or raw image;\n" +
 		"a partition image also needs kernel, ramdisk and root_gb) and deploy (target active). The lab boots\n" +
 		"ferric-agent on the node's own address when the BMC powers it on with boot device pxe; any number\n" +
