@@ -179,10 +179,11 @@ var _ = Describe("Example", func() {
 			"#response_timeout = 60\n",
 			"#enabled_hardware_types = fake-hardware\n",
 			"#allow_deleting_available_nodes = true\n",
+			"#allow_volume_delete_unless_powered_off = false\n",
 		} {
 			Expect(ex).To(ContainSubstring(want))
 		}
-		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(75), "one commented-out line per option")
+		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(76), "one commented-out line per option")
 	})
 
 	It("loads back to the defaults with every option uncommented", func() {
