@@ -193,12 +193,20 @@ var _ = Describe("volume connectors and targets", func() {
 			Expect(faultOf(r)).To(Equal("Volume connector 0b0e61a4-2a4e-4c3b-9b1e-0c1d2e3f4a5b could not be found."))
 		})
 
-		It("lists with default fields, detail, fields, the node filter and pages", func() {
-			a := createConnector("iqn", "iqn.a")
-			b := createConnector("ip", "192.0.2.50")
+		// twoAndOne gives node-07 two connectors, a and b, and a node
+		// named other a third.
+		twoAndOne := func() (a, b string) {
+			GinkgoHelper()
+			a = createConnector("iqn", "iqn.a")
+			b = createConnector("ip", "192.0.2.50")
 			other := e.createNode(`, "name": "other"`)
 			r := e.at(v32, http.MethodPost, "/v1/volume/connectors", `{"node_uuid": "`+other+`", "type": "mac", "connector_id": "52:54:00:12:34:56"}`)
 			Expect(r.status).To(Equal(http.StatusCreated))
+			return a, b
+		}
+
+		It("lists with default fields, detail, fields, the node filter and pages", func() {
+			a, b := twoAndOne()
 
 			list := e.at(v32, http.MethodGet, "/v1/volume/connectors", "").json()["connectors"].([]any)
 			Expect(list).To(HaveLen(3))
@@ -243,13 +251,9 @@ var _ = Describe("volume connectors and targets", func() {
 		})
 
 		It("lists full connectors at /detail, by node UUID or name, in pages", func() {
-			a := createConnector("iqn", "iqn.a")
-			b := createConnector("ip", "192.0.2.50")
-			other := e.createNode(`, "name": "other"`)
-			r := e.at(v32, http.MethodPost, "/v1/volume/connectors", `{"node_uuid": "`+other+`", "type": "mac", "connector_id": "52:54:00:12:34:56"}`)
-			Expect(r.status).To(Equal(http.StatusCreated))
+			a, b := twoAndOne()
 
-			r = e.at(v32, http.MethodGet, "/v1/volume/connectors/detail", "")
+			r := e.at(v32, http.MethodGet, "/v1/volume/connectors/detail", "")
 			Expect(r.status).To(Equal(http.StatusOK), string(r.raw))
 			all := r.json()["connectors"].([]any)
 			Expect(all).To(HaveLen(3))

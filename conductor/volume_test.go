@@ -23,10 +23,13 @@ var _ = Describe("Volume connector and target RPCs", func() {
 				e   *env
 				api rpc.ConductorAPI
 				ctx = context.Background()
+				// mods configure the conductor a spec starts.
+				mods []func(*config.Config)
 			)
-			BeforeEach(func(ctx SpecContext) {
+			BeforeEach(func() { mods = nil })
+			JustBeforeEach(func(ctx SpecContext) {
 				e = newEnv(backend)
-				api = e.api(e.start(ctx, "vol-"+newUUID()[:8]))
+				api = e.api(e.start(ctx, "vol-"+newUUID()[:8], mods...))
 			})
 
 			off := func(n *model.Node) { n.PowerState = ptr(states.PowerOff) }
@@ -124,37 +127,26 @@ var _ = Describe("Volume connector and target RPCs", func() {
 				_, err = e.store.GetVolumeTarget(ctx, t.UUID)
 				Expect(errs.Is(err, errs.KindVolumeTargetNotFound)).To(BeTrue())
 			})
-		})
 
-		Context("on "+backend+" with allow_volume_delete_unless_powered_off", func() {
-			var (
-				e   *env
-				api rpc.ConductorAPI
-				ctx = context.Background()
-			)
-			BeforeEach(func(ctx SpecContext) {
-				e = newEnv(backend)
-				api = e.api(e.start(ctx, "vol-"+newUUID()[:8], func(cfg *config.Config) { cfg.Conductor.AllowVolumeDeleteUnlessOff = true }))
-			})
+			Context("with allow_volume_delete_unless_powered_off", func() {
+				BeforeEach(func() {
+					mods = append(mods, func(cfg *config.Config) { cfg.Conductor.AllowVolumeDeleteUnlessOff = true })
+				})
 
-			It("deletes in manageable, enroll and adopt failed while powered on, and still not in active", func() {
-				on := func(n *model.Node) { n.PowerState = ptr(states.PowerOn) }
-				for _, state := range []string{states.AdoptFail, states.Manageable, states.Enroll} {
-					n := e.createNode(ctx, state, on)
-					c := model.VolumeConnector{NodeID: n.ID, Type: "iqn", ConnectorID: "iqn-" + n.UUID, Extra: model.JSONObject{}}
-					Expect(e.store.CreateVolumeConnector(ctx, &c)).To(Succeed())
-					c.NodeUUID = n.UUID
-					_, err := api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
-					Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "power on".`), "updates still need power off")
-					Expect(api.DestroyVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})).To(Succeed(), state)
-					_, err = e.store.GetVolumeConnector(ctx, c.UUID)
-					Expect(errs.Is(err, errs.KindVolumeConnectorNotFound)).To(BeTrue())
-				}
-				n := e.createNode(ctx, states.Active, on)
-				t := model.VolumeTarget{NodeID: n.ID, VolumeType: "iscsi", VolumeID: "v", Extra: model.JSONObject{}, Properties: model.JSONObject{}}
-				Expect(e.store.CreateVolumeTarget(ctx, &t)).To(Succeed())
-				t.NodeUUID = n.UUID
-				Expect(errs.Status(api.DestroyVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t}))).To(Equal(http.StatusBadRequest))
+				It("deletes in manageable, enroll and adopt failed while powered on, and still not in active", func() {
+					on := func(n *model.Node) { n.PowerState = ptr(states.PowerOn) }
+					for _, state := range []string{states.AdoptFail, states.Manageable, states.Enroll} {
+						n := e.createNode(ctx, state, on)
+						c := connector(n, "on")
+						_, err := api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
+						Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "power on".`), "updates still need power off")
+						Expect(api.DestroyVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})).To(Succeed(), state)
+						_, err = e.store.GetVolumeConnector(ctx, c.UUID)
+						Expect(errs.Is(err, errs.KindVolumeConnectorNotFound)).To(BeTrue())
+					}
+					t := target(e.createNode(ctx, states.Active, on))
+					Expect(errs.Status(api.DestroyVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t}))).To(Equal(http.StatusBadRequest))
+				})
 			})
 		})
 	}
