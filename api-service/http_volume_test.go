@@ -17,7 +17,10 @@ import (
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
-const v32 = "1.32"
+const (
+	v31 = "1.31"
+	v32 = "1.32"
+)
 
 var _ = Describe("volume connectors and targets", func() {
 	var (
@@ -78,16 +81,16 @@ var _ = Describe("volume connectors and targets", func() {
 
 		It("links the volume from the v1 index and from nodes at 1.32 only", func() {
 			Expect(e.at(v32, http.MethodGet, "/v1", "").json()).To(HaveKey("volume"))
-			Expect(e.at("1.31", http.MethodGet, "/v1", "").json()).NotTo(HaveKey("volume"))
+			Expect(e.at(v31, http.MethodGet, "/v1", "").json()).NotTo(HaveKey("volume"))
 			n := e.at(v32, http.MethodGet, "/v1/nodes/"+node, "").json()
 			Expect(n["volume"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/v1/nodes/" + node + "/volume", "rel": "self"}))
-			Expect(e.at("1.31", http.MethodGet, "/v1/nodes/"+node, "").json()).NotTo(HaveKey("volume"))
+			Expect(e.at(v31, http.MethodGet, "/v1/nodes/"+node, "").json()).NotTo(HaveKey("volume"))
 		})
 
 		DescribeTable("hides every endpoint below 1.32",
 			func(method, path, body string) {
 				path = strings.ReplaceAll(path, "NODE", node)
-				r := e.at("1.31", method, path, strings.ReplaceAll(body, "NODE", node))
+				r := e.at(v31, method, path, strings.ReplaceAll(body, "NODE", node))
 				Expect(r.status).To(Equal(http.StatusNotFound))
 				Expect(faultOf(r)).To(Equal("The API is not supported for this version"))
 			},
@@ -185,21 +188,25 @@ var _ = Describe("volume connectors and targets", func() {
 			Expect(r.status).To(Equal(http.StatusBadRequest))
 			Expect(faultOf(r)).To(ContainSubstring("'nope' is not one of ['connector_id', 'created_at', 'extra', 'links', 'node_uuid', 'type', 'updated_at', 'uuid']"))
 
-			r = e.at(v32, http.MethodGet, "/v1/volume/connectors/detail", "")
-			Expect(r.status).To(Equal(http.StatusBadRequest))
-			Expect(faultOf(r)).To(Equal("Expected UUID for connector_uuid: detail"))
-
 			r = e.at(v32, http.MethodGet, "/v1/volume/connectors/0b0e61a4-2a4e-4c3b-9b1e-0c1d2e3f4a5b", "")
 			Expect(r.status).To(Equal(http.StatusNotFound))
 			Expect(faultOf(r)).To(Equal("Volume connector 0b0e61a4-2a4e-4c3b-9b1e-0c1d2e3f4a5b could not be found."))
 		})
 
-		It("lists with default fields, detail, fields, the node filter and pages", func() {
-			a := createConnector("iqn", "iqn.a")
-			b := createConnector("ip", "192.0.2.50")
+		// twoAndOne gives node-07 two connectors, a and b, and a node
+		// named other a third.
+		twoAndOne := func() (a, b string) {
+			GinkgoHelper()
+			a = createConnector("iqn", "iqn.a")
+			b = createConnector("ip", "192.0.2.50")
 			other := e.createNode(`, "name": "other"`)
 			r := e.at(v32, http.MethodPost, "/v1/volume/connectors", `{"node_uuid": "`+other+`", "type": "mac", "connector_id": "52:54:00:12:34:56"}`)
 			Expect(r.status).To(Equal(http.StatusCreated))
+			return a, b
+		}
+
+		It("lists with default fields, detail, fields, the node filter and pages", func() {
+			a, b := twoAndOne()
 
 			list := e.at(v32, http.MethodGet, "/v1/volume/connectors", "").json()["connectors"].([]any)
 			Expect(list).To(HaveLen(3))
@@ -243,6 +250,53 @@ var _ = Describe("volume connectors and targets", func() {
 			Expect(desc[0]).To(HaveKeyWithValue("connector_id", "iqn.a"))
 		})
 
+		It("lists full connectors at /detail, by node UUID or name, in pages", func() {
+			a, b := twoAndOne()
+
+			r := e.at(v32, http.MethodGet, "/v1/volume/connectors/detail", "")
+			Expect(r.status).To(Equal(http.StatusOK), string(r.raw))
+			all := r.json()["connectors"].([]any)
+			Expect(all).To(HaveLen(3))
+			Expect(all[0]).To(HaveKeyWithValue("uuid", a))
+			Expect(all[0]).To(HaveKey("extra"))
+			Expect(all[0]).To(HaveKey("created_at"))
+			Expect(all[0]).To(HaveKey("updated_at"))
+			Expect(all[0]).To(HaveKeyWithValue("links", ContainElement(map[string]any{"href": e.srv.URL + "/v1/volume/connectors/" + a, "rel": "self"})))
+
+			for _, id := range []string{"node-07", node} {
+				byNode := e.at(v32, http.MethodGet, "/v1/volume/connectors/detail?node="+id, "").json()["connectors"].([]any)
+				Expect(byNode).To(HaveLen(2), id)
+				Expect(byNode[1]).To(HaveKeyWithValue("uuid", b))
+				Expect(byNode[1]).To(HaveKey("extra"))
+			}
+
+			page := e.at(v32, http.MethodGet, "/v1/volume/connectors/detail?node=node-07&limit=1", "").json()
+			Expect(page["connectors"]).To(ConsistOf(HaveKeyWithValue("uuid", a)))
+			next := page["next"].(string)
+			Expect(next).To(Equal(e.srv.URL + "/v1/volume/connectors/detail?sort_key=id&sort_dir=asc&node=node-07&limit=1&marker=" + a))
+			page2 := e.at(v32, http.MethodGet, strings.TrimPrefix(next, e.srv.URL), "").json()
+			Expect(page2["connectors"]).To(ConsistOf(And(HaveKeyWithValue("uuid", b), HaveKey("created_at"))))
+
+			for q, msg := range map[string]string{
+				"?fields=uuid":   "Unexpected arguments: fields",
+				"?detail=true":   "Unexpected arguments: detail",
+				"?type=iqn":      "Unexpected arguments: type",
+				"?marker=nope":   "Expected UUID for marker: nope",
+				"?sort_dir=up":   "Invalid sort direction: up",
+				"?sort_key=type": "",
+			} {
+				r := e.at(v32, http.MethodGet, "/v1/volume/connectors/detail"+q, "")
+				if msg == "" {
+					Expect(r.status).To(Equal(http.StatusOK), q)
+					continue
+				}
+				Expect(r.status).To(Equal(http.StatusBadRequest), q)
+				Expect(faultOf(r)).To(ContainSubstring(msg), q)
+			}
+			Expect(e.at(v32, http.MethodGet, "/v1/volume/connectors/detail?node=ghost", "").status).To(Equal(http.StatusNotFound))
+			Expect(e.at(v31, http.MethodGet, "/v1/volume/connectors/detail", "").status).To(Equal(http.StatusNotFound))
+		})
+
 		DescribeTable("refuses bad list queries",
 			func(q string, code int, msg string) {
 				r := e.at(v32, http.MethodGet, "/v1/volume/connectors"+q, "")
@@ -262,6 +316,20 @@ var _ = Describe("volume connectors and targets", func() {
 			Entry("unknown marker", "?marker=0b0e61a4-2a4e-4c3b-9b1e-0c1d2e3f4a5b", 404, "Volume connector 0b0e61a4-2a4e-4c3b-9b1e-0c1d2e3f4a5b could not be found."),
 			Entry("unknown node", "?node=ghost", 404, "Node ghost could not be found."),
 		)
+
+		It("accepts the known connector types and refuses others, on create and on patch", func() {
+			for i, typ := range []string{"iqn", "ip", "mac", "wwnn", "wwpn", "net-id", "port", "portgroup"} {
+				createConnector(typ, fmt.Sprint("id-", i))
+			}
+			r := e.at(v32, http.MethodPost, "/v1/volume/connectors", `{"node_uuid": "`+node+`", "type": "fc", "connector_id": "x"}`)
+			Expect(r.status).To(Equal(http.StatusBadRequest))
+			Expect(faultOf(r)).To(Equal("Schema error for connector: 'fc' is not one of ['iqn', 'ip', 'mac', 'wwnn', 'wwpn', 'net-id', 'port', 'portgroup']"))
+			u := createConnector("iqn", "iqn.keep")
+			r = e.at(v32, http.MethodPatch, "/v1/volume/connectors/"+u, `[{"op": "replace", "path": "/type", "value": "IQN"}]`)
+			Expect(r.status).To(Equal(http.StatusBadRequest))
+			Expect(faultOf(r)).To(HavePrefix("Schema error for connector: 'IQN' is not one of"))
+			Expect(e.store.GetVolumeConnector(context.Background(), u)).To(HaveField("Type", "iqn"))
+		})
 
 		It("lets only reads through the node path", func() {
 			u := createConnector("iqn", "iqn.a")
@@ -342,20 +410,25 @@ var _ = Describe("volume connectors and targets", func() {
 			Expect(e.store.GetNode(context.Background(), node)).To(HaveField("Reservation", BeNil()))
 		})
 
-		It("refuses updates and deletes while the node is powered on", func() {
+		It("refuses updates and deletes while the node is powered on, in any provision state", func() {
 			u := createConnector("iqn", "iqn.a")
 			e.setPower(node, states.PowerOn)
 			r := e.at(v32, http.MethodPatch, "/v1/volume/connectors/"+u, `[{"op": "replace", "path": "/connector_id", "value": "iqn.z"}]`)
 			Expect(r.status).To(Equal(http.StatusBadRequest))
 			Expect(faultOf(r)).To(Equal(`The requested action "volume connector update" can not be performed on node "` + node + `" while it is in state "power on".`))
-			e.setProvision(node, states.Active)
-			r = e.at(v32, http.MethodDelete, "/v1/volume/connectors/"+u, "")
-			Expect(r.status).To(Equal(http.StatusBadRequest))
-			Expect(faultOf(r)).To(Equal(`The requested action "volume connector deletion" can not be performed on node "` + node + `" while it is in state "power on".`))
+			for _, state := range []string{states.Enroll, states.Manageable, states.Active} {
+				e.setProvision(node, state)
+				r = e.at(v32, http.MethodDelete, "/v1/volume/connectors/"+u, "")
+				Expect(r.status).To(Equal(http.StatusBadRequest), state)
+				Expect(faultOf(r)).To(Equal(`The requested action "volume connector deletion" can not be performed on node "` + node + `" while it is in state "power on".`))
+			}
 			Expect(e.store.GetVolumeConnector(context.Background(), u)).NotTo(BeNil())
 		})
 
-		It("deletes a connector of a powered-on node in manageable", func() {
+		It("deletes a connector of a powered-on node in manageable when allow_volume_delete_unless_powered_off is set", func() {
+			e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), func(c *config.Config) { c.Conductor.AllowVolumeDeleteUnlessOff = true })
+			node = e.createNode("")
+			e.setPower(node, states.PowerOff)
 			u := createConnector("iqn", "iqn.a")
 			e.setPower(node, states.PowerOn)
 			e.setProvision(node, states.Manageable)
@@ -447,9 +520,22 @@ var _ = Describe("volume connectors and targets", func() {
 			Expect(e.at(v32, http.MethodGet, "/v1/volume/targets?sort_key=boot_index&sort_dir=desc", "").json()["targets"].([]any)[0]).
 				To(HaveKeyWithValue("boot_index", BeNumerically("==", 1)))
 			Expect(e.at(v32, http.MethodGet, "/v1/volume/targets?volume_type=iscsi", "").status).To(Equal(http.StatusBadRequest))
-			r := e.at(v32, http.MethodGet, "/v1/volume/targets/detail", "")
+		})
+
+		It("lists full targets at /detail, masked, by node, in pages", func() {
+			a := createTarget(node, 0, `{"auth_password": "s3cr3t"}`)
+			b := createTarget(node, 1, "")
+			createTarget(e.createNode(""), 0, "")
+			Expect(e.at(v32, http.MethodGet, "/v1/volume/targets/detail", "").json()["targets"]).To(HaveLen(3))
+			page := e.at(v32, http.MethodGet, "/v1/volume/targets/detail?node=node-07&limit=1", "").json()
+			Expect(page["targets"]).To(ConsistOf(And(HaveKeyWithValue("uuid", a),
+				HaveKeyWithValue("properties", map[string]any{"auth_password": "******"}), HaveKey("extra"))))
+			Expect(page["next"]).To(Equal(e.srv.URL + "/v1/volume/targets/detail?sort_key=id&sort_dir=asc&node=node-07&limit=1&marker=" + a))
+			page2 := e.at(v32, http.MethodGet, strings.TrimPrefix(page["next"].(string), e.srv.URL), "").json()
+			Expect(page2["targets"]).To(ConsistOf(And(HaveKeyWithValue("uuid", b), HaveKey("properties"))))
+			r := e.at(v32, http.MethodGet, "/v1/volume/targets/detail?fields=uuid", "")
 			Expect(r.status).To(Equal(http.StatusBadRequest))
-			Expect(faultOf(r)).To(Equal("Expected UUID for target_uuid: detail"))
+			Expect(faultOf(r)).To(Equal("Unexpected arguments: fields"))
 		})
 
 		DescribeTable("refuses bad creates",
@@ -464,6 +550,7 @@ var _ = Describe("volume connectors and targets", func() {
 			Entry("properties a list", `{"node_uuid": "NODE", "volume_type": "iscsi", "volume_id": "v", "boot_index": 0, "properties": []}`, 400, "Schema error for target: [] is not of type 'object'"),
 			Entry("volume_id too long", `{"node_uuid": "NODE", "volume_type": "iscsi", "volume_id": "`+strings.Repeat("v", 37)+`", "boot_index": 0}`, 400, "Schema error for target: '"+strings.Repeat("v", 37)+"' is too long"),
 			Entry("unknown key", `{"node_uuid": "NODE", "volume_type": "iscsi", "volume_id": "v", "boot_index": 0, "lun": 1}`, 400, "Schema error for target: Additional properties are not allowed ('lun' was unexpected)"),
+			Entry("negative boot_index", `{"node_uuid": "NODE", "volume_type": "iscsi", "volume_id": "v", "boot_index": -1}`, 400, "Schema error for target: -1 is less than the minimum of 0"),
 		)
 
 		It("refuses a second boot index on the same node, on create and on update", func() {
@@ -488,7 +575,6 @@ var _ = Describe("volume connectors and targets", func() {
 			r = e.at(v32, http.MethodPatch, "/v1/volume/targets/"+u, `[{"op": "replace", "path": "/volume_id", "value": "zzz"}]`)
 			Expect(r.status).To(Equal(http.StatusBadRequest))
 			Expect(faultOf(r)).To(ContainSubstring(`"volume target update"`))
-			e.setProvision(node, states.Active)
 			Expect(faultOf(e.at(v32, http.MethodDelete, "/v1/volume/targets/"+u, ""))).To(ContainSubstring(`"volume target deletion"`))
 			e.setPower(node, states.PowerOff)
 			Expect(e.at(v32, http.MethodDelete, "/v1/volume/targets/"+u, "").status).To(Equal(http.StatusNoContent))

@@ -40,7 +40,7 @@ type Server struct {
 	log    *logrus.Logger
 	access *accessWriter
 	ring   *hashring.Manager
-	users  auth.Users
+	users  *auth.Authenticator
 	echo   *echo.Echo
 }
 
@@ -61,7 +61,9 @@ func New(opts Options) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("api service: http_basic auth: %w", err)
 		}
-		s.users = users
+		if s.users, err = auth.NewAuthenticator(users); err != nil {
+			return nil, fmt.Errorf("api service: http_basic auth: %w", err)
+		}
 	default:
 		return nil, fmt.Errorf("api service: unknown auth_strategy %q", opts.Config.API.AuthStrategy)
 	}

@@ -25,10 +25,12 @@ func (s *Server) volumeRoutes(e *echo.Echo) {
 
 	connectors, targets := s.volumeResources()
 	e.GET("/v1/volume/connectors", s.listConnectors)
+	e.GET("/v1/volume/connectors/detail", s.listConnectorsDetail)
 	crudRoutes(e, "/v1/volume/connectors", s, connectors, volumeOnly)
 	e.GET("/v1/nodes/:node/volume/connectors", s.listNodeConnectors)
 
 	e.GET("/v1/volume/targets", s.listTargets)
+	e.GET("/v1/volume/targets/detail", s.listTargetsDetail)
 	crudRoutes(e, "/v1/volume/targets", s, targets, volumeOnly)
 	e.GET("/v1/nodes/:node/volume/targets", s.listNodeTargets)
 
@@ -135,19 +137,27 @@ func (s *Server) targetCollection() volumeCollection[model.VolumeTarget] {
 }
 
 func (s *Server) listConnectors(c echo.Context) error {
-	return serveVolumeList(s, c, s.connectorCollection(), "")
+	return serveVolumeList(s, c, s.connectorCollection(), "", false)
+}
+
+func (s *Server) listConnectorsDetail(c echo.Context) error {
+	return serveVolumeList(s, c, s.connectorCollection(), "", true)
 }
 
 func (s *Server) listNodeConnectors(c echo.Context) error {
-	return serveVolumeList(s, c, s.connectorCollection(), c.Param("node"))
+	return serveVolumeList(s, c, s.connectorCollection(), c.Param("node"), false)
 }
 
 func (s *Server) listTargets(c echo.Context) error {
-	return serveVolumeList(s, c, s.targetCollection(), "")
+	return serveVolumeList(s, c, s.targetCollection(), "", false)
+}
+
+func (s *Server) listTargetsDetail(c echo.Context) error {
+	return serveVolumeList(s, c, s.targetCollection(), "", true)
 }
 
 func (s *Server) listNodeTargets(c echo.Context) error {
-	return serveVolumeList(s, c, s.targetCollection(), c.Param("node"))
+	return serveVolumeList(s, c, s.targetCollection(), c.Param("node"), false)
 }
 
 // volumeListRequest is a parsed volume list query.
@@ -160,9 +170,15 @@ type volumeListRequest struct {
 	node      string
 }
 
-func parseVolumeList(q map[string][]string, res volume.Resource, maxLimit int) (volumeListRequest, error) {
+// parseVolumeList reads a list query; the /detail path lists full
+// objects and takes neither fields nor detail, like the other /detail lists.
+func parseVolumeList(q map[string][]string, res volume.Resource, maxLimit int, detailPath bool) (volumeListRequest, error) {
 	var r volumeListRequest
-	if err := query.Check(q, "node", "fields", "detail", "limit", "marker", "sort_key", "sort_dir"); err != nil {
+	allowed := []string{"node", "limit", "marker", "sort_key", "sort_dir"}
+	if !detailPath {
+		allowed = append(allowed, "fields", "detail")
+	}
+	if err := query.Check(q, allowed...); err != nil {
 		return r, err
 	}
 	page, err := query.ParsePage(q, maxLimit)
@@ -182,7 +198,7 @@ func parseVolumeList(q map[string][]string, res volume.Resource, maxLimit int) (
 		if err := res.CheckFields(r.fields); err != nil {
 			return r, err
 		}
-	} else if r.detail == nil || !*r.detail {
+	} else if !detailPath && (r.detail == nil || !*r.detail) {
 		r.fields = res.DefaultFields
 	}
 	if r.page.Marker != "" {
@@ -200,13 +216,13 @@ func parseVolumeList(q map[string][]string, res volume.Resource, maxLimit int) (
 
 // serveVolumeList serves a connector or target list, node-scoped when
 // scope (a node UUID or name from the path) is set; the node query
-// parameter is then ignored.
-func serveVolumeList[T any](s *Server, c echo.Context, vc volumeCollection[T], scope string) error {
+// parameter is then ignored. detailPath is /v1/volume/<collection>/detail.
+func serveVolumeList[T any](s *Server, c echo.Context, vc volumeCollection[T], scope string, detailPath bool) error {
 	if err := requireVolumeAPI(c); err != nil {
 		return err
 	}
 	q := c.QueryParams()
-	r, err := parseVolumeList(q, vc.res, s.maxLimit())
+	r, err := parseVolumeList(q, vc.res, s.maxLimit(), detailPath)
 	if err != nil {
 		return err
 	}
@@ -251,6 +267,9 @@ func serveVolumeList[T any](s *Server, c echo.Context, vc volumeCollection[T], s
 		} else if r.node != "" {
 			// Ironic drops the filter here; keeping it keeps the result set.
 			carry = append(carry, query.Param{Key: "node", Value: r.node})
+		}
+		if detailPath {
+			path += "/detail"
 		}
 		if r.detail != nil {
 			carry = append(carry, query.Param{Key: "detail", Value: query.PyBool(*r.detail)})

@@ -28,8 +28,9 @@ type volumeStore interface {
 }
 
 // volumeDeleteStates are the provision states in which a connector or
-// target may be deleted from a node that is not powered off: nothing on
-// the machine can be using them.
+// target may be deleted from a node that is not powered off, when
+// [conductor] allow_volume_delete_unless_powered_off opts into newer
+// Ironic's exemption: nothing on the machine can be using them.
 var volumeDeleteStates = []string{states.Manageable, states.Enroll, states.AdoptFail}
 
 // bootFromVolumeKeys are the driver_internal_info entries that describe an
@@ -128,10 +129,11 @@ func requirePowerOff(t *task.Task, action string) error {
 	return nil
 }
 
-// requireDeletable is the delete rule: power off, or a provision state in
-// which the machine cannot be using the volume.
-func requireDeletable(t *task.Task, action string) error {
-	if slices.Contains(volumeDeleteStates, t.ProvisionState()) {
+// requireDeletable is the delete rule: power off, as for updates, or, when
+// the exemption is enabled, a provision state in which the machine cannot
+// be using the volume.
+func (c *Conductor) requireDeletable(t *task.Task, action string) error {
+	if c.cfg.AllowVolumeDeleteUnlessOff && slices.Contains(volumeDeleteStates, t.ProvisionState()) {
 		return nil
 	}
 	return requirePowerOff(t, action)
@@ -190,7 +192,7 @@ func (c *Conductor) DestroyVolumeConnector(ctx context.Context, args rpc.VolumeC
 		return err
 	}
 	defer locks.release(ctx)
-	if err := requireDeletable(locks.owner, action); err != nil {
+	if err := c.requireDeletable(locks.owner, action); err != nil {
 		return err
 	}
 	return c.store.DestroyVolumeConnector(ctx, args.Connector.UUID)
@@ -230,7 +232,7 @@ func (c *Conductor) DestroyVolumeTarget(ctx context.Context, args rpc.VolumeTarg
 		return err
 	}
 	defer locks.release(ctx)
-	if err := requireDeletable(locks.owner, action); err != nil {
+	if err := c.requireDeletable(locks.owner, action); err != nil {
 		return err
 	}
 	return c.store.DestroyVolumeTarget(ctx, args.Target.UUID)

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
@@ -22,10 +23,13 @@ var _ = Describe("Volume connector and target RPCs", func() {
 				e   *env
 				api rpc.ConductorAPI
 				ctx = context.Background()
+				// mods configure the conductor a spec starts.
+				mods []func(*config.Config)
 			)
-			BeforeEach(func(ctx SpecContext) {
+			BeforeEach(func() { mods = nil })
+			JustBeforeEach(func(ctx SpecContext) {
 				e = newEnv(backend)
-				api = e.api(e.start(ctx, "vol-"+newUUID()[:8]))
+				api = e.api(e.start(ctx, "vol-"+newUUID()[:8], mods...))
 			})
 
 			off := func(n *model.Node) { n.PowerState = ptr(states.PowerOff) }
@@ -86,16 +90,63 @@ var _ = Describe("Volume connector and target RPCs", func() {
 				Expect(errs.Message(err)).To(ContainSubstring("Unable to apply the requested node_uuid"))
 			})
 
-			It("refuses a target update with unknown power and deletes in adopt failed", func() {
-				n := e.createNode(ctx, states.AdoptFail)
+			target := func(n *model.Node) model.VolumeTarget {
+				GinkgoHelper()
 				t := model.VolumeTarget{NodeID: n.ID, VolumeType: "iscsi", VolumeID: "v", Extra: model.JSONObject{}, Properties: model.JSONObject{}}
 				Expect(e.store.CreateVolumeTarget(ctx, &t)).To(Succeed())
 				t.NodeUUID = n.UUID
-				_, err := api.UpdateVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t})
-				Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "None".`))
+				return t
+			}
+
+			It("refuses updates and deletes unless the node is powered off, whatever its provision state", func() {
+				for _, state := range []string{states.AdoptFail, states.Manageable, states.Enroll} {
+					n := e.createNode(ctx, state, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
+					t, c := target(n), connector(n, "on")
+					_, err := api.UpdateVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t})
+					Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "power on".`))
+					err = api.DestroyVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t})
+					Expect(errs.Status(err)).To(Equal(http.StatusBadRequest), state)
+					Expect(errs.Message(err)).To(Equal(`The requested action "volume target deletion" can not be performed on node "` + n.UUID + `" while it is in state "power on".`))
+					err = api.DestroyVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
+					Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "power on".`), state)
+					_, err = e.store.GetVolumeTarget(ctx, t.UUID)
+					Expect(err).NotTo(HaveOccurred(), "the refused delete left the target")
+					_, err = e.store.GetVolumeConnector(ctx, c.UUID)
+					Expect(err).NotTo(HaveOccurred(), "the refused delete left the connector")
+					Expect(e.node(ctx, n.UUID).Reservation).To(BeNil())
+				}
+
+				n := e.createNode(ctx, states.AdoptFail)
+				t := target(n)
+				err := api.DestroyVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t})
+				Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "None".`), "an unknown power state is not off")
+
+				off(n)
+				Expect(e.store.SaveNode(ctx, n)).To(Succeed())
 				Expect(api.DestroyVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t})).To(Succeed())
 				_, err = e.store.GetVolumeTarget(ctx, t.UUID)
 				Expect(errs.Is(err, errs.KindVolumeTargetNotFound)).To(BeTrue())
+			})
+
+			Context("with allow_volume_delete_unless_powered_off", func() {
+				BeforeEach(func() {
+					mods = append(mods, func(cfg *config.Config) { cfg.Conductor.AllowVolumeDeleteUnlessOff = true })
+				})
+
+				It("deletes in manageable, enroll and adopt failed while powered on, and still not in active", func() {
+					on := func(n *model.Node) { n.PowerState = ptr(states.PowerOn) }
+					for _, state := range []string{states.AdoptFail, states.Manageable, states.Enroll} {
+						n := e.createNode(ctx, state, on)
+						c := connector(n, "on")
+						_, err := api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
+						Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "power on".`), "updates still need power off")
+						Expect(api.DestroyVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})).To(Succeed(), state)
+						_, err = e.store.GetVolumeConnector(ctx, c.UUID)
+						Expect(errs.Is(err, errs.KindVolumeConnectorNotFound)).To(BeTrue())
+					}
+					t := target(e.createNode(ctx, states.Active, on))
+					Expect(errs.Status(api.DestroyVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t}))).To(Equal(http.StatusBadRequest))
+				})
 			})
 		})
 	}

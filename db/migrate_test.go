@@ -3,9 +3,11 @@ package db
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -87,6 +89,39 @@ func openSpecs(backend string) {
 				Expect(fk).To(Equal(1))
 				Expect(s.db.WithContext(ctx).Raw("PRAGMA busy_timeout").Row().Scan(&busy)).To(Succeed())
 				Expect(busy).To(Equal(sqliteBusyTimeoutMS))
+			})
+
+			It("creates the file 0600 and its new directories 0700, whatever the umask", func(ctx SpecContext) {
+				old := syscall.Umask(0)
+				DeferCleanup(func() { syscall.Umask(old) })
+				root := GinkgoT().TempDir()
+				path := filepath.Join(root, "a", "b", "c.db")
+				s, err := Open(ctx, "sqlite://"+path)
+				Expect(err).NotTo(HaveOccurred())
+				DeferCleanup(s.Close)
+				Expect(s.Upgrade(ctx)).To(Succeed())
+				for _, p := range []string{path, path + "-wal", path + "-shm"} {
+					info, err := os.Stat(p)
+					Expect(err).NotTo(HaveOccurred())
+					Expect(info.Mode().Perm()).To(Equal(os.FileMode(0o600)), p)
+				}
+				for _, d := range []string{filepath.Join(root, "a"), filepath.Join(root, "a", "b")} {
+					info, err := os.Stat(d)
+					Expect(err).NotTo(HaveOccurred())
+					Expect(info.Mode().Perm()).To(Equal(os.FileMode(0o700)), d)
+				}
+			})
+
+			It("narrows an existing database file to its owner", func(ctx SpecContext) {
+				path := filepath.Join(GinkgoT().TempDir(), "old.db")
+				Expect(os.WriteFile(path, nil, 0o644)).To(Succeed())
+				Expect(os.Chmod(path, 0o644)).To(Succeed())
+				s, err := Open(ctx, "sqlite://"+path)
+				Expect(err).NotTo(HaveOccurred())
+				DeferCleanup(s.Close)
+				info, err := os.Stat(path)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(info.Mode().Perm()).To(Equal(os.FileMode(0o600)))
 			})
 
 			It("opens an in-memory database", func(ctx SpecContext) {

@@ -171,13 +171,36 @@ func openMySQL(connection string) (*Store, error) {
 	return &Store{db: g, dialect: DialectMySQL}, nil
 }
 
+// sqliteMemory is the path of an in-memory SQLite database.
+const sqliteMemory = ":memory:"
+
+// createPrivate makes the database file readable by its owner only, and
+// the directories it creates for it, before SQLite opens it: the file holds
+// BMC passwords, and SQLite gives its WAL and shared-memory files the
+// database file's mode. An existing file is narrowed to 0600; existing
+// directories, possibly shared, are left as they are.
+func createPrivate(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create directory for %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("restrict %s to its owner: %w", path, err)
+	}
+	return nil
+}
+
 func openSQLite(path string) (*Store, error) {
 	if path == "" || strings.ContainsAny(path, "?#") {
 		return nil, errors.New("open database: sqlite connection URL needs a file path without '?' or '#'")
 	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return nil, fmt.Errorf("open database: create directory for %s: %w", path, err)
+	if path != sqliteMemory {
+		if err := createPrivate(path); err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
 		}
 	}
 	q := url.Values{}

@@ -8,10 +8,16 @@ import (
 var connectorSchema = schema{name: "connector", props: []prop{
 	{name: "uuid", kind: kString, nullable: true, maxLen: 36},
 	{name: "node_uuid", kind: kString, required: true, maxLen: 36},
-	{name: "type", kind: kString, required: true, maxLen: 32},
+	{name: "type", kind: kString, required: true, maxLen: 32, enum: ConnectorTypes},
 	{name: "connector_id", kind: kString, required: true, maxLen: 255},
 	{name: "extra", kind: kObject, nullable: true},
 }}
+
+// ConnectorTypes are the connector types a storage interface understands:
+// initiator identities (iSCSI IQN, IP and MAC addresses, Fibre Channel
+// WWNN and WWPN, a network id) and Ironic's own ports and port groups. Any
+// other type could never be used, so it is refused when written.
+var ConnectorTypes = []string{"iqn", "ip", "mac", "wwnn", "wwpn", "net-id", "port", "portgroup"}
 
 // Connectors describes the volume connector resource.
 var Connectors = Resource{

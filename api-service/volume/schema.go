@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,10 @@ type prop struct {
 	nullable bool
 	// maxLen bounds strings (the database column width); 0 = unbounded.
 	maxLen int
+	// enum, when set, lists the only strings allowed.
+	enum []string
+	// nonNegative integers only.
+	nonNegative bool
 }
 
 // schema is a resource's create document: the JSON-Schema subset Ironic
@@ -106,9 +111,16 @@ func (s schema) checkValue(p prop, v any) error {
 		if p.maxLen > 0 && len([]rune(str)) > p.maxLen {
 			return s.fail("%s is too long", pyRepr(v))
 		}
+		if p.enum != nil && !slices.Contains(p.enum, str) {
+			return s.fail("%s is not one of %s", pyRepr(v), pyRepr(anySlice(p.enum)))
+		}
 	case kInteger:
-		if _, ok := integer(v); !ok {
+		n, ok := integer(v)
+		if !ok {
 			return s.fail("%s is not of type 'integer'", pyRepr(v))
+		}
+		if p.nonNegative && n < 0 {
+			return s.fail("%d is less than the minimum of 0", n)
 		}
 	case kObject:
 		if _, ok := v.(map[string]any); !ok {
@@ -145,6 +157,14 @@ func integer(v any) (int, bool) {
 		return 0, false
 	}
 	return int(n), true
+}
+
+func anySlice(strs []string) []any {
+	out := make([]any, len(strs))
+	for i, str := range strs {
+		out[i] = str
+	}
+	return out
 }
 
 // pyRepr renders a JSON value as Python prints it in jsonschema messages.

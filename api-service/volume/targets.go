@@ -9,7 +9,7 @@ var targetSchema = schema{name: "target", props: []prop{
 	{name: "uuid", kind: kString, nullable: true, maxLen: 36},
 	{name: "node_uuid", kind: kString, required: true, maxLen: 36},
 	{name: "volume_type", kind: kString, required: true, maxLen: 64},
-	{name: "boot_index", kind: kInteger, required: true},
+	{name: "boot_index", kind: kInteger, required: true, nonNegative: true},
 	{name: "volume_id", kind: kString, required: true, maxLen: 36},
 	{name: "properties", kind: kObject, nullable: true},
 	{name: "extra", kind: kObject, nullable: true},

@@ -73,7 +73,22 @@ var _ = Describe("create documents", func() {
 		Entry("empty volume type", `{"node_uuid": "n", "volume_type": "", "boot_index": 0, "volume_id": "v"}`, "Schema error for target: '' is too short"),
 		Entry("object extra value shown as Python", `{"node_uuid": "n", "volume_type": "x", "boot_index": 0, "volume_id": "v", "extra": [{"k": null}]}`, "Schema error for target: [{'k': None}] is not of type 'object'"),
 		Entry("node name", `{"node_uuid": "n", "volume_type": "x", "boot_index": 0, "volume_id": "v"}`, "Expected UUID for node_uuid: n"),
+		Entry("negative boot index", `{"node_uuid": "n", "volume_type": "x", "boot_index": -1, "volume_id": "v"}`, "Schema error for target: -1 is less than the minimum of 0"),
 	)
+
+	It("accepts every known connector type and refuses any other", func() {
+		for _, typ := range []string{"iqn", "ip", "mac", "wwnn", "wwpn", "net-id", "port", "portgroup"} {
+			c, err := volume.DecodeConnector(decode(`{"node_uuid": "` + nodeUUID + `", "type": "` + typ + `", "connector_id": "x"}`))
+			Expect(err).NotTo(HaveOccurred(), typ)
+			Expect(c.Type).To(Equal(typ))
+		}
+		for _, typ := range []string{"IQN", "fc", "nqn", "iqn "} {
+			_, err := volume.DecodeConnector(decode(`{"node_uuid": "` + nodeUUID + `", "type": "` + typ + `", "connector_id": "x"}`))
+			Expect(errs.Status(err)).To(Equal(http.StatusBadRequest), typ)
+			Expect(errs.Message(err)).To(Equal("Schema error for connector: '" + typ +
+				"' is not one of ['iqn', 'ip', 'mac', 'wwnn', 'wwpn', 'net-id', 'port', 'portgroup']"))
+		}
+	})
 })
 
 var _ = Describe("patches", func() {
@@ -93,6 +108,10 @@ var _ = Describe("patches", func() {
 		Expect(errs.Message(err)).To(Equal("Schema error for connector: 5 is not of type 'string'"))
 		_, err = volume.ApplyTarget(&model.VolumeTarget{NodeUUID: nodeUUID, VolumeType: "iscsi", VolumeID: "v"}, ops(`[{"op": "remove", "path": "/boot_index"}]`))
 		Expect(errs.Message(err)).To(Equal("Schema error for target: 'boot_index' is a required property"))
+		_, err = volume.ApplyConnector(base, ops(`[{"op": "replace", "path": "/type", "value": "fc"}]`))
+		Expect(errs.Message(err)).To(HavePrefix("Schema error for connector: 'fc' is not one of ["))
+		_, err = volume.ApplyTarget(&model.VolumeTarget{NodeUUID: nodeUUID, VolumeType: "iscsi", VolumeID: "v"}, ops(`[{"op": "replace", "path": "/boot_index", "value": -2}]`))
+		Expect(errs.Message(err)).To(Equal("Schema error for target: -2 is less than the minimum of 0"))
 	})
 })
 

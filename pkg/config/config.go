@@ -93,6 +93,7 @@ type Conductor struct {
 	ForcePowerStateDuringSync   bool          `ini:"conductor.force_power_state_during_sync" help:"During power sync, force the hardware back to the recorded power state instead of recording the hardware state."`
 	AutomatedClean              bool          `ini:"conductor.automated_clean" help:"Clean nodes when they are provided and after they are undeployed."`
 	AllowDeletingAvailableNodes bool          `ini:"conductor.allow_deleting_available_nodes" help:"Allow deleting nodes in the available state."`
+	AllowVolumeDeleteUnlessOff  bool          `ini:"conductor.allow_volume_delete_unless_powered_off" help:"Also allow deleting a volume connector or target of a node that is not powered off when the node is in manageable, enroll or adopt failed (the exemption of Ironic 37.0). Off: deletes, like updates, need the node powered off."`
 	APIURL                      string        `ini:"conductor.api_url" help:"Base URL of the Ferric API as deploy ramdisks reach it (ironic_api_url / ipa-api-url on their kernel command line); required by the iscsi deploy interface."`
 	// FileURLAllowedPaths is empty by default: a conductor holds database
 	// and AMQP credentials (in its configuration, in /proc/self/environ),

@@ -41,8 +41,9 @@ func logSecrets(log *logrus.Logger) {
 		"bmcp":          &bmc{Password: "hunter2"},
 		"node":          "1be26c0b-03f2-4d2e-ae87-c02d7f33c123",
 		"attempt":       3,
+		"stderr":        `Error: {"password": "hunter2 tok-123"}`,
 	}).WithError(errors.New("dial mysql://root:hunter2@db:3306/ferric: refused")).
-		Info("ipmitool -U admin password=hunter2 failed")
+		Info(`ipmitool -U admin password=hunter2 failed; retry with password="hunter2 tok-123"`)
 }
 
 var _ = Describe("New", func() {

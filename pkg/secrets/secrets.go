@@ -28,7 +28,7 @@ var sensitive = []string{
 	"cephadminkey", "heatauthencryptionkey", "cephclientkey",
 	"keystonecredential", "barbicansimplecryptokek", "cephrgwkey",
 	"swifthashsuffix", "migrationsshkey", "cephmdskey", "cephmonkey",
-	"snmp_auth_key", "snmp_priv_key",
+	"auth_key", "snmp_auth_key", "snmp_priv_key",
 	"deploy_key", "temp_url_key",
 }
 
@@ -43,10 +43,24 @@ func IsSensitiveKey(k string) bool {
 	return false
 }
 
+// The free-text forms of oslo.utils' mask_password, each applied wherever
+// a secret-named word (key) appears: quoted values are masked whole,
+// spaces included, before unquoted ones up to a delimiter.
 var (
-	// A secret-named word followed by = or : (JSON, query strings, command
-	// lines, Python reprs), then its value up to a delimiter.
-	fragment = regexp.MustCompile(`(?i)([\w.-]*(?:` + alternation() + `)[\w.-]*)(["']?\s*[:=]\s*["']?)([^\s"'&,;}\]]+)`)
+	key = `[\w.-]*(?:` + alternation() + `)[\w.-]*`
+	// key="a value", "key": "a value", key: "a value"; the JSON form may
+	// hold escaped quotes.
+	doubleQuoted = regexp.MustCompile(`(?i)(` + key + `"?\s*[:=]\s*")(?:[^"\\]|\\.)*(")`)
+	singleQuoted = regexp.MustCompile(`(?i)(` + key + `'?\s*[:=]\s*')[^']*(')`)
+	// key "a value", as in command lines and argument lists.
+	spaceQuoted = regexp.MustCompile(`(?i)(` + key + `\s+")[^"]*(")|(` + key + `\s+')[^']*(')`)
+	// <key>value</key>
+	xmlElement = regexp.MustCompile(`(?i)(<` + key + `>)[^<]*(</)`)
+	// --key value
+	option = regexp.MustCompile(`(?i)(--` + key + `\s+)[^\s"'=]+`)
+	// key=value, key: value, query strings, up to a delimiter; a value
+	// that starts with a quote was masked whole above.
+	unquoted = regexp.MustCompile(`(?i)(` + key + `["']?\s*[:=]\s*)([^\s"'&,;}\]]+)`)
 	// The password part of URL user info, scheme://user:password@host, up
 	// to the last @ since unescaped passwords may contain one.
 	userinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)([^\s/]+)(@)`)
@@ -60,20 +74,27 @@ func alternation() string {
 	return strings.Join(quoted, "|")
 }
 
-// MaskString scrubs secrets embedded in free text: "password=x",
-// `"auth_token": "x"`, and the password of URLs such as
-// mysql://user:pass@host.
+// MaskString scrubs secrets embedded in free text as oslo's mask_password
+// does: `password="two words"`, `"auth_token": "x"`, `{'secret': 'x'}`,
+// `--password x`, `<password>x</password>`, `password=x`, and the
+// password of URLs such as mysql://user:pass@host.
 func MaskString(s string) string {
-	// Both patterns need a ':' or '='; most values have neither, and
-	// skipping the regexps for them matters on every listed node.
-	if !strings.ContainsAny(s, ":=") {
+	// Every form separates the key from its value with one of these; most
+	// values have none, and skipping the regexps for them matters on every
+	// listed node.
+	if !strings.ContainsAny(s, ":=<\"' \t\n\r\f") {
 		return s
 	}
 	// The regexps cost tens of microseconds a value (case folding, no
 	// anchor); plain tests for what each one needs skip them for values
 	// such as IQNs and URLs without credentials.
 	if mayNameSecret(s) {
-		s = fragment.ReplaceAllString(s, "${1}${2}"+Masked)
+		s = doubleQuoted.ReplaceAllString(s, "${1}"+Masked+"${2}")
+		s = singleQuoted.ReplaceAllString(s, "${1}"+Masked+"${2}")
+		s = spaceQuoted.ReplaceAllString(s, "${1}${3}"+Masked+"${2}${4}")
+		s = xmlElement.ReplaceAllString(s, "${1}"+Masked+"${2}")
+		s = option.ReplaceAllString(s, "${1}"+Masked)
+		s = unquoted.ReplaceAllString(s, "${1}"+Masked)
 	}
 	if strings.Contains(s, "://") && strings.Contains(s, "@") {
 		s = userinfo.ReplaceAllString(s, "${1}"+Masked+"${3}")

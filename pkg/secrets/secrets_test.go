@@ -122,6 +122,38 @@ var _ = Describe("MaskString", func() {
 		Entry("secret word spelt with a long s", "paſsword=x", "paſsword=******"),
 		Entry("URL user info without a secret word", "ftp://u:p@host/f and key=1", "ftp://u:******@host/f and key=1"),
 	)
+
+	// The forms of oslo.utils' mask_password: a quoted value goes whole,
+	// spaces and all, never just its first word.
+	DescribeTable("masks oslo's forms whole",
+		func(in, want string) {
+			got := secrets.MaskString(in)
+			Expect(got).To(Equal(want))
+			Expect(got).NotTo(ContainSubstring("words"))
+		},
+		Entry("double-quoted key=value", `login failed: password="two words" user=admin`, `login failed: password="******" user=admin`),
+		Entry("single-quoted key=value", `admin_pass='two words', retries=3`, `admin_pass='******', retries=3`),
+		Entry("spaces around =", `secret = "two words"`, `secret = "******"`),
+		Entry("JSON", `{"auth_password": "two words", "auth_username": "u"}`, `{"auth_password": "******", "auth_username": "u"}`),
+		Entry("JSON with an escaped quote", `{"token": "two \" words", "n": 1}`, `{"token": "******", "n": 1}`),
+		Entry("compact JSON", `{"ipmi_password":"two words"}`, `{"ipmi_password":"******"}`),
+		Entry("Python repr", `{'auth_key': 'two words'}`, `{'auth_key': '******'}`),
+		Entry("XML element", `<user>u</user><password>two words</password>`, `<user>u</user><password>******</password>`),
+		Entry("XML element of a longer key", `<ipmi_password>two words</ipmi_password>`, `<ipmi_password>******</ipmi_password>`),
+		Entry("command-line option", `ipmitool -U admin --password words -H h`, `ipmitool -U admin --password ****** -H h`),
+		Entry("quoted command-line argument", `mount --secret "two words" /mnt`, `mount --secret "******" /mnt`),
+		Entry("URL user info", `GET http://admin:words@10.0.0.1/redfish`, `GET http://admin:******@10.0.0.1/redfish`),
+		Entry("several in one message", `password="two words" then token='more words' and http://u:words@h/`,
+			`password="******" then token='******' and http://u:******@h/`),
+	)
+
+	DescribeTable("leaves text without a secret alone",
+		func(in string) { Expect(secrets.MaskString(in)).To(Equal(in)) },
+		Entry("a quoted ordinary value", `user="two words"`),
+		Entry("an ordinary XML element", `<user>two words</user>`),
+		Entry("an ordinary option", `--username admin`),
+		Entry("a plain value", `CHAP`),
+	)
 })
 
 var _ = Describe("MaskInstanceInfo", func() {

@@ -19,10 +19,9 @@ var (
 const volumeTarget = 1000
 
 // benchVolume gives every seeded node one connector and one target in
-// MySQL, then measures the volume lists and creates. Ironic's
-// /v1/volume/targets/detail is not a detail listing (it is the GET of a
-// target whose id is "detail", a 400), so the detailed target list is
-// measured as ?detail=true.
+// MySQL, then measures the volume lists and creates. The detailed target
+// list is measured as ?detail=true, which Ironic serves too (its
+// /v1/volume/targets/detail is a 400; Ferric's serves the same list).
 func benchVolume(ctx context.Context, api *apiClient, reads *reader, store *db.Store, seeded []string, concurrency int) ([]row, error) {
 	fmt.Printf("seeding a volume connector and a volume target on %d nodes ...\n", len(seeded))
 	res := measure(ctx, len(seeded), concurrency, func(ctx context.Context, i int) error {

@@ -215,6 +215,31 @@ var _ = Describe("volume connectors", func() {
 			}
 		})
 
+		It("lists full connectors from /detail, keeping that path across pages and refusing fields", func(ctx SpecContext) {
+			fake.Handle("GET", "/v1/volume/connectors/detail", page(public+"/v1/volume/connectors/detail?sort_key=id&sort_dir=asc&limit=1&marker="+uuidB, connectorB))
+			fake.Handle("GET", "/v1/volume/connectors/detail", page(""))
+
+			pages, err := connectors.ListDetail(client, connectors.ListOpts{Node: nodeUUID, Limit: 1}).AllPages(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			all, err := connectors.ExtractConnectors(pages)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(all).To(HaveLen(1))
+			Expect(all[0].Extra).To(HaveKeyWithValue("fabric", "A"))
+			Expect(all[0].CreatedAt.IsZero()).To(BeFalse())
+			reqs := fake.Requests()
+			Expect(reqs).To(HaveLen(2))
+			for _, r := range reqs {
+				Expect(r.Path).To(Equal("/v1/volume/connectors/detail"))
+				expectVersionHeaders(r, "1.32")
+			}
+			Expect(reqs[0].Query).To(Equal(url.Values{"node": {nodeUUID}, "limit": {"1"}}))
+			Expect(reqs[1].Query).To(Equal(url.Values{"node": {nodeUUID}, "limit": {"1"}, "marker": {uuidB}}))
+
+			_, err = connectors.ListDetail(client, connectors.ListOpts{Fields: []string{"uuid"}}).AllPages(ctx)
+			Expect(err).To(MatchError(ContainSubstring("fields is not a valid option")))
+			Expect(fake.Requests()).To(HaveLen(2), "nothing sent")
+		})
+
 		It("stays on the node-scoped path that next links leave", func(ctx SpecContext) {
 			fake.Handle("GET", "/v1/nodes/node-07/volume/connectors", page(public+"/v1/volume/connectors?sort_key=id&sort_dir=asc&fields=uuid,type&limit=1&marker="+uuidA,
 				`{"uuid": "`+uuidA+`", "type": "iqn", "links": []}`))

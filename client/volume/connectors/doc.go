@@ -17,6 +17,11 @@ server's "next" links, keeping the node scope and the other options):
 	pages, err := connectors.ListByNode(client, "node-07", connectors.ListOpts{Detail: true}).AllPages(ctx)
 	all, err := connectors.ExtractConnectors(pages)
 
+ListDetail reads /v1/volume/connectors/detail, every field of every
+connector (optionally of one node, with ListOpts.Node):
+
+	pages, err := connectors.ListDetail(client, connectors.ListOpts{Node: "node-07"}).AllPages(ctx)
+
 Update with JSON patch operations, and delete:
 
 	c, err := connectors.Update(ctx, client, id, connectors.UpdateOpts{

@@ -13,6 +13,7 @@ import (
 // usual implementation.
 type ListOptsBuilder interface {
 	ToVolumeConnectorListQuery() (string, error)
+	ToVolumeConnectorListDetailQuery() (string, error)
 }
 
 // ListOpts filters, shapes and pages a connector list.
@@ -44,19 +45,33 @@ func (opts ListOpts) ToVolumeConnectorListQuery() (string, error) {
 	return resource.ListQuery("volume connectors", opts, opts.Detail, opts.Fields)
 }
 
+// ToVolumeConnectorListDetailQuery formats a ListOpts into the query of
+// ListDetail, which returns every field: Fields is refused and Detail
+// is not sent.
+func (opts ListOpts) ToVolumeConnectorListDetailQuery() (string, error) {
+	opts.Detail = false
+	return resource.ListDetailQuery("volume connectors", opts, opts.Fields)
+}
+
 // List pages through GET /v1/volume/connectors.
 func List(client *gophercloud.ServiceClient, opts ListOptsBuilder) pagination.Pager {
-	return list(client, rootURL(client), opts)
+	return list(client, rootURL(client), opts, ListOptsBuilder.ToVolumeConnectorListQuery)
+}
+
+// ListDetail pages through GET /v1/volume/connectors/detail: every field
+// of each connector.
+func ListDetail(client *gophercloud.ServiceClient, opts ListOptsBuilder) pagination.Pager {
+	return list(client, detailURL(client), opts, ListOptsBuilder.ToVolumeConnectorListDetailQuery)
 }
 
 // ListByNode pages through GET /v1/nodes/{node}/volume/connectors; node is
 // a UUID or name.
 func ListByNode(client *gophercloud.ServiceClient, node string, opts ListOptsBuilder) pagination.Pager {
-	return list(client, nodeURL(client, node), opts)
+	return list(client, nodeURL(client, node), opts, ListOptsBuilder.ToVolumeConnectorListQuery)
 }
 
-func list(client *gophercloud.ServiceClient, url string, opts ListOptsBuilder) pagination.Pager {
-	url, err := resource.WithQuery(url, opts, ListOptsBuilder.ToVolumeConnectorListQuery)
+func list(client *gophercloud.ServiceClient, url string, opts ListOptsBuilder, render func(ListOptsBuilder) (string, error)) pagination.Pager {
+	url, err := resource.WithQuery(url, opts, render)
 	if err != nil {
 		return pagination.Pager{Err: err}
 	}
@@ -103,8 +118,8 @@ type CreateOpts struct {
 	// NodeUUID is the owning node; the server accepts a UUID only.
 	NodeUUID string `json:"node_uuid" required:"true"`
 
-	// Type is the kind of initiator: iqn, ip, mac, wwnn, wwpn, port,
-	// portgroup.
+	// Type is the kind of initiator: iqn, ip, mac, wwnn, wwpn, net-id,
+	// port or portgroup; the server refuses any other.
 	Type string `json:"type" required:"true"`
 
 	// ConnectorID is the initiator's identity in Type's format. A (Type,

@@ -10,6 +10,10 @@ func rootURL(client *gophercloud.ServiceClient) string {
 	return client.ServiceURL("volume", "connectors")
 }
 
+func detailURL(client *gophercloud.ServiceClient) string {
+	return client.ServiceURL("volume", "connectors", "detail")
+}
+
 func resourceURL(client *gophercloud.ServiceClient, id string) string {
 	return client.ServiceURL("volume", "connectors", url.PathEscape(id))
 }

@@ -17,6 +17,7 @@ secret.
 
 	pages, err := targets.ListByNode(client, "node-07", targets.ListOpts{Detail: true}).AllPages(ctx)
 	all, err := targets.ExtractTargets(pages)
+	pages, err = targets.ListDetail(client, targets.ListOpts{Node: "node-07"}).AllPages(ctx) // /v1/volume/targets/detail
 
 	t, err = targets.Update(ctx, client, id, targets.UpdateOpts{
 		targets.UpdateOperation{Op: targets.ReplaceOp, Path: "/boot_index", Value: 1},

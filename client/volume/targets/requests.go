@@ -13,6 +13,7 @@ import (
 // usual implementation.
 type ListOptsBuilder interface {
 	ToVolumeTargetListQuery() (string, error)
+	ToVolumeTargetListDetailQuery() (string, error)
 }
 
 // ListOpts filters, shapes and pages a target list.
@@ -44,19 +45,33 @@ func (opts ListOpts) ToVolumeTargetListQuery() (string, error) {
 	return resource.ListQuery("volume targets", opts, opts.Detail, opts.Fields)
 }
 
+// ToVolumeTargetListDetailQuery formats a ListOpts into the query of
+// ListDetail, which returns every field: Fields is refused and Detail
+// is not sent.
+func (opts ListOpts) ToVolumeTargetListDetailQuery() (string, error) {
+	opts.Detail = false
+	return resource.ListDetailQuery("volume targets", opts, opts.Fields)
+}
+
 // List pages through GET /v1/volume/targets.
 func List(client *gophercloud.ServiceClient, opts ListOptsBuilder) pagination.Pager {
-	return list(client, rootURL(client), opts)
+	return list(client, rootURL(client), opts, ListOptsBuilder.ToVolumeTargetListQuery)
+}
+
+// ListDetail pages through GET /v1/volume/targets/detail: every field
+// of each target.
+func ListDetail(client *gophercloud.ServiceClient, opts ListOptsBuilder) pagination.Pager {
+	return list(client, detailURL(client), opts, ListOptsBuilder.ToVolumeTargetListDetailQuery)
 }
 
 // ListByNode pages through GET /v1/nodes/{node}/volume/targets; node is
 // a UUID or name.
 func ListByNode(client *gophercloud.ServiceClient, node string, opts ListOptsBuilder) pagination.Pager {
-	return list(client, nodeURL(client, node), opts)
+	return list(client, nodeURL(client, node), opts, ListOptsBuilder.ToVolumeTargetListQuery)
 }
 
-func list(client *gophercloud.ServiceClient, url string, opts ListOptsBuilder) pagination.Pager {
-	url, err := resource.WithQuery(url, opts, ListOptsBuilder.ToVolumeTargetListQuery)
+func list(client *gophercloud.ServiceClient, url string, opts ListOptsBuilder, render func(ListOptsBuilder) (string, error)) pagination.Pager {
+	url, err := resource.WithQuery(url, opts, render)
 	if err != nil {
 		return pagination.Pager{Err: err}
 	}

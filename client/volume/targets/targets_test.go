@@ -126,6 +126,29 @@ var _ = Describe("volume targets", func() {
 		Expect(reqs[1].Query).To(Equal(url.Values{"detail": {"true"}, "limit": {"1"}, "sort_key": {"boot_index"}, "marker": {targetUUID}}))
 	})
 
+	It("lists full targets from /detail, keeping that path across pages and refusing fields", func(ctx SpecContext) {
+		fake.Handle("GET", "/v1/volume/targets/detail", fakeironic.Response{Status: http.StatusOK,
+			Body: `{"targets": [` + created + `], "next": "http://192.0.2.10:6385/v1/volume/targets/detail?sort_key=id&sort_dir=asc&node=node-07&limit=1&marker=` + targetUUID + `"}`})
+		fake.Handle("GET", "/v1/volume/targets/detail", fakeironic.Response{Status: http.StatusOK, Body: `{"targets": []}`})
+
+		pages, err := targets.ListDetail(client, targets.ListOpts{Node: "node-07", Detail: true, Limit: 1}).AllPages(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		all, err := targets.ExtractTargets(pages)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(all).To(HaveLen(1))
+		Expect(all[0].Properties).To(HaveKeyWithValue("target_portal", "198.51.100.20:3260"))
+		reqs := fake.Requests()
+		Expect(reqs).To(HaveLen(2))
+		Expect(reqs[0].Path).To(Equal("/v1/volume/targets/detail"))
+		Expect(reqs[0].Query).To(Equal(url.Values{"node": {"node-07"}, "limit": {"1"}}), "detail is the path's, not a parameter")
+		Expect(reqs[1].Path).To(Equal("/v1/volume/targets/detail"))
+		Expect(reqs[1].Query).To(Equal(url.Values{"node": {"node-07"}, "limit": {"1"}, "marker": {targetUUID}}))
+
+		_, err = targets.ListDetail(client, targets.ListOpts{Fields: []string{"uuid"}}).AllPages(ctx)
+		Expect(err).To(MatchError(ContainSubstring("fields is not a valid option")))
+		Expect(fake.Requests()).To(HaveLen(2), "nothing sent")
+	})
+
 	It("lists with the node filter and fields", func(ctx SpecContext) {
 		fake.Handle("GET", "/v1/volume/targets", fakeironic.Response{Status: http.StatusOK, Body: `{"targets": []}`})
 		pages, err := targets.List(client, targets.ListOpts{Node: "node-07", Fields: []string{"uuid", "boot_index"}}).AllPages(ctx)

@@ -10,6 +10,10 @@ func rootURL(client *gophercloud.ServiceClient) string {
 	return client.ServiceURL("volume", "targets")
 }
 
+func detailURL(client *gophercloud.ServiceClient) string {
+	return client.ServiceURL("volume", "targets", "detail")
+}
+
 func resourceURL(client *gophercloud.ServiceClient, id string) string {
 	return client.ServiceURL("volume", "targets", url.PathEscape(id))
 }

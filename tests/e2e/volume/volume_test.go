@@ -155,6 +155,15 @@ var _ = Describe("Volume API", Ordered, func() {
 		detail := list(all(connectors.ListOpts{Node: node.Name, Detail: true, Limit: 2}))
 		Expect(detail).To(HaveLen(4))
 		Expect(detail[0].Extra).To(HaveKey("i"))
+		for _, n := range []string{node.Name, node.UUID} {
+			pages, err := connectors.ListDetail(c, connectors.ListOpts{Node: n, Limit: 3}).AllPages(ctx)
+			Expect(err).NotTo(HaveOccurred(), "GET /v1/volume/connectors/detail?node=%s", n)
+			full, err := connectors.ExtractConnectors(pages)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(full).To(HaveLen(4), "/detail pages keep the node filter")
+			Expect(full[3].Extra).To(HaveKeyWithValue("i", BeNumerically("==", 3)))
+			Expect(full[3].CreatedAt).NotTo(BeZero())
+		}
 		short := list(all(connectors.ListOpts{Node: node.Name}))
 		Expect(short[0].Extra).To(BeNil(), "default fields leave extra out")
 		Expect(short[0].ConnectorID).NotTo(BeEmpty())
@@ -250,9 +259,15 @@ var _ = Describe("Volume API", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(stored.Properties).To(HaveKeyWithValue("controller_password", secrets[2]), "masking never alters the stored value")
 
-		r := raw(ctx, v32, http.MethodGet, "/v1/volume/targets/detail", nil)
-		Expect(r.Status).To(Equal(400))
-		Expect(fault(r)).To(Equal("Expected UUID for target_uuid: detail"))
+		pages, err = targets.ListDetail(c, targets.ListOpts{Node: node.Name, Limit: 1}).AllPages(ctx)
+		Expect(err).NotTo(HaveOccurred(), "GET /v1/volume/targets/detail")
+		full, err := targets.ExtractTargets(pages)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(full).To(HaveLen(2))
+		for _, t := range full {
+			Expect(t.Properties).NotTo(BeNil(), "/detail lists every field")
+		}
+		Expect(full[0].Properties).To(HaveKeyWithValue("controller_password", "******"))
 
 		Expect(targets.Delete(ctx, c, second.UUID).ExtractErr()).To(Succeed())
 		_, err = targets.Get(ctx, c, second.UUID, nil).Extract()
@@ -293,7 +308,12 @@ var _ = Describe("Volume API", Ordered, func() {
 		Entry("an unsupported filter", http.MethodGet, "/v1/volume/targets?volume_id=x", nil, 400, "Unexpected arguments: volume_id"),
 		Entry("detail on show", http.MethodGet, "/v1/volume/connectors/1be26c0b-03f2-4d2e-ae87-c02d7f33c123?detail=true", nil, 400, "Unexpected arguments: detail"),
 		Entry("forbidden sort key", http.MethodGet, "/v1/volume/targets?sort_key=properties", nil, 400, "The sort_key value properties is an invalid field for sorting"),
-		Entry("connectors/detail", http.MethodGet, "/v1/volume/connectors/detail", nil, 400, "Expected UUID for connector_uuid: detail"),
+		Entry("fields on connectors/detail", http.MethodGet, "/v1/volume/connectors/detail?fields=uuid", nil, 400, "Unexpected arguments: fields"),
+		Entry("an unknown connector type", http.MethodPost, "/v1/volume/connectors",
+			`{"node_uuid": "NODE", "type": "fc", "connector_id": "x"}`, 400,
+			"Schema error for connector: 'fc' is not one of ['iqn', 'ip', 'mac', 'wwnn', 'wwpn', 'net-id', 'port', 'portgroup']"),
+		Entry("a negative boot_index", http.MethodPost, "/v1/volume/targets",
+			`{"node_uuid": "NODE", "volume_type": "iscsi", "boot_index": -1, "volume_id": "x"}`, 400, "-1 is less than the minimum of 0"),
 		Entry("unknown connector", http.MethodPatch, "/v1/volume/connectors/1be26c0b-03f2-4d2e-ae87-c02d7f33c123", `[]`, 404,
 			"Volume connector 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 could not be found."),
 		Entry("write through a node path", http.MethodPost, "/v1/nodes/NODE/volume/targets", `{}`, 400, ""),
@@ -342,7 +362,7 @@ var _ = Describe("Volume API", Ordered, func() {
 		isCode(err, 409)
 	})
 
-	It("refuses updates and deletes while the node is powered on, and deletes in manageable", func() {
+	It("refuses updates and deletes while the node is powered on, in manageable too, and deletes once it is off", func() {
 		on := powered(steps.Name("vol-on", 0), "power off")
 		vc, err := connectors.Create(ctx, c, connectors.CreateOpts{NodeUUID: on.UUID, Type: "iqn", ConnectorID: "iqn.on-" + on.UUID[:8]}).Extract()
 		Expect(err).NotTo(HaveOccurred())
@@ -367,7 +387,15 @@ var _ = Describe("Volume API", Ordered, func() {
 		Expect(r.Status).To(Equal(202), string(r.Body))
 		steps.EventuallyStable(ctx, c, on.UUID, nodes.Manageable)
 		setPower(ctx, on.UUID, "power on")
-		Expect(connectors.Delete(ctx, c, vc.UUID).ExtractErr()).To(Succeed(), "deletion in manageable needs no power off")
+		r = raw(ctx, v32, http.MethodDelete, "/v1/volume/connectors/"+vc.UUID, nil)
+		Expect(r.Status).To(Equal(400))
+		Expect(fault(r)).To(Equal(`The requested action "volume connector deletion" can not be performed on node "` + on.UUID + `" while it is in state "power on".`))
+		isCode(targets.Delete(ctx, c, vt.UUID).ExtractErr(), 400)
+		_, err = connectors.Get(ctx, c, vc.UUID, nil).Extract()
+		Expect(err).NotTo(HaveOccurred(), "the refused delete left the connector")
+
+		setPower(ctx, on.UUID, "power off")
+		Expect(connectors.Delete(ctx, c, vc.UUID).ExtractErr()).To(Succeed())
 		Expect(targets.Delete(ctx, c, vt.UUID).ExtractErr()).To(Succeed())
 	})
 

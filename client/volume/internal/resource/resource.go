@@ -31,6 +31,15 @@ func ListQuery(collection string, opts any, detail bool, fields []string) (strin
 	return Query(opts)
 }
 
+// ListDetailQuery is Query for the options of a /detail list, which
+// returns every field and so takes no field selection.
+func ListDetailQuery(collection string, opts any, fields []string) (string, error) {
+	if len(fields) > 0 {
+		return "", fmt.Errorf("list %s in detail: fields is not a valid option", collection)
+	}
+	return Query(opts)
+}
+
 // WithQuery appends the query render makes of opts to url; a nil opts
 // (an unset builder interface) adds nothing.
 func WithQuery[B any](url string, opts B, render func(B) (string, error)) (string, error) {

@@ -73,7 +73,7 @@ func connectorCreate(s *session) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.NodeUUID, "node", "", "UUID of the node the connector belongs to")
-	f.StringVar(&opts.Type, "type", "", "connector type: iqn, ip, mac, wwnn, wwpn, port, portgroup")
+	f.StringVar(&opts.Type, "type", "", "connector type: iqn, ip, mac, wwnn, wwpn, net-id, port, portgroup")
 	f.StringVar(&opts.ConnectorID, "connector-id", "", "the connector's identity, in its type's format")
 	f.StringArrayVar(&extra, "extra", nil, "extra KEY=VALUE (repeatable)")
 	f.StringVar(&opts.UUID, "uuid", "", "UUID of the new connector")
