@@ -23,21 +23,23 @@ import (
 var interfaceUpdateStates = []string{states.Enroll, states.Inspecting, states.InspectWait,
 	states.Manageable, states.Available}
 
-// UpdateNode applies the API's patch to the node read under the lock (the
-// 1.0 form: copies the user-editable fields of the API's copy onto it).
-// Everything else, and every field the patch does not touch, keeps the
-// stored value, so neither a concurrent update nor a transition the
-// conductor made meanwhile is undone by a stale copy in the API.
+// UpdateNode applies the API's patch, or maintenance change, to the node
+// read under the lock (the 1.0 form: copies the user-editable fields of
+// the API's copy onto it). Everything else, and every field the change
+// does not touch, keeps the stored value, so neither a concurrent update
+// nor a transition the conductor made meanwhile is undone by a stale copy
+// in the API.
 func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (model.Node, error) {
 	id := args.NodeID
 	if id == "" {
 		id = args.Node.UUID
 	}
 	var v microversion.Version
-	if args.NodeID != "" {
-		var perr *errs.Error
-		if v, perr = microversion.Parse(args.APIVersion); perr != nil {
-			return model.Node{}, errs.InvalidParameterValue("Invalid API version %q for the update of node %s.", args.APIVersion, id)
+	patching := args.NodeID != "" && args.Maintenance == nil
+	if patching {
+		var err error
+		if v, err = patchVersion(args.APIVersion, "node "+id); err != nil {
+			return model.Node{}, err
 		}
 	}
 	t, err := c.tasks.Acquire(ctx, id, "node update")
@@ -47,13 +49,16 @@ func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (mo
 	defer t.Release(ctx)
 	cur := t.Node()
 	upd := *cur
-	if args.NodeID != "" {
+	switch {
+	case args.Maintenance != nil:
+		upd.Maintenance, upd.MaintenanceReason = args.Maintenance.Enabled, args.Maintenance.Reason
+	case patching:
 		patched, err := nodes.Patch(cur, args.Patch, v)
 		if err != nil {
 			return model.Node{}, err
 		}
 		upd = *patched
-	} else {
+	default:
 		copyUserFields(&upd, &args.Node)
 	}
 
@@ -105,6 +110,16 @@ func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (mo
 	out := *cur
 	out.Reservation = nil
 	return out, nil
+}
+
+// patchVersion reads the Bare Metal API microversion a patch of what was
+// sent at.
+func patchVersion(s, what string) (microversion.Version, error) {
+	v, perr := microversion.Parse(s)
+	if perr != nil {
+		return microversion.Version{}, errs.InvalidParameterValue("Invalid API version %q for the update of %s.", s, what)
+	}
+	return v, nil
 }
 
 func updateRefused(uuid, field string) *errs.Error {
