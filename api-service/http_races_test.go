@@ -105,4 +105,28 @@ var _ = Describe("concurrent updates", func() {
 			Expect(p["internal_info"]).To(HaveKeyWithValue("tenant_vif_port_id", HavePrefix("vif-")))
 		}
 	})
+
+	It("keeps every key of concurrent PATCHes of one port group's extra", func() {
+		uuid := e.createNode("")
+		r := e.at("latest", http.MethodPost, "/v1/portgroups", `{"node_uuid": "`+uuid+`", "name": "bond0"}`)
+		Expect(r.status).To(Equal(http.StatusCreated), string(r.raw))
+		pg := r.json()["uuid"].(string)
+		const writers = 20
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				Expect(retried(http.MethodPatch, "/v1/portgroups/"+pg,
+					fmt.Sprintf(`[{"op": "add", "path": "/extra/w%d", "value": %d}]`, w, w)).status).To(Equal(http.StatusOK))
+			}()
+		}
+		wg.Wait()
+		extra := e.at("latest", http.MethodGet, "/v1/portgroups/"+pg, "").json()["extra"]
+		Expect(extra).To(HaveLen(writers))
+		for w := range writers {
+			Expect(extra).To(HaveKeyWithValue(fmt.Sprintf("w%d", w), BeNumerically("==", w)))
+		}
+	})
 })

@@ -3,6 +3,9 @@ package conductor
 import (
 	"context"
 
+	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/portgroups"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -33,20 +36,38 @@ func deployed(n *model.Node) bool {
 	return (deref(n.ProvisionState) == states.Active || n.InstanceUUID != nil) && !n.Maintenance
 }
 
-// UpdatePortgroup saves the fields a client may change of the port group
-// the API patched, under the locks of its old and new node. A group moves
-// to another node only without member ports (they cannot follow it), and
-// keeps its address while its node is deployed.
+// UpdatePortgroup applies the API's patch to the port group read under
+// the locks of its old and new node (the 1.0 form: saves the fields a
+// client may change of the API's copy). A group moves to another node
+// only without member ports (they cannot follow it), and keeps its
+// address while its node is deployed.
 func (c *Conductor) UpdatePortgroup(ctx context.Context, args rpc.PortgroupArgs) (model.Portgroup, error) {
-	in := args.Portgroup
-	locks, err := c.lockVolumeNodes(ctx, c.portgroupOwner(ctx, in.UUID), in.NodeUUID, "portgroup update")
+	uuid, requested := args.Portgroup.UUID, args.Portgroup.NodeUUID
+	var ops []jsonpatch.Op
+	var v microversion.Version
+	if args.PortgroupID != "" {
+		uuid = args.PortgroupID
+		var err error
+		ops, v, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "portgroup "+uuid, uuid, c.store.GetPortgroup,
+			portgroups.Apply, func(pg *model.Portgroup) string { return pg.NodeUUID })
+		if err != nil {
+			return model.Portgroup{}, err
+		}
+	}
+	locks, err := c.lockVolumeNodes(ctx, c.portgroupOwner(ctx, uuid), requested, "portgroup update")
 	if err != nil {
 		return model.Portgroup{}, err
 	}
 	defer locks.release(ctx)
-	pg, err := c.store.GetPortgroup(ctx, in.UUID)
+	pg, err := c.store.GetPortgroup(ctx, uuid)
 	if err != nil {
 		return model.Portgroup{}, err
+	}
+	in := &args.Portgroup
+	if args.PortgroupID != "" {
+		if in, err = portgroups.Apply(pg, ops, v); err != nil {
+			return model.Portgroup{}, err
+		}
 	}
 	owner := locks.owner.Node()
 	if owner.ID != pg.NodeID {

@@ -107,10 +107,17 @@ type MaintenanceChange struct {
 	Reason  *string `json:"reason,omitempty"`
 }
 
+// PortArgs names the port to destroy by Port.UUID. An update since 1.2
+// sends PortID, Patch and APIVersion, which the conductor applies to the
+// port it reads under the node lock; the 1.0 form, Port alone, is the
+// whole port as the caller patched it, whose every field is saved.
 type PortArgs struct {
-	// Port is the whole port as the API patched it (unsaved) for update,
-	// or the stored port for destroy.
-	Port model.Port `json:"port"`
+	PortID string `json:"port_id,omitempty"`
+	// Patch is the Bare Metal API's JSON patch document of the port.
+	Patch json.RawMessage `json:"patch,omitempty"`
+	// APIVersion is the Bare Metal API microversion the patch is read at.
+	APIVersion string     `json:"api_version,omitempty"`
+	Port       model.Port `json:"port,omitzero"`
 }
 
 type HeartbeatArgs struct {
