@@ -281,13 +281,12 @@ func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Po
 	if args.PortID != "" {
 		uuid = args.PortID
 		var err error
-		ops, v, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "port "+uuid, uuid, c.store.GetPort, ports.Apply,
-			func(p *model.Port) string { return p.NodeUUID })
+		ops, v, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "port "+uuid, uuid, c.store.GetPort, ports.Apply, portNode)
 		if err != nil {
 			return model.Port{}, err
 		}
 	}
-	locks, err := c.lockVolumeNodes(ctx, c.portOwner(ctx, uuid), requested, "port update")
+	locks, err := c.lockVolumeNodes(ctx, ownerOf(ctx, uuid, c.store.GetPort, portNode), requested, "port update")
 	if err != nil {
 		return model.Port{}, err
 	}
@@ -325,15 +324,20 @@ func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Po
 	return p, nil
 }
 
-func (c *Conductor) portOwner(ctx context.Context, uuid string) func() (string, error) {
+// ownerOf re-reads, each time it is called, the node that the object uuid
+// (a port or port group, read by get) belongs to.
+func ownerOf[T any](ctx context.Context, uuid string, get func(context.Context, string) (*T, error),
+	nodeUUID func(*T) string) func() (string, error) {
 	return func() (string, error) {
-		p, err := c.store.GetPort(ctx, uuid)
+		item, err := get(ctx, uuid)
 		if err != nil {
 			return "", err
 		}
-		return p.NodeUUID, nil
+		return nodeUUID(item), nil
 	}
 }
+
+func portNode(p *model.Port) string { return p.NodeUUID }
 
 // readPatch decodes the Bare Metal API patch of the object uuid (what
 // names it) and the microversion it was sent at. It returns the node the

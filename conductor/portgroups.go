@@ -20,15 +20,7 @@ type portgroupStore interface {
 	DestroyPortgroup(ctx context.Context, uuid string) error
 }
 
-func (c *Conductor) portgroupOwner(ctx context.Context, uuid string) func() (string, error) {
-	return func() (string, error) {
-		pg, err := c.store.GetPortgroup(ctx, uuid)
-		if err != nil {
-			return "", err
-		}
-		return pg.NodeUUID, nil
-	}
-}
+func portgroupNode(pg *model.Portgroup) string { return pg.NodeUUID }
 
 // deployed reports a node whose network configuration is in use: its
 // hardware addresses must not change under it.
@@ -49,12 +41,12 @@ func (c *Conductor) UpdatePortgroup(ctx context.Context, args rpc.PortgroupArgs)
 		uuid = args.PortgroupID
 		var err error
 		ops, v, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "portgroup "+uuid, uuid, c.store.GetPortgroup,
-			portgroups.Apply, func(pg *model.Portgroup) string { return pg.NodeUUID })
+			portgroups.Apply, portgroupNode)
 		if err != nil {
 			return model.Portgroup{}, err
 		}
 	}
-	locks, err := c.lockVolumeNodes(ctx, c.portgroupOwner(ctx, uuid), requested, "portgroup update")
+	locks, err := c.lockVolumeNodes(ctx, ownerOf(ctx, uuid, c.store.GetPortgroup, portgroupNode), requested, "portgroup update")
 	if err != nil {
 		return model.Portgroup{}, err
 	}
@@ -96,7 +88,7 @@ func (c *Conductor) UpdatePortgroup(ctx context.Context, args rpc.PortgroupArgs)
 // DestroyPortgroup deletes a port group without member ports under its
 // node's lock.
 func (c *Conductor) DestroyPortgroup(ctx context.Context, args rpc.PortgroupArgs) error {
-	locks, err := c.lockVolumeNodes(ctx, c.portgroupOwner(ctx, args.Portgroup.UUID), "", "portgroup deletion")
+	locks, err := c.lockVolumeNodes(ctx, ownerOf(ctx, args.Portgroup.UUID, c.store.GetPortgroup, portgroupNode), "", "portgroup deletion")
 	if err != nil {
 		return err
 	}
