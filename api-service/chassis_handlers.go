@@ -102,7 +102,7 @@ func (s *Server) chassisResource() resource[model.Chassis] {
 		apply: func(_ echo.Context, ch *model.Chassis, ops []jsonpatch.Op) (*model.Chassis, error) {
 			return chassis.Apply(ch, ops)
 		},
-		update: func(c echo.Context, patched *model.Chassis) (*model.Chassis, error) {
+		update: func(c echo.Context, patched *model.Chassis, _ []byte) (*model.Chassis, error) {
 			return patched, s.store.SaveChassis(c.Request().Context(), patched)
 		},
 		destroy: func(c echo.Context, ch *model.Chassis) error {

@@ -32,8 +32,9 @@ type resource[T any] struct {
 	// location is the object's path below the base URL.
 	location func(item *T) string
 	apply    func(c echo.Context, item *T, ops []jsonpatch.Op) (*T, error)
-	// update stores a patched object and returns what was stored.
-	update  func(c echo.Context, patched *T) (*T, error)
+	// update stores a patched object and returns what was stored; raw is
+	// the patch document the client sent.
+	update  func(c echo.Context, patched *T, raw []byte) (*T, error)
 	destroy func(c echo.Context, item *T) error
 	render  func(c echo.Context, item *T, fields []string) any
 }
@@ -108,7 +109,7 @@ func patchHandler[T any](r resource[T]) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		updated, err := r.update(c, patched)
+		updated, err := r.update(c, patched, raw)
 		if err != nil {
 			return err
 		}
@@ -154,9 +155,13 @@ type nodeObject[T, A any] struct {
 	ids    func(item *T) (uuid, nodeUUID string, nodeID *int64)
 	render func(c echo.Context, item *T, fields []string) any
 	// args wraps an object for the conductor's update and destroy calls.
-	args    func(item T) A
-	update  func(api rpc.ConductorAPI, ctx context.Context, args A) (T, error)
-	destroy func(api rpc.ConductorAPI, ctx context.Context, args A) error
+	args func(item T) A
+	// patchArgs, if set, wraps an update as the client's patch document
+	// instead, which the conductor applies again to the object it reads
+	// under the node lock: the object the API patched may be stale.
+	patchArgs func(uuid string, patch []byte, v microversion.Version) A
+	update    func(api rpc.ConductorAPI, ctx context.Context, args A) (T, error)
+	destroy   func(api rpc.ConductorAPI, ctx context.Context, args A) error
 }
 
 func nodeResource[T, A any](s *Server, o nodeObject[T, A]) resource[T] {
@@ -188,8 +193,8 @@ func nodeResource[T, A any](s *Server, o nodeObject[T, A]) resource[T] {
 			return "/v1/" + o.path + "/" + uuid
 		},
 		apply: func(c echo.Context, item *T, ops []jsonpatch.Op) (*T, error) { return o.apply(item, ops, version(c)) },
-		update: func(c echo.Context, patched *T) (*T, error) {
-			_, nodeUUID, nodeID := o.ids(patched)
+		update: func(c echo.Context, patched *T, raw []byte) (*T, error) {
+			uuid, nodeUUID, nodeID := o.ids(patched)
 			n, err := o.patchOwner(c, nodeUUID)
 			if err != nil {
 				return nil, err
@@ -200,7 +205,11 @@ func nodeResource[T, A any](s *Server, o nodeObject[T, A]) resource[T] {
 			if err != nil {
 				return nil, err
 			}
-			updated, err := o.update(api, ctx, o.args(*patched))
+			args := o.args(*patched)
+			if o.patchArgs != nil {
+				args = o.patchArgs(uuid, raw, version(c))
+			}
+			updated, err := o.update(api, ctx, args)
 			if err != nil {
 				return nil, err
 			}

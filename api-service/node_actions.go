@@ -174,13 +174,10 @@ func (s *Server) updateMaintenance(c echo.Context, on bool, reason *string) erro
 	if err != nil {
 		return asBadRequest(err)
 	}
-	changed := nodes.Clone(n)
-	changed.Maintenance = on
-	changed.MaintenanceReason = reason
-	if !on {
-		changed.Fault = nil
-	}
-	if _, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: *changed}); err != nil {
+	// Only the change travels: the conductor applies it to the node it
+	// reads under the lock, so a concurrent PATCH of another field stays.
+	change := rpc.UpdateNodeArgs{NodeID: n.UUID, Maintenance: &rpc.MaintenanceChange{Enabled: on, Reason: reason}}
+	if _, err := api.UpdateNode(ctx, change); err != nil {
 		return asBadRequest(err)
 	}
 	return c.NoContent(http.StatusAccepted)

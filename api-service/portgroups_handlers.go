@@ -147,6 +147,9 @@ func (s *Server) portgroupResource() resource[model.Portgroup] {
 		render: func(c echo.Context, pg *model.Portgroup, fields []string) any {
 			return s.portgroupView(c, fields).Render(pg)
 		},
-		args:   func(pg model.Portgroup) rpc.PortgroupArgs { return rpc.PortgroupArgs{Portgroup: pg} },
+		args: func(pg model.Portgroup) rpc.PortgroupArgs { return rpc.PortgroupArgs{Portgroup: pg} },
+		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.PortgroupArgs {
+			return rpc.PortgroupArgs{PortgroupID: uuid, Patch: patch, APIVersion: v.String()}
+		},
 		update: rpc.ConductorAPI.UpdatePortgroup, destroy: rpc.ConductorAPI.DestroyPortgroup})
 }

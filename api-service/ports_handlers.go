@@ -139,7 +139,11 @@ func (s *Server) portResource() resource[model.Port] {
 		decode: ports.DecodeCreate, join: s.joinPortgroup, apply: ports.Apply, insert: s.store.CreatePort,
 		ids:    func(p *model.Port) (string, string, *int64) { return p.UUID, p.NodeUUID, &p.NodeID },
 		render: func(c echo.Context, p *model.Port, fields []string) any { return s.portView(c, fields).Render(p) },
-		args:   func(p model.Port) rpc.PortArgs { return rpc.PortArgs{Port: p} }, update: rpc.ConductorAPI.UpdatePort, destroy: rpc.ConductorAPI.DestroyPort})
+		args:   func(p model.Port) rpc.PortArgs { return rpc.PortArgs{Port: p} },
+		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.PortArgs {
+			return rpc.PortArgs{PortID: uuid, Patch: patch, APIVersion: v.String()}
+		},
+		update: rpc.ConductorAPI.UpdatePort, destroy: rpc.ConductorAPI.DestroyPort})
 }
 
 // joinPortgroup puts a new port of node n in the port group its body names.

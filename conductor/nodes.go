@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/nodes"
+	"github.com/ferricbm/ferric/api-service/ports"
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
@@ -23,21 +25,23 @@ import (
 var interfaceUpdateStates = []string{states.Enroll, states.Inspecting, states.InspectWait,
 	states.Manageable, states.Available}
 
-// UpdateNode applies the API's patch to the node read under the lock (the
-// 1.0 form: copies the user-editable fields of the API's copy onto it).
-// Everything else, and every field the patch does not touch, keeps the
-// stored value, so neither a concurrent update nor a transition the
-// conductor made meanwhile is undone by a stale copy in the API.
+// UpdateNode applies the API's patch, or maintenance change, to the node
+// read under the lock (the 1.0 form: copies the user-editable fields of
+// the API's copy onto it). Everything else, and every field the change
+// does not touch, keeps the stored value, so neither a concurrent update
+// nor a transition the conductor made meanwhile is undone by a stale copy
+// in the API.
 func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (model.Node, error) {
 	id := args.NodeID
 	if id == "" {
 		id = args.Node.UUID
 	}
 	var v microversion.Version
-	if args.NodeID != "" {
-		var perr *errs.Error
-		if v, perr = microversion.Parse(args.APIVersion); perr != nil {
-			return model.Node{}, errs.InvalidParameterValue("Invalid API version %q for the update of node %s.", args.APIVersion, id)
+	patching := args.NodeID != "" && args.Maintenance == nil
+	if patching {
+		var err error
+		if v, err = patchVersion(args.APIVersion, "node "+id); err != nil {
+			return model.Node{}, err
 		}
 	}
 	t, err := c.tasks.Acquire(ctx, id, "node update")
@@ -47,13 +51,16 @@ func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (mo
 	defer t.Release(ctx)
 	cur := t.Node()
 	upd := *cur
-	if args.NodeID != "" {
+	switch {
+	case args.Maintenance != nil:
+		upd.Maintenance, upd.MaintenanceReason = args.Maintenance.Enabled, args.Maintenance.Reason
+	case patching:
 		patched, err := nodes.Patch(cur, args.Patch, v)
 		if err != nil {
 			return model.Node{}, err
 		}
 		upd = *patched
-	} else {
+	default:
 		copyUserFields(&upd, &args.Node)
 	}
 
@@ -105,6 +112,16 @@ func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (mo
 	out := *cur
 	out.Reservation = nil
 	return out, nil
+}
+
+// patchVersion reads the Bare Metal API microversion a patch of what was
+// sent at.
+func patchVersion(s, what string) (microversion.Version, error) {
+	v, perr := microversion.Parse(s)
+	if perr != nil {
+		return microversion.Version{}, errs.InvalidParameterValue("Invalid API version %q for the update of %s.", s, what)
+	}
+	return v, nil
 }
 
 func updateRefused(uuid, field string) *errs.Error {
@@ -253,29 +270,43 @@ func (c *Conductor) GetSupportedBootDevices(ctx context.Context, args rpc.NodeAr
 	return d.Management.SupportedBootDevices(ctx, t)
 }
 
-// UpdatePort saves a port the API patched, under the lock of the node the
-// port (now) belongs to.
+// UpdatePort applies the API's patch to the port read under the locks of
+// its node and of the node the patch moves it to (the 1.0 form: saves the
+// user-editable fields of the API's copy). internal_info, which only the
+// conductor writes (VIFs), always keeps its stored value.
 func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Port, error) {
-	in := args.Port
-	old, err := c.store.GetPort(ctx, in.UUID)
+	uuid, requested := args.Port.UUID, args.Port.NodeUUID
+	var ops []jsonpatch.Op
+	var v microversion.Version
+	if args.PortID != "" {
+		uuid = args.PortID
+		var err error
+		ops, v, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "port "+uuid, uuid, c.store.GetPort, ports.Apply, portNode)
+		if err != nil {
+			return model.Port{}, err
+		}
+	}
+	locks, err := c.lockVolumeNodes(ctx, ownerOf(ctx, uuid, c.store.GetPort, portNode), requested, "port update")
 	if err != nil {
 		return model.Port{}, err
 	}
-	nodeUUID := in.NodeUUID
-	if nodeUUID == "" {
-		nodeUUID = old.NodeUUID
-	}
-	t, err := c.tasks.Acquire(ctx, nodeUUID, "port update")
+	defer locks.release(ctx)
+	old, err := c.store.GetPort(ctx, uuid)
 	if err != nil {
 		return model.Port{}, err
 	}
-	defer t.Release(ctx)
-	n := t.Node()
-	if in.Address != old.Address && (t.ProvisionState() == states.Active || n.InstanceUUID != nil) && !n.Maintenance {
+	in := &args.Port
+	if args.PortID != "" {
+		if in, err = ports.Apply(old, ops, v); err != nil {
+			return model.Port{}, err
+		}
+	}
+	n := locks.owner.Node()
+	if in.Address != old.Address && deployed(n) {
 		return model.Port{}, errs.New(errs.KindInvalidState,
-			"Cannot update hardware address for port %s as node %s is active or has instance UUID assigned", in.UUID, n.UUID)
+			"Cannot update hardware address for port %s as node %s is active or has instance UUID assigned", old.UUID, n.UUID)
 	}
-	pgID, err := c.portMembership(ctx, &in, old, n)
+	pgID, err := c.portMembership(ctx, in, old, n)
 	if err != nil {
 		return model.Port{}, err
 	}
@@ -284,7 +315,6 @@ func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Po
 	p.NodeID, p.NodeUUID = n.ID, n.UUID
 	p.PortgroupID, p.PortgroupUUID = pgID, in.PortgroupUUID
 	p.Extra = in.Extra
-	p.InternalInfo = in.InternalInfo
 	p.LocalLinkConnection = in.LocalLinkConnection
 	p.PXEEnabled = in.PXEEnabled
 	p.PhysicalNetwork = in.PhysicalNetwork
@@ -292,6 +322,51 @@ func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Po
 		return model.Port{}, err
 	}
 	return p, nil
+}
+
+// ownerOf re-reads, each time it is called, the node that the object uuid
+// (a port or port group, read by get) belongs to.
+func ownerOf[T any](ctx context.Context, uuid string, get func(context.Context, string) (*T, error),
+	nodeUUID func(*T) string) func() (string, error) {
+	return func() (string, error) {
+		item, err := get(ctx, uuid)
+		if err != nil {
+			return "", err
+		}
+		return nodeUUID(item), nil
+	}
+}
+
+func portNode(p *model.Port) string { return p.NodeUUID }
+
+// readPatch decodes the Bare Metal API patch of the object uuid (what
+// names it) and the microversion it was sent at. It returns the node the
+// patch moves the object to, found by applying it to the object read
+// without a lock, or "" if the patch leaves node_uuid alone: the object
+// then stays wherever it is when the locks are taken.
+func readPatch[T any](ctx context.Context, raw []byte, apiVersion, what, uuid string,
+	get func(context.Context, string) (*T, error), apply func(*T, []jsonpatch.Op, microversion.Version) (*T, error),
+	nodeUUID func(*T) string) ([]jsonpatch.Op, microversion.Version, string, error) {
+	v, err := patchVersion(apiVersion, what)
+	if err != nil {
+		return nil, v, "", err
+	}
+	ops, err := jsonpatch.Decode(raw)
+	if err != nil {
+		return nil, v, "", err
+	}
+	if !slices.ContainsFunc(ops, func(op jsonpatch.Op) bool { return op.Field() == "node_uuid" }) {
+		return ops, v, "", nil
+	}
+	item, err := get(ctx, uuid)
+	if err != nil {
+		return nil, v, "", err
+	}
+	moved, err := apply(item, ops, v)
+	if err != nil {
+		return nil, v, "", err
+	}
+	return ops, v, nodeUUID(moved), nil
 }
 
 // DestroyPort deletes a port unless a tenant network is still bound to it

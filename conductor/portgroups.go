@@ -3,6 +3,9 @@ package conductor
 import (
 	"context"
 
+	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/portgroups"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -17,15 +20,7 @@ type portgroupStore interface {
 	DestroyPortgroup(ctx context.Context, uuid string) error
 }
 
-func (c *Conductor) portgroupOwner(ctx context.Context, uuid string) func() (string, error) {
-	return func() (string, error) {
-		pg, err := c.store.GetPortgroup(ctx, uuid)
-		if err != nil {
-			return "", err
-		}
-		return pg.NodeUUID, nil
-	}
-}
+func portgroupNode(pg *model.Portgroup) string { return pg.NodeUUID }
 
 // deployed reports a node whose network configuration is in use: its
 // hardware addresses must not change under it.
@@ -33,20 +28,38 @@ func deployed(n *model.Node) bool {
 	return (deref(n.ProvisionState) == states.Active || n.InstanceUUID != nil) && !n.Maintenance
 }
 
-// UpdatePortgroup saves the fields a client may change of the port group
-// the API patched, under the locks of its old and new node. A group moves
-// to another node only without member ports (they cannot follow it), and
-// keeps its address while its node is deployed.
+// UpdatePortgroup applies the API's patch to the port group read under
+// the locks of its old and new node (the 1.0 form: saves the fields a
+// client may change of the API's copy). A group moves to another node
+// only without member ports (they cannot follow it), and keeps its
+// address while its node is deployed.
 func (c *Conductor) UpdatePortgroup(ctx context.Context, args rpc.PortgroupArgs) (model.Portgroup, error) {
-	in := args.Portgroup
-	locks, err := c.lockVolumeNodes(ctx, c.portgroupOwner(ctx, in.UUID), in.NodeUUID, "portgroup update")
+	uuid, requested := args.Portgroup.UUID, args.Portgroup.NodeUUID
+	var ops []jsonpatch.Op
+	var v microversion.Version
+	if args.PortgroupID != "" {
+		uuid = args.PortgroupID
+		var err error
+		ops, v, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "portgroup "+uuid, uuid, c.store.GetPortgroup,
+			portgroups.Apply, portgroupNode)
+		if err != nil {
+			return model.Portgroup{}, err
+		}
+	}
+	locks, err := c.lockVolumeNodes(ctx, ownerOf(ctx, uuid, c.store.GetPortgroup, portgroupNode), requested, "portgroup update")
 	if err != nil {
 		return model.Portgroup{}, err
 	}
 	defer locks.release(ctx)
-	pg, err := c.store.GetPortgroup(ctx, in.UUID)
+	pg, err := c.store.GetPortgroup(ctx, uuid)
 	if err != nil {
 		return model.Portgroup{}, err
+	}
+	in := &args.Portgroup
+	if args.PortgroupID != "" {
+		if in, err = portgroups.Apply(pg, ops, v); err != nil {
+			return model.Portgroup{}, err
+		}
 	}
 	owner := locks.owner.Node()
 	if owner.ID != pg.NodeID {
@@ -75,7 +88,7 @@ func (c *Conductor) UpdatePortgroup(ctx context.Context, args rpc.PortgroupArgs)
 // DestroyPortgroup deletes a port group without member ports under its
 // node's lock.
 func (c *Conductor) DestroyPortgroup(ctx context.Context, args rpc.PortgroupArgs) error {
-	locks, err := c.lockVolumeNodes(ctx, c.portgroupOwner(ctx, args.Portgroup.UUID), "", "portgroup deletion")
+	locks, err := c.lockVolumeNodes(ctx, ownerOf(ctx, args.Portgroup.UUID, c.store.GetPortgroup, portgroupNode), "", "portgroup deletion")
 	if err != nil {
 		return err
 	}

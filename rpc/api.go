@@ -11,7 +11,7 @@ import (
 // Minor bumps add methods or optional arguments; a conductor refuses a
 // message whose version is newer than its own with
 // errs.KindUnsupportedRPCMethodVersion.
-const APIVersion = "1.1"
+const APIVersion = "1.2"
 
 // Method names on the wire. They are Ironic's names, so operators and
 // external schedulers recognise them.
@@ -40,17 +40,20 @@ type NodeArgs struct {
 	NodeID string `json:"node_id"`
 }
 
-// UpdateNodeArgs comes in two forms. Since 1.1 a caller sends NodeID,
-// Patch and APIVersion: the conductor applies the patch to the node it
-// reads under the lock, so concurrent updates cannot undo each other. The
-// 1.0 form, Node alone, replaces every user-editable field with the
-// caller's copy, which may be stale.
+// UpdateNodeArgs comes in three forms. Since 1.1 a caller sends NodeID,
+// Patch and APIVersion, and since 1.2 NodeID and Maintenance: the
+// conductor applies the change to the node it reads under the lock, so
+// concurrent updates cannot undo each other. The 1.0 form, Node alone,
+// replaces every user-editable field with the caller's copy, which may be
+// stale.
 type UpdateNodeArgs struct {
 	NodeID string `json:"node_id,omitempty"`
 	// Patch is the Bare Metal API's JSON patch document (RFC 6902 subset).
 	Patch json.RawMessage `json:"patch,omitempty"`
 	// APIVersion is the Bare Metal API microversion the patch is read at.
 	APIVersion string `json:"api_version,omitempty"`
+	// Maintenance, instead of Patch, only sets or clears maintenance mode.
+	Maintenance *MaintenanceChange `json:"maintenance,omitempty"`
 	// Node is the whole node as the API patched it (unsaved): the 1.0 form.
 	Node            model.Node `json:"node,omitzero"`
 	ResetInterfaces bool       `json:"reset_interfaces,omitempty"`
@@ -97,10 +100,24 @@ type ValidationResult struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// MaintenanceChange is PUT or DELETE /v1/nodes/{id}/maintenance: a
+// cleared maintenance mode also loses its reason and fault.
+type MaintenanceChange struct {
+	Enabled bool    `json:"enabled"`
+	Reason  *string `json:"reason,omitempty"`
+}
+
+// PortArgs names the port to destroy by Port.UUID. An update since 1.2
+// sends PortID, Patch and APIVersion, which the conductor applies to the
+// port it reads under the node lock; the 1.0 form, Port alone, is the
+// whole port as the caller patched it, whose every field is saved.
 type PortArgs struct {
-	// Port is the whole port as the API patched it (unsaved) for update,
-	// or the stored port for destroy.
-	Port model.Port `json:"port"`
+	PortID string `json:"port_id,omitempty"`
+	// Patch is the Bare Metal API's JSON patch document of the port.
+	Patch json.RawMessage `json:"patch,omitempty"`
+	// APIVersion is the Bare Metal API microversion the patch is read at.
+	APIVersion string     `json:"api_version,omitempty"`
+	Port       model.Port `json:"port,omitzero"`
 }
 
 type HeartbeatArgs struct {
