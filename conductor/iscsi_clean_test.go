@@ -22,6 +22,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
 	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -243,6 +244,35 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(recs[1]).To(And(HaveKeyWithValue("step", "erase_devices"), HaveKeyWithValue("by", "conductor"),
 					HaveKeyWithValue("device", ContainSubstring(iqn)), HaveKeyWithValue("passes", BeNumerically("==", 2)),
 					HaveKeyWithValue("bytes", BeNumerically("==", 16<<20))))
+				w.expectCleanedUp(final, mac)
+			})
+
+			It("fails the clean when a second pass_deploy_info comes while the conductor erases through the first one's target", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend, func(o *iscsideploy.Options) { o.Initiator.LoginTimeout = 10 * time.Minute })
+				n, mac, backing := w.manageableNode(ctx, 16)
+				middle := fillDisk(backing)
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				w.provide(ctx, n.UUID)
+				key := deployKey(w.e.node(ctx, n.UUID))
+
+				By("an attacker calling back first, so that its target would be erased in the disk's place")
+				attacker := stallingPortal()
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn, "port": attacker.port})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(attacker.connected, cleanTimeout).Should(Receive())
+
+				By("the node's own ramdisk calling back with the same key")
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+				Expect(errs.Message(err)).To(Equal(secondCallback))
+				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.CleanFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				final := w.e.node(ctx, n.UUID)
+				Expect(str(final.LastError)).To(ContainSubstring(secondCallback))
+				Expect(eraseRecords(final)).To(BeEmpty(), "nothing is recorded as erased")
+				data, err := os.ReadFile(backing)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(data[8<<20 : 9<<20]).To(Equal(middle))
 				w.expectCleanedUp(final, mac)
 			})
 

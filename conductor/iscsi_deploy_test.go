@@ -381,6 +381,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				}, 2200)
 				w.deployToWait(ctx, n.UUID)
 				iqn := iscsideploy.IQN(n.UUID)
+				key := deployKey(w.e.node(ctx, n.UUID))
 
 				By("answering iscsi.start_iscsi_target from an agent stub that exports the disk and checksums it")
 				agent := w.agentHeartbeat(ctx, n.UUID, backing, nil)
@@ -393,6 +394,12 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(command["params"]).To(HaveKeyWithValue("wipe_disk_metadata", true))
 				By("verifying the write with the agent's checksums of its disk")
 				Expect(agent.checksummed.Load()).To(BeNumerically(">=", 3<<20), "the image's 3 MiB of data")
+
+				By("refusing the deploy key the agent's heartbeat made useless as a second callback")
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn})
+				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+				Expect(errs.Message(err)).To(Equal(secondCallback))
+				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.Active))
 
 				By("laying out ephemeral, swap, config drive and root, in that order")
 				f, err := disk.OpenFile(backing)
@@ -549,6 +556,67 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w.expectCleanFailure(ctx, n.UUID, mac, fmt.Sprintf("verification failed: data read back at offset %d differs", 5<<20))
 			})
 
+			It("fails the deploy when a second pass_deploy_info comes while the first one's write runs", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend, func(o *iscsideploy.Options) { o.Initiator.LoginTimeout = 10 * time.Minute })
+				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				key := deployKey(w.e.node(ctx, n.UUID))
+
+				By("an attacker who read the key from TFTP calling back first, naming its own target")
+				attacker := stallingPortal()
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
+					"port": attacker.port})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(attacker.connected).Should(Receive(), "the conductor logs in to the attacker's target")
+
+				By("the node's own ramdisk calling back with the same key")
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
+					"port": w.tgt.port})
+				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+				Expect(errs.Message(err)).To(Equal(secondCallback))
+				w.expectCleanFailure(ctx, n.UUID, mac, secondCallback)
+				Expect(str(w.e.node(ctx, n.UUID).LastError)).To(Equal(secondCallback))
+
+				By("refusing the used key as loudly once the deploy failed, changing nothing")
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn})
+				Expect(errs.Message(err)).To(Equal(secondCallback))
+				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployFail))
+			})
+
+			It("gives every wait state a fresh deploy key that one callback uses up", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, _, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				first := deployKey(w.e.node(ctx, n.UUID))
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": first, "address": "127.0.0.1",
+					"iqn": iscsideploy.IQN(n.UUID), "error": "no disk found"})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": first, "address": "127.0.0.1",
+					"iqn": iscsideploy.IQN(n.UUID)})
+				Expect(errs.Message(err)).To(Equal(secondCallback), "a used key is told from a wrong one")
+
+				By("issuing a fresh key for the next wait state, which forgets the old one")
+				w.deployToWait(ctx, n.UUID)
+				second := deployKey(w.e.node(ctx, n.UUID))
+				Expect(second).To(MatchRegexp(`^[A-Za-z0-9]{32}$`))
+				Expect(second).NotTo(Equal(first))
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": first, "address": "127.0.0.1",
+					"iqn": iscsideploy.IQN(n.UUID)})
+				Expect(errs.Message(err)).To(Equal("Deploy key does not match"))
+				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployWait))
+
+				By("accepting the new key")
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": second, "address": "127.0.0.1",
+					"iqn": iscsideploy.IQN(n.UUID), "error": "no disk found"})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployFail))
+				Expect(str(w.e.node(ctx, n.UUID).LastError)).To(ContainSubstring("Error returned from deploy ramdisk"))
+			})
+
 			It("fails the deploy when the ramdisk never calls back", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
@@ -570,6 +638,47 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 		})
 	}
 })
+
+// secondCallback is the answer to, and last_error of, a deploy key used
+// twice.
+const secondCallback = "second pass_deploy_info callback for this deploy: possible attack on the provisioning network"
+
+// stalledPortal accepts iSCSI connections and never answers a login: a
+// target that keeps the conductor's write waiting as long as a test needs.
+type stalledPortal struct {
+	port      int
+	connected chan struct{}
+}
+
+func stallingPortal() *stalledPortal {
+	GinkgoHelper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	p := &stalledPortal{port: l.Addr().(*net.TCPAddr).Port, connected: make(chan struct{}, 8)}
+	var conns []net.Conn
+	var mu sync.Mutex
+	DeferCleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			p.connected <- struct{}{}
+		}
+	}()
+	return p
+}
 
 func reverse(b []byte) []byte {
 	out := slices.Clone(b)

@@ -61,6 +61,9 @@ func (d *Deploy) Heartbeat(ctx context.Context, t driver.TaskContext, callbackUR
 	if err != nil {
 		return err
 	}
+	// The agent continues this deploy: a pass_deploy_info with the key
+	// from now on is a second callback.
+	consumeDeployKey(n)
 	if err := ct.ProcessEvent(ctx, states.EventResume, ""); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package iscsideploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -101,18 +102,38 @@ func (d *Deploy) conductorErase(ctx context.Context, t conductorTask, tgt target
 		return fmt.Errorf("clean step %s cannot run through the callback-only ramdisk", step.Step)
 	}
 	n := t.Node()
+	ctx, stop := d.runs.start(ctx, n)
+	defer stop()
+	rec, err := d.eraseThrough(ctx, t, tgt, step)
+	if stoppedBySecondCallback(ctx) {
+		// Recorded as erased, an attacker's target would hide a real disk
+		// that keeps its data.
+		return errors.New(secondCallbackMessage)
+	}
+	if err != nil {
+		return err
+	}
+	delete(n.DriverInternalInfo, cleanProgressKey)
+	rec.By, rec.At = "conductor", time.Now().UTC().Format(time.RFC3339)
+	appendEraseRecords(n, rec)
+	return nil
+}
+
+// eraseThrough logs in to the target and erases its LUN.
+func (d *Deploy) eraseThrough(ctx context.Context, t conductorTask, tgt target, step driver.CleanStep) (eraseRecord, error) {
+	n := t.Node()
 	if err := d.slots.acquire(ctx); err != nil {
-		return fmt.Errorf("waiting for a write slot: %w", err)
+		return eraseRecord{}, fmt.Errorf("waiting for a write slot: %w", err)
 	}
 	defer d.slots.release()
 	sess, err := d.dial(ctx, tgt)
 	if err != nil {
-		return err
+		return eraseRecord{}, err
 	}
 	defer sess.Close()
 	lun, err := sess.OpenLUN(ctx, tgt.lun)
 	if err != nil {
-		return fmt.Errorf("open LUN %d of %s: %w", tgt.lun, tgt.iqn, err)
+		return eraseRecord{}, fmt.Errorf("open LUN %d of %s: %w", tgt.lun, tgt.iqn, err)
 	}
 	dev := lun.Device(ctx)
 	name := fmt.Sprintf("%s LUN %d at %s", tgt.iqn, tgt.lun, portal(tgt.address, tgt.port))
@@ -125,15 +146,13 @@ func (d *Deploy) conductorErase(ctx context.Context, t conductorTask, tgt target
 			Writers: d.opts.WriteWorkers, Hook: c.EraseHook, Progress: d.eraseProgress(ctx, t, step)})
 	}
 	if err != nil {
-		return err
+		return eraseRecord{}, err
 	}
 	if err := sess.Close(); err != nil {
 		d.log.WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete erase")
 	}
-	delete(n.DriverInternalInfo, cleanProgressKey)
-	appendEraseRecords(n, eraseRecord{Step: step.Step, Device: name, Method: rec.Method, Passes: rec.Passes, Bytes: rec.Bytes,
-		Duration: rec.Duration, SamplesChecked: rec.SamplesChecked, By: "conductor", At: time.Now().UTC().Format(time.RFC3339)})
-	return nil
+	return eraseRecord{Step: step.Step, Device: name, Method: rec.Method, Passes: rec.Passes, Bytes: rec.Bytes,
+		Duration: rec.Duration, SamplesChecked: rec.SamplesChecked}, nil
 }
 
 // eraseProgress keeps the erase's progress in driver_internal_info, saved

@@ -36,7 +36,14 @@ type target struct {
 func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *driver.Driver, tgt target) error {
 	n := t.Node()
 	log := d.log.WithField("node", n.UUID)
-	root, err := d.writeImage(ctx, t, tgt)
+	// Only the write stops at a second callback: failing the deploy must
+	// still power off and save.
+	wctx, stop := d.runs.start(ctx, n)
+	defer stop()
+	root, err := d.writeImage(wctx, t, tgt)
+	if stoppedBySecondCallback(wctx) {
+		return d.fail(ctx, t, drv, secondCallbackMessage)
+	}
 	if err != nil {
 		return d.fail(ctx, t, drv, fmt.Sprintf("Deploy failed for node %s: %s", n.UUID, err))
 	}
@@ -55,6 +62,11 @@ func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *drive
 	}
 	if err := d.setPower(ctx, t, drv, states.PowerOn); err != nil {
 		return d.fail(ctx, t, drv, fmt.Sprintf("Error rebooting node %s after deploy. Error: %s", n.UUID, err))
+	}
+	if stoppedBySecondCallback(wctx) {
+		// It came after the write: the written disk may be the
+		// attacker's, so the instance must not be taken as deployed.
+		return d.fail(ctx, t, drv, secondCallbackMessage)
 	}
 	d.releaseImage(n.UUID)
 	delete(n.DriverInternalInfo, deployKeyKey)
