@@ -214,15 +214,16 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(data[8<<20 : 9<<20]).To(Equal(middle))
 			})
 
-			It("erases through the callback-only ramdisk's target itself, after checking the deploy key", func(ctx SpecContext) {
+			It("erases through the callback-only ramdisk's target itself, with its CHAP account, after checking the deploy key", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, backing := w.manageableNode(ctx, 16)
 				fillDisk(backing)
 				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.tgt.exportCHAP(iqn, backing, "ferric-cleaning1", "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5")).To(Succeed())
 				w.provide(ctx, n.UUID)
 				key := deployKey(w.e.node(ctx, n.UUID))
-				info := map[string]any{"key": "0" + key[1:], "address": "127.0.0.1", "iqn": iqn, "port": fmt.Sprint(w.tgt.port), "lun": "1"}
+				info := map[string]any{"key": "0" + key[1:], "address": "127.0.0.1", "iqn": iqn, "port": fmt.Sprint(w.tgt.port), "lun": "1",
+					"chap_username": "ferric-cleaning1", "chap_secret": "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5"}
 				if key[0] == '0' {
 					info["key"] = "1" + key[1:]
 				}

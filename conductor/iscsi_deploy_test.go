@@ -36,6 +36,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/deploy/disk"
 	"github.com/ferricbm/ferric/deploy/image"
+	"github.com/ferricbm/ferric/deploy/iscsi"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
@@ -247,7 +248,10 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 		a.mu.Lock()
 		a.cmd = cmd
 		a.mu.Unlock()
-		Expect(w.tgt.export(iqn, backing)).To(Succeed())
+		params, _ := cmd["params"].(map[string]any)
+		user, _ := params["chap_username"].(string)
+		secret, _ := params["chap_secret"].(string)
+		Expect(w.tgt.exportCHAP(iqn, backing, user, secret)).To(Succeed())
 		_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "SUCCEEDED",
 			"command_result": map[string]any{"iscsi_target_iqn": iqn}})
 	}))
@@ -286,7 +290,10 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
 				w.deployToWait(ctx, n.UUID)
 				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				const chapUser, chapSecret = "ferric-ramdisk01", "Rk3vT8wQ2zL6nY9pB4xM7cJ5"
+				Expect(w.tgt.exportCHAP(iqn, backing, chapUser, chapSecret)).To(Succeed())
+				_, err := iscsi.Dial(ctx, w.tgt.portal, iqn, iscsi.Options{})
+				Expect(err).To(HaveOccurred(), "the ramdisk's export refuses an initiator without CHAP")
 
 				By("rendering PXELINUX and iPXE configurations with the ramdisk's parameters")
 				key := deployKey(w.e.node(ctx, n.UUID))
@@ -299,6 +306,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 					"boot_option=netboot", "boot_mode=bios"} {
 					Expect(string(cfg)).To(ContainSubstring(want))
 				}
+				Expect(string(cfg)).NotTo(ContainSubstring("chap"), "no CHAP secret is served over TFTP")
 				Expect(os.ReadFile(filepath.Join(w.tftp, n.UUID, "deploy_kernel"))).To(Equal([]byte("boot file deploy_kernel")))
 				Expect(os.ReadFile(filepath.Join(w.tftp, n.UUID, "deploy_ramdisk"))).To(Equal([]byte("boot file deploy_ramdisk")))
 				resp, err := http.Get(w.httpURL + "/pxelinux.cfg/" + mac)
@@ -331,8 +339,13 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 				Expect(errs.Message(err)).To(Equal("Parameters ['address'] were not passed to ironic for deploy."))
 
-				By("writing the image once the right key comes")
-				info["key"] = key
+				By("refusing half a CHAP account")
+				info["key"], info["chap_username"] = key, chapUser
+				_, err = w.passDeployInfo(ctx, n.UUID, info)
+				Expect(errs.Message(err)).To(Equal("chap_username and chap_secret must be passed together."))
+
+				By("writing the image, logged in with the ramdisk's CHAP account, once the right key comes")
+				info["chap_secret"] = chapSecret
 				res, err := w.passDeployInfo(ctx, n.UUID, info)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(res.Async).To(BeTrue())
@@ -392,6 +405,8 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(command["params"]).To(HaveKeyWithValue("iqn", iqn))
 				Expect(command["params"]).To(HaveKeyWithValue("portal_port", BeNumerically("==", w.tgt.port)))
 				Expect(command["params"]).To(HaveKeyWithValue("wipe_disk_metadata", true))
+				Expect(command["params"]).To(HaveKeyWithValue("chap_username", MatchRegexp(`^ferric-[A-Za-z0-9]{12}$`)))
+				Expect(command["params"]).To(HaveKeyWithValue("chap_secret", MatchRegexp(`^[A-Za-z0-9]{24}$`)))
 				By("verifying the write with the agent's checksums of its disk")
 				Expect(agent.checksummed.Load()).To(BeNumerically(">=", 3<<20), "the image's 3 MiB of data")
 

@@ -158,6 +158,8 @@ type Agent struct {
 	agentTok string
 	target   *tgt.Daemon
 	exported string // IQN currently exported
+	// exportedCHAP is the account the export admits.
+	exportedCHAP tgt.CHAP
 
 	kick     chan struct{} // forces a heartbeat
 	powerOff chan struct{} // closed by standby.power_off
@@ -337,8 +339,9 @@ func (a *Agent) heartbeatLoop(ctx context.Context, nodeUUID string, timeout time
 }
 
 // ensureTarget exports the first disk as iqn on a tgtd listening on the portal with
-// port; an existing export of the same iqn is kept.
-func (a *Agent) ensureTarget(ctx context.Context, iqn string, port int) (alreadyExported bool, err error) {
+// port, to the initiator logging in with chap only; an existing export of the same iqn
+// and account is kept.
+func (a *Agent) ensureTarget(ctx context.Context, iqn string, port int, chap tgt.CHAP) (alreadyExported bool, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	host, _, _ := net.SplitHostPort(a.cfg.Portal)
@@ -349,7 +352,7 @@ func (a *Agent) ensureTarget(ctx context.Context, iqn string, port int) (already
 		}
 		a.target, a.exported = nil, ""
 	}
-	if a.target != nil && a.exported == iqn {
+	if a.target != nil && a.exported == iqn && a.exportedCHAP == chap {
 		return true, nil
 	}
 	if a.target == nil {
@@ -365,10 +368,10 @@ func (a *Agent) ensureTarget(ctx context.Context, iqn string, port int) (already
 		}
 		a.exported = ""
 	}
-	if err := a.target.Export(ctx, iqn, a.cfg.Disks[0]); err != nil {
+	if err := a.target.ExportCHAP(ctx, iqn, a.cfg.Disks[0], chap); err != nil {
 		return false, err
 	}
-	a.exported = iqn
+	a.exported, a.exportedCHAP = iqn, chap
 	return false, nil
 }
 

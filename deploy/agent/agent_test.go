@@ -500,7 +500,7 @@ var _ = Describe("agent mode", func() {
 		})
 	})
 
-	It("exports the disk over iSCSI for the conductor to write, then powers off and releases it", func() {
+	It("exports the disk over iSCSI, with CHAP only, for the conductor to write, then powers off and releases it", func() {
 		poweredOff := make(chan struct{})
 		cfg.PowerOff = func(context.Context) error { close(poweredOff); return nil }
 		a := startAgent(cfg)
@@ -510,8 +510,15 @@ var _ = Describe("agent mode", func() {
 		params := map[string]any{"iqn": iqn, "portal_port": port, "wipe_disk_metadata": true}
 		code, res := a.command("iscsi.start_iscsi_target", params, true, api.token)
 		Expect(code).To(Equal(http.StatusOK))
+		Expect(res["command_status"]).To(Equal("FAILED"), "no export open to every initiator")
+		Expect(fmt.Sprint(res["command_error"])).To(ContainSubstring("chap_username and chap_secret are required"))
+		const chapSecret = "q7Wm2Zx9Lp4Rt8Vb3Nc6Yk1H"
+		params["chap_username"], params["chap_secret"] = "ferric-deploy", chapSecret
+		code, res = a.command("iscsi.start_iscsi_target", params, true, api.token)
+		Expect(code).To(Equal(http.StatusOK))
 		Expect(res["command_status"]).To(Equal("SUCCEEDED"), fmt.Sprint(res["command_error"]))
 		Expect(res["command_result"]).To(Equal(map[string]any{"iscsi_target_iqn": iqn}))
+		Expect(res["command_params"]).To(HaveKeyWithValue("chap_secret", "******"))
 		Expect(allZero(content(disk)[:1<<20])).To(BeTrue())
 
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -519,7 +526,9 @@ var _ = Describe("agent mode", func() {
 		portal := fmt.Sprintf("127.0.0.1:%d", port)
 		image := make([]byte, 2<<20)
 		_, _ = rand.NewChaCha8([32]byte{9}).Read(image)
-		s, err := iscsi.Dial(ctx, portal, iqn, iscsi.Options{})
+		_, err := iscsi.Dial(ctx, portal, iqn, iscsi.Options{})
+		Expect(err).To(HaveOccurred(), "an initiator without the account is refused")
+		s, err := iscsi.Dial(ctx, portal, iqn, iscsi.Options{CHAPUser: "ferric-deploy", CHAPSecret: chapSecret})
 		Expect(err).NotTo(HaveOccurred())
 		lun, err := s.OpenLUN(ctx, 1)
 		Expect(err).NotTo(HaveOccurred())

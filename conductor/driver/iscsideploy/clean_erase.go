@@ -77,20 +77,26 @@ func recordAgentErase(n *model.Node, step model.JSONObject, result any) {
 // this clean, if it did.
 func cleaningTarget(n *model.Node) (target, bool) {
 	var stored struct {
-		Address string `json:"address"`
-		Port    int    `json:"port"`
-		IQN     string `json:"iqn"`
-		LUN     uint64 `json:"lun"`
+		Address    string `json:"address"`
+		Port       int    `json:"port"`
+		IQN        string `json:"iqn"`
+		LUN        uint64 `json:"lun"`
+		CHAPUser   string `json:"chap_username"`
+		CHAPSecret string `json:"chap_secret"`
 	}
 	v, ok := n.DriverInternalInfo[cleanTargetKey]
 	if !ok || remarshal(v, &stored) != nil || stored.Address == "" {
 		return target{}, false
 	}
-	return target{address: stored.Address, port: stored.Port, iqn: stored.IQN, lun: stored.LUN, notify: true}, true
+	return target{address: stored.Address, port: stored.Port, iqn: stored.IQN, lun: stored.LUN, notify: true,
+		chapUser: stored.CHAPUser, chapSecret: stored.CHAPSecret}, true
 }
 
+// storeCleaningTarget keeps the target for the steps to come; the CHAP
+// secret's key name has every API answer mask it.
 func storeCleaningTarget(n *model.Node, tgt target) {
-	n.DriverInternalInfo[cleanTargetKey] = map[string]any{"address": tgt.address, "port": tgt.port, "iqn": tgt.iqn, "lun": tgt.lun}
+	n.DriverInternalInfo[cleanTargetKey] = map[string]any{"address": tgt.address, "port": tgt.port, "iqn": tgt.iqn, "lun": tgt.lun,
+		"chap_username": tgt.chapUser, "chap_secret": tgt.chapSecret}
 }
 
 // conductorErase runs an erase step itself, through the target the

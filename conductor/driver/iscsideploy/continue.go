@@ -28,6 +28,9 @@ type target struct {
 	// agentURL and agentToken reach the heartbeating agent that exported
 	// the disk; empty for the callback-only ramdisk.
 	agentURL, agentToken string
+	// chapUser and chapSecret log in to a target that requires CHAP; empty
+	// for a legacy ramdisk's open export.
+	chapUser, chapSecret string
 }
 
 // continueDeploy runs in the worker holding the node lock, with the node in
@@ -181,7 +184,9 @@ func (d *Deploy) dial(ctx context.Context, tgt target) (*iscsi.Session, error) {
 			case <-time.After(time.Second):
 			}
 		}
-		sess, err := iscsi.Dial(ctx, portal(tgt.address, tgt.port), tgt.iqn, d.opts.Initiator)
+		opts := d.opts.Initiator
+		opts.CHAPUser, opts.CHAPSecret = tgt.chapUser, tgt.chapSecret
+		sess, err := iscsi.Dial(ctx, portal(tgt.address, tgt.port), tgt.iqn, opts)
 		if err == nil {
 			return sess, nil
 		}

@@ -2,17 +2,15 @@ package iscsideploy
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"fmt"
-	"math/big"
 	"sync"
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
 // The deploy key is read from a TFTP-served file by anyone on the
@@ -28,21 +26,8 @@ const secondCallbackMessage = "second pass_deploy_info callback for this deploy:
 
 func errSecondCallback() error { return errs.InvalidParameterValue(secondCallbackMessage) }
 
-const keyAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
 // newDeployKey is 32 alphanumerics from the CSPRNG, as Ironic's deploy key.
-func newDeployKey() (string, error) {
-	b := make([]byte, 32)
-	limit := big.NewInt(int64(len(keyAlphabet)))
-	for i := range b {
-		n, err := rand.Int(rand.Reader, limit)
-		if err != nil {
-			return "", fmt.Errorf("generate deploy key: %w", err)
-		}
-		b[i] = keyAlphabet[n.Int64()]
-	}
-	return string(b), nil
-}
+func newDeployKey() (string, error) { return secrets.Generate(32) }
 
 // issueDeployKey gives the node a fresh key for the wait state it enters,
 // forgetting the previous one, used or not.
