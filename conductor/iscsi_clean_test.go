@@ -241,7 +241,8 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(allZero(backing)).To(BeTrue())
 				recs := eraseRecords(final)
 				Expect(recs).To(HaveLen(2))
-				Expect(recs[0]).To(And(HaveKeyWithValue("step", "erase_devices_metadata"), HaveKeyWithValue("by", "conductor")))
+				Expect(recs[0]).To(And(HaveKeyWithValue("step", "erase_devices_metadata"), HaveKeyWithValue("by", "conductor"),
+					HaveKeyWithValue("identity_verified", false)), "nothing was known of the disk to check")
 				Expect(recs[1]).To(And(HaveKeyWithValue("step", "erase_devices"), HaveKeyWithValue("by", "conductor"),
 					HaveKeyWithValue("device", ContainSubstring(iqn)), HaveKeyWithValue("passes", BeNumerically("==", 2)),
 					HaveKeyWithValue("bytes", BeNumerically("==", 16<<20))))
@@ -274,6 +275,49 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				data, err := os.ReadFile(backing)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(data[8<<20 : 9<<20]).To(Equal(middle))
+				w.expectCleanedUp(final, mac)
+			})
+
+			It("erases only a LUN reporting the serial number recorded at the last deploy, and says it checked", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, backing := w.manageableNode(ctx, 16)
+				recorded := w.e.node(ctx, n.UUID)
+				recorded.DriverInternalInfo = model.JSONObject{"disk_serial": "SN-DEPLOYED"}
+				Expect(w.e.store.SaveNode(ctx, recorded)).To(Succeed())
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.tgt.setSerial("SN-DEPLOYED")).To(Succeed())
+				callback := func() {
+					GinkgoHelper()
+					_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
+						"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+					Expect(err).NotTo(HaveOccurred())
+				}
+				fillDisk(backing)
+				w.provide(ctx, n.UUID)
+				callback()
+				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.Available))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				recs := eraseRecords(w.e.node(ctx, n.UUID))
+				Expect(recs).To(HaveLen(2))
+				Expect(recs).To(HaveEach(HaveKeyWithValue("identity_verified", true)))
+
+				By("refusing to erase a LUN that reports another serial number")
+				Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventManage})).To(Succeed())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				Expect(w.tgt.setSerial("SN-ELSEWHERE")).To(Succeed())
+				middle := fillDisk(backing)
+				w.provide(ctx, n.UUID)
+				callback()
+				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.CleanFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				final := w.e.node(ctx, n.UUID)
+				Expect(str(final.LastError)).To(ContainSubstring(`disk identity check failed: the exported LUN reports serial number "SN-ELSEWHERE", ` +
+					`but the disk of the node's last deploy says "SN-DEPLOYED"`))
+				data, err := os.ReadFile(backing)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(data[8<<20:9<<20]).To(Equal(middle), "nothing was erased")
 				w.expectCleanedUp(final, mac)
 			})
 

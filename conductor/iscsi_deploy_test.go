@@ -632,6 +632,33 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(str(w.e.node(ctx, n.UUID).LastError)).To(ContainSubstring("Error returned from deploy ramdisk"))
 			})
 
+			It("writes only to a LUN reporting the serial number of the root device hint, and records it", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				hinted := w.e.node(ctx, n.UUID)
+				hinted.Properties = model.JSONObject{"root_device": map[string]any{"serial": "SN-NODE-DISK"}}
+				Expect(w.e.store.SaveNode(ctx, hinted)).To(Succeed())
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.tgt.setSerial("SN-OTHER-DISK")).To(Succeed())
+				w.deployToWait(ctx, n.UUID)
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
+					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+				Expect(err).NotTo(HaveOccurred())
+				w.expectCleanFailure(ctx, n.UUID, mac, `disk identity check failed: the exported LUN reports serial number "SN-OTHER-DISK", `+
+					`but the root device hint says "SN-NODE-DISK": it is not the node's disk`)
+				Expect(allZero(backing)).To(BeTrue(), "nothing was written")
+
+				By("deploying once the LUN reports the hinted serial number")
+				Expect(w.tgt.setSerial("SN-NODE-DISK")).To(Succeed())
+				w.deployToWait(ctx, n.UUID)
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
+					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
+				Expect(w.e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("disk_serial", "SN-NODE-DISK"))
+			})
+
 			It("fails the deploy when the ramdisk never calls back", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)

@@ -503,6 +503,11 @@ var _ = Describe("agent mode", func() {
 	It("exports the disk over iSCSI, with CHAP only, for the conductor to write, then powers off and releases it", func() {
 		poweredOff := make(chan struct{})
 		cfg.PowerOff = func(context.Context) error { close(poweredOff); return nil }
+		// The disk's unit serial number page, as sysfs shows a SCSI disk's.
+		cfg.SysfsRoot = GinkgoT().TempDir()
+		vpd := filepath.Join(cfg.SysfsRoot, "class", "block", filepath.Base(disk), "device")
+		Expect(os.MkdirAll(vpd, 0o755)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(vpd, "vpd_pg80"), []byte("\x00\x80\x00\x0e  WD-AGENT0042"), 0o644)).To(Succeed())
 		a := startAgent(cfg)
 		Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
 		iqn := "iqn.2008-10.org.openstack:" + api.nodeUUID
@@ -533,6 +538,9 @@ var _ = Describe("agent mode", func() {
 		lun, err := s.OpenLUN(ctx, 1)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lun.Size()).To(Equal(int64(8 << 20)))
+		id, err := lun.Identity(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(id.Serial).To(Equal("WD-AGENT0042"), "the LUN reports the disk's serial number, for the conductor to check")
 		_, err = lun.CopyFrom(ctx, 0, bytes.NewReader(image))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lun.Sync(ctx)).To(Succeed())

@@ -27,7 +27,11 @@ type eraseRecord struct {
 	Skipped string `json:"skipped,omitempty"`
 	// By is "agent" or "conductor".
 	By string `json:"by"`
-	At string `json:"at"`
+	// IdentityVerified tells, for the conductor's erase, whether the LUN
+	// erased reported the node's known disk serial number: false means
+	// nothing was known to compare with.
+	IdentityVerified *bool  `json:"identity_verified,omitempty"`
+	At               string `json:"at"`
 }
 
 func appendEraseRecords(n *model.Node, recs ...eraseRecord) {
@@ -141,6 +145,10 @@ func (d *Deploy) eraseThrough(ctx context.Context, t conductorTask, tgt target, 
 	if err != nil {
 		return eraseRecord{}, fmt.Errorf("open LUN %d of %s: %w", tgt.lun, tgt.iqn, err)
 	}
+	_, verified, err := checkIdentity(ctx, lun, n)
+	if err != nil {
+		return eraseRecord{}, err
+	}
 	dev := lun.Device(ctx)
 	name := fmt.Sprintf("%s LUN %d at %s", tgt.iqn, tgt.lun, portal(tgt.address, tgt.port))
 	var rec erase.Record
@@ -158,7 +166,7 @@ func (d *Deploy) eraseThrough(ctx context.Context, t conductorTask, tgt target, 
 		d.log.WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete erase")
 	}
 	return eraseRecord{Step: step.Step, Device: name, Method: rec.Method, Passes: rec.Passes, Bytes: rec.Bytes,
-		Duration: rec.Duration, SamplesChecked: rec.SamplesChecked}, nil
+		Duration: rec.Duration, SamplesChecked: rec.SamplesChecked, IdentityVerified: &verified}, nil
 }
 
 // eraseProgress keeps the erase's progress in driver_internal_info, saved

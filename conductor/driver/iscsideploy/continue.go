@@ -137,6 +137,10 @@ func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (s
 	if err != nil {
 		return "", fmt.Errorf("open LUN %d of %s: %w", tgt.lun, tgt.iqn, err)
 	}
+	serial, _, err := checkIdentity(ctx, lun, n)
+	if err != nil {
+		return "", err
+	}
 	dev := lun.Device(ctx)
 	wo := disk.Options{Workers: d.opts.WriteWorkers, Progress: d.progressRecorder(ctx, t), Verifier: d.verifier(ctx, tgt)}
 	var root string
@@ -165,6 +169,9 @@ func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (s
 	}
 	if root == "" {
 		return "", fmt.Errorf("Couldn't determine the UUID of the root partition or the disk identifier after deploying node %s", n.UUID)
+	}
+	if serial != "" {
+		n.DriverInternalInfo[diskSerialKey] = serial
 	}
 	if err := sess.Close(); err != nil {
 		d.log.WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete write")

@@ -283,19 +283,21 @@ func parseTargets(out string) []Target {
 // iqn, open to every initiator address. Exporting the same iqn and backing again is a
 // no-op; the same iqn with another backing store is an error.
 func (d *Daemon) Export(ctx context.Context, iqn, backing string) error {
-	return d.export(ctx, iqn, backing, nil)
+	return d.export(ctx, iqn, backing, nil, "")
 }
 
 // ExportCHAP is Export with the target admitting only initiators that log in
-// with chap; the account is created for this target and deleted with it.
-func (d *Daemon) ExportCHAP(ctx context.Context, iqn, backing string, chap CHAP) error {
+// with chap; the account is created for this target and deleted with it. A
+// serial, when given, is the LUN's unit serial number (the backing disk's),
+// instead of tgtd's own.
+func (d *Daemon) ExportCHAP(ctx context.Context, iqn, backing string, chap CHAP, serial string) error {
 	if chap.User == "" || chap.Secret == "" {
 		return errors.New("tgtd: a CHAP account needs a user and a secret")
 	}
-	return d.export(ctx, iqn, backing, &chap)
+	return d.export(ctx, iqn, backing, &chap, serial)
 }
 
-func (d *Daemon) export(ctx context.Context, iqn, backing string, chap *CHAP) error {
+func (d *Daemon) export(ctx context.Context, iqn, backing string, chap *CHAP, serial string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	targets, err := d.Targets(ctx)
@@ -322,6 +324,11 @@ func (d *Daemon) export(ctx context.Context, iqn, backing string, chap *CHAP) er
 	d.created[iqn] = tid
 	if _, err := d.adm(ctx, "--mode", "logicalunit", "--op", "new", "--tid", id, "--lun", "1", "--backing-store", backing); err != nil {
 		return errors.Join(err, d.deleteTarget(ctx, iqn, tid))
+	}
+	if serial != "" {
+		if _, err := d.adm(ctx, "--mode", "logicalunit", "--op", "update", "--tid", id, "--lun", "1", "--params", "scsi_sn="+serial); err != nil {
+			return errors.Join(err, d.deleteTarget(ctx, iqn, tid))
+		}
 	}
 	if !d.opts.Stock {
 		for _, p := range bulkParams {
