@@ -28,6 +28,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/ferricbm/ferric/conductor"
 	"github.com/ferricbm/ferric/conductor/driver"
@@ -58,6 +59,9 @@ type iscsiWorld struct {
 	httpRoot string
 	httpURL  string
 	notified chan string
+	// agentKnowsNoCHAP makes agentHeartbeat's stub answer as
+	// ironic-python-agent does to parameters it does not know.
+	agentKnowsNoCHAP bool
 	// refRaw is qemu-img's raw conversion of the qcow2 image.
 	refRaw []byte
 	rawImg []byte
@@ -212,6 +216,7 @@ func (w *iscsiWorld) expectCleanFailure(ctx context.Context, uuid, mac, lastErro
 type agentStub struct {
 	mu          sync.Mutex
 	cmd         map[string]any
+	commands    int
 	checksummed atomic.Int64
 }
 
@@ -220,6 +225,13 @@ func (a *agentStub) command() map[string]any {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.cmd
+}
+
+// commandCount is how many commands the agent was sent.
+func (a *agentStub) commandCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.commands
 }
 
 // agentHeartbeat starts an agent stub for the node whose disk is backing
@@ -247,11 +259,21 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 		Expect(json.NewDecoder(r.Body).Decode(&cmd)).To(Succeed())
 		a.mu.Lock()
 		a.cmd = cmd
+		a.commands++
 		a.mu.Unlock()
 		params, _ := cmd["params"].(map[string]any)
 		user, _ := params["chap_username"].(string)
 		secret, _ := params["chap_secret"].(string)
-		Expect(w.tgt.exportCHAP(iqn, backing, user, secret)).To(Succeed())
+		switch {
+		case w.agentKnowsNoCHAP && user != "":
+			_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "FAILED", "command_error": map[string]any{
+				"type": "TypeError", "details": "start_iscsi_target() got an unexpected keyword argument 'chap_username'"}})
+			return
+		case w.agentKnowsNoCHAP:
+			Expect(w.tgt.export(iqn, backing)).To(Succeed())
+		default:
+			Expect(w.tgt.exportCHAP(iqn, backing, user, secret)).To(Succeed())
+		}
 		_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "SUCCEEDED",
 			"command_result": map[string]any{"iscsi_target_iqn": iqn}})
 	}))
@@ -657,6 +679,19 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(err).NotTo(HaveOccurred())
 				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
 				Expect(w.e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("disk_serial", "SN-NODE-DISK"))
+			})
+
+			It("deploys through an ironic-python-agent that knows no CHAP, with its open export and a warning", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				w.agentKnowsNoCHAP = true
+				logs := logtest.NewLocal(w.e.log)
+				n, _, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				agent := w.agentHeartbeat(ctx, n.UUID, backing, nil)
+				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
+				Expect(agent.commandCount()).To(Equal(2), "asked with CHAP, then without")
+				Expect(agent.command()["params"]).NotTo(HaveKey("chap_username"))
+				Expect(logs.AllEntries()).To(ContainElement(HaveField("Message", ContainSubstring("The agent does not support CHAP"))))
 			})
 
 			It("fails the deploy when the ramdisk never calls back", func(ctx SpecContext) {
