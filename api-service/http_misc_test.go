@@ -55,6 +55,26 @@ var _ = Describe("http_basic authentication", func() {
 		Expect(e.call(http.MethodPost, "/v1/heartbeat/abc", "{}").status).NotTo(Equal(http.StatusUnauthorized))
 		Expect(e.call(http.MethodGet, "/v1/heartbeat/abc/x", "").status).To(Equal(http.StatusUnauthorized))
 	})
+
+	It("lets the deploy ramdisk's callbacks through without credentials, and nothing else of vendor passthru", func() {
+		created := e.call(http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware"}`, "Authorization", basic("operator", "s3cret"))
+		Expect(created.status).To(Equal(http.StatusCreated))
+		uuid, _ := created.json()["uuid"].(string)
+		base := "/v1/nodes/" + uuid + "/vendor_passthru"
+		for _, method := range []string{"pass_deploy_info", "pass_bootloader_install_info"} {
+			By("reaching the node's vendor interface, which checks the deploy key, with " + method)
+			r := e.call(http.MethodPost, base+"?method="+method, `{"key": "k"}`)
+			Expect(r.status).To(Equal(http.StatusBadRequest))
+			Expect(r.fault()["faultstring"]).To(Equal("No handler for method " + method))
+			Expect(e.call(http.MethodPost, base+"/"+method, `{"key": "k"}`).status).NotTo(Equal(http.StatusUnauthorized))
+			Expect(e.call(http.MethodPost, "/"+strings.TrimPrefix(base, "/v1/")+"?method="+method, `{}`).status).To(Equal(http.StatusBadRequest))
+			Expect(e.call(http.MethodGet, base+"?method="+method, "").status).To(Equal(http.StatusUnauthorized))
+		}
+		for _, path := range []string{base + "?method=record", base + "?method=pass_deploy_infox", base,
+			base + "/methods", base + "/record", "/v1/drivers/fake-hardware/vendor_passthru?method=pass_deploy_info"} {
+			Expect(e.call(http.MethodPost, path, `{}`).status).To(Equal(http.StatusUnauthorized), path)
+		}
+	})
 })
 
 var _ = Describe("server faults", func() {

@@ -117,10 +117,34 @@ func isPublic(path string) bool {
 	return false
 }
 
-// authenticate enforces http_basic on every non-public route.
+// ramdiskCallbacks are the vendor methods a deploy ramdisk calls back
+// with. The ramdisk has no API credentials; the one-time deploy key in
+// the body is what the conductor checks instead, as Ironic exempts them.
+var ramdiskCallbacks = map[string]bool{"pass_deploy_info": true, "pass_bootloader_install_info": true}
+
+// isRamdiskCallback reports whether r is a ramdisk's POST to one of those
+// methods, in either the ?method= or the /vendor_passthru/<method> form.
+func isRamdiskCallback(r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/v1/nodes/"), "/")
+	switch {
+	case !strings.HasPrefix(r.URL.Path, "/v1/nodes/") || parts[0] == "" || len(parts) < 2 || parts[1] != "vendor_passthru":
+		return false
+	case len(parts) == 2:
+		return ramdiskCallbacks[r.URL.Query().Get("method")]
+	case len(parts) == 3:
+		return ramdiskCallbacks[parts[2]]
+	}
+	return false
+}
+
+// authenticate enforces http_basic on every route but the public ones and
+// the ramdisk's callbacks.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.users == nil || isPublic(c.Request().URL.Path) {
+		if s.users == nil || isPublic(c.Request().URL.Path) || isRamdiskCallback(c.Request()) {
 			return next(c)
 		}
 		user, msg, ok := s.users.Authenticate(c.Request().Header.Get("Authorization"))

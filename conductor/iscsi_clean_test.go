@@ -22,6 +22,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
 	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -213,15 +214,16 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(data[8<<20 : 9<<20]).To(Equal(middle))
 			})
 
-			It("erases through the callback-only ramdisk's target itself, after checking the deploy key", func(ctx SpecContext) {
+			It("erases through the callback-only ramdisk's target itself, with its CHAP account, after checking the deploy key", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, backing := w.manageableNode(ctx, 16)
 				fillDisk(backing)
 				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.tgt.exportCHAP(iqn, backing, "ferric-cleaning1", "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5")).To(Succeed())
 				w.provide(ctx, n.UUID)
 				key := deployKey(w.e.node(ctx, n.UUID))
-				info := map[string]any{"key": "0" + key[1:], "address": "127.0.0.1", "iqn": iqn, "port": fmt.Sprint(w.tgt.port), "lun": "1"}
+				info := map[string]any{"key": "0" + key[1:], "address": "127.0.0.1", "iqn": iqn, "port": fmt.Sprint(w.tgt.port), "lun": "1",
+					"chap_username": "ferric-cleaning1", "chap_secret": "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5"}
 				if key[0] == '0' {
 					info["key"] = "1" + key[1:]
 				}
@@ -239,10 +241,83 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(allZero(backing)).To(BeTrue())
 				recs := eraseRecords(final)
 				Expect(recs).To(HaveLen(2))
-				Expect(recs[0]).To(And(HaveKeyWithValue("step", "erase_devices_metadata"), HaveKeyWithValue("by", "conductor")))
+				Expect(recs[0]).To(And(HaveKeyWithValue("step", "erase_devices_metadata"), HaveKeyWithValue("by", "conductor"),
+					HaveKeyWithValue("identity_verified", false)), "nothing was known of the disk to check")
 				Expect(recs[1]).To(And(HaveKeyWithValue("step", "erase_devices"), HaveKeyWithValue("by", "conductor"),
 					HaveKeyWithValue("device", ContainSubstring(iqn)), HaveKeyWithValue("passes", BeNumerically("==", 2)),
 					HaveKeyWithValue("bytes", BeNumerically("==", 16<<20))))
+				w.expectCleanedUp(final, mac)
+			})
+
+			It("fails the clean when a second pass_deploy_info comes while the conductor erases through the first one's target", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend, func(o *iscsideploy.Options) { o.Initiator.LoginTimeout = 10 * time.Minute })
+				n, mac, backing := w.manageableNode(ctx, 16)
+				middle := fillDisk(backing)
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				w.provide(ctx, n.UUID)
+				key := deployKey(w.e.node(ctx, n.UUID))
+
+				By("an attacker calling back first, so that its target would be erased in the disk's place")
+				attacker := stallingPortal()
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn, "port": attacker.port})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(attacker.connected, cleanTimeout).Should(Receive())
+
+				By("the node's own ramdisk calling back with the same key")
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+				Expect(errs.Message(err)).To(Equal(secondCallback))
+				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.CleanFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				final := w.e.node(ctx, n.UUID)
+				Expect(str(final.LastError)).To(ContainSubstring(secondCallback))
+				Expect(eraseRecords(final)).To(BeEmpty(), "nothing is recorded as erased")
+				data, err := os.ReadFile(backing)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(data[8<<20 : 9<<20]).To(Equal(middle))
+				w.expectCleanedUp(final, mac)
+			})
+
+			It("erases only a LUN reporting the serial number recorded at the last deploy, and says it checked", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, backing := w.manageableNode(ctx, 16)
+				recorded := w.e.node(ctx, n.UUID)
+				recorded.DriverInternalInfo = model.JSONObject{"disk_serial": "SN-DEPLOYED"}
+				Expect(w.e.store.SaveNode(ctx, recorded)).To(Succeed())
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.tgt.setSerial("SN-DEPLOYED")).To(Succeed())
+				callback := func() {
+					GinkgoHelper()
+					_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
+						"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+					Expect(err).NotTo(HaveOccurred())
+				}
+				fillDisk(backing)
+				w.provide(ctx, n.UUID)
+				callback()
+				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.Available))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				recs := eraseRecords(w.e.node(ctx, n.UUID))
+				Expect(recs).To(HaveLen(2))
+				Expect(recs).To(HaveEach(HaveKeyWithValue("identity_verified", true)))
+
+				By("refusing to erase a LUN that reports another serial number")
+				Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventManage})).To(Succeed())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				Expect(w.tgt.setSerial("SN-ELSEWHERE")).To(Succeed())
+				middle := fillDisk(backing)
+				w.provide(ctx, n.UUID)
+				callback()
+				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.CleanFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				final := w.e.node(ctx, n.UUID)
+				Expect(str(final.LastError)).To(ContainSubstring(`disk identity check failed: the exported LUN reports serial number "SN-ELSEWHERE", ` +
+					`but the disk of the node's last deploy says "SN-DEPLOYED"`))
+				data, err := os.ReadFile(backing)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(data[8<<20:9<<20]).To(Equal(middle), "nothing was erased")
 				w.expectCleanedUp(final, mac)
 			})
 

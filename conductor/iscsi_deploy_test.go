@@ -28,6 +28,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/ferricbm/ferric/conductor"
 	"github.com/ferricbm/ferric/conductor/driver"
@@ -36,6 +37,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/deploy/disk"
 	"github.com/ferricbm/ferric/deploy/image"
+	"github.com/ferricbm/ferric/deploy/iscsi"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
@@ -57,6 +59,9 @@ type iscsiWorld struct {
 	httpRoot string
 	httpURL  string
 	notified chan string
+	// agentKnowsNoCHAP makes agentHeartbeat's stub answer as
+	// ironic-python-agent does to parameters it does not know.
+	agentKnowsNoCHAP bool
 	// refRaw is qemu-img's raw conversion of the qcow2 image.
 	refRaw []byte
 	rawImg []byte
@@ -212,6 +217,7 @@ func (w *iscsiWorld) expectCleanFailure(ctx context.Context, uuid, mac, lastErro
 type agentStub struct {
 	mu          sync.Mutex
 	cmd         map[string]any
+	commands    int
 	checksummed atomic.Int64
 }
 
@@ -220,6 +226,13 @@ func (a *agentStub) command() map[string]any {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.cmd
+}
+
+// commandCount is how many commands the agent was sent.
+func (a *agentStub) commandCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.commands
 }
 
 // agentHeartbeat starts an agent stub for the node whose disk is backing
@@ -247,8 +260,21 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 		Expect(json.NewDecoder(r.Body).Decode(&cmd)).To(Succeed())
 		a.mu.Lock()
 		a.cmd = cmd
+		a.commands++
 		a.mu.Unlock()
-		Expect(w.tgt.export(iqn, backing)).To(Succeed())
+		params, _ := cmd["params"].(map[string]any)
+		user, _ := params["chap_username"].(string)
+		secret, _ := params["chap_secret"].(string)
+		switch {
+		case w.agentKnowsNoCHAP && user != "":
+			_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "FAILED", "command_error": map[string]any{
+				"type": "TypeError", "details": "start_iscsi_target() got an unexpected keyword argument 'chap_username'"}})
+			return
+		case w.agentKnowsNoCHAP:
+			Expect(w.tgt.export(iqn, backing)).To(Succeed())
+		default:
+			Expect(w.tgt.exportCHAP(iqn, backing, user, secret)).To(Succeed())
+		}
 		_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "SUCCEEDED",
 			"command_result": map[string]any{"iscsi_target_iqn": iqn}})
 	}))
@@ -274,6 +300,11 @@ func serveChecksums(rw http.ResponseWriter, r *http.Request, backing, token stri
 	Expect(err).NotTo(HaveOccurred())
 	defer f.Close()
 	sums, err := disk.ReadBack{R: f}.Checksums(r.Context(), off, n, bs)
+	if r.Context().Err() != nil {
+		// The deploy ended (a failed verification stops the others'
+		// requests): nobody reads this answer.
+		return 0
+	}
 	Expect(err).NotTo(HaveOccurred())
 	Expect(json.NewEncoder(rw).Encode(map[string]any{"algorithm": "crc32c", "checksums": sums})).To(Succeed())
 	return n
@@ -287,7 +318,10 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
 				w.deployToWait(ctx, n.UUID)
 				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				const chapUser, chapSecret = "ferric-ramdisk01", "Rk3vT8wQ2zL6nY9pB4xM7cJ5"
+				Expect(w.tgt.exportCHAP(iqn, backing, chapUser, chapSecret)).To(Succeed())
+				_, err := iscsi.Dial(ctx, w.tgt.portal, iqn, iscsi.Options{})
+				Expect(err).To(HaveOccurred(), "the ramdisk's export refuses an initiator without CHAP")
 
 				By("rendering PXELINUX and iPXE configurations with the ramdisk's parameters")
 				key := deployKey(w.e.node(ctx, n.UUID))
@@ -300,6 +334,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 					"boot_option=netboot", "boot_mode=bios"} {
 					Expect(string(cfg)).To(ContainSubstring(want))
 				}
+				Expect(string(cfg)).NotTo(ContainSubstring("chap"), "no CHAP secret is served over TFTP")
 				Expect(os.ReadFile(filepath.Join(w.tftp, n.UUID, "deploy_kernel"))).To(Equal([]byte("boot file deploy_kernel")))
 				Expect(os.ReadFile(filepath.Join(w.tftp, n.UUID, "deploy_ramdisk"))).To(Equal([]byte("boot file deploy_ramdisk")))
 				resp, err := http.Get(w.httpURL + "/pxelinux.cfg/" + mac)
@@ -332,8 +367,13 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 				Expect(errs.Message(err)).To(Equal("Parameters ['address'] were not passed to ironic for deploy."))
 
-				By("writing the image once the right key comes")
-				info["key"] = key
+				By("refusing half a CHAP account")
+				info["key"], info["chap_username"] = key, chapUser
+				_, err = w.passDeployInfo(ctx, n.UUID, info)
+				Expect(errs.Message(err)).To(Equal("chap_username and chap_secret must be passed together."))
+
+				By("writing the image, logged in with the ramdisk's CHAP account, once the right key comes")
+				info["chap_secret"] = chapSecret
 				res, err := w.passDeployInfo(ctx, n.UUID, info)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(res.Async).To(BeTrue())
@@ -382,6 +422,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				}, 2200)
 				w.deployToWait(ctx, n.UUID)
 				iqn := iscsideploy.IQN(n.UUID)
+				key := deployKey(w.e.node(ctx, n.UUID))
 
 				By("answering iscsi.start_iscsi_target from an agent stub that exports the disk and checksums it")
 				agent := w.agentHeartbeat(ctx, n.UUID, backing, nil)
@@ -392,8 +433,16 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(command["params"]).To(HaveKeyWithValue("iqn", iqn))
 				Expect(command["params"]).To(HaveKeyWithValue("portal_port", BeNumerically("==", w.tgt.port)))
 				Expect(command["params"]).To(HaveKeyWithValue("wipe_disk_metadata", true))
+				Expect(command["params"]).To(HaveKeyWithValue("chap_username", MatchRegexp(`^ferric-[A-Za-z0-9]{12}$`)))
+				Expect(command["params"]).To(HaveKeyWithValue("chap_secret", MatchRegexp(`^[A-Za-z0-9]{24}$`)))
 				By("verifying the write with the agent's checksums of its disk")
 				Expect(agent.checksummed.Load()).To(BeNumerically(">=", 3<<20), "the image's 3 MiB of data")
+
+				By("refusing the deploy key the agent's heartbeat made useless as a second callback")
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn})
+				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+				Expect(errs.Message(err)).To(Equal(secondCallback))
+				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.Active))
 
 				By("laying out ephemeral, swap, config drive and root, in that order")
 				f, err := disk.OpenFile(backing)
@@ -571,6 +620,107 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w.expectCleanFailure(ctx, n.UUID, mac, fmt.Sprintf("verification failed: data read back at offset %d differs", 5<<20))
 			})
 
+			It("fails the deploy when a second pass_deploy_info comes while the first one's write runs", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend, func(o *iscsideploy.Options) { o.Initiator.LoginTimeout = 10 * time.Minute })
+				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				key := deployKey(w.e.node(ctx, n.UUID))
+
+				By("an attacker who read the key from TFTP calling back first, naming its own target")
+				attacker := stallingPortal()
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
+					"port": attacker.port})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(attacker.connected).Should(Receive(), "the conductor logs in to the attacker's target")
+
+				By("the node's own ramdisk calling back with the same key")
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
+					"port": w.tgt.port})
+				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+				Expect(errs.Message(err)).To(Equal(secondCallback))
+				w.expectCleanFailure(ctx, n.UUID, mac, secondCallback)
+				Expect(str(w.e.node(ctx, n.UUID).LastError)).To(Equal(secondCallback))
+
+				By("refusing the used key as loudly once the deploy failed, changing nothing")
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn})
+				Expect(errs.Message(err)).To(Equal(secondCallback))
+				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployFail))
+			})
+
+			It("gives every wait state a fresh deploy key that one callback uses up", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, _, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				first := deployKey(w.e.node(ctx, n.UUID))
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": first, "address": "127.0.0.1",
+					"iqn": iscsideploy.IQN(n.UUID), "error": "no disk found"})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": first, "address": "127.0.0.1",
+					"iqn": iscsideploy.IQN(n.UUID)})
+				Expect(errs.Message(err)).To(Equal(secondCallback), "a used key is told from a wrong one")
+
+				By("issuing a fresh key for the next wait state, which forgets the old one")
+				w.deployToWait(ctx, n.UUID)
+				second := deployKey(w.e.node(ctx, n.UUID))
+				Expect(second).To(MatchRegexp(`^[A-Za-z0-9]{32}$`))
+				Expect(second).NotTo(Equal(first))
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": first, "address": "127.0.0.1",
+					"iqn": iscsideploy.IQN(n.UUID)})
+				Expect(errs.Message(err)).To(Equal("Deploy key does not match"))
+				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployWait))
+
+				By("accepting the new key")
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": second, "address": "127.0.0.1",
+					"iqn": iscsideploy.IQN(n.UUID), "error": "no disk found"})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployFail))
+				Expect(str(w.e.node(ctx, n.UUID).LastError)).To(ContainSubstring("Error returned from deploy ramdisk"))
+			})
+
+			It("writes only to a LUN reporting the serial number of the root device hint, and records it", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				hinted := w.e.node(ctx, n.UUID)
+				hinted.Properties = model.JSONObject{"root_device": map[string]any{"serial": "SN-NODE-DISK"}}
+				Expect(w.e.store.SaveNode(ctx, hinted)).To(Succeed())
+				iqn := iscsideploy.IQN(n.UUID)
+				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.tgt.setSerial("SN-OTHER-DISK")).To(Succeed())
+				w.deployToWait(ctx, n.UUID)
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
+					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+				Expect(err).NotTo(HaveOccurred())
+				w.expectCleanFailure(ctx, n.UUID, mac, `disk identity check failed: the exported LUN reports serial number "SN-OTHER-DISK", `+
+					`but the root device hint says "SN-NODE-DISK": it is not the node's disk`)
+				Expect(allZero(backing)).To(BeTrue(), "nothing was written")
+
+				By("deploying once the LUN reports the hinted serial number")
+				Expect(w.tgt.setSerial("SN-NODE-DISK")).To(Succeed())
+				w.deployToWait(ctx, n.UUID)
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
+					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+				Expect(err).NotTo(HaveOccurred())
+				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
+				Expect(w.e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("disk_serial", "SN-NODE-DISK"))
+			})
+
+			It("deploys through an ironic-python-agent that knows no CHAP, with its open export and a warning", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				w.agentKnowsNoCHAP = true
+				logs := logtest.NewLocal(w.e.log)
+				n, _, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				agent := w.agentHeartbeat(ctx, n.UUID, backing, nil)
+				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
+				Expect(agent.commandCount()).To(Equal(2), "asked with CHAP, then without")
+				Expect(agent.command()["params"]).NotTo(HaveKey("chap_username"))
+				Expect(logs.AllEntries()).To(ContainElement(HaveField("Message", ContainSubstring("The agent does not support CHAP"))))
+			})
+
 			It("fails the deploy when the ramdisk never calls back", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
@@ -592,6 +742,47 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 		})
 	}
 })
+
+// secondCallback is the answer to, and last_error of, a deploy key used
+// twice.
+const secondCallback = "second pass_deploy_info callback for this deploy: possible attack on the provisioning network"
+
+// stalledPortal accepts iSCSI connections and never answers a login: a
+// target that keeps the conductor's write waiting as long as a test needs.
+type stalledPortal struct {
+	port      int
+	connected chan struct{}
+}
+
+func stallingPortal() *stalledPortal {
+	GinkgoHelper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	p := &stalledPortal{port: l.Addr().(*net.TCPAddr).Port, connected: make(chan struct{}, 8)}
+	var conns []net.Conn
+	var mu sync.Mutex
+	DeferCleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			p.connected <- struct{}{}
+		}
+	}()
+	return p
+}
 
 func reverse(b []byte) []byte {
 	out := slices.Clone(b)

@@ -110,6 +110,25 @@ func (t *tgtdTarget) export(iqn, backing string) error {
 	return t.adm("--mode", "target", "--op", "bind", "--tid", tid, "--initiator-address", "ALL")
 }
 
+// exportCHAP is export admitting only the initiator logging in as user
+// with secret, as the ramdisks export.
+func (t *tgtdTarget) exportCHAP(iqn, backing, user, secret string) error {
+	if err := t.export(iqn, backing); err != nil {
+		return err
+	}
+	if err := t.adm("--mode", "account", "--op", "new", "--user", user, "--password", secret); err != nil {
+		return err
+	}
+	return t.adm("--mode", "account", "--op", "bind", "--tid", strconv.Itoa(t.tids[len(t.tids)-1]), "--user", user)
+}
+
+// setSerial makes the last exported LUN report serial as its unit serial
+// number, as the node's disk would.
+func (t *tgtdTarget) setSerial(serial string) error {
+	return t.adm("--mode", "logicalunit", "--op", "update", "--tid", strconv.Itoa(t.tids[len(t.tids)-1]), "--lun", "1",
+		"--params", "scsi_sn="+serial)
+}
+
 // stop removes the targets (tgtd ignores a stop request while any exists)
 // and ends tgtd, killing it if it lingers.
 func (t *tgtdTarget) stop() {

@@ -102,6 +102,11 @@ func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruA
 	}
 	if m.RequireExclusiveLock || m.Async {
 		if err := t.Upgrade(ctx); err != nil {
+			if lc, ok := v.(driver.VendorLockedCaller); ok && errs.Is(err, errs.KindNodeLocked) {
+				if lerr := lc.CallWhileLocked(ctx, t, args.Method, args.Info); lerr != nil {
+					return rpc.VendorPassthruResult{}, lerr
+				}
+			}
 			return rpc.VendorPassthruResult{}, err
 		}
 		defer t.Release(ctx)

@@ -16,6 +16,16 @@ type VendorCallValidator interface {
 	ValidateCall(ctx context.Context, t TaskContext, method, httpMethod string, info map[string]any) error
 }
 
+// VendorLockedCaller is a vendor interface that must see a call for a
+// method needing the lock even while another task holds it: a ramdisk
+// callback repeated during the deploy the first one started is an attack
+// to stop, not a call to retry later. The conductor calls it, with the
+// node read under a shared lock, instead of answering NodeLocked; a nil
+// error lets the NodeLocked answer go out.
+type VendorLockedCaller interface {
+	CallWhileLocked(ctx context.Context, t TaskContext, method string, info map[string]any) error
+}
+
 // Service is implemented by interface implementations that run something
 // inside the conductor process while it is up, such as the boot file
 // server of the pxe interface. The conductor starts each enabled one once.

@@ -14,6 +14,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +62,8 @@ type Config struct {
 	// LookupTimeout bounds the lookup retries; default 5 min. LookupBackoff is the
 	// first retry delay (default 1 s), doubled up to LookupMaxBackoff (default 30 s).
 	LookupTimeout, LookupBackoff, LookupMaxBackoff time.Duration
+	// SysfsRoot is where the disks' serial numbers are read; default /sys.
+	SysfsRoot string
 	// VirtualMediaDevice is the link to the virtual-media floppy, never erased;
 	// default /dev/disk/by-label/ir-vfd-dev.
 	VirtualMediaDevice string
@@ -85,6 +89,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:9999"
+	}
+	if c.SysfsRoot == "" {
+		c.SysfsRoot = "/sys"
 	}
 	host, _, err := net.SplitHostPort(c.Listen)
 	if err != nil {
@@ -159,6 +166,8 @@ type Agent struct {
 	agentTok string
 	target   *tgt.Daemon
 	exported string // IQN currently exported
+	// exportedCHAP is the account the export admits.
+	exportedCHAP tgt.CHAP
 
 	kick     chan struct{} // forces a heartbeat
 	powerOff chan struct{} // closed by standby.power_off
@@ -343,8 +352,9 @@ func (a *Agent) heartbeatLoop(ctx context.Context, nodeUUID string, timeout time
 }
 
 // ensureTarget exports the first disk as iqn on a tgtd listening on the portal with
-// port; an existing export of the same iqn is kept.
-func (a *Agent) ensureTarget(ctx context.Context, iqn string, port int) (alreadyExported bool, err error) {
+// port, to the initiator logging in with chap only; an existing export of the same iqn
+// and account is kept.
+func (a *Agent) ensureTarget(ctx context.Context, iqn string, port int, chap tgt.CHAP) (alreadyExported bool, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	host, _, _ := net.SplitHostPort(a.cfg.Portal)
@@ -355,7 +365,7 @@ func (a *Agent) ensureTarget(ctx context.Context, iqn string, port int) (already
 		}
 		a.target, a.exported = nil, ""
 	}
-	if a.target != nil && a.exported == iqn {
+	if a.target != nil && a.exported == iqn && a.exportedCHAP == chap {
 		return true, nil
 	}
 	if a.target == nil {
@@ -371,10 +381,13 @@ func (a *Agent) ensureTarget(ctx context.Context, iqn string, port int) (already
 		}
 		a.exported = ""
 	}
-	if err := a.target.Export(ctx, iqn, a.cfg.Disks[0]); err != nil {
+	// The conductor checks the LUN's serial number against the node's disk
+	// before writing; tgtd reports its own unless told the disk's.
+	serial := diskSerial(a.cfg.SysfsRoot, a.cfg.Disks[0])
+	if err := a.target.ExportCHAP(ctx, iqn, a.cfg.Disks[0], chap, serial); err != nil {
 		return false, err
 	}
-	a.exported = iqn
+	a.exported, a.exportedCHAP = iqn, chap
 	return false, nil
 }
 
@@ -401,4 +414,37 @@ func (a *Agent) isVirtualMedia(dev string) bool {
 	}
 	st, err := os.Stat(dev)
 	return err == nil && os.SameFile(vm, st)
+}
+
+// diskSerial is the serial number the kernel reports for the block device
+// at path (through symlinks such as /dev/disk/by-path): the device's own
+// attribute (NVMe, virtio) or its unit serial number VPD page (SCSI, SATA).
+// It is empty when unknown or not safe to hand to tgtadm.
+func diskSerial(sysfs, path string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	dev := filepath.Join(sysfs, "class", "block", filepath.Base(real))
+	for _, attr := range []string{"serial", "device/serial"} {
+		if b, err := os.ReadFile(filepath.Join(dev, attr)); err == nil {
+			return safeSerial(string(b))
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dev, "device", "vpd_pg80")); err == nil && len(b) > 4 {
+		return safeSerial(string(b[4:]))
+	}
+	return ""
+}
+
+var serialChars = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,36}$`)
+
+// safeSerial trims s and keeps it only when tgtd can report it unchanged:
+// at most 36 characters, none that tgtadm's --params would split on.
+func safeSerial(s string) string {
+	s = strings.TrimSpace(strings.Trim(s, "\x00"))
+	if !serialChars.MatchString(s) {
+		return ""
+	}
+	return s
 }

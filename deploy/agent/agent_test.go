@@ -500,9 +500,14 @@ var _ = Describe("agent mode", func() {
 		})
 	})
 
-	It("exports the disk over iSCSI for the conductor to write, then powers off and releases it", func() {
+	It("exports the disk over iSCSI, with CHAP only, for the conductor to write, then powers off and releases it", func() {
 		poweredOff := make(chan struct{})
 		cfg.PowerOff = func(context.Context) error { close(poweredOff); return nil }
+		// The disk's unit serial number page, as sysfs shows a SCSI disk's.
+		cfg.SysfsRoot = GinkgoT().TempDir()
+		vpd := filepath.Join(cfg.SysfsRoot, "class", "block", filepath.Base(disk), "device")
+		Expect(os.MkdirAll(vpd, 0o755)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(vpd, "vpd_pg80"), []byte("\x00\x80\x00\x0e  WD-AGENT0042"), 0o644)).To(Succeed())
 		a := startAgent(cfg)
 		Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
 		iqn := "iqn.2008-10.org.openstack:" + api.nodeUUID
@@ -510,8 +515,15 @@ var _ = Describe("agent mode", func() {
 		params := map[string]any{"iqn": iqn, "portal_port": port, "wipe_disk_metadata": true}
 		code, res := a.command("iscsi.start_iscsi_target", params, true, api.token)
 		Expect(code).To(Equal(http.StatusOK))
+		Expect(res["command_status"]).To(Equal("FAILED"), "no export open to every initiator")
+		Expect(fmt.Sprint(res["command_error"])).To(ContainSubstring("chap_username and chap_secret are required"))
+		const chapSecret = "q7Wm2Zx9Lp4Rt8Vb3Nc6Yk1H"
+		params["chap_username"], params["chap_secret"] = "ferric-deploy", chapSecret
+		code, res = a.command("iscsi.start_iscsi_target", params, true, api.token)
+		Expect(code).To(Equal(http.StatusOK))
 		Expect(res["command_status"]).To(Equal("SUCCEEDED"), fmt.Sprint(res["command_error"]))
 		Expect(res["command_result"]).To(Equal(map[string]any{"iscsi_target_iqn": iqn}))
+		Expect(res["command_params"]).To(HaveKeyWithValue("chap_secret", "******"))
 		Expect(allZero(content(disk)[:1<<20])).To(BeTrue())
 
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -519,11 +531,16 @@ var _ = Describe("agent mode", func() {
 		portal := fmt.Sprintf("127.0.0.1:%d", port)
 		image := make([]byte, 2<<20)
 		_, _ = rand.NewChaCha8([32]byte{9}).Read(image)
-		s, err := iscsi.Dial(ctx, portal, iqn, iscsi.Options{})
+		_, err := iscsi.Dial(ctx, portal, iqn, iscsi.Options{})
+		Expect(err).To(HaveOccurred(), "an initiator without the account is refused")
+		s, err := iscsi.Dial(ctx, portal, iqn, iscsi.Options{CHAPUser: "ferric-deploy", CHAPSecret: chapSecret})
 		Expect(err).NotTo(HaveOccurred())
 		lun, err := s.OpenLUN(ctx, 1)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lun.Size()).To(Equal(int64(8 << 20)))
+		id, err := lun.Identity(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(id.Serial).To(Equal("WD-AGENT0042"), "the LUN reports the disk's serial number, for the conductor to check")
 		_, err = lun.CopyFrom(ctx, 0, bytes.NewReader(image))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lun.Sync(ctx)).To(Succeed())

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
 )
 
 // passDeployInfo is the bash ramdisk's pass_deploy_info body. Ironic reads address,
@@ -20,6 +22,11 @@ type passDeployInfo struct {
 	Port    string `json:"port"`
 	LUN     string `json:"lun"`
 	Error   string `json:"error"`
+	// CHAPUser and CHAPSecret are the account the export admits, a Ferric
+	// addition: made up by this ramdisk, since nothing served over TFTP can
+	// hold a secret, and sent over the one channel the deploy key binds.
+	CHAPUser   string `json:"chap_username,omitempty"`
+	CHAPSecret string `json:"chap_secret,omitempty"`
 }
 
 // bootloaderInstallInfo is pass_bootloader_install_info's body.
@@ -63,11 +70,15 @@ func (a *Agent) RunCallback(ctx context.Context) error {
 	defer done.Close()
 
 	port := a.cfg.portalPort()
-	var exportErr error
-	if _, exportErr = a.ensureTarget(ctx, p.IQN, port); exportErr != nil {
+	chap, exportErr := tgt.NewCHAP()
+	if exportErr == nil {
+		_, exportErr = a.ensureTarget(ctx, p.IQN, port, chap)
+	}
+	if exportErr != nil {
 		log.WithError(exportErr).Error("Exporting the disk failed")
 	}
-	body := passDeployInfo{Address: a.cfg.Address, Key: p.DeploymentKey, IQN: p.IQN, Port: strconv.Itoa(port), LUN: "1"}
+	body := passDeployInfo{Address: a.cfg.Address, Key: p.DeploymentKey, IQN: p.IQN, Port: strconv.Itoa(port), LUN: "1",
+		CHAPUser: chap.User, CHAPSecret: chap.Secret}
 	if exportErr != nil {
 		body.Error = exportErr.Error()
 	}

@@ -87,8 +87,12 @@ var _ = Describe("callback mode (bash ramdisk contract)", func() {
 		Expect(req.Path).To(Equal("/v1/nodes/" + api.nodeUUID + "/vendor_passthru"))
 		Expect(req.Query["method"]).To(Equal([]string{"pass_deploy_info"}))
 		Expect(req.AuthToken).To(Equal("keystone-token"))
+		user, _ := req.Body["chap_username"].(string)
+		secret, _ := req.Body["chap_secret"].(string)
+		Expect(user).To(MatchRegexp(`^ferric-[A-Za-z0-9]{12}$`))
+		Expect(secret).To(MatchRegexp(`^[A-Za-z0-9]{24}$`))
 		Expect(req.Body).To(Equal(map[string]any{"address": "127.0.0.1", "key": key, "iqn": iqn, "port": port,
-			"lun": "1", "error": ""}))
+			"lun": "1", "error": "", "chap_username": user, "chap_secret": secret}))
 		// The path form was tried first.
 		Expect(api.calls("/v1/nodes/" + api.nodeUUID + "/vendor_passthru/pass_deploy_info")).To(HaveLen(1))
 
@@ -97,7 +101,9 @@ var _ = Describe("callback mode (bash ramdisk contract)", func() {
 		found, err := iscsi.Discover(ctx, portal, iscsi.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(found).To(ConsistOf(HaveField("IQN", iqn)))
-		s, err := iscsi.Dial(ctx, portal, iqn, iscsi.Options{})
+		_, err = iscsi.Dial(ctx, portal, iqn, iscsi.Options{})
+		Expect(err).To(HaveOccurred(), "the export admits only the account sent with the callback")
+		s, err := iscsi.Dial(ctx, portal, iqn, iscsi.Options{CHAPUser: user, CHAPSecret: secret})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.FirstDisk(ctx)).To(Equal(uint64(1)))
 		Expect(s.Close()).To(Succeed())

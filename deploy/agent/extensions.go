@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/deploy/erase"
 )
 
@@ -83,9 +84,12 @@ func intValue(v any, def int) (int, error) {
 	return 0, fmt.Errorf("not an integer: %v", v)
 }
 
-// startISCSITarget is iscsi.start_iscsi_target(iqn, portal_port, wipe_disk_metadata):
-// export the install disk as LUN 1 of iqn, open to every initiator. Calling it again
-// with the same iqn keeps the export (and does not wipe again).
+// startISCSITarget is iscsi.start_iscsi_target(iqn, portal_port, wipe_disk_metadata,
+// chap_username, chap_secret): export the install disk as LUN 1 of iqn to the
+// initiator that logs in with that CHAP account. The account is required: an export
+// open to every initiator on the provisioning network would let any of them read or
+// overwrite the disk. Calling it again with the same iqn and account keeps the export
+// (and does not wipe again).
 func (a *Agent) startISCSITarget(ctx context.Context, params map[string]any, _ func(any)) (any, error) {
 	iqn, err := stringParam(params, "iqn")
 	if err != nil {
@@ -102,6 +106,16 @@ func (a *Agent) startISCSITarget(ctx context.Context, params map[string]any, _ f
 	if err != nil {
 		return nil, invalidCommand("wipe_disk_metadata: " + err.Error())
 	}
+	var chap tgt.CHAP
+	if chap.User, err = stringParam(params, "chap_username"); err != nil {
+		return nil, err
+	}
+	if chap.Secret, err = stringParam(params, "chap_secret"); err != nil {
+		return nil, err
+	}
+	if chap.User == "" || chap.Secret == "" {
+		return nil, invalidCommand("chap_username and chap_secret are required: the disk is exported only with CHAP")
+	}
 	a.mu.Lock()
 	exported := a.exported == iqn
 	a.mu.Unlock()
@@ -110,7 +124,7 @@ func (a *Agent) startISCSITarget(ctx context.Context, params map[string]any, _ f
 			return nil, iscsiError(err)
 		}
 	}
-	if _, err := a.ensureTarget(ctx, iqn, port); err != nil {
+	if _, err := a.ensureTarget(ctx, iqn, port, chap); err != nil {
 		return nil, iscsiError(err)
 	}
 	a.log.WithFields(map[string]any{"iqn": iqn, "disk": a.cfg.Disks[0], "port": port}).Info("iSCSI target started")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -128,6 +129,23 @@ var _ = Describe("iSCSI initiator against a real tgtd", func() {
 		Expect(err).NotTo(HaveOccurred())
 		_, err = iscsi.Dial(ctx, target.portal, "iqn.2026-12.test:nobody", iscsi.Options{})
 		Expect(err).To(MatchError(iscsi.ErrTargetNotFound))
+	})
+
+	It("reads the serial number and world wide names the target reports for a LUN", func() {
+		tid, err := target.addTarget("iqn.2026-12.test:ident", newDisk(dir, "i.img", 1<<20))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(target.adm("--mode", "logicalunit", "--op", "update", "--tid", strconv.Itoa(tid), "--lun", "1",
+			"--params", "scsi_sn=WD-WCC4N0ABCDEF")).To(Succeed())
+		s := dial("iqn.2026-12.test:ident", iscsi.Options{})
+		lun, err := s.OpenLUN(ctx, 1)
+		Expect(err).NotTo(HaveOccurred())
+		id, err := lun.Identity(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(id.Serial).To(Equal("WD-WCC4N0ABCDEF"), "without tgtd's space padding")
+		Expect(id.WWNs).NotTo(BeEmpty())
+		for _, w := range id.WWNs {
+			Expect(w).To(MatchRegexp(`^0x[0-9a-f]{16}([0-9a-f]{16})?$`))
+		}
 	})
 
 	It("lists LUNs, identifies the disk and reads the capacity of the backing file", func() {

@@ -287,3 +287,58 @@ func (l *LUN) command(ctx context.Context, lba uint64, buf []byte, write bool) e
 	}
 	return nil
 }
+
+// Identity is what a LUN reports about the disk behind it: its unit serial
+// number (VPD page 0x80, SPC-4 §7.8.16) and the NAA and EUI-64 names of the
+// logical unit in its device identification page (0x83, §7.8.6), as "0x"
+// and lower-case hex, the form of Linux's ID_WWN and of root device hints.
+type Identity struct {
+	Serial string
+	WWNs   []string
+}
+
+// Identity reads the LUN's serial number and world wide names; a device
+// without one of the pages (ILLEGAL REQUEST) reports none of it.
+func (l *LUN) Identity(ctx context.Context) (Identity, error) {
+	var id Identity
+	serial, err := l.vpd(ctx, 0x80)
+	if err != nil {
+		return id, fmt.Errorf("unit serial number of lun %d on %s: %w", l.id, l.s.target, err)
+	}
+	id.Serial = strings.TrimSpace(string(serial))
+	names, err := l.vpd(ctx, 0x83)
+	if err != nil {
+		return id, fmt.Errorf("device identification of lun %d on %s: %w", l.id, l.s.target, err)
+	}
+	for len(names) >= 4 {
+		n := int(names[3])
+		if 4+n > len(names) {
+			break
+		}
+		association, kind := names[1]>>4&0x3, names[1]&0xf
+		if association == 0 && (kind == 2 || kind == 3) && n > 0 {
+			id.WWNs = append(id.WWNs, fmt.Sprintf("0x%x", names[4:4+n]))
+		}
+		names = names[4+n:]
+	}
+	return id, nil
+}
+
+// vpd returns the payload of a VPD page, nil when the device has no such page.
+func (l *LUN) vpd(ctx context.Context, page byte) ([]byte, error) {
+	buf := make([]byte, 255)
+	cdb := cdbInquiry(uint16(len(buf)))
+	cdb[1], cdb[2] = 0x01, page
+	n, err := l.s.do(ctx, &command{lun: l.id, cdb: cdb, in: buf})
+	if key, ok := SenseKey(err); ok && key == SenseIllegalRequest {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n < 4 || buf[1] != page {
+		return nil, fmt.Errorf("%w: VPD page 0x%02x answered as page 0x%02x, %d bytes", ErrProtocol, page, buf[1], n)
+	}
+	length := int(be.Uint16(buf[2:4]))
+	return buf[4:min(4+length, n)], nil
+}

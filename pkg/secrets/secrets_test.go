@@ -178,3 +178,16 @@ var _ = Describe("MaskInstanceInfo", func() {
 		Expect(secrets.MaskInstanceInfo(nil)).To(BeNil())
 	})
 })
+
+var _ = Describe("Generate", func() {
+	It("makes alphanumeric strings of the asked length, a different one each time", func() {
+		seen := map[string]bool{}
+		for range 50 {
+			s, err := secrets.Generate(24)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(s).To(MatchRegexp(`^[A-Za-z0-9]{24}$`))
+			Expect(seen).NotTo(HaveKey(s))
+			seen[s] = true
+		}
+	})
+})

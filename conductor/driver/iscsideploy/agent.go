@@ -13,6 +13,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/deploy/agent"
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/deploy/disk"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -61,6 +62,9 @@ func (d *Deploy) Heartbeat(ctx context.Context, t driver.TaskContext, callbackUR
 	if err != nil {
 		return err
 	}
+	// The agent continues this deploy: a pass_deploy_info with the key
+	// from now on is a second callback.
+	consumeDeployKey(n)
 	if err := ct.ProcessEvent(ctx, states.EventResume, ""); err != nil {
 		return err
 	}
@@ -74,11 +78,11 @@ func (d *Deploy) Heartbeat(ctx context.Context, t driver.TaskContext, callbackUR
 		return d.fail(ctx, ct, drv, fmt.Sprintf("Asynchronous exception for node %s: %s", n.UUID, err))
 	}
 	token, _ := n.DriverInternalInfo[agentTokenKey].(string)
-	if err := d.startTarget(ctx, callbackURL, token, iqn, !info.preserveEphemeral); err != nil {
+	export := target{address: u.Hostname(), port: d.opts.PortalPort, iqn: iqn, lun: 1, agentURL: callbackURL, agentToken: token}
+	if err := d.startTarget(ctx, &export, !info.preserveEphemeral); err != nil {
 		return d.fail(ctx, ct, drv, fmt.Sprintf("Failed to start the iSCSI target to deploy the node %s. Error: %s", n.UUID, err))
 	}
-	return d.continueDeploy(ctx, ct, drv, target{address: u.Hostname(), port: d.opts.PortalPort, iqn: iqn, lun: 1,
-		agentURL: callbackURL, agentToken: token})
+	return d.continueDeploy(ctx, ct, drv, export)
 }
 
 // commandResult is an agent command result (cleaning.md §8.2).
@@ -106,9 +110,26 @@ func (r commandResult) errorText() string {
 }
 
 // startTarget runs iscsi.start_iscsi_target on the agent and waits for it.
-func (d *Deploy) startTarget(ctx context.Context, agentURL, token, iqn string, wipe bool) error {
-	res, err := d.runCommand(ctx, agentURL, token, "iscsi.start_iscsi_target",
-		map[string]any{"iqn": iqn, "portal_port": d.opts.PortalPort, "wipe_disk_metadata": wipe}, true)
+// The export admits only a CHAP account made for this deploy, which
+// reaches the agent over its token-bound API and is set in tgt. An
+// ironic-python-agent knows no CHAP parameters and refuses them; its
+// export stays open, as in Ironic, with a warning.
+func (d *Deploy) startTarget(ctx context.Context, t *target, wipe bool) error {
+	chap, err := tgt.NewCHAP()
+	if err != nil {
+		return err
+	}
+	params := map[string]any{"iqn": t.iqn, "portal_port": d.opts.PortalPort, "wipe_disk_metadata": wipe,
+		"chap_username": chap.User, "chap_secret": chap.Secret}
+	res, err := d.runCommand(ctx, t.agentURL, t.agentToken, "iscsi.start_iscsi_target", params, true)
+	if err == nil && res.Status != "SUCCEEDED" && strings.Contains(string(res.Error), "unexpected keyword argument") {
+		d.log.WithField("iqn", t.iqn).Warn("The agent does not support CHAP; its iSCSI export is open to every initiator on the provisioning network")
+		delete(params, "chap_username")
+		delete(params, "chap_secret")
+		res, err = d.runCommand(ctx, t.agentURL, t.agentToken, "iscsi.start_iscsi_target", params, true)
+	} else {
+		t.chapUser, t.chapSecret = chap.User, chap.Secret
+	}
 	if err != nil {
 		return err
 	}

@@ -127,11 +127,10 @@ func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (str
 		return "", err
 	}
 	n := t.Node()
-	key, err := newDeployKey()
+	key, err := issueDeployKey(n)
 	if err != nil {
 		return "", err
 	}
-	ensureMaps(n)
 	info := n.DriverInternalInfo
 	// Whatever ran before (a deploy's agent, a cleaning target) is gone
 	// with the reboot; the new ramdisk gets its own token at lookup.
@@ -139,7 +138,6 @@ func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (str
 		delete(info, k)
 	}
 	maps.Copy(info, d.agentCleanParams())
-	info[deployKeyKey] = key
 	bootMode := pxe.Capability(n.Properties["capabilities"], "boot_mode")
 	if bootMode == "" {
 		bootMode = "bios"

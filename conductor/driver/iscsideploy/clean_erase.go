@@ -2,6 +2,7 @@ package iscsideploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -26,7 +27,11 @@ type eraseRecord struct {
 	Skipped string `json:"skipped,omitempty"`
 	// By is "agent" or "conductor".
 	By string `json:"by"`
-	At string `json:"at"`
+	// IdentityVerified tells, for the conductor's erase, whether the LUN
+	// erased reported the node's known disk serial number: false means
+	// nothing was known to compare with.
+	IdentityVerified *bool  `json:"identity_verified,omitempty"`
+	At               string `json:"at"`
 }
 
 func appendEraseRecords(n *model.Node, recs ...eraseRecord) {
@@ -76,20 +81,26 @@ func recordAgentErase(n *model.Node, step model.JSONObject, result any) {
 // this clean, if it did.
 func cleaningTarget(n *model.Node) (target, bool) {
 	var stored struct {
-		Address string `json:"address"`
-		Port    int    `json:"port"`
-		IQN     string `json:"iqn"`
-		LUN     uint64 `json:"lun"`
+		Address    string `json:"address"`
+		Port       int    `json:"port"`
+		IQN        string `json:"iqn"`
+		LUN        uint64 `json:"lun"`
+		CHAPUser   string `json:"chap_username"`
+		CHAPSecret string `json:"chap_secret"`
 	}
 	v, ok := n.DriverInternalInfo[cleanTargetKey]
 	if !ok || remarshal(v, &stored) != nil || stored.Address == "" {
 		return target{}, false
 	}
-	return target{address: stored.Address, port: stored.Port, iqn: stored.IQN, lun: stored.LUN, notify: true}, true
+	return target{address: stored.Address, port: stored.Port, iqn: stored.IQN, lun: stored.LUN, notify: true,
+		chapUser: stored.CHAPUser, chapSecret: stored.CHAPSecret}, true
 }
 
+// storeCleaningTarget keeps the target for the steps to come; the CHAP
+// secret's key name has every API answer mask it.
 func storeCleaningTarget(n *model.Node, tgt target) {
-	n.DriverInternalInfo[cleanTargetKey] = map[string]any{"address": tgt.address, "port": tgt.port, "iqn": tgt.iqn, "lun": tgt.lun}
+	n.DriverInternalInfo[cleanTargetKey] = map[string]any{"address": tgt.address, "port": tgt.port, "iqn": tgt.iqn, "lun": tgt.lun,
+		"chap_username": tgt.chapUser, "chap_secret": tgt.chapSecret}
 }
 
 // conductorErase runs an erase step itself, through the target the
@@ -101,18 +112,42 @@ func (d *Deploy) conductorErase(ctx context.Context, t conductorTask, tgt target
 		return fmt.Errorf("clean step %s cannot run through the callback-only ramdisk", step.Step)
 	}
 	n := t.Node()
+	ctx, stop := d.runs.start(ctx, n)
+	defer stop()
+	rec, err := d.eraseThrough(ctx, t, tgt, step)
+	if stoppedBySecondCallback(ctx) {
+		// Recorded as erased, an attacker's target would hide a real disk
+		// that keeps its data.
+		return errors.New(secondCallbackMessage)
+	}
+	if err != nil {
+		return err
+	}
+	delete(n.DriverInternalInfo, cleanProgressKey)
+	rec.By, rec.At = "conductor", time.Now().UTC().Format(time.RFC3339)
+	appendEraseRecords(n, rec)
+	return nil
+}
+
+// eraseThrough logs in to the target and erases its LUN.
+func (d *Deploy) eraseThrough(ctx context.Context, t conductorTask, tgt target, step driver.CleanStep) (eraseRecord, error) {
+	n := t.Node()
 	if err := d.slots.acquire(ctx); err != nil {
-		return fmt.Errorf("waiting for a write slot: %w", err)
+		return eraseRecord{}, fmt.Errorf("waiting for a write slot: %w", err)
 	}
 	defer d.slots.release()
 	sess, err := d.dial(ctx, tgt)
 	if err != nil {
-		return err
+		return eraseRecord{}, err
 	}
 	defer sess.Close()
 	lun, err := sess.OpenLUN(ctx, tgt.lun)
 	if err != nil {
-		return fmt.Errorf("open LUN %d of %s: %w", tgt.lun, tgt.iqn, err)
+		return eraseRecord{}, fmt.Errorf("open LUN %d of %s: %w", tgt.lun, tgt.iqn, err)
+	}
+	_, verified, err := checkIdentity(ctx, lun, n)
+	if err != nil {
+		return eraseRecord{}, err
 	}
 	dev := lun.Device(ctx)
 	name := fmt.Sprintf("%s LUN %d at %s", tgt.iqn, tgt.lun, portal(tgt.address, tgt.port))
@@ -125,15 +160,13 @@ func (d *Deploy) conductorErase(ctx context.Context, t conductorTask, tgt target
 			Writers: d.opts.WriteWorkers, Hook: c.EraseHook, Progress: d.eraseProgress(ctx, t, step)})
 	}
 	if err != nil {
-		return err
+		return eraseRecord{}, err
 	}
 	if err := sess.Close(); err != nil {
 		d.log.WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete erase")
 	}
-	delete(n.DriverInternalInfo, cleanProgressKey)
-	appendEraseRecords(n, eraseRecord{Step: step.Step, Device: name, Method: rec.Method, Passes: rec.Passes, Bytes: rec.Bytes,
-		Duration: rec.Duration, SamplesChecked: rec.SamplesChecked, By: "conductor", At: time.Now().UTC().Format(time.RFC3339)})
-	return nil
+	return eraseRecord{Step: step.Step, Device: name, Method: rec.Method, Passes: rec.Passes, Bytes: rec.Bytes,
+		Duration: rec.Duration, SamplesChecked: rec.SamplesChecked, IdentityVerified: &verified}, nil
 }
 
 // eraseProgress keeps the erase's progress in driver_internal_info, saved

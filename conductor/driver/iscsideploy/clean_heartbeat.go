@@ -98,6 +98,9 @@ func (d *Deploy) cleanHeartbeat(ctx context.Context, t driver.TaskContext, p *cl
 		return nil
 	}
 	if len(n.CleanStep) == 0 {
+		// An agent booted for this clean: the callback-only ramdisk's key
+		// has nothing more to admit.
+		consumeDeployKey(n)
 		cacheSteps(n, p.steps)
 		if err := ct.SetCleanSteps(ctx); err != nil {
 			return ct.FailCleaning(ctx, fmt.Sprintf("Asynchronous exception for node %s: Node failed to start the first cleaning step. Exception: %s", n.UUID, err))

@@ -28,6 +28,9 @@ type target struct {
 	// agentURL and agentToken reach the heartbeating agent that exported
 	// the disk; empty for the callback-only ramdisk.
 	agentURL, agentToken string
+	// chapUser and chapSecret log in to a target that requires CHAP; empty
+	// for a legacy ramdisk's open export.
+	chapUser, chapSecret string
 }
 
 // continueDeploy runs in the worker holding the node lock, with the node in
@@ -36,7 +39,14 @@ type target struct {
 func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *driver.Driver, tgt target) error {
 	n := t.Node()
 	log := d.log.WithField("node", n.UUID)
-	root, err := d.writeImage(ctx, t, tgt)
+	// Only the write stops at a second callback: failing the deploy must
+	// still power off and save.
+	wctx, stop := d.runs.start(ctx, n)
+	defer stop()
+	root, err := d.writeImage(wctx, t, tgt)
+	if stoppedBySecondCallback(wctx) {
+		return d.fail(ctx, t, drv, secondCallbackMessage)
+	}
 	if err != nil {
 		return d.fail(ctx, t, drv, fmt.Sprintf("Deploy failed for node %s: %s", n.UUID, err))
 	}
@@ -55,6 +65,11 @@ func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *drive
 	}
 	if err := d.setPower(ctx, t, drv, states.PowerOn); err != nil {
 		return d.fail(ctx, t, drv, fmt.Sprintf("Error rebooting node %s after deploy. Error: %s", n.UUID, err))
+	}
+	if stoppedBySecondCallback(wctx) {
+		// It came after the write: the written disk may be the
+		// attacker's, so the instance must not be taken as deployed.
+		return d.fail(ctx, t, drv, secondCallbackMessage)
 	}
 	d.releaseImage(n.UUID)
 	delete(n.DriverInternalInfo, deployKeyKey)
@@ -122,6 +137,10 @@ func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (s
 	if err != nil {
 		return "", fmt.Errorf("open LUN %d of %s: %w", tgt.lun, tgt.iqn, err)
 	}
+	serial, _, err := checkIdentity(ctx, lun, n)
+	if err != nil {
+		return "", err
+	}
 	dev := lun.Device(ctx)
 	wo := disk.Options{Workers: d.opts.WriteWorkers, Progress: d.progressRecorder(ctx, t), Verifier: d.verifier(ctx, tgt)}
 	var root string
@@ -151,6 +170,9 @@ func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (s
 	if root == "" {
 		return "", fmt.Errorf("Couldn't determine the UUID of the root partition or the disk identifier after deploying node %s", n.UUID)
 	}
+	if serial != "" {
+		n.DriverInternalInfo[diskSerialKey] = serial
+	}
 	if err := sess.Close(); err != nil {
 		d.log.WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete write")
 	}
@@ -169,7 +191,9 @@ func (d *Deploy) dial(ctx context.Context, tgt target) (*iscsi.Session, error) {
 			case <-time.After(time.Second):
 			}
 		}
-		sess, err := iscsi.Dial(ctx, portal(tgt.address, tgt.port), tgt.iqn, d.opts.Initiator)
+		opts := d.opts.Initiator
+		opts.CHAPUser, opts.CHAPSecret = tgt.chapUser, tgt.chapSecret
+		sess, err := iscsi.Dial(ctx, portal(tgt.address, tgt.port), tgt.iqn, opts)
 		if err == nil {
 			return sess, nil
 		}

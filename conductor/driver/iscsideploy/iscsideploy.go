@@ -9,11 +9,8 @@ package iscsideploy
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -40,6 +37,7 @@ const Name = "iscsi"
 // every API response masks it.
 const (
 	deployKeyKey  = "deploy_key_secret"
+	usedKeyKey    = "deploy_key_used_secret"
 	progressKey   = "deploy_progress"
 	rootKey       = "root_uuid_or_disk_id"
 	wholeDiskKey  = "is_whole_disk_image"
@@ -140,6 +138,8 @@ type Deploy struct {
 	// built.
 	glance    *image.Glance
 	glanceErr error
+
+	runs runs
 }
 
 // New builds the interface.
@@ -240,7 +240,8 @@ func (d *Deploy) Validate(ctx context.Context, t driver.TaskContext) error {
 }
 
 // Prepare boots into the instance for a node taken over while active;
-// otherwise it issues a new deploy key and prepares the deploy ramdisk.
+// otherwise it issues a new deploy key, valid for the coming wait state
+// only, and prepares the deploy ramdisk.
 func (d *Deploy) Prepare(ctx context.Context, t driver.TaskContext) error {
 	_, drv, err := asConductorTask(t)
 	if err != nil {
@@ -254,13 +255,11 @@ func (d *Deploy) Prepare(ctx context.Context, t driver.TaskContext) error {
 	if err != nil {
 		return err
 	}
-	key, err := newDeployKey()
+	key, err := issueDeployKey(n)
 	if err != nil {
 		return err
 	}
-	ensureMaps(n)
 	n.DriverInternalInfo[wholeDiskKey] = info.wholeDisk
-	n.DriverInternalInfo[deployKeyKey] = key
 	delete(n.DriverInternalInfo, progressKey)
 	delete(n.DriverInternalInfo, rootKey)
 	bootOption := info.bootOption
@@ -455,28 +454,6 @@ func (d *Deploy) setPower(ctx context.Context, t driver.TaskContext, drv *driver
 	n := t.Node()
 	n.PowerState, n.TargetPowerState = ptr(state), nil
 	return nil
-}
-
-const keyAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
-// newDeployKey is 32 alphanumerics from the CSPRNG, as Ironic's deploy key.
-func newDeployKey() (string, error) {
-	b := make([]byte, 32)
-	limit := big.NewInt(int64(len(keyAlphabet)))
-	for i := range b {
-		n, err := rand.Int(rand.Reader, limit)
-		if err != nil {
-			return "", fmt.Errorf("generate deploy key: %w", err)
-		}
-		b[i] = keyAlphabet[n.Int64()]
-	}
-	return string(b), nil
-}
-
-// keyMatches compares in constant time, so timing does not reveal how
-// much of a guessed key was right.
-func keyMatches(known, sent string) bool {
-	return known != "" && subtle.ConstantTimeCompare([]byte(known), []byte(sent)) == 1
 }
 
 // redact drops user info and query from a URL for messages.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
@@ -53,18 +54,39 @@ type deployInfo struct {
 
 // ValidateCall checks pass_deploy_info synchronously: node waiting for the
 // callback (deploy or clean), deploy key (constant time), and the target
-// parameters. instance_info is only read by a deploy.
+// parameters. instance_info is only read by a deploy. A second callback
+// with the key is accepted while the node waits, so that Call fails the
+// deploy or clean; once the wait is over it is refused, loudly.
 func (v *Vendor) ValidateCall(_ context.Context, t driver.TaskContext, method, _ string, info map[string]any) error {
 	if method != PassDeployInfo {
 		return nil
+	}
+	if secondCallback(t.Node(), info) {
+		if waiting(t.Node()) {
+			return nil
+		}
+		v.d.log.WithField("node", t.Node().UUID).Error(secondCallbackMessage)
+		return errSecondCallback()
 	}
 	_, err := v.d.parseDeployInfo(t, info)
 	return err
 }
 
+func waiting(n *model.Node) bool {
+	state := deref(n.ProvisionState)
+	return state == states.DeployWait || state == states.CleanWait
+}
+
+// secondCallback: the key sent is the one this node's wait state already
+// consumed.
+func secondCallback(n *model.Node, info map[string]any) bool {
+	sent, _ := info["key"].(string)
+	return usedKeyMatches(n, sent)
+}
+
 func (d *Deploy) parseDeployInfo(t driver.TaskContext, info map[string]any) (*deployInfo, error) {
 	n := t.Node()
-	if state := deref(n.ProvisionState); state != states.DeployWait && state != states.CleanWait {
+	if state := deref(n.ProvisionState); !waiting(n) {
 		return nil, errs.New(errs.KindInvalidStateRequested,
 			"Node %s is not waiting for a deploy ramdisk callback; its provision state is %s.", n.UUID, state)
 	}
@@ -89,8 +111,11 @@ func (d *Deploy) parseDeployInfo(t driver.TaskContext, info map[string]any) (*de
 	if len(missing) > 0 {
 		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", pyList(missing))
 	}
-	out := &deployInfo{target: target{address: str("address"), iqn: str("iqn"), port: d.opts.PortalPort, lun: 1, notify: true},
-		ramdiskError: str("error")}
+	out := &deployInfo{target: target{address: str("address"), iqn: str("iqn"), port: d.opts.PortalPort, lun: 1, notify: true,
+		chapUser: str("chap_username"), chapSecret: str("chap_secret")}, ramdiskError: str("error")}
+	if (out.chapUser == "") != (out.chapSecret == "") {
+		return nil, errs.InvalidParameterValue("chap_username and chap_secret must be passed together.")
+	}
 	if strings.ContainsAny(out.address, "/@ ") {
 		return nil, errs.InvalidParameterValue("Invalid address %q passed to ironic for deploy.", out.address)
 	}
@@ -133,13 +158,18 @@ func (v *Vendor) Call(ctx context.Context, t driver.TaskContext, method, _ strin
 	if err != nil {
 		return nil, err
 	}
+	n := t.Node()
+	if secondCallback(n, info) {
+		return nil, v.d.failOnSecondCallback(ctx, ct, drv)
+	}
 	// The lock was held since ValidateCall; parsing again only recovers
 	// the values.
 	di, err := v.d.parseDeployInfo(t, info)
 	if err != nil {
 		return nil, err
 	}
-	if deref(t.Node().ProvisionState) == states.CleanWait {
+	consumeDeployKey(n)
+	if deref(n.ProvisionState) == states.CleanWait {
 		return nil, v.d.cleanCallback(ctx, t, di)
 	}
 	if err := ct.ProcessEvent(ctx, states.EventResume, ""); err != nil {
@@ -164,17 +194,27 @@ func (d *Deploy) cleanCallback(ctx context.Context, t driver.TaskContext, di *de
 	if di.ramdiskError != "" {
 		return ct.FailCleaning(ctx, fmt.Sprintf("Error returned from the cleaning ramdisk of node %s: %s", n.UUID, di.ramdiskError))
 	}
-	if len(n.CleanStep) > 0 {
-		// Steps run by the conductor never wait for the ramdisk: this is
-		// a repeated callback.
-		return nil
-	}
 	d.log.WithField("node", n.UUID).Info("The callback-only ramdisk runs no clean steps; the conductor erases through the iSCSI target it exported")
 	storeCleaningTarget(n, di.target)
 	if err := ct.SetCleanSteps(ctx); err != nil {
 		return ct.FailCleaning(ctx, fmt.Sprintf("Encountered exception for node %s while initiating cleaning. Error: %s", n.UUID, err))
 	}
 	return ct.ContinueCleaning(ctx, false)
+}
+
+// failOnSecondCallback ends the deploy or clean waiting for a ramdisk
+// whose key was used already.
+func (d *Deploy) failOnSecondCallback(ctx context.Context, t conductorTask, drv *driver.Driver) error {
+	n := t.Node()
+	d.log.WithField("node", n.UUID).Error(secondCallbackMessage)
+	if deref(n.ProvisionState) == states.CleanWait {
+		ct, err := asCleaningTask(t)
+		if err != nil {
+			return err
+		}
+		return ct.FailCleaning(ctx, secondCallbackMessage)
+	}
+	return d.fail(ctx, t, drv, secondCallbackMessage)
 }
 
 // CallDriver: there are no driver methods.

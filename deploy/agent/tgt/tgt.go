@@ -26,6 +26,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
 // socketDir is where tgtd keeps its control sockets (socket.N and socket.N.lock).
@@ -78,6 +80,29 @@ type Daemon struct {
 	cmd     *exec.Cmd // nil when attached
 	exited  chan struct{}
 	created map[string]int // targets this Daemon created: IQN -> tid
+	// accounts are the CHAP accounts this Daemon created, by the IQN of
+	// the target they admit to: tgtd keeps accounts after their target.
+	accounts map[string]string
+}
+
+// CHAP is the one-way CHAP account an initiator must log in with.
+type CHAP struct {
+	User   string
+	Secret string
+}
+
+// NewCHAP makes a one-time account: a random user and a 24-character
+// secret (about 140 bits, above RFC 3720's minimum of 96).
+func NewCHAP() (CHAP, error) {
+	user, err := secrets.Generate(12)
+	if err != nil {
+		return CHAP{}, err
+	}
+	secret, err := secrets.Generate(24)
+	if err != nil {
+		return CHAP{}, err
+	}
+	return CHAP{User: "ferric-" + user, Secret: secret}, nil
 }
 
 // Start attaches to the tgtd answering on opts.ControlPort, adding opts.Portal to
@@ -93,7 +118,7 @@ func Start(ctx context.Context, opts Options) (*Daemon, error) {
 	if opts.ReadyTimeout <= 0 {
 		opts.ReadyTimeout = 10 * time.Second
 	}
-	d := &Daemon{opts: opts, created: map[string]int{}}
+	d := &Daemon{opts: opts, created: map[string]int{}, accounts: map[string]string{}}
 	if _, err := os.Stat(d.socketPath()); err == nil {
 		if _, err := d.adm(ctx, "--mode", "system", "--op", "show"); err == nil {
 			return d, d.ensurePortal(ctx)
@@ -188,12 +213,23 @@ func (d *Daemon) adm(ctx context.Context, args ...string) (string, error) {
 	full := append([]string{"-C", strconv.Itoa(d.opts.ControlPort), "--lld", "iscsi"}, args...)
 	out, err := exec.CommandContext(ctx, "tgtadm", full...).CombinedOutput()
 	if ctx.Err() != nil {
-		return "", fmt.Errorf("tgtadm %s: no answer within %s", strings.Join(args, " "), d.opts.CallTimeout)
+		return "", fmt.Errorf("tgtadm %s: no answer within %s", shown(args), d.opts.CallTimeout)
 	}
 	if err != nil {
-		return "", fmt.Errorf("tgtadm %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("tgtadm %s: %w: %s", shown(args), err, strings.TrimSpace(string(out)))
 	}
 	return string(out), nil
+}
+
+// shown is a tgtadm command line for errors: without a CHAP password.
+func shown(args []string) string {
+	out := slices.Clone(args)
+	for i := range out {
+		if i > 0 && out[i-1] == "--password" {
+			out[i] = "******"
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // Target is one target as tgtadm lists it.
@@ -247,6 +283,21 @@ func parseTargets(out string) []Target {
 // iqn, open to every initiator address. Exporting the same iqn and backing again is a
 // no-op; the same iqn with another backing store is an error.
 func (d *Daemon) Export(ctx context.Context, iqn, backing string) error {
+	return d.export(ctx, iqn, backing, nil, "")
+}
+
+// ExportCHAP is Export with the target admitting only initiators that log in
+// with chap; the account is created for this target and deleted with it. A
+// serial, when given, is the LUN's unit serial number (the backing disk's),
+// instead of tgtd's own.
+func (d *Daemon) ExportCHAP(ctx context.Context, iqn, backing string, chap CHAP, serial string) error {
+	if chap.User == "" || chap.Secret == "" {
+		return errors.New("tgtd: a CHAP account needs a user and a secret")
+	}
+	return d.export(ctx, iqn, backing, &chap, serial)
+}
+
+func (d *Daemon) export(ctx context.Context, iqn, backing string, chap *CHAP, serial string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	targets, err := d.Targets(ctx)
@@ -256,6 +307,9 @@ func (d *Daemon) Export(ctx context.Context, iqn, backing string) error {
 	tid := 1
 	for _, t := range targets {
 		if t.IQN == iqn {
+			if chap != nil && d.accounts[iqn] != chap.User {
+				return fmt.Errorf("target %s is already exported without CHAP user %s", iqn, chap.User)
+			}
 			if t.LUNs[1] == backing {
 				return nil
 			}
@@ -271,11 +325,27 @@ func (d *Daemon) Export(ctx context.Context, iqn, backing string) error {
 	if _, err := d.adm(ctx, "--mode", "logicalunit", "--op", "new", "--tid", id, "--lun", "1", "--backing-store", backing); err != nil {
 		return errors.Join(err, d.deleteTarget(ctx, iqn, tid))
 	}
+	if serial != "" {
+		if _, err := d.adm(ctx, "--mode", "logicalunit", "--op", "update", "--tid", id, "--lun", "1", "--params", "scsi_sn="+serial); err != nil {
+			return errors.Join(err, d.deleteTarget(ctx, iqn, tid))
+		}
+	}
 	if !d.opts.Stock {
 		for _, p := range bulkParams {
 			if _, err := d.adm(ctx, "--mode", "target", "--op", "update", "--tid", id, "--name", p[0], "--value", p[1]); err != nil {
 				return errors.Join(err, d.deleteTarget(ctx, iqn, tid))
 			}
+		}
+	}
+	// The account is bound before the target accepts any initiator, so
+	// there is no moment it is open.
+	if chap != nil {
+		if _, err := d.adm(ctx, "--mode", "account", "--op", "new", "--user", chap.User, "--password", chap.Secret); err != nil {
+			return errors.Join(err, d.deleteTarget(ctx, iqn, tid))
+		}
+		d.accounts[iqn] = chap.User
+		if _, err := d.adm(ctx, "--mode", "account", "--op", "bind", "--tid", id, "--user", chap.User); err != nil {
+			return errors.Join(err, d.deleteTarget(ctx, iqn, tid))
 		}
 	}
 	if _, err := d.adm(ctx, "--mode", "target", "--op", "bind", "--tid", id, "--initiator-address", "ALL"); err != nil {
@@ -308,7 +378,7 @@ func (d *Daemon) deleteTarget(ctx context.Context, iqn string, tid int) error {
 		_, err := d.adm(ctx, "--mode", "target", "--op", "delete", "--force", "--tid", strconv.Itoa(tid))
 		if err == nil {
 			delete(d.created, iqn)
-			return nil
+			return d.deleteAccount(ctx, iqn)
 		}
 		if !strings.Contains(err.Error(), "still active") || time.Now().After(deadline) {
 			return err
@@ -319,6 +389,19 @@ func (d *Daemon) deleteTarget(ctx context.Context, iqn string, tid int) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// deleteAccount removes the CHAP account created for the target iqn, if any.
+func (d *Daemon) deleteAccount(ctx context.Context, iqn string) error {
+	user, ok := d.accounts[iqn]
+	if !ok {
+		return nil
+	}
+	if _, err := d.adm(ctx, "--mode", "account", "--op", "delete", "--user", user); err != nil {
+		return err
+	}
+	delete(d.accounts, iqn)
+	return nil
 }
 
 // Stop deletes the targets this Daemon created and, when it started tgtd, asks the

@@ -84,6 +84,42 @@ var _ = Describe("Daemon", func() {
 		Expect(filepath.Join("/var/run/tgtd", fmt.Sprintf("socket.%d", opts.ControlPort))).NotTo(BeAnExistingFile())
 	})
 
+	It("exports with CHAP: only the account's initiator logs in, the secret stays out of errors, the account goes with the target", func() {
+		d, err := tgt.Start(ctx, opts)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = d.Stop(context.Background()) })
+		const iqn = "iqn.2008-10.org.openstack:chap"
+		chap := tgt.CHAP{User: "deploy-1234", Secret: "Zq8tW2mX9pL4vR7kY3nB6cJ1"}
+		disk := newFile(dir, 1<<20)
+		Expect(d.ExportCHAP(ctx, iqn, disk, chap, "SN-TGT-0001")).To(Succeed())
+		Expect(d.ExportCHAP(ctx, iqn, disk, chap, "SN-TGT-0001")).To(Succeed())
+
+		By("refusing an initiator without CHAP, and one with a wrong secret")
+		_, err = iscsi.Dial(ctx, d.Portal(), iqn, iscsi.Options{})
+		Expect(err).To(HaveOccurred())
+		_, err = iscsi.Dial(ctx, d.Portal(), iqn, iscsi.Options{CHAPUser: chap.User, CHAPSecret: "wrong-secret-but-long"})
+		Expect(err).To(HaveOccurred())
+
+		By("admitting Ferric's initiator with the account")
+		s, err := iscsi.Dial(ctx, d.Portal(), iqn, iscsi.Options{CHAPUser: chap.User, CHAPSecret: chap.Secret})
+		Expect(err).NotTo(HaveOccurred())
+		lun, err := s.OpenLUN(ctx, 1)
+		Expect(err).NotTo(HaveOccurred())
+		id, err := lun.Identity(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(id.Serial).To(Equal("SN-TGT-0001"), "the LUN reports the serial it was given")
+		Expect(s.Close()).To(Succeed())
+
+		By("keeping the secret out of a failed tgtadm call's error")
+		err = d.ExportCHAP(ctx, "iqn.2008-10.org.openstack:chap-2", newFile(dir, 1<<20), chap, "")
+		Expect(err).To(MatchError(ContainSubstring("account")))
+		Expect(err.Error()).NotTo(ContainSubstring(chap.Secret))
+
+		By("deleting the account with its target, so that it can be created again")
+		Expect(d.Unexport(ctx, iqn)).To(Succeed())
+		Expect(d.ExportCHAP(ctx, iqn, disk, chap, "")).To(Succeed())
+	})
+
 	// loggedIn starts a tgtd with opts, exports a 1 MiB file as iqn and logs
 	// in to it; both are stopped when the spec ends.
 	loggedIn := func(opts tgt.Options, iqn string) (*tgt.Daemon, *iscsi.Session) {
