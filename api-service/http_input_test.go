@@ -1,0 +1,148 @@
+package apiservice_test
+
+import (
+	"database/sql"
+	"net/http"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/pkg/states"
+)
+
+// writable is one resource the API creates, patches and deletes: its
+// collection, the table behind it and a create body whose "NODE" is the
+// owning node and "EXTRA" the extra document.
+type writable struct {
+	name, collection, table, body string
+}
+
+var writables = []writable{
+	{"node", "/v1/nodes", "nodes", `{"driver": "fake-hardware", "extra": EXTRA}`},
+	{"chassis", "/v1/chassis", "chassis", `{"extra": EXTRA}`},
+	{"port", "/v1/ports", "ports", `{"node_uuid": "NODE", "address": "52:54:00:00:00:01", "extra": EXTRA}`},
+	{"portgroup", "/v1/portgroups", "portgroups", `{"node_uuid": "NODE", "extra": EXTRA}`},
+	{"volume connector", "/v1/volume/connectors", "volume_connectors",
+		`{"node_uuid": "NODE", "type": "iqn", "connector_id": "iqn.2010-10.org.example:host", "extra": EXTRA}`},
+	{"volume target", "/v1/volume/targets", "volume_targets",
+		`{"node_uuid": "NODE", "volume_type": "iscsi", "boot_index": 0, "volume_id": "vol-1", "extra": EXTRA}`},
+}
+
+func (w writable) create(e *env, node, extra string) response {
+	body := strings.ReplaceAll(strings.ReplaceAll(w.body, "NODE", node), "EXTRA", extra)
+	return e.at("latest", http.MethodPost, w.collection, body)
+}
+
+// detail is the detailed list of the collection.
+func (w writable) detail() string {
+	if strings.HasPrefix(w.collection, "/v1/volume/") {
+		return w.collection + "?detail=true"
+	}
+	return w.collection + "/detail"
+}
+
+// mysqlDSN is the go-sql-driver form of a mysqlConnection.
+func mysqlDSN(connection string) string {
+	rest := strings.TrimPrefix(connection, "mysql://root@127.0.0.1:3306/")
+	return "root@tcp(127.0.0.1:3306)/" + rest
+}
+
+var _ = Describe("numbers beyond float64", func() {
+	var (
+		e    *env
+		node string
+	)
+
+	BeforeEach(func() {
+		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		node = e.createNode(`, "name": "owner"`)
+		e.setPower(node, states.PowerOff)
+	})
+
+	for _, w := range writables {
+		It("are refused with 400 on "+w.name+" create and PATCH, which store nothing", func() {
+			for _, extra := range []string{`{"n": 1e400}`, `{"a": [{"b": -2E+999}]}`} {
+				r := w.create(e, node, extra)
+				Expect(r.status).To(Equal(http.StatusBadRequest), string(r.raw))
+				Expect(r.fault()["faultstring"]).To(ContainSubstring("out of range"))
+			}
+			r := w.create(e, node, `{"small": 1e-400, "big": 1e308}`)
+			Expect(r.status).To(Equal(http.StatusCreated), string(r.raw))
+			uuid := r.json()["uuid"].(string)
+			item := w.collection + "/" + uuid
+
+			p := e.at("latest", http.MethodPatch, item, `[{"op": "add", "path": "/extra/n", "value": 1e400}]`)
+			Expect(p.status).To(Equal(http.StatusBadRequest), string(p.raw))
+			g := e.at("latest", http.MethodGet, item, "")
+			Expect(g.status).To(Equal(http.StatusOK))
+			Expect(g.json()["extra"]).To(Equal(map[string]any{"small": 0.0, "big": 1e308}))
+
+			l := e.at("latest", http.MethodGet, w.detail(), "")
+			Expect(l.status).To(Equal(http.StatusOK), string(l.raw))
+		})
+	}
+
+	It("are refused in action bodies before they reach a conductor", func() {
+		r := e.at("latest", http.MethodPut, "/v1/nodes/"+node+"/maintenance", `{"reason": "x", "n": 1e400}`)
+		Expect(r.status).To(Equal(http.StatusBadRequest))
+		Expect(e.node(node).Maintenance).To(BeFalse())
+		r = e.at("latest", http.MethodPost, "/v1/nodes/"+node+"/vendor_passthru?method=x", `{"n": [1, 1e400]}`)
+		Expect(r.status).To(Equal(http.StatusBadRequest))
+		Expect(r.fault()["faultstring"]).To(ContainSubstring("1e400"))
+	})
+})
+
+var _ = Describe("a stored number beyond float64 (an older version's row)", func() {
+	It("reads, lists, patches and deletes with the literal kept", func() {
+		connection := mysqlConnection(GinkgoT())
+		e := newEnv(GinkgoT(), connection, nil)
+		node := e.createNode(`, "name": "legacy"`)
+		e.setPower(node, states.PowerOff)
+		uuids := map[string]string{}
+		for _, w := range writables {
+			r := w.create(e, node, `{"ok": 1}`)
+			Expect(r.status).To(Equal(http.StatusCreated), w.name+": "+string(r.raw))
+			uuids[w.name] = r.json()["uuid"].(string)
+		}
+
+		raw, err := sql.Open("mysql", mysqlDSN(connection))
+		Expect(err).NotTo(HaveOccurred())
+		defer raw.Close()
+		for _, w := range writables {
+			_, err := raw.Exec("UPDATE "+w.table+" SET extra = ? WHERE uuid = ?", `{"n": 1e400, "ok": 1}`, uuids[w.name])
+			Expect(err).NotTo(HaveOccurred())
+		}
+		// The node under test also owns the others: its own row is bad too.
+		_, err = raw.Exec("UPDATE nodes SET properties = ? WHERE uuid = ?", `{"cpus": -1e999}`, node)
+		Expect(err).NotTo(HaveOccurred())
+
+		for _, w := range writables {
+			item := w.collection + "/" + uuids[w.name]
+			g := e.at("latest", http.MethodGet, item, "")
+			Expect(g.status).To(Equal(http.StatusOK), w.name+": "+string(g.raw))
+			Expect(string(g.raw)).To(ContainSubstring(`"n":1e400`))
+			for _, list := range []string{w.detail(), w.collection + "?fields=uuid,extra", w.collection} {
+				l := e.at("latest", http.MethodGet, list, "")
+				Expect(l.status).To(Equal(http.StatusOK), list+": "+string(l.raw))
+				if list != w.collection {
+					Expect(string(l.raw)).To(ContainSubstring(`"n":1e400`), list)
+				}
+			}
+			p := e.at("latest", http.MethodPatch, item, `[{"op": "add", "path": "/extra/more", "value": 2}]`)
+			Expect(p.status).To(Equal(http.StatusOK), w.name+": "+string(p.raw))
+			Expect(string(p.raw)).To(ContainSubstring(`"n":1e400`))
+			Expect(string(p.raw)).To(ContainSubstring(`"more":2`))
+		}
+		n := e.at("latest", http.MethodGet, "/v1/nodes/"+node+"?fields=properties", "")
+		Expect(n.status).To(Equal(http.StatusOK))
+		Expect(string(n.raw)).To(ContainSubstring(`"cpus":-1e999`))
+
+		for _, w := range slices.Backward(writables) {
+			d := e.at("latest", http.MethodDelete, w.collection+"/"+uuids[w.name], "")
+			Expect(d.status).To(Equal(http.StatusNoContent), w.name+": "+string(d.raw))
+		}
+		Expect(e.at("latest", http.MethodDelete, "/v1/nodes/"+node, "").status).To(Equal(http.StatusNoContent))
+	})
+})
