@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -144,5 +145,73 @@ var _ = Describe("a stored number beyond float64 (an older version's row)", func
 			Expect(d.status).To(Equal(http.StatusNoContent), w.name+": "+string(d.raw))
 		}
 		Expect(e.at("latest", http.MethodDelete, "/v1/nodes/"+node, "").status).To(Equal(http.StatusNoContent))
+	})
+})
+
+var _ = Describe("request framing", func() {
+	var e *env
+
+	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+
+	It("answers 400 to a query string past net/url's 10,000 parameters instead of dropping every filter", func() {
+		e.createNode(`, "name": "one"`)
+		many := "/v1/nodes?" + strings.Repeat("driver=nothing-like-it&", 10000) + "driver=nothing-like-it"
+		r := e.at("latest", http.MethodGet, many, "")
+		Expect(r.status).To(Equal(http.StatusBadRequest), string(r.raw))
+		Expect(r.fault()["faultstring"]).To(ContainSubstring("10000"))
+
+		atLimit := "/v1/nodes?" + strings.Repeat("driver=nothing-like-it&", 9999) + "driver=nothing-like-it"
+		r = e.at("latest", http.MethodGet, atLimit, "")
+		Expect(r.status).To(Equal(http.StatusOK), string(r.raw))
+		Expect(r.json()["nodes"]).To(BeEmpty())
+	})
+
+	It("refuses a body not declared JSON with 415 and creates nothing", func() {
+		body := `{"driver": "fake-hardware"}`
+		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
+			r := e.call(http.MethodPost, "/v1/nodes", body, "Content-Type", ct)
+			Expect(r.status).To(Equal(http.StatusUnsupportedMediaType), ct)
+			Expect(r.json()).To(HaveKey("error_message"), ct)
+		}
+		Expect(e.at("latest", http.MethodGet, "/v1/nodes", "").json()["nodes"]).To(BeEmpty())
+
+		for _, ct := range []string{"application/json; charset=utf-8", "Application/JSON"} {
+			r := e.call(http.MethodPost, "/v1/nodes", body, "Content-Type", ct)
+			Expect(r.status).To(Equal(http.StatusCreated), ct)
+		}
+	})
+
+	It("needs no Content-Type on a request without a body", func() {
+		node := e.createNode("")
+		r := e.call(http.MethodPut, "/v1/nodes/"+node+"/maintenance", "", "X-OpenStack-Ironic-API-Version", "latest")
+		Expect(r.status).To(Equal(http.StatusAccepted), string(r.raw))
+		Expect(e.node(node).Maintenance).To(BeTrue())
+	})
+})
+
+var _ = Describe("a panicking handler", func() {
+	It("answers 500 in Ironic's format, logs the panic masked and keeps serving", func() {
+		e := newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e.api.AddPanickingRoute("/v1/boom", "driver exploded with password=hunter2")
+
+		r := e.call(http.MethodGet, "/v1/boom", "")
+		Expect(r.status).To(Equal(http.StatusInternalServerError))
+		Expect(r.fault()).To(Equal(map[string]any{"faultcode": "Server", "faultstring": "An internal error occurred.", "debuginfo": nil}))
+		Expect(string(r.raw)).NotTo(ContainSubstring("exploded"))
+
+		id := r.header.Get("Openstack-Request-Id")
+		Expect(e.logs.AllEntries()).To(ContainElement(WithTransform(func(en *logrus.Entry) string {
+			if en.Data["request_id"] != id {
+				return ""
+			}
+			return en.Message
+		}, ContainSubstring("driver exploded"))))
+		for _, en := range e.logs.AllEntries() {
+			line, err := en.String()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(line).NotTo(ContainSubstring("hunter2"))
+		}
+
+		Expect(e.at("latest", http.MethodGet, "/v1/nodes", "").status).To(Equal(http.StatusOK))
 	})
 })
