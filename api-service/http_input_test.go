@@ -215,3 +215,43 @@ var _ = Describe("a panicking handler", func() {
 		Expect(e.at("latest", http.MethodGet, "/v1/nodes", "").status).To(Equal(http.StatusOK))
 	})
 })
+
+var _ = Describe("free text and documents longer than a column on MySQL", func() {
+	var (
+		e    *env
+		node string
+	)
+
+	BeforeEach(func() {
+		e = newEnv(GinkgoT(), mysqlConnection(GinkgoT()), nil)
+		node = e.createNode(`, "name": "long"`)
+	})
+
+	It("refuses a reason longer than a TEXT column with 400 and stores the longest that fits", func() {
+		tooLong := strings.Repeat("r", 65536)
+		r := e.at("latest", http.MethodPut, "/v1/nodes/"+node+"/maintenance", `{"reason": "`+tooLong+`"}`)
+		Expect(r.status).To(Equal(http.StatusBadRequest), string(r.raw))
+		Expect(e.node(node).Maintenance).To(BeFalse())
+		for _, field := range []string{"protected_reason"} {
+			p := e.at("latest", http.MethodPatch, "/v1/nodes/"+node, `[{"op": "add", "path": "/`+field+`", "value": "`+tooLong+`"}]`)
+			Expect(p.status).To(Equal(http.StatusBadRequest), field+": "+string(p.raw))
+		}
+
+		r = e.at("latest", http.MethodPut, "/v1/nodes/"+node+"/maintenance", `{"reason": "`+tooLong[1:]+`"}`)
+		Expect(r.status).To(Equal(http.StatusAccepted), string(r.raw))
+		Expect(*e.node(node).MaintenanceReason).To(HaveLen(65535))
+	})
+
+	It("refuses a JSON document larger than a TEXT column with 400 on every resource", func() {
+		e.setPower(node, states.PowerOff)
+		big := `{"k": "` + strings.Repeat("x", 70000) + `"}`
+		for _, w := range writables {
+			r := w.create(e, node, big)
+			Expect(r.status).To(Equal(http.StatusBadRequest), w.name+": "+string(r.raw))
+			Expect(r.fault()["faultstring"]).To(ContainSubstring("too large"), w.name)
+		}
+		p := e.at("latest", http.MethodPatch, "/v1/nodes/"+node, `[{"op": "add", "path": "/extra/`+strings.Repeat("k", 70000)+`", "value": 1}]`)
+		Expect(p.status).To(Equal(http.StatusBadRequest), string(p.raw))
+		Expect(e.node(node).Extra).To(BeEmpty())
+	})
+})

@@ -8,7 +8,22 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ferricbm/ferric/pkg/errs"
 )
+
+// MaxText is the most bytes a text column holds: MySQL's TEXT. Past it
+// MySQL refuses the write (SQLite would store it), so the API refuses
+// longer values with 400 and the same answer on either backend.
+const MaxText = 65535
+
+// tooLarge refuses an encoded JSON document that no TEXT column holds.
+func tooLarge(b []byte) error {
+	if len(b) <= MaxText {
+		return nil
+	}
+	return errs.InvalidParameterValue("A JSON field is too large: %d bytes encoded, at most %d are stored.", len(b), MaxText)
+}
 
 // JSONObject is a JSON object column (driver_info, extra, ...). It is
 // stored as text and always reads back as a non-nil map, because the API
@@ -22,6 +37,9 @@ func (j JSONObject) Value() (driver.Value, error) {
 	b, err := json.Marshal(map[string]any(j))
 	if err != nil {
 		return nil, fmt.Errorf("encode json object: %w", err)
+	}
+	if err := tooLarge(b); err != nil {
+		return nil, err
 	}
 	return string(b), nil
 }
@@ -128,6 +146,9 @@ func (l StringList) Value() (driver.Value, error) {
 	b, err := json.Marshal([]string(l))
 	if err != nil {
 		return nil, fmt.Errorf("encode json list: %w", err)
+	}
+	if err := tooLarge(b); err != nil {
+		return nil, err
 	}
 	return string(b), nil
 }
