@@ -13,8 +13,8 @@ import (
 )
 
 // MaxText is the most bytes a text column holds: MySQL's TEXT. Past it
-// MySQL refuses the write (SQLite would store it), so the API refuses
-// longer values with 400 and the same answer on either backend.
+// MySQL refuses the write, or in a lax mode cuts it (SQLite stores it), so
+// longer values are refused with 400, the same answer on either backend.
 const MaxText = 65535
 
 // tooLarge refuses an encoded JSON document that no TEXT column holds.
@@ -90,6 +90,8 @@ func decodeObject(raw []byte) (map[string]any, error) {
 		}
 		return m, nil
 	}
+	// The failed decode filled part of m; start again from nothing.
+	m = nil
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil {
