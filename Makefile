@@ -16,7 +16,7 @@ RACE ?= -race
 UNIT_TIMEOUT ?= 10m
 E2E_TIMEOUT ?= 20m
 
-.PHONY: build run test unit e2e bench lint setup lab
+.PHONY: build run test unit e2e bench lint setup lab fuzz
 
 build:
 	@mkdir -p bin
@@ -62,6 +62,20 @@ LAB_ARGS ?=
 
 lab: setup
 	cd tests && go run ./lab/cmd/ferric-lab -nodes $(LAB_NODES) $(LAB_ARGS)
+
+# Each Fuzz* function of every module is fuzzed for FUZZTIME (go test runs
+# only their seed corpora, as plain tests). One target at a time: go test
+# fuzzes one function per run.
+FUZZTIME ?= 10s
+
+fuzz:
+	@for file in $$(grep -rl --include='*_test.go' '^func Fuzz' $(MODULES)); do \
+		module=$${file%%/*}; dir=$$(dirname "$${file#*/}"); \
+		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
+			echo "== fuzz $$module/$$dir $$name"; \
+			(cd $$module && go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) ./$$dir); \
+		done; \
+	done
 
 bench: setup
 	cd tests && go run ./bench

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -28,9 +30,16 @@ func readBody(c echo.Context) ([]byte, error) {
 	if err != nil {
 		return nil, errs.New(errs.KindInvalid, "Could not read the request body")
 	}
-	if depth := nesting(raw); depth > maxNesting {
+	depth, number := scanJSON(raw)
+	if depth > maxNesting {
 		return nil, &flatError{code: http.StatusBadRequest,
 			message: fmt.Sprintf("JSON body is nested too deeply (%d levels, at most %d are allowed).", depth, maxNesting)}
+	}
+	if number != "" {
+		if len(number) > 40 {
+			number = number[:40] + "..."
+		}
+		return nil, errs.New(errs.KindInvalid, "Invalid JSON in request body: the number %s is out of range", number)
 	}
 	return raw, nil
 }
@@ -39,12 +48,16 @@ func readBody(c echo.Context) ([]byte, error) {
 // hostile body cannot make decoding and patching recurse without end.
 const maxNesting = 25
 
-// nesting is the deepest object/list nesting of a JSON text, ignoring
-// brackets inside strings; it does not validate the JSON.
-func nesting(raw []byte) int {
-	depth, deepest := 0, 0
+// scanJSON returns the deepest object/list nesting of a JSON text and the
+// first number in it that a float64 cannot hold (1e400 is valid JSON but
+// overflows: stored, it would make the record unreadable to every JSON
+// decoder reading it as a float). Strings are skipped, the rest is not
+// validated: the decoder judges the syntax.
+func scanJSON(raw []byte) (deepest int, outOfRange string) {
+	depth := 0
 	inString, escaped := false, false
-	for _, b := range raw {
+	for i := 0; i < len(raw); i++ {
+		b := raw[i]
 		switch {
 		case inString:
 			switch {
@@ -62,9 +75,18 @@ func nesting(raw []byte) int {
 			deepest = max(deepest, depth)
 		case b == '}' || b == ']':
 			depth--
+		case outOfRange == "" && (b == '-' || (b >= '0' && b <= '9')):
+			end := i + 1
+			for end < len(raw) && strings.IndexByte("0123456789+-.eE", raw[end]) >= 0 {
+				end++
+			}
+			if _, err := strconv.ParseFloat(string(raw[i:end]), 64); errors.Is(err, strconv.ErrRange) {
+				outOfRange = string(raw[i:end])
+			}
+			i = end - 1
 		}
 	}
-	return deepest
+	return deepest, outOfRange
 }
 
 // decodeJSON parses a JSON document keeping numbers exact.

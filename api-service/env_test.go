@@ -22,6 +22,7 @@ import (
 	"github.com/ferricbm/ferric/conductor"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -88,7 +89,11 @@ func newEnv(t testingT, connection string, tweak func(*config.Config)) *env {
 		tweak(&cfg)
 	}
 	transport := rpc.NewInProcess()
-	log, hook := logtest.NewNullLogger()
+	// Like logging.New's: the mask hook sees entries before the test's.
+	log := logrus.New()
+	log.Out = io.Discard
+	log.AddHook(logging.MaskHook{})
+	hook := logtest.NewLocal(log)
 	log.SetLevel(logrus.DebugLevel)
 	cond, err := conductor.New(conductor.Options{Config: cfg, Store: store, Transport: transport, Log: log})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"mime"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -228,6 +230,57 @@ func (s *Server) bodyLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		if c.Request().ContentLength > limit {
 			return tooLarge(limit)
 		}
+		return next(c)
+	}
+}
+
+// maxQueryParams is net/url's limit: past it, url.ParseQuery returns no
+// parameter at all, so a request would silently lose every filter and
+// list everything.
+const maxQueryParams = 10000
+
+// limitQuery refuses a query string net/url would not parse whole.
+func limitQuery(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if n := strings.Count(c.Request().URL.RawQuery, "&") + 1; n > maxQueryParams {
+			return errs.New(errs.KindInvalid, "The query string has %d parameters; at most %d are allowed.", n, maxQueryParams)
+		}
+		return next(c)
+	}
+}
+
+// requireJSONBody refuses a body that is not declared JSON with 415: a
+// browser sends a cross-site POST without asking first only with a
+// text/plain, form or multipart body. A request without a body needs no
+// Content-Type.
+func requireJSONBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+			return next(c)
+		}
+		if mt, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType)); err != nil || mt != echo.MIMEApplicationJSON {
+			return &routingError{code: http.StatusUnsupportedMediaType,
+				description: "The request body must be JSON, sent with Content-Type: application/json."}
+		}
+		return next(c)
+	}
+}
+
+// recoverPanic turns a panicking handler into a 500 in Ironic's format;
+// the log (masked like every entry) keeps the value and the stack.
+func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.WithField("request_id", c.Get(keyRequestID)).WithField("stack", string(debug.Stack())).
+					Errorf("request handler panicked: %v", p)
+				err = errs.New(errs.KindInternal, "An internal error occurred.")
+			}
+		}()
 		return next(c)
 	}
 }

@@ -155,6 +155,9 @@ func (s *Server) setMaintenance(c echo.Context) error {
 		if !isStr {
 			return errs.InvalidParameterValue("Invalid reason: expected a string")
 		}
+		if len(str) > model.MaxText {
+			return errs.InvalidParameterValue("Invalid reason: longer than %d characters", model.MaxText)
+		}
 		reason = &str
 	}
 	return s.updateMaintenance(c, true, reason)

@@ -76,7 +76,8 @@ func New(opts Options) (*Server, error) {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Pre(s.requestID, s.accessLog, normalizePath, s.authenticate, acceptJSON, negotiate, s.bodyLimit)
+	e.Pre(s.requestID, s.accessLog, s.recoverPanic, normalizePath, s.authenticate, acceptJSON, negotiate,
+		limitQuery, s.bodyLimit, requireJSONBody)
 	s.routes(e)
 	s.echo = e
 	return s, nil

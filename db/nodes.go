@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -312,6 +313,7 @@ func (s *Store) saveFenced(ctx context.Context, n *model.Node, host string, rele
 // host's reservation when host is set, and releasing it when release is set.
 func (s *Store) nodeUpdate(ctx context.Context, n *model.Node, host string, release bool) (ts time.Time, stmt string, args []any) {
 	ts = now()
+	n.LastError = clipText(n.LastError)
 	// MySQL evaluates SET assignments left to right, each seeing the
 	// previous ones: the CASE must come before provision_state is assigned.
 	stateUnchanged := "provision_state <=> ?"
@@ -464,4 +466,21 @@ func (s *Store) TouchProvisioning(ctx context.Context, uuid string) error {
 		return errs.NodeNotFound(uuid)
 	}
 	return nil
+}
+
+// clipText keeps the head of a last_error longer than its TEXT column,
+// cut on a character boundary. The message is the conductor's, but it
+// quotes what a driver, an agent or a ramdisk said, of any length: refusing
+// it would lose the state change it records, and MySQL would either refuse
+// the whole write or cut the text itself.
+func clipText(s *string) *string {
+	if s == nil || len(*s) <= model.MaxText {
+		return s
+	}
+	cut := model.MaxText
+	for cut > 0 && !utf8.RuneStart((*s)[cut]) {
+		cut--
+	}
+	clipped := (*s)[:cut]
+	return &clipped
 }

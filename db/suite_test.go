@@ -141,6 +141,7 @@ var _ = Describe("Store", func() {
 			portgroupSpecs(backend, store)
 			volumeSpecs(backend, store)
 			conductorSpecs(store)
+			inputSpecs(store)
 		})
 	}
 })

@@ -156,6 +156,18 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		Expect(err).NotTo(HaveOccurred())
 	})
 
+	It("refuses a free-form argument holding a number beyond float64 with 400, and carries a stored one in a record", func() {
+		_, err := cond.VendorPassthru(ctx, VendorPassthruArgs{NodeID: "n1", Method: "m", HTTPMethod: "POST",
+			Info: map[string]any{"n": json.Number("1e400")}})
+		Expect(errorOf(err).HTTPStatus()).To(Equal(http.StatusBadRequest))
+		Expect(fake.callCount(MethodVendorPassthru, "n1")).To(BeZero())
+
+		// A row an older version wrote must still update and delete.
+		port, err := cond.UpdatePort(ctx, PortArgs{Port: model.Port{UUID: "p1", Extra: model.JSONObject{"n": json.Number("1e400")}}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(port.Extra).To(HaveKeyWithValue("n", json.Number("1e400")))
+	})
+
 	It("delivers casts", func() {
 		Expect(cond.ContinueNodeClean(ctx, NodeArgs{NodeID: "n1"})).To(Succeed())
 		Expect(cond.ContinueNodeDeploy(ctx, NodeArgs{NodeID: "n2"})).To(Succeed())

@@ -1,0 +1,257 @@
+package apiservice_test
+
+import (
+	"database/sql"
+	"net/http"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/pkg/states"
+)
+
+// writable is one resource the API creates, patches and deletes: its
+// collection, the table behind it and a create body whose "NODE" is the
+// owning node and "EXTRA" the extra document.
+type writable struct {
+	name, collection, table, body string
+}
+
+var writables = []writable{
+	{"node", "/v1/nodes", "nodes", `{"driver": "fake-hardware", "extra": EXTRA}`},
+	{"chassis", "/v1/chassis", "chassis", `{"extra": EXTRA}`},
+	{"port", "/v1/ports", "ports", `{"node_uuid": "NODE", "address": "52:54:00:00:00:01", "extra": EXTRA}`},
+	{"portgroup", "/v1/portgroups", "portgroups", `{"node_uuid": "NODE", "extra": EXTRA}`},
+	{"volume connector", "/v1/volume/connectors", "volume_connectors",
+		`{"node_uuid": "NODE", "type": "iqn", "connector_id": "iqn.2010-10.org.example:host", "extra": EXTRA}`},
+	{"volume target", "/v1/volume/targets", "volume_targets",
+		`{"node_uuid": "NODE", "volume_type": "iscsi", "boot_index": 0, "volume_id": "vol-1", "extra": EXTRA}`},
+}
+
+func (w writable) create(e *env, node, extra string) response {
+	body := strings.ReplaceAll(strings.ReplaceAll(w.body, "NODE", node), "EXTRA", extra)
+	return e.at("latest", http.MethodPost, w.collection, body)
+}
+
+// detail is the detailed list of the collection.
+func (w writable) detail() string {
+	if strings.HasPrefix(w.collection, "/v1/volume/") {
+		return w.collection + "?detail=true"
+	}
+	return w.collection + "/detail"
+}
+
+// mysqlDSN is the go-sql-driver form of a mysqlConnection.
+func mysqlDSN(connection string) string {
+	rest := strings.TrimPrefix(connection, "mysql://root@127.0.0.1:3306/")
+	return "root@tcp(127.0.0.1:3306)/" + rest
+}
+
+var _ = Describe("numbers beyond float64", func() {
+	var (
+		e    *env
+		node string
+	)
+
+	BeforeEach(func() {
+		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		node = e.createNode(`, "name": "owner"`)
+		e.setPower(node, states.PowerOff)
+	})
+
+	for _, w := range writables {
+		It("are refused with 400 on "+w.name+" create and PATCH, which store nothing", func() {
+			for _, extra := range []string{`{"n": 1e400}`, `{"a": [{"b": -2E+999}]}`} {
+				r := w.create(e, node, extra)
+				Expect(r.status).To(Equal(http.StatusBadRequest), string(r.raw))
+				Expect(r.fault()["faultstring"]).To(ContainSubstring("out of range"))
+			}
+			r := w.create(e, node, `{"small": 1e-400, "big": 1e308}`)
+			Expect(r.status).To(Equal(http.StatusCreated), string(r.raw))
+			uuid := r.json()["uuid"].(string)
+			item := w.collection + "/" + uuid
+
+			p := e.at("latest", http.MethodPatch, item, `[{"op": "add", "path": "/extra/n", "value": 1e400}]`)
+			Expect(p.status).To(Equal(http.StatusBadRequest), string(p.raw))
+			g := e.at("latest", http.MethodGet, item, "")
+			Expect(g.status).To(Equal(http.StatusOK))
+			Expect(g.json()["extra"]).To(Equal(map[string]any{"small": 0.0, "big": 1e308}))
+
+			l := e.at("latest", http.MethodGet, w.detail(), "")
+			Expect(l.status).To(Equal(http.StatusOK), string(l.raw))
+		})
+	}
+
+	It("are refused in action bodies before they reach a conductor", func() {
+		r := e.at("latest", http.MethodPut, "/v1/nodes/"+node+"/maintenance", `{"reason": "x", "n": 1e400}`)
+		Expect(r.status).To(Equal(http.StatusBadRequest))
+		Expect(e.node(node).Maintenance).To(BeFalse())
+		r = e.at("latest", http.MethodPost, "/v1/nodes/"+node+"/vendor_passthru?method=x", `{"n": [1, 1e400]}`)
+		Expect(r.status).To(Equal(http.StatusBadRequest))
+		Expect(r.fault()["faultstring"]).To(ContainSubstring("1e400"))
+	})
+})
+
+var _ = Describe("a stored number beyond float64 (an older version's row)", func() {
+	It("reads, lists, patches and deletes with the literal kept", func() {
+		connection := mysqlConnection(GinkgoT())
+		e := newEnv(GinkgoT(), connection, nil)
+		node := e.createNode(`, "name": "legacy"`)
+		e.setPower(node, states.PowerOff)
+		uuids := map[string]string{}
+		for _, w := range writables {
+			r := w.create(e, node, `{"ok": 1}`)
+			Expect(r.status).To(Equal(http.StatusCreated), w.name+": "+string(r.raw))
+			uuids[w.name] = r.json()["uuid"].(string)
+		}
+
+		raw, err := sql.Open("mysql", mysqlDSN(connection))
+		Expect(err).NotTo(HaveOccurred())
+		defer raw.Close()
+		for _, w := range writables {
+			_, err := raw.Exec("UPDATE "+w.table+" SET extra = ? WHERE uuid = ?", `{"n": 1e400, "ok": 1}`, uuids[w.name])
+			Expect(err).NotTo(HaveOccurred())
+		}
+		// The node under test also owns the others: its own row is bad too.
+		_, err = raw.Exec("UPDATE nodes SET properties = ? WHERE uuid = ?", `{"cpus": -1e999}`, node)
+		Expect(err).NotTo(HaveOccurred())
+
+		for _, w := range writables {
+			item := w.collection + "/" + uuids[w.name]
+			g := e.at("latest", http.MethodGet, item, "")
+			Expect(g.status).To(Equal(http.StatusOK), w.name+": "+string(g.raw))
+			Expect(string(g.raw)).To(ContainSubstring(`"n":1e400`))
+			for _, list := range []string{w.detail(), w.collection + "?fields=uuid,extra", w.collection} {
+				l := e.at("latest", http.MethodGet, list, "")
+				Expect(l.status).To(Equal(http.StatusOK), list+": "+string(l.raw))
+				if list != w.collection {
+					Expect(string(l.raw)).To(ContainSubstring(`"n":1e400`), list)
+				}
+			}
+			p := e.at("latest", http.MethodPatch, item, `[{"op": "add", "path": "/extra/more", "value": 2}]`)
+			Expect(p.status).To(Equal(http.StatusOK), w.name+": "+string(p.raw))
+			Expect(string(p.raw)).To(ContainSubstring(`"n":1e400`))
+			Expect(string(p.raw)).To(ContainSubstring(`"more":2`))
+		}
+		n := e.at("latest", http.MethodGet, "/v1/nodes/"+node+"?fields=properties", "")
+		Expect(n.status).To(Equal(http.StatusOK))
+		Expect(string(n.raw)).To(ContainSubstring(`"cpus":-1e999`))
+
+		for _, w := range slices.Backward(writables) {
+			d := e.at("latest", http.MethodDelete, w.collection+"/"+uuids[w.name], "")
+			Expect(d.status).To(Equal(http.StatusNoContent), w.name+": "+string(d.raw))
+		}
+		Expect(e.at("latest", http.MethodDelete, "/v1/nodes/"+node, "").status).To(Equal(http.StatusNoContent))
+	})
+})
+
+var _ = Describe("request framing", func() {
+	var e *env
+
+	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+
+	It("answers 400 to a query string past net/url's 10,000 parameters instead of dropping every filter", func() {
+		e.createNode(`, "name": "one"`)
+		many := "/v1/nodes?" + strings.Repeat("driver=nothing-like-it&", 10000) + "driver=nothing-like-it"
+		r := e.at("latest", http.MethodGet, many, "")
+		Expect(r.status).To(Equal(http.StatusBadRequest), string(r.raw))
+		Expect(r.fault()["faultstring"]).To(ContainSubstring("10000"))
+
+		atLimit := "/v1/nodes?" + strings.Repeat("driver=nothing-like-it&", 9999) + "driver=nothing-like-it"
+		r = e.at("latest", http.MethodGet, atLimit, "")
+		Expect(r.status).To(Equal(http.StatusOK), string(r.raw))
+		Expect(r.json()["nodes"]).To(BeEmpty())
+	})
+
+	It("refuses a body not declared JSON with 415 and creates nothing", func() {
+		body := `{"driver": "fake-hardware"}`
+		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
+			r := e.call(http.MethodPost, "/v1/nodes", body, "Content-Type", ct)
+			Expect(r.status).To(Equal(http.StatusUnsupportedMediaType), ct)
+			Expect(r.json()).To(HaveKey("error_message"), ct)
+		}
+		Expect(e.at("latest", http.MethodGet, "/v1/nodes", "").json()["nodes"]).To(BeEmpty())
+
+		for _, ct := range []string{"application/json; charset=utf-8", "Application/JSON"} {
+			r := e.call(http.MethodPost, "/v1/nodes", body, "Content-Type", ct)
+			Expect(r.status).To(Equal(http.StatusCreated), ct)
+		}
+	})
+
+	It("needs no Content-Type on a request without a body", func() {
+		node := e.createNode("")
+		r := e.call(http.MethodPut, "/v1/nodes/"+node+"/maintenance", "", "X-OpenStack-Ironic-API-Version", "latest")
+		Expect(r.status).To(Equal(http.StatusAccepted), string(r.raw))
+		Expect(e.node(node).Maintenance).To(BeTrue())
+	})
+})
+
+var _ = Describe("a panicking handler", func() {
+	It("answers 500 in Ironic's format, logs the panic masked and keeps serving", func() {
+		e := newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e.api.AddPanickingRoute("/v1/boom", "driver exploded with password=hunter2")
+
+		r := e.call(http.MethodGet, "/v1/boom", "")
+		Expect(r.status).To(Equal(http.StatusInternalServerError))
+		Expect(r.fault()).To(Equal(map[string]any{"faultcode": "Server", "faultstring": "An internal error occurred.", "debuginfo": nil}))
+		Expect(string(r.raw)).NotTo(ContainSubstring("exploded"))
+
+		id := r.header.Get("Openstack-Request-Id")
+		Expect(e.logs.AllEntries()).To(ContainElement(WithTransform(func(en *logrus.Entry) string {
+			if en.Data["request_id"] != id {
+				return ""
+			}
+			return en.Message
+		}, ContainSubstring("driver exploded"))))
+		for _, en := range e.logs.AllEntries() {
+			line, err := en.String()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(line).NotTo(ContainSubstring("hunter2"))
+		}
+
+		Expect(e.at("latest", http.MethodGet, "/v1/nodes", "").status).To(Equal(http.StatusOK))
+	})
+})
+
+var _ = Describe("free text and documents longer than a column on MySQL", func() {
+	var (
+		e    *env
+		node string
+	)
+
+	BeforeEach(func() {
+		e = newEnv(GinkgoT(), mysqlConnection(GinkgoT()), nil)
+		node = e.createNode(`, "name": "long"`)
+	})
+
+	It("refuses a reason longer than a TEXT column with 400 and stores the longest that fits", func() {
+		tooLong := strings.Repeat("r", 65536)
+		r := e.at("latest", http.MethodPut, "/v1/nodes/"+node+"/maintenance", `{"reason": "`+tooLong+`"}`)
+		Expect(r.status).To(Equal(http.StatusBadRequest), string(r.raw))
+		Expect(e.node(node).Maintenance).To(BeFalse())
+		for _, field := range []string{"protected_reason"} {
+			p := e.at("latest", http.MethodPatch, "/v1/nodes/"+node, `[{"op": "add", "path": "/`+field+`", "value": "`+tooLong+`"}]`)
+			Expect(p.status).To(Equal(http.StatusBadRequest), field+": "+string(p.raw))
+		}
+
+		r = e.at("latest", http.MethodPut, "/v1/nodes/"+node+"/maintenance", `{"reason": "`+tooLong[1:]+`"}`)
+		Expect(r.status).To(Equal(http.StatusAccepted), string(r.raw))
+		Expect(*e.node(node).MaintenanceReason).To(HaveLen(65535))
+	})
+
+	It("refuses a JSON document larger than a TEXT column with 400 on every resource", func() {
+		e.setPower(node, states.PowerOff)
+		big := `{"k": "` + strings.Repeat("x", 70000) + `"}`
+		for _, w := range writables {
+			r := w.create(e, node, big)
+			Expect(r.status).To(Equal(http.StatusBadRequest), w.name+": "+string(r.raw))
+			Expect(r.fault()["faultstring"]).To(ContainSubstring("too large"), w.name)
+		}
+		p := e.at("latest", http.MethodPatch, "/v1/nodes/"+node, `[{"op": "add", "path": "/extra/`+strings.Repeat("k", 70000)+`", "value": 1}]`)
+		Expect(p.status).To(Equal(http.StatusBadRequest), string(p.raw))
+		Expect(e.node(node).Extra).To(BeEmpty())
+	})
+})
