@@ -182,7 +182,7 @@ var _ = Describe("Example", func() {
 		} {
 			Expect(ex).To(ContainSubstring(want))
 		}
-		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(75), "one commented-out line per option")
+		Expect(regexp.MustCompile(`(?m)^#[a-z_]+ = `).FindAllString(ex, -1)).To(HaveLen(76), "one commented-out line per option")
 	})
 
 	It("loads back to the defaults with every option uncommented", func() {
