@@ -73,12 +73,14 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, args rpc.DeployArgs) error
 		ensureInfo(n)
 		n.InstanceInfo["configdrive"] = args.ConfigDrive
 	}
+	// The worker owns n once the event is processed.
+	nodeID := n.ID
 	if err := t.ProcessEventAsync(ctx, event, "", task.Work{Name: "do_node_deploy", Run: c.doNodeDeploy}); err != nil {
 		return err
 	}
 	if args.ConfigDriveID != "" || args.ConfigDrive != nil {
-		if derr := c.store.DeleteNodeConfigDrives(ctx, n.ID, args.ConfigDriveID); derr != nil {
-			c.log.WithError(derr).WithField("node", n.UUID).Warn("Could not delete the replaced config drives of a node")
+		if derr := c.store.DeleteNodeConfigDrives(ctx, nodeID, args.ConfigDriveID); derr != nil {
+			c.log.WithError(derr).WithField("node", args.NodeID).Warn("Could not delete the replaced config drives of a node")
 		}
 	}
 	return nil
