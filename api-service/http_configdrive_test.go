@@ -140,45 +140,56 @@ var _ = Describe("config drives on states/provision", func() {
 
 	It("reads at most max_concurrent_large_bodies large bodies at once, refusing more with 503", func() {
 		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), func(c *config.Config) { c.API.MaxConcurrentLargeBodies = 1 })
-		uuid := e.availableNode()
+		// An enrolled node: every deploy is refused, after its body is read.
+		uuid := e.createNode("")
 		path := e.srv.URL + "/v1/nodes/" + uuid + "/states/provision"
-		large := func(body io.Reader) *http.Request {
+		send := func(body io.Reader) int {
 			req, err := http.NewRequest(http.MethodPut, path, body)
 			Expect(err).NotTo(HaveOccurred())
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-OpenStack-Ironic-API-Version", "latest")
 			// Unknown length: as large as the route allows.
 			req.ContentLength = -1
-			return req
-		}
-		pr, pw := io.Pipe()
-		first := make(chan int, 1)
-		go func() {
-			defer GinkgoRecover()
-			resp, err := httpClient.Do(large(pr))
-			Expect(err).NotTo(HaveOccurred())
-			resp.Body.Close()
-			first <- resp.StatusCode
-		}()
-		_, err := pw.Write([]byte(`{"target": "active", "configdrive": "H4sI`))
-		Expect(err).NotTo(HaveOccurred())
-
-		second := func() int {
-			resp, err := httpClient.Do(large(strings.NewReader(`{"target": "bogus"}`)))
+			resp, err := httpClient.Do(req)
 			Expect(err).NotTo(HaveOccurred())
 			defer resp.Body.Close()
 			return resp.StatusCode
 		}
-		Eventually(second).Should(Equal(http.StatusServiceUnavailable))
+		probe := func() int { return send(strings.NewReader(`{"target": "bogus"}`)) }
+
+		// held is a large request whose body has not ended yet.
+		var held *io.PipeWriter
+		var heldStatus chan int
+		finishHeld := func() int {
+			// Returns at once if the request already ended (503).
+			_, _ = held.Write([]byte(`AAAA"}`))
+			Expect(held.Close()).To(Succeed())
+			return <-heldStatus
+		}
+		DeferCleanup(func() {
+			if held != nil {
+				held.CloseWithError(io.ErrUnexpectedEOF)
+			}
+		})
+		// A probe sent before the held request reaches the handler takes the
+		// slot itself; then the held one may be refused: try again.
+		Eventually(func() int {
+			if held != nil {
+				finishHeld()
+			}
+			pr, pw := io.Pipe()
+			held, heldStatus = pw, make(chan int, 1)
+			go func() {
+				defer GinkgoRecover()
+				heldStatus <- send(io.MultiReader(strings.NewReader(`{"target": "active", "configdrive": "H4sI`), pr))
+			}()
+			return probe()
+		}).Should(Equal(http.StatusServiceUnavailable))
+
 		small := e.at("latest", http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", `{"target": "bogus"}`)
 		Expect(small.status).To(Equal(http.StatusBadRequest), "small bodies are not held back")
-
-		_, err = pw.Write([]byte(`AAAA"}`))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(pw.Close()).To(Succeed())
-		Eventually(first).Should(Receive(Equal(http.StatusAccepted)))
-		Expect(second()).To(Equal(http.StatusBadRequest), "the slot is free again")
-		Eventually(e.provisionState(uuid), wait).Should(Equal(states.Active))
-		Expect(e.storedDrive(uuid)).To(Equal("H4sIAAAA"))
+		Expect(finishHeld()).To(Equal(http.StatusBadRequest), "the held body was read to its end")
+		held = nil
+		Expect(probe()).To(Equal(http.StatusBadRequest), "the slot is free again")
 	})
 })
