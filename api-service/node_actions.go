@@ -85,10 +85,16 @@ func (s *Server) setPowerState(c echo.Context) error {
 }
 
 func (s *Server) setProvisionState(c echo.Context) error {
-	body, err := readObject(c, false)
+	release, err := s.admitLargeBody(c)
 	if err != nil {
 		return err
 	}
+	defer release()
+	body, drive, err := s.readProvisionBody(c)
+	if err != nil {
+		return err
+	}
+	defer drive.close()
 	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
@@ -105,7 +111,20 @@ func (s *Server) setProvisionState(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := dispatchProvision(c, api, n.UUID, req); err != nil {
+	deploy := rpc.DeployArgs{NodeID: n.UUID, ConfigDrive: req.ConfigDrive}
+	if drive != nil {
+		// Validate let the drive through: the target deploys. The
+		// conductor owns the stored drive from the call on.
+		rd, err := drive.reader()
+		if err != nil {
+			return err
+		}
+		if deploy.ConfigDriveID, err = s.store.SaveConfigDrive(ctx, n.ID, rd); err != nil {
+			return err
+		}
+		deploy.ConfigDrive = nil
+	}
+	if err := dispatchProvision(c, api, deploy, req); err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, s.statesLocation(c))
@@ -113,14 +132,16 @@ func (s *Server) setProvisionState(c echo.Context) error {
 }
 
 // dispatchProvision sends a validated provision target to the conductor
-// (states.md §3.3).
-func dispatchProvision(c echo.Context, api rpc.ConductorAPI, nodeUUID string, req nodes.ProvisionRequest) error {
+// (states.md §3.3); deploy is what a deploy or rebuild sends.
+func dispatchProvision(c echo.Context, api rpc.ConductorAPI, deploy rpc.DeployArgs, req nodes.ProvisionRequest) error {
 	ctx := c.Request().Context()
+	nodeUUID := deploy.NodeID
 	switch req.Target {
 	case states.Active, states.EventDeploy:
-		return api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: nodeUUID, ConfigDrive: req.ConfigDrive})
+		return api.DoNodeDeploy(ctx, deploy)
 	case states.Rebuild:
-		return api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: nodeUUID, Rebuild: true, ConfigDrive: req.ConfigDrive})
+		deploy.Rebuild = true
+		return api.DoNodeDeploy(ctx, deploy)
 	case states.Deleted, "undeploy":
 		return api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: nodeUUID})
 	case states.EventClean:

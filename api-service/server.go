@@ -42,6 +42,9 @@ type Server struct {
 	ring   *hashring.Manager
 	users  *auth.Authenticator
 	echo   *echo.Echo
+	// largeBodies holds a token per large provisioning body being read
+	// ([api] max_concurrent_large_bodies).
+	largeBodies chan struct{}
 }
 
 // New builds the server and its routes; it does not listen yet.
@@ -53,7 +56,8 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = logrus.StandardLogger()
 	}
-	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, access: newAccessWriter(log)}
+	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, access: newAccessWriter(log),
+		largeBodies: make(chan struct{}, max(opts.Config.API.MaxConcurrentLargeBodies, 1))}
 	switch opts.Config.API.AuthStrategy {
 	case "", "noauth":
 	case "http_basic":

@@ -46,6 +46,8 @@ type Store interface {
 	ActiveMembers(ctx context.Context, heartbeatTimeout time.Duration) ([]hashring.Member, error)
 	OfflineConductors(ctx context.Context, heartbeatTimeout time.Duration) ([]string, error)
 	TouchProvisioning(ctx context.Context, uuid string) error
+	DeleteConfigDrive(ctx context.Context, driveID string) error
+	DeleteNodeConfigDrives(ctx context.Context, nodeID int64, keep string) error
 }
 
 var _ Store = (*db.Store)(nil)

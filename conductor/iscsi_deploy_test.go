@@ -417,10 +417,14 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				n, mac, backing := w.node(ctx, model.JSONObject{
 					"image_source": w.images.URL + "/disk.raw", "root_gb": "1", "swap_mb": 64, "ephemeral_gb": 1,
 					"kernel": w.images.URL + "/kernel", "ramdisk": w.images.URL + "/ramdisk",
-					"configdrive":  base64.StdEncoding.EncodeToString(gz.Bytes()),
 					"capabilities": map[string]any{"boot_option": "netboot"},
 				}, 2200)
-				w.deployToWait(ctx, n.UUID)
+				By("deploying with a config drive stored apart from the node, as the API stores it")
+				driveID, err := w.e.store.SaveConfigDrive(ctx, n.ID, strings.NewReader(base64.StdEncoding.EncodeToString(gz.Bytes())))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, ConfigDriveID: driveID})).To(Succeed())
+				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployWait))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				iqn := iscsideploy.IQN(n.UUID)
 				key := deployKey(w.e.node(ctx, n.UUID))
 
@@ -439,7 +443,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(agent.checksummed.Load()).To(BeNumerically(">=", 3<<20), "the image's 3 MiB of data")
 
 				By("refusing the deploy key the agent's heartbeat made useless as a second callback")
-				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn})
+				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn})
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 				Expect(errs.Message(err)).To(Equal(secondCallback))
 				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.Active))
@@ -497,6 +501,8 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(w.e.api(w.c).DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				_, err = w.e.store.ConfigDrive(ctx, n.ID, driveID)
+				Expect(err).To(MatchError(ContainSubstring("not found")), "the config drive goes with the instance")
 				cfg, err = os.ReadFile(w.pxelinuxPath(mac))
 				Expect(err).NotTo(HaveOccurred())
 				Expect(string(cfg)).To(ContainSubstring("deployment_key="))

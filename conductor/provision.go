@@ -14,7 +14,22 @@ import (
 
 // DoNodeDeploy starts a deploy (or rebuild) of an available, active,
 // failed or errored node.
+//
+// A config drive the API stored (args.ConfigDriveID) is this call's to
+// keep or drop: a refused deploy deletes it, an accepted one replaces the
+// node's earlier drives.
 func (c *Conductor) DoNodeDeploy(ctx context.Context, args rpc.DeployArgs) error {
+	referenced := false
+	if args.ConfigDriveID != "" {
+		defer func() {
+			if referenced {
+				return
+			}
+			if derr := c.store.DeleteConfigDrive(context.WithoutCancel(ctx), args.ConfigDriveID); derr != nil {
+				c.log.WithError(derr).WithField("node", args.NodeID).Warn("Could not delete the config drive of a refused deploy")
+			}
+		}()
+	}
 	t, err := c.tasks.Acquire(ctx, args.NodeID, "node deployment")
 	if err != nil {
 		return err
@@ -47,11 +62,28 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, args rpc.DeployArgs) error
 				Message: fmt.Sprintf("Failed to validate deploy or power info for node %s. Errors: %s", n.UUID, errs.Message(err))}
 		}
 	}
-	if args.ConfigDrive != nil {
+	switch {
+	case args.ConfigDriveID != "":
+		ensureInfo(n)
+		n.InstanceInfo["configdrive"] = model.StoredConfigDriveRef(args.ConfigDriveID)
+		// From here the saved node may refer to the drive, even when
+		// the deploy cannot start after all.
+		referenced = true
+	case args.ConfigDrive != nil:
 		ensureInfo(n)
 		n.InstanceInfo["configdrive"] = args.ConfigDrive
 	}
-	return t.ProcessEventAsync(ctx, event, "", task.Work{Name: "do_node_deploy", Run: c.doNodeDeploy})
+	// The worker owns n once the event is processed.
+	nodeID := n.ID
+	if err := t.ProcessEventAsync(ctx, event, "", task.Work{Name: "do_node_deploy", Run: c.doNodeDeploy}); err != nil {
+		return err
+	}
+	if args.ConfigDriveID != "" || args.ConfigDrive != nil {
+		if derr := c.store.DeleteNodeConfigDrives(ctx, nodeID, args.ConfigDriveID); derr != nil {
+			c.log.WithError(derr).WithField("node", args.NodeID).Warn("Could not delete the replaced config drives of a node")
+		}
+	}
+	return nil
 }
 
 func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task) error {
@@ -169,6 +201,9 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 	}
 	// The instance is gone (or unusable) either way.
 	n.InstanceInfo = model.JSONObject{}
+	if derr := c.store.DeleteNodeConfigDrives(ctx, n.ID, ""); derr != nil {
+		t.Log().WithError(derr).Warn("Could not delete the config drives of a node being torn down")
+	}
 	n.InstanceUUID = nil
 	n.DeployStep = model.JSONObject{}
 	for _, k := range instanceInfoKeys {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -142,6 +143,46 @@ var _ = Describe("Conductor RPC API", func() {
 					Expect(got.InstanceInfo).To(HaveKeyWithValue("configdrive", "H4sIAAAA"))
 					Expect(got.ConductorAffinity).NotTo(BeNil())
 					Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+				})
+
+				It("deploys with a stored config drive: the node refers to it, a new one replaces it, tear down deletes it", func(ctx SpecContext) {
+					n := e.createNode(ctx, states.Available)
+					first, err := e.store.SaveConfigDrive(ctx, n.ID, strings.NewReader("H4sIfirst"))
+					Expect(err).NotTo(HaveOccurred())
+					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, ConfigDriveID: first})).To(Succeed())
+					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Active))
+					Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+					Expect(e.node(ctx, n.UUID).InstanceInfo).To(HaveKeyWithValue("configdrive", model.StoredConfigDriveRef(first)))
+					Expect(e.store.ConfigDrive(ctx, n.ID, first)).To(Equal("H4sIfirst"))
+
+					By("rebuilding with a new drive, which replaces the first")
+					second, err := e.store.SaveConfigDrive(ctx, n.ID, strings.NewReader("H4sIsecond"))
+					Expect(err).NotTo(HaveOccurred())
+					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, Rebuild: true, ConfigDriveID: second})).To(Succeed())
+					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Active))
+					Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+					Expect(e.node(ctx, n.UUID).InstanceInfo).To(HaveKeyWithValue("configdrive", model.StoredConfigDriveRef(second)))
+					_, err = e.store.ConfigDrive(ctx, n.ID, first)
+					Expect(err).To(MatchError(ContainSubstring("not found")))
+
+					By("tearing down")
+					Expect(api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Available))
+					_, err = e.store.ConfigDrive(ctx, n.ID, second)
+					Expect(err).To(MatchError(ContainSubstring("not found")))
+				})
+
+				It("deletes the stored config drive of a refused deploy, keeping the node's own", func(ctx SpecContext) {
+					n := e.createNode(ctx, states.Active)
+					kept, err := e.store.SaveConfigDrive(ctx, n.ID, strings.NewReader("H4sIkept"))
+					Expect(err).NotTo(HaveOccurred())
+					refused, err := e.store.SaveConfigDrive(ctx, n.ID, strings.NewReader("H4sIrefused"))
+					Expect(err).NotTo(HaveOccurred())
+					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, ConfigDriveID: refused})).To(
+						haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
+					_, err = e.store.ConfigDrive(ctx, n.ID, refused)
+					Expect(err).To(MatchError(ContainSubstring("not found")))
+					Expect(e.store.ConfigDrive(ctx, n.ID, kept)).To(Equal("H4sIkept"))
 				})
 
 				It("refuses a deploy synchronously, leaving the node as it was", func(ctx SpecContext) {

@@ -377,6 +377,37 @@ var migrations = []migration{
 			`CREATE INDEX idx_nodes_chassis_uuid ON nodes (chassis_uuid)`,
 		},
 	},
+	{
+		// A config drive (up to 64 MiB) kept in instance_info made every
+		// read of its node row carry it. It lives here instead, in chunks
+		// well below MySQL's default 16 MiB max_allowed_packet; drive_id
+		// tells a new upload from the one a running deploy reads.
+		version: 4,
+		name:    "node config drives",
+		mysql: []string{
+			`CREATE TABLE IF NOT EXISTS node_configdrives (
+				node_id BIGINT NOT NULL,
+				drive_id VARCHAR(36) NOT NULL,
+				seq INT NOT NULL,
+				data MEDIUMBLOB NOT NULL,
+				created_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (node_id, drive_id, seq),
+				KEY idx_node_configdrives_drive_id (drive_id),
+				CONSTRAINT fk_node_configdrives_node_id FOREIGN KEY (node_id) REFERENCES nodes (id)
+			) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		},
+		sqlite: []string{
+			`CREATE TABLE node_configdrives (
+				node_id BIGINT NOT NULL REFERENCES nodes (id),
+				drive_id VARCHAR(36) NOT NULL,
+				seq INTEGER NOT NULL,
+				data BLOB NOT NULL,
+				created_at DATETIME NOT NULL,
+				PRIMARY KEY (node_id, drive_id, seq)
+			)`,
+			`CREATE INDEX idx_node_configdrives_drive_id ON node_configdrives (drive_id)`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the schema version this binary's Upgrade brings a

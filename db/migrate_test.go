@@ -16,7 +16,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-var allTables = []string{"nodes", "ports", "conductors", "conductor_hardware_interfaces", "volume_connectors", "volume_targets", "chassis", "portgroups", "schema_migrations"}
+var allTables = []string{"nodes", "ports", "conductors", "conductor_hardware_interfaces", "volume_connectors", "volume_targets", "chassis", "portgroups", "node_configdrives", "schema_migrations"}
 
 func openSpecs(backend string) {
 	Describe("Open", func() {

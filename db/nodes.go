@@ -366,7 +366,7 @@ func (s *Store) DestroyNode(ctx context.Context, uuid string) error {
 			return fmt.Errorf("destroy node %s: %w", uuid, err)
 		}
 		// Ports before port groups: a port refers to its group.
-		for _, child := range []string{"ports", "portgroups", "volume_connectors", "volume_targets"} {
+		for _, child := range []string{"ports", "portgroups", "volume_connectors", "volume_targets", "node_configdrives"} {
 			if err := tx.Exec("DELETE FROM "+child+" WHERE node_id = ?", n.ID).Error; err != nil {
 				return fmt.Errorf("destroy node %s: delete %s: %w", uuid, strings.ReplaceAll(child, "_", " "), err)
 			}

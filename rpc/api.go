@@ -71,6 +71,11 @@ type DeployArgs struct {
 	Rebuild bool   `json:"rebuild,omitempty"`
 	// ConfigDrive is a string (URL or gzip+base64) or an object.
 	ConfigDrive any `json:"configdrive,omitempty"`
+	// ConfigDriveID names a config drive the API stored for the node
+	// (db node_configdrives) in place of ConfigDrive: a message carries
+	// the reference, never the up to 64 MiB drive. The conductor owns the
+	// stored drive once the call reaches it, accepted or not.
+	ConfigDriveID string `json:"configdrive_id,omitempty"`
 }
 
 type CleanArgs struct {

@@ -32,6 +32,7 @@ type Store interface {
 	SavePort(ctx context.Context, p *model.Port) error
 	ListVolumeConnectors(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]model.VolumeConnector, error)
 	ListVolumeTargets(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]model.VolumeTarget, error)
+	ConfigDrive(ctx context.Context, nodeID int64, driveID string) (string, error)
 }
 
 // NoFreeWorkersError is last_error after a refused spawn.

@@ -48,11 +48,15 @@ type API struct {
 	PublicEndpoint string `ini:"api.public_endpoint" help:"Base URL used in links; empty means the scheme and host of each request."`
 	MaxLimit       int    `ini:"api.max_limit" help:"Largest number of items one list request returns."`
 	// AuthStrategy is "noauth" or "http_basic".
-	AuthStrategy            string `ini:"api.auth_strategy" help:"noauth or http_basic."`
-	HTTPBasicAuthUserFile   string `ini:"api.http_basic_auth_user_file" help:"Apache-style htpasswd file (bcrypt) used by http_basic."`
-	MaxRequestBodySize      int64  `ini:"api.max_request_body_size" help:"Largest accepted request body, in bytes."`
-	RestrictLookup          bool   `ini:"api.restrict_lookup" help:"Allow ramdisk lookups only for nodes in states where a ramdisk is expected."`
-	RamdiskHeartbeatTimeout int    `ini:"api.ramdisk_heartbeat_timeout" help:"Longest interval, in seconds, between ramdisk heartbeats; sent to the ramdisk in the lookup response."`
+	AuthStrategy          string `ini:"api.auth_strategy" help:"noauth or http_basic."`
+	HTTPBasicAuthUserFile string `ini:"api.http_basic_auth_user_file" help:"Apache-style htpasswd file (bcrypt) used by http_basic."`
+	MaxRequestBodySize    int64  `ini:"api.max_request_body_size" help:"Largest accepted request body, in bytes."`
+	// MaxConcurrentLargeBodies bounds the provisioning requests whose body
+	// exceeds MaxRequestBodySize (config drives of up to 64 MiB) that are
+	// read at once; each spools its drive to a temporary file.
+	MaxConcurrentLargeBodies int  `ini:"api.max_concurrent_large_bodies" help:"How many provisioning requests with a body larger than max_request_body_size (config drives, up to 64 MiB) are read at once; more get 503 and may retry."`
+	RestrictLookup           bool `ini:"api.restrict_lookup" help:"Allow ramdisk lookups only for nodes in states where a ramdisk is expected."`
+	RamdiskHeartbeatTimeout  int  `ini:"api.ramdisk_heartbeat_timeout" help:"Longest interval, in seconds, between ramdisk heartbeats; sent to the ramdisk in the lookup response."`
 	// The server limits keep a slow or hostile client from holding a
 	// connection (and its goroutine) for ever.
 	ReadTimeout   time.Duration `ini:"api.read_timeout" help:"Longest time to read one request, headers and body; a client trickling its request is disconnected then. 0: no limit."`
@@ -198,17 +202,18 @@ func Defaults() Config {
 			HashRingResetInterval: 15 * time.Second,
 		},
 		API: API{
-			HostIP:                  "127.0.0.1",
-			Port:                    6385,
-			MaxLimit:                1000,
-			AuthStrategy:            "noauth",
-			MaxRequestBodySize:      1 << 20,
-			RestrictLookup:          true,
-			RamdiskHeartbeatTimeout: 300,
-			ReadTimeout:             60 * time.Second,
-			WriteTimeout:            120 * time.Second,
-			IdleTimeout:             120 * time.Second,
-			MaxHeaderSize:           64 << 10,
+			HostIP:                   "127.0.0.1",
+			Port:                     6385,
+			MaxLimit:                 1000,
+			AuthStrategy:             "noauth",
+			MaxRequestBodySize:       1 << 20,
+			MaxConcurrentLargeBodies: 4,
+			RestrictLookup:           true,
+			RamdiskHeartbeatTimeout:  300,
+			ReadTimeout:              60 * time.Second,
+			WriteTimeout:             120 * time.Second,
+			IdleTimeout:              120 * time.Second,
+			MaxHeaderSize:            64 << 10,
 		},
 		Database: Database{
 			Connection: "sqlite://var/ferric.db",

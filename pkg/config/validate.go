@@ -62,6 +62,9 @@ func (c Config) Validate() error {
 	if a.MaxRequestBodySize < 1 {
 		bad("api", "max_request_body_size", "must be positive")
 	}
+	if a.MaxConcurrentLargeBodies < 1 {
+		bad("api", "max_concurrent_large_bodies", "must be positive")
+	}
 	if a.RamdiskHeartbeatTimeout < 1 {
 		bad("api", "ramdisk_heartbeat_timeout", "must be positive")
 	}

@@ -122,8 +122,12 @@ func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (s
 	}
 	defer img.Close()
 	var configDrive []byte
-	if info.configDrive != "" {
-		if configDrive, err = disk.DecodeConfigDrive(ctx, info.configDrive, d.opts.Client); err != nil {
+	if info.configDrive {
+		value, err := t.ConfigDrive(ctx)
+		if err != nil {
+			return "", fmt.Errorf("config drive: %w", err)
+		}
+		if configDrive, err = disk.DecodeConfigDrive(ctx, value, d.opts.Client); err != nil {
 			return "", fmt.Errorf("config drive: %w", err)
 		}
 	}

@@ -29,10 +29,12 @@ type instanceInfo struct {
 	ephemeralMB       int64
 	ephemeralFormat   string
 	preserveEphemeral bool
-	configDrive       string
-	bootOption        string
-	bootMode          string
-	diskLabel         string
+	// configDrive: instance_info names a config drive, which the task
+	// reads (see task.ConfigDrive) only when the image is written.
+	configDrive bool
+	bootOption  string
+	bootMode    string
+	diskLabel   string
 }
 
 // wholeDiskImage applies Ironic's rule for images without Glance
@@ -162,7 +164,7 @@ func parseInstanceInfoWith(n *model.Node, defaultBootOption, defaultEphemeralFor
 		if !isString {
 			return nil, errs.InvalidParameterValue("Cannot validate parameter for driver deploy. Invalid parameter configdrive. Reason: not a string.")
 		}
-		info.configDrive = s
+		info.configDrive = s != ""
 	}
 	if err := validateCapabilities(n); err != nil {
 		return nil, err

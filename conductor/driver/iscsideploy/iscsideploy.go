@@ -197,6 +197,7 @@ type conductorTask interface {
 	Driver() (*driver.Driver, error)
 	ProcessEvent(ctx context.Context, event, targetOverride string) error
 	Save(ctx context.Context) error
+	ConfigDrive(ctx context.Context) (string, error)
 }
 
 func asConductorTask(t driver.TaskContext) (conductorTask, *driver.Driver, error) {
