@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/volume"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -60,12 +63,33 @@ func connectorNode(vc *model.VolumeConnector) string { return vc.NodeUUID }
 
 func targetNode(vt *model.VolumeTarget) string { return vt.NodeUUID }
 
-// UpdateVolumeConnector saves the fields a client may change of the
-// connector the API patched, under the locks of its old and new node.
+// applyConnector and applyTarget are the API's patch rules, which no
+// microversion changes, in the shape readPatch takes.
+func applyConnector(vc *model.VolumeConnector, ops []jsonpatch.Op, _ microversion.Version) (*model.VolumeConnector, error) {
+	return volume.ApplyConnector(vc, ops)
+}
+
+func applyTarget(vt *model.VolumeTarget, ops []jsonpatch.Op, _ microversion.Version) (*model.VolumeTarget, error) {
+	return volume.ApplyTarget(vt, ops)
+}
+
+// UpdateVolumeConnector applies the API's patch to the connector read
+// under the locks of its old and new node (the 1.0 form: saves the fields
+// a client may change of the API's copy).
 func (c *Conductor) UpdateVolumeConnector(ctx context.Context, args rpc.VolumeConnectorArgs) (model.VolumeConnector, error) {
-	in := args.Connector
 	const action = "volume connector update"
-	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, in.UUID, c.store.GetVolumeConnector, connectorNode), in.NodeUUID, action)
+	uuid, requested := args.Connector.UUID, args.Connector.NodeUUID
+	var ops []jsonpatch.Op
+	if args.VolumeConnectorID != "" {
+		uuid = args.VolumeConnectorID
+		var err error
+		ops, _, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "volume connector "+uuid, uuid,
+			c.store.GetVolumeConnector, applyConnector, connectorNode)
+		if err != nil {
+			return model.VolumeConnector{}, err
+		}
+	}
+	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, uuid, c.store.GetVolumeConnector, connectorNode), requested, action)
 	if err != nil {
 		return model.VolumeConnector{}, err
 	}
@@ -73,9 +97,15 @@ func (c *Conductor) UpdateVolumeConnector(ctx context.Context, args rpc.VolumeCo
 	if err := requirePowerOff(locks.owner, action); err != nil {
 		return model.VolumeConnector{}, err
 	}
-	vc, err := c.store.GetVolumeConnector(ctx, in.UUID)
+	vc, err := c.store.GetVolumeConnector(ctx, uuid)
 	if err != nil {
 		return model.VolumeConnector{}, err
+	}
+	in := &args.Connector
+	if args.VolumeConnectorID != "" {
+		if in, err = volume.ApplyConnector(vc, ops); err != nil {
+			return model.VolumeConnector{}, err
+		}
 	}
 	vc.NodeID = locks.owner.Node().ID
 	vc.Type, vc.ConnectorID, vc.Extra = in.Type, in.ConnectorID, in.Extra
@@ -99,12 +129,23 @@ func (c *Conductor) DestroyVolumeConnector(ctx context.Context, args rpc.VolumeC
 	return c.store.DestroyVolumeConnector(ctx, args.Connector.UUID)
 }
 
-// UpdateVolumeTarget saves the fields a client may change of the target
-// the API patched, under the locks of its old and new node.
+// UpdateVolumeTarget applies the API's patch to the target read under the
+// locks of its old and new node (the 1.0 form: saves the fields a client
+// may change of the API's copy).
 func (c *Conductor) UpdateVolumeTarget(ctx context.Context, args rpc.VolumeTargetArgs) (model.VolumeTarget, error) {
-	in := args.Target
 	const action = "volume target update"
-	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, in.UUID, c.store.GetVolumeTarget, targetNode), in.NodeUUID, action)
+	uuid, requested := args.Target.UUID, args.Target.NodeUUID
+	var ops []jsonpatch.Op
+	if args.VolumeTargetID != "" {
+		uuid = args.VolumeTargetID
+		var err error
+		ops, _, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "volume target "+uuid, uuid,
+			c.store.GetVolumeTarget, applyTarget, targetNode)
+		if err != nil {
+			return model.VolumeTarget{}, err
+		}
+	}
+	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, uuid, c.store.GetVolumeTarget, targetNode), requested, action)
 	if err != nil {
 		return model.VolumeTarget{}, err
 	}
@@ -112,9 +153,15 @@ func (c *Conductor) UpdateVolumeTarget(ctx context.Context, args rpc.VolumeTarge
 	if err := requirePowerOff(locks.owner, action); err != nil {
 		return model.VolumeTarget{}, err
 	}
-	vt, err := c.store.GetVolumeTarget(ctx, in.UUID)
+	vt, err := c.store.GetVolumeTarget(ctx, uuid)
 	if err != nil {
 		return model.VolumeTarget{}, err
+	}
+	in := &args.Target
+	if args.VolumeTargetID != "" {
+		if in, err = volume.ApplyTarget(vt, ops); err != nil {
+			return model.VolumeTarget{}, err
+		}
 	}
 	vt.NodeID = locks.owner.Node().ID
 	vt.VolumeType, vt.BootIndex, vt.VolumeID = in.VolumeType, in.BootIndex, in.VolumeID
