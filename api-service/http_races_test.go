@@ -3,10 +3,13 @@ package apiservice_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // Updates that race each other through the whole stack, on MySQL: each
@@ -106,27 +109,34 @@ var _ = Describe("concurrent updates", func() {
 		}
 	})
 
-	It("keeps every key of concurrent PATCHes of one port group's extra", func() {
-		uuid := e.createNode("")
-		r := e.at("latest", http.MethodPost, "/v1/portgroups", `{"node_uuid": "`+uuid+`", "name": "bond0"}`)
-		Expect(r.status).To(Equal(http.StatusCreated), string(r.raw))
-		pg := r.json()["uuid"].(string)
-		const writers = 20
-		var wg sync.WaitGroup
-		for w := range writers {
-			wg.Add(1)
-			go func() {
-				defer GinkgoRecover()
-				defer wg.Done()
-				Expect(retried(http.MethodPatch, "/v1/portgroups/"+pg,
-					fmt.Sprintf(`[{"op": "add", "path": "/extra/w%d", "value": %d}]`, w, w)).status).To(Equal(http.StatusOK))
-			}()
-		}
-		wg.Wait()
-		extra := e.at("latest", http.MethodGet, "/v1/portgroups/"+pg, "").json()["extra"]
-		Expect(extra).To(HaveLen(writers))
-		for w := range writers {
-			Expect(extra).To(HaveKeyWithValue(fmt.Sprintf("w%d", w), BeNumerically("==", w)))
-		}
-	})
+	// A volume record changes only while its node is powered off.
+	DescribeTable("keeps every key of 20 concurrent PATCHes of one object's extra",
+		func(path, body string) {
+			node := e.createNode("")
+			e.setPower(node, states.PowerOff)
+			r := e.at("latest", http.MethodPost, path, strings.ReplaceAll(body, "NODE", node))
+			Expect(r.status).To(Equal(http.StatusCreated), string(r.raw))
+			path += "/" + r.json()["uuid"].(string)
+			const writers = 20
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer GinkgoRecover()
+					defer wg.Done()
+					r := retried(http.MethodPatch, path, fmt.Sprintf(`[{"op": "add", "path": "/extra/w%d", "value": %d}]`, w, w))
+					Expect(r.status).To(Equal(http.StatusOK), string(r.raw))
+				}()
+			}
+			wg.Wait()
+			extra := e.at("latest", http.MethodGet, path, "").json()["extra"]
+			Expect(extra).To(HaveLen(writers))
+			for w := range writers {
+				Expect(extra).To(HaveKeyWithValue(fmt.Sprintf("w%d", w), BeNumerically("==", w)))
+			}
+		},
+		Entry("port group", "/v1/portgroups", `{"node_uuid": "NODE", "name": "bond0"}`),
+		Entry("volume connector", "/v1/volume/connectors", `{"node_uuid": "NODE", "type": "iqn", "connector_id": "iqn.2026-12.org.example:n1"}`),
+		Entry("volume target", "/v1/volume/targets", `{"node_uuid": "NODE", "volume_type": "iscsi", "boot_index": 0, "volume_id": "vol-0"}`),
+	)
 })

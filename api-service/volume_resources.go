@@ -16,13 +16,19 @@ import (
 func (s *Server) volumeResources() (resource[model.VolumeConnector], resource[model.VolumeTarget]) {
 	connectors := volumeResource(s, volume.Connectors, volumeObject[model.VolumeConnector, rpc.VolumeConnectorArgs]{find: s.findConnector,
 		decode: volume.DecodeConnector, apply: volume.ApplyConnector, render: volume.RenderConnector, insert: s.store.CreateVolumeConnector,
-		ids:    func(vc *model.VolumeConnector) (string, string, *int64) { return vc.UUID, vc.NodeUUID, &vc.NodeID },
-		args:   func(vc model.VolumeConnector) rpc.VolumeConnectorArgs { return rpc.VolumeConnectorArgs{Connector: vc} },
+		ids:  func(vc *model.VolumeConnector) (string, string, *int64) { return vc.UUID, vc.NodeUUID, &vc.NodeID },
+		args: func(vc model.VolumeConnector) rpc.VolumeConnectorArgs { return rpc.VolumeConnectorArgs{Connector: vc} },
+		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.VolumeConnectorArgs {
+			return rpc.VolumeConnectorArgs{VolumeConnectorID: uuid, Patch: patch, APIVersion: v.String()}
+		},
 		update: rpc.ConductorAPI.UpdateVolumeConnector, destroy: rpc.ConductorAPI.DestroyVolumeConnector})
 	targets := volumeResource(s, volume.Targets, volumeObject[model.VolumeTarget, rpc.VolumeTargetArgs]{find: s.findTarget,
 		decode: volume.DecodeTarget, apply: volume.ApplyTarget, render: volume.RenderTarget, insert: s.store.CreateVolumeTarget,
-		ids:    func(vt *model.VolumeTarget) (string, string, *int64) { return vt.UUID, vt.NodeUUID, &vt.NodeID },
-		args:   func(vt model.VolumeTarget) rpc.VolumeTargetArgs { return rpc.VolumeTargetArgs{Target: vt} },
+		ids:  func(vt *model.VolumeTarget) (string, string, *int64) { return vt.UUID, vt.NodeUUID, &vt.NodeID },
+		args: func(vt model.VolumeTarget) rpc.VolumeTargetArgs { return rpc.VolumeTargetArgs{Target: vt} },
+		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.VolumeTargetArgs {
+			return rpc.VolumeTargetArgs{VolumeTargetID: uuid, Patch: patch, APIVersion: v.String()}
+		},
 		update: rpc.ConductorAPI.UpdateVolumeTarget, destroy: rpc.ConductorAPI.DestroyVolumeTarget})
 	return connectors, targets
 }
@@ -30,15 +36,18 @@ func (s *Server) volumeResources() (resource[model.VolumeConnector], resource[mo
 // volumeObject is what tells connectors (T model.VolumeConnector, A
 // rpc.VolumeConnectorArgs) from targets; no microversion changes either.
 type volumeObject[T, A any] struct {
-	find    func(c echo.Context, id string) (*T, error)
-	decode  func(body map[string]any) (*T, error)
-	apply   func(item *T, ops []jsonpatch.Op) (*T, error)
-	render  func(base string, item *T, fields []string) any
-	insert  func(ctx context.Context, item *T) error
-	ids     func(item *T) (uuid, nodeUUID string, nodeID *int64)
-	args    func(item T) A
-	update  func(api rpc.ConductorAPI, ctx context.Context, args A) (T, error)
-	destroy func(api rpc.ConductorAPI, ctx context.Context, args A) error
+	find   func(c echo.Context, id string) (*T, error)
+	decode func(body map[string]any) (*T, error)
+	apply  func(item *T, ops []jsonpatch.Op) (*T, error)
+	render func(base string, item *T, fields []string) any
+	insert func(ctx context.Context, item *T) error
+	ids    func(item *T) (uuid, nodeUUID string, nodeID *int64)
+	args   func(item T) A
+	// patchArgs wraps an update as the client's patch, which the conductor
+	// applies to the object it reads under the node locks.
+	patchArgs func(uuid string, patch []byte, v microversion.Version) A
+	update    func(api rpc.ConductorAPI, ctx context.Context, args A) (T, error)
+	destroy   func(api rpc.ConductorAPI, ctx context.Context, args A) error
 }
 
 // volumeResource rejects bad ?fields before looking an object up, and
@@ -50,5 +59,5 @@ func volumeResource[T, A any](s *Server, res volume.Resource, o volumeObject[T, 
 		decode: func(body map[string]any, _ microversion.Version) (*T, error) { return o.decode(body) },
 		apply:  func(item *T, ops []jsonpatch.Op, _ microversion.Version) (*T, error) { return o.apply(item, ops) },
 		render: func(c echo.Context, item *T, fields []string) any { return o.render(s.baseURL(c), item, fields) },
-		args:   o.args, update: o.update, destroy: o.destroy})
+		args:   o.args, patchArgs: o.patchArgs, update: o.update, destroy: o.destroy})
 }

@@ -286,7 +286,7 @@ func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Po
 			return model.Port{}, err
 		}
 	}
-	locks, err := c.lockVolumeNodes(ctx, ownerOf(ctx, uuid, c.store.GetPort, portNode), requested, "port update")
+	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, uuid, c.store.GetPort, portNode), requested, "port update")
 	if err != nil {
 		return model.Port{}, err
 	}
@@ -322,19 +322,6 @@ func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Po
 		return model.Port{}, err
 	}
 	return p, nil
-}
-
-// ownerOf re-reads, each time it is called, the node that the object uuid
-// (a port or port group, read by get) belongs to.
-func ownerOf[T any](ctx context.Context, uuid string, get func(context.Context, string) (*T, error),
-	nodeUUID func(*T) string) func() (string, error) {
-	return func() (string, error) {
-		item, err := get(ctx, uuid)
-		if err != nil {
-			return "", err
-		}
-		return nodeUUID(item), nil
-	}
 }
 
 func portNode(p *model.Port) string { return p.NodeUUID }

@@ -46,7 +46,7 @@ func (c *Conductor) UpdatePortgroup(ctx context.Context, args rpc.PortgroupArgs)
 			return model.Portgroup{}, err
 		}
 	}
-	locks, err := c.lockVolumeNodes(ctx, ownerOf(ctx, uuid, c.store.GetPortgroup, portgroupNode), requested, "portgroup update")
+	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, uuid, c.store.GetPortgroup, portgroupNode), requested, "portgroup update")
 	if err != nil {
 		return model.Portgroup{}, err
 	}
@@ -88,7 +88,7 @@ func (c *Conductor) UpdatePortgroup(ctx context.Context, args rpc.PortgroupArgs)
 // DestroyPortgroup deletes a port group without member ports under its
 // node's lock.
 func (c *Conductor) DestroyPortgroup(ctx context.Context, args rpc.PortgroupArgs) error {
-	locks, err := c.lockVolumeNodes(ctx, ownerOf(ctx, args.Portgroup.UUID, c.store.GetPortgroup, portgroupNode), "", "portgroup deletion")
+	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, args.Portgroup.UUID, c.store.GetPortgroup, portgroupNode), "", "portgroup deletion")
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,13 @@
 package conductor
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
 
+	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/volume"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -37,88 +39,6 @@ var volumeDeleteStates = []string{states.Manageable, states.Enroll, states.Adopt
 // instance booted from a volume; tear down removes them with the targets.
 var bootFromVolumeKeys = []string{"boot_from_volume", "boot_from_volume_deploy"}
 
-// ownerMoves bounds how often a volume record may change nodes between
-// reading its owner and locking it before the RPC gives up.
-const ownerMoves = 3
-
-// volumeLocks holds the locks of the nodes a volume change touches.
-type volumeLocks struct {
-	tasks []*task.Task
-	// owner is the task of the node the record belongs to afterwards.
-	owner *task.Task
-}
-
-func (l *volumeLocks) release(ctx context.Context) {
-	for _, t := range l.tasks {
-		t.Release(ctx)
-	}
-}
-
-// lockVolumeNodes locks the record's current node and, when it differs,
-// the node it is moving to. Locks are taken in node id order, so two
-// moves in opposite directions cannot each hold one lock and wait for the
-// other. current re-reads the record's owner under the locks; if it moved
-// meanwhile everything is released and tried again. A requested node that
-// does not exist is the client's error.
-func (c *Conductor) lockVolumeNodes(ctx context.Context, current func() (string, error), requested, purpose string) (*volumeLocks, error) {
-	for range ownerMoves {
-		ownerUUID, err := current()
-		if err != nil {
-			return nil, err
-		}
-		target := requested
-		if target == "" {
-			target = ownerUUID
-		}
-		owner, err := c.store.GetNode(ctx, ownerUUID)
-		if err != nil {
-			return nil, err
-		}
-		dest := owner
-		if target != ownerUUID {
-			if dest, err = c.store.GetNode(ctx, target); err != nil {
-				if errs.Is(err, errs.KindNodeNotFound) {
-					return nil, unknownVolumeNode(target)
-				}
-				return nil, err
-			}
-		}
-		order := []*model.Node{owner}
-		if dest.ID != owner.ID {
-			order = append(order, dest)
-			slices.SortFunc(order, func(a, b *model.Node) int { return cmp.Compare(a.ID, b.ID) })
-		}
-		locks := &volumeLocks{}
-		for _, n := range order {
-			t, err := c.tasks.Acquire(ctx, n.UUID, purpose)
-			if err != nil {
-				locks.release(ctx)
-				if errs.Is(err, errs.KindNodeNotFound) && n.UUID == target && target != ownerUUID {
-					return nil, unknownVolumeNode(target)
-				}
-				return nil, err
-			}
-			locks.tasks = append(locks.tasks, t)
-			if n.ID == dest.ID {
-				locks.owner = t
-			}
-		}
-		now, err := current()
-		if err == nil && now == ownerUUID {
-			return locks, nil
-		}
-		locks.release(ctx)
-		if err != nil {
-			return nil, err
-		}
-	}
-	return nil, errs.New(errs.KindConflict, "The volume record kept moving between nodes while %s waited for them; please retry.", purpose)
-}
-
-func unknownVolumeNode(uuid string) error {
-	return errs.InvalidParameterValue("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", uuid)
-}
-
 // requirePowerOff enforces the update rule: the driver may have configured
 // the hardware from these records, so they only change while it is off.
 func requirePowerOff(t *task.Task, action string) error {
@@ -139,32 +59,37 @@ func (c *Conductor) requireDeletable(t *task.Task, action string) error {
 	return requirePowerOff(t, action)
 }
 
-func (c *Conductor) connectorOwner(ctx context.Context, uuid string) func() (string, error) {
-	return func() (string, error) {
-		vc, err := c.store.GetVolumeConnector(ctx, uuid)
-		if err != nil {
-			return "", err
-		}
-		return vc.NodeUUID, nil
-	}
+func connectorNode(vc *model.VolumeConnector) string { return vc.NodeUUID }
+
+func targetNode(vt *model.VolumeTarget) string { return vt.NodeUUID }
+
+// applyConnector and applyTarget are the API's patch rules, which no
+// microversion changes, in the shape readPatch takes.
+func applyConnector(vc *model.VolumeConnector, ops []jsonpatch.Op, _ microversion.Version) (*model.VolumeConnector, error) {
+	return volume.ApplyConnector(vc, ops)
 }
 
-func (c *Conductor) targetOwner(ctx context.Context, uuid string) func() (string, error) {
-	return func() (string, error) {
-		vt, err := c.store.GetVolumeTarget(ctx, uuid)
-		if err != nil {
-			return "", err
-		}
-		return vt.NodeUUID, nil
-	}
+func applyTarget(vt *model.VolumeTarget, ops []jsonpatch.Op, _ microversion.Version) (*model.VolumeTarget, error) {
+	return volume.ApplyTarget(vt, ops)
 }
 
-// UpdateVolumeConnector saves the fields a client may change of the
-// connector the API patched, under the locks of its old and new node.
+// UpdateVolumeConnector applies the API's patch to the connector read
+// under the locks of its old and new node (the 1.0 form: saves the fields
+// a client may change of the API's copy).
 func (c *Conductor) UpdateVolumeConnector(ctx context.Context, args rpc.VolumeConnectorArgs) (model.VolumeConnector, error) {
-	in := args.Connector
 	const action = "volume connector update"
-	locks, err := c.lockVolumeNodes(ctx, c.connectorOwner(ctx, in.UUID), in.NodeUUID, action)
+	uuid, requested := args.Connector.UUID, args.Connector.NodeUUID
+	var ops []jsonpatch.Op
+	if args.VolumeConnectorID != "" {
+		uuid = args.VolumeConnectorID
+		var err error
+		ops, _, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "volume connector "+uuid, uuid,
+			c.store.GetVolumeConnector, applyConnector, connectorNode)
+		if err != nil {
+			return model.VolumeConnector{}, err
+		}
+	}
+	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, uuid, c.store.GetVolumeConnector, connectorNode), requested, action)
 	if err != nil {
 		return model.VolumeConnector{}, err
 	}
@@ -172,9 +97,15 @@ func (c *Conductor) UpdateVolumeConnector(ctx context.Context, args rpc.VolumeCo
 	if err := requirePowerOff(locks.owner, action); err != nil {
 		return model.VolumeConnector{}, err
 	}
-	vc, err := c.store.GetVolumeConnector(ctx, in.UUID)
+	vc, err := c.store.GetVolumeConnector(ctx, uuid)
 	if err != nil {
 		return model.VolumeConnector{}, err
+	}
+	in := &args.Connector
+	if args.VolumeConnectorID != "" {
+		if in, err = volume.ApplyConnector(vc, ops); err != nil {
+			return model.VolumeConnector{}, err
+		}
 	}
 	vc.NodeID = locks.owner.Node().ID
 	vc.Type, vc.ConnectorID, vc.Extra = in.Type, in.ConnectorID, in.Extra
@@ -187,7 +118,7 @@ func (c *Conductor) UpdateVolumeConnector(ctx context.Context, args rpc.VolumeCo
 // DestroyVolumeConnector deletes a connector under its node's lock.
 func (c *Conductor) DestroyVolumeConnector(ctx context.Context, args rpc.VolumeConnectorArgs) error {
 	const action = "volume connector deletion"
-	locks, err := c.lockVolumeNodes(ctx, c.connectorOwner(ctx, args.Connector.UUID), "", action)
+	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, args.Connector.UUID, c.store.GetVolumeConnector, connectorNode), "", action)
 	if err != nil {
 		return err
 	}
@@ -198,12 +129,23 @@ func (c *Conductor) DestroyVolumeConnector(ctx context.Context, args rpc.VolumeC
 	return c.store.DestroyVolumeConnector(ctx, args.Connector.UUID)
 }
 
-// UpdateVolumeTarget saves the fields a client may change of the target
-// the API patched, under the locks of its old and new node.
+// UpdateVolumeTarget applies the API's patch to the target read under the
+// locks of its old and new node (the 1.0 form: saves the fields a client
+// may change of the API's copy).
 func (c *Conductor) UpdateVolumeTarget(ctx context.Context, args rpc.VolumeTargetArgs) (model.VolumeTarget, error) {
-	in := args.Target
 	const action = "volume target update"
-	locks, err := c.lockVolumeNodes(ctx, c.targetOwner(ctx, in.UUID), in.NodeUUID, action)
+	uuid, requested := args.Target.UUID, args.Target.NodeUUID
+	var ops []jsonpatch.Op
+	if args.VolumeTargetID != "" {
+		uuid = args.VolumeTargetID
+		var err error
+		ops, _, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "volume target "+uuid, uuid,
+			c.store.GetVolumeTarget, applyTarget, targetNode)
+		if err != nil {
+			return model.VolumeTarget{}, err
+		}
+	}
+	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, uuid, c.store.GetVolumeTarget, targetNode), requested, action)
 	if err != nil {
 		return model.VolumeTarget{}, err
 	}
@@ -211,9 +153,15 @@ func (c *Conductor) UpdateVolumeTarget(ctx context.Context, args rpc.VolumeTarge
 	if err := requirePowerOff(locks.owner, action); err != nil {
 		return model.VolumeTarget{}, err
 	}
-	vt, err := c.store.GetVolumeTarget(ctx, in.UUID)
+	vt, err := c.store.GetVolumeTarget(ctx, uuid)
 	if err != nil {
 		return model.VolumeTarget{}, err
+	}
+	in := &args.Target
+	if args.VolumeTargetID != "" {
+		if in, err = volume.ApplyTarget(vt, ops); err != nil {
+			return model.VolumeTarget{}, err
+		}
 	}
 	vt.NodeID = locks.owner.Node().ID
 	vt.VolumeType, vt.BootIndex, vt.VolumeID = in.VolumeType, in.BootIndex, in.VolumeID
@@ -227,7 +175,7 @@ func (c *Conductor) UpdateVolumeTarget(ctx context.Context, args rpc.VolumeTarge
 // DestroyVolumeTarget deletes a target under its node's lock.
 func (c *Conductor) DestroyVolumeTarget(ctx context.Context, args rpc.VolumeTargetArgs) error {
 	const action = "volume target deletion"
-	locks, err := c.lockVolumeNodes(ctx, c.targetOwner(ctx, args.Target.UUID), "", action)
+	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, args.Target.UUID, c.store.GetVolumeTarget, targetNode), "", action)
 	if err != nil {
 		return err
 	}

@@ -98,6 +98,44 @@ var _ = Describe("Volume connector and target RPCs", func() {
 				return t
 			}
 
+			It("applies a patch to the record as stored, on the node the patch moves it to", func() {
+				a := e.createNode(ctx, states.Manageable, off)
+				b := e.createNode(ctx, states.Manageable, off)
+				t, c := target(a), connector(a, "p")
+				// Written after the API read them: the patch must not undo it.
+				stored, err := e.store.GetVolumeTarget(ctx, t.UUID)
+				Expect(err).NotTo(HaveOccurred())
+				stored.Extra = model.JSONObject{"other": "kept"}
+				Expect(e.store.SaveVolumeTarget(ctx, stored)).To(Succeed())
+				storedC, err := e.store.GetVolumeConnector(ctx, c.UUID)
+				Expect(err).NotTo(HaveOccurred())
+				storedC.Extra = model.JSONObject{"other": "kept"}
+				Expect(e.store.SaveVolumeConnector(ctx, storedC)).To(Succeed())
+
+				move := `[{"op": "add", "path": "/extra/mine", "value": 1}, {"op": "replace", "path": "/node_uuid", "value": "` + b.UUID + `"}]`
+				vt, err := api.UpdateVolumeTarget(ctx, rpc.VolumeTargetArgs{VolumeTargetID: t.UUID, Patch: []byte(move), APIVersion: "1.32"})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(vt.NodeUUID).To(Equal(b.UUID))
+				Expect(vt.Extra).To(Equal(model.JSONObject{"other": "kept", "mine": float64(1)}))
+				vc, err := api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{VolumeConnectorID: c.UUID, Patch: []byte(move), APIVersion: "1.32"})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(vc.NodeUUID).To(Equal(b.UUID))
+				Expect(vc.Extra).To(Equal(model.JSONObject{"other": "kept", "mine": float64(1)}))
+				stored, err = e.store.GetVolumeTarget(ctx, t.UUID)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(stored.NodeUUID).To(Equal(b.UUID))
+				Expect(stored.Extra).To(HaveKey("other"))
+
+				_, err = api.UpdateVolumeTarget(ctx, rpc.VolumeTargetArgs{VolumeTargetID: t.UUID,
+					Patch: []byte(`[{"op": "remove", "path": "/extra/gone"}]`), APIVersion: "1.32"})
+				Expect(err).To(haveKind(errs.KindPatchError, http.StatusBadRequest))
+				_, err = api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{VolumeConnectorID: c.UUID,
+					Patch: []byte(`[{"op": "add", "path": "/extra/x", "value": 1}]`), APIVersion: "one"})
+				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+				Expect(e.node(ctx, a.UUID).Reservation).To(BeNil())
+				Expect(e.node(ctx, b.UUID).Reservation).To(BeNil())
+			})
+
 			It("refuses updates and deletes unless the node is powered off, whatever its provision state", func() {
 				for _, state := range []string{states.AdoptFail, states.Manageable, states.Enroll} {
 					n := e.createNode(ctx, state, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })

@@ -11,7 +11,7 @@ import (
 // Minor bumps add methods or optional arguments; a conductor refuses a
 // message whose version is newer than its own with
 // errs.KindUnsupportedRPCMethodVersion.
-const APIVersion = "1.2"
+const APIVersion = "1.3"
 
 // Method names on the wire. They are Ironic's names, so operators and
 // external schedulers recognise them.

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/ferricbm/ferric/pkg/model"
 )
@@ -15,17 +16,28 @@ const (
 	MethodDestroyVolumeTarget    = "destroy_volume_target"
 )
 
+// VolumeConnectorArgs names the connector to destroy by Connector.UUID.
+// An update since 1.3 sends VolumeConnectorID, Patch and APIVersion, which
+// the conductor applies to the connector it reads under the node locks;
+// the 1.0 form, Connector alone, is the whole connector as the caller
+// patched it, NodeUUID naming its (possibly new) node.
 type VolumeConnectorArgs struct {
-	// Connector is the whole connector as the API patched it (unsaved),
-	// NodeUUID naming its (possibly new) node, for update; for destroy
-	// only UUID is read.
-	Connector model.VolumeConnector `json:"connector"`
+	VolumeConnectorID string `json:"volume_connector_id,omitempty"`
+	// Patch is the Bare Metal API's JSON patch document of the connector.
+	Patch json.RawMessage `json:"patch,omitempty"`
+	// APIVersion is the Bare Metal API microversion the patch is read at.
+	APIVersion string                `json:"api_version,omitempty"`
+	Connector  model.VolumeConnector `json:"connector,omitzero"`
 }
 
+// VolumeTargetArgs is VolumeConnectorArgs for a target, named by
+// VolumeTargetID. Its patch and properties may hold credentials: they
+// travel to the conductor, never into a log.
 type VolumeTargetArgs struct {
-	// Target is as VolumeConnectorArgs.Connector. Its properties may hold
-	// credentials: they travel to the conductor, never into a log.
-	Target model.VolumeTarget `json:"target"`
+	VolumeTargetID string             `json:"volume_target_id,omitempty"`
+	Patch          json.RawMessage    `json:"patch,omitempty"`
+	APIVersion     string             `json:"api_version,omitempty"`
+	Target         model.VolumeTarget `json:"target,omitzero"`
 }
 
 func (cc conductorClient) UpdateVolumeConnector(ctx context.Context, args VolumeConnectorArgs) (model.VolumeConnector, error) {
