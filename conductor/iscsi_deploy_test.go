@@ -462,6 +462,24 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(filepath.Join(w.tftp, n.UUID, "config")).NotTo(BeAnExistingFile())
 			})
 
+			It("rebuilds a node deployed through a heartbeating agent: each ramdisk gets a token of its own", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, _, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				for _, rebuild := range []bool{false, true} {
+					Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, Rebuild: rebuild})).To(Succeed())
+					Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployWait))
+					Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+					w.agentHeartbeat(ctx, n.UUID, backing, nil)
+					Eventually(w.e.provisionState(ctx, n.UUID), 3*time.Minute).Should(Equal(states.Active), "rebuild: %v", rebuild)
+					Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+					done := w.e.node(ctx, n.UUID)
+					Expect(done.LastError).To(BeNil())
+					Expect(done.DriverInternalInfo).NotTo(HaveKey("agent_secret_token"), "the ramdisk is gone with the deploy")
+					Expect(done.DriverInternalInfo).NotTo(HaveKey("agent_url"))
+					w.tgt.removeTargets()
+				}
+			})
+
 			It("fails the deploy when the image does not exist", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/missing.qcow2"}, 64)
