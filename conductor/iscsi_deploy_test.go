@@ -34,6 +34,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/deploy/disk"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/config"
@@ -242,6 +243,8 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 		Expect(r.Method).To(Equal(http.MethodPost))
 		Expect(r.URL.Path).To(Equal("/v1/commands"))
 		Expect(r.URL.Query().Get("wait")).To(Equal("true"))
+		Expect(r.URL.Query()).NotTo(HaveKey("agent_token"), "no token in a URL")
+		Expect(r.Header.Get(agent.TokenHeader)).To(Equal(withToken.AgentToken))
 		var cmd map[string]any
 		Expect(json.NewDecoder(r.Body).Decode(&cmd)).To(Succeed())
 		a.mu.Lock()
@@ -262,7 +265,8 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 func serveChecksums(rw http.ResponseWriter, r *http.Request, backing, token string) int64 {
 	GinkgoHelper()
 	q := r.URL.Query()
-	Expect(q.Get("agent_token")).To(Equal(token))
+	Expect(q).NotTo(HaveKey("agent_token"), "no token in a URL")
+	Expect(r.Header.Get(agent.TokenHeader)).To(Equal(token))
 	off, err := strconv.ParseInt(q.Get("offset"), 10, 64)
 	Expect(err).NotTo(HaveOccurred())
 	n, err := strconv.ParseInt(q.Get("length"), 10, 64)
