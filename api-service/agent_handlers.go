@@ -169,12 +169,11 @@ func (s *Server) heartbeat(c echo.Context) error {
 			return errs.InvalidParameterValue("Invalid callback_url %s: an http or https URL is required", callbackURL)
 		}
 	}
+	// A missing token is refused by the conductor, which counts a node's
+	// refused heartbeats and reports them in last_error.
 	token, err := optionalString(body, "agent_token")
 	if err != nil {
 		return err
-	}
-	if token == "" {
-		return errs.InvalidParameterValue("Agent token is required for heartbeat processing.")
 	}
 	agentVersion, err := optionalString(body, "agent_version")
 	if err != nil {

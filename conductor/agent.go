@@ -7,6 +7,11 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
@@ -90,10 +95,14 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 		return err
 	}
 	invalid := errs.InvalidParameterValue("Invalid or missing agent token received.")
+	if args.AgentToken == "" {
+		invalid = errs.InvalidParameterValue("Agent token is required for heartbeat processing.")
+	}
 	if !validAgentToken(t.Node().DriverInternalInfo, args.AgentToken) {
-		t.Log().Error("Invalid or missing agent_token received")
+		c.heartbeatRefused(ctx, t)
 		return invalid
 	}
+	c.refused.forget(t.Node().UUID)
 	d, err := t.Driver()
 	if err != nil {
 		return err
@@ -114,6 +123,9 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 	// The token may have been revoked (power off, tear down) meanwhile.
 	if !validAgentToken(n.DriverInternalInfo, args.AgentToken) {
 		return invalid
+	}
+	if n.LastError != nil && strings.HasPrefix(*n.LastError, refusedHeartbeatsPrefix) {
+		n.LastError = nil
 	}
 	n.DriverInternalInfo[agentURLKey] = args.CallbackURL
 	if args.AgentVersion != "" {
@@ -149,4 +161,97 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 		}
 		return t.Save(ctx)
 	}}, nil)
+}
+
+// Refused heartbeats are counted, not each logged: a ramdisk without a
+// valid token heartbeats again and again, and one log line per heartbeat
+// would bury everything else.
+const (
+	// refusedHeartbeatsBeforeError is how many heartbeats in a row a
+	// waiting node's ramdisk may have refused before last_error says so;
+	// with the agent's back-off from one second that is well under a
+	// minute, instead of the whole callback timeout.
+	refusedHeartbeatsBeforeError = 3
+	// refusedHeartbeatLogInterval is the least time between two warnings
+	// about one node's refused heartbeats.
+	refusedHeartbeatLogInterval = time.Minute
+	refusedHeartbeatsPrefix     = "Heartbeats refused:"
+)
+
+// refusedHeartbeats counts, per node, the heartbeats refused since the last
+// valid one. Like the power sync failures it lives in memory: a restart
+// starts the count over.
+type refusedHeartbeats struct {
+	mu    sync.Mutex
+	nodes map[string]*refusals
+}
+
+type refusals struct {
+	inARow int
+	// unlogged are the refusals since the last warning.
+	unlogged int
+	loggedAt time.Time
+}
+
+// add counts a refusal; it tells how many came in a row and, when a
+// warning is due, how many it covers (0: none due).
+func (r *refusedHeartbeats) add(node string) (inARow, toLog int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.nodes[node]
+	if e == nil {
+		e = &refusals{}
+		r.nodes[node] = e
+	}
+	e.inARow++
+	e.unlogged++
+	if time.Since(e.loggedAt) < refusedHeartbeatLogInterval {
+		return e.inARow, 0
+	}
+	toLog, e.unlogged, e.loggedAt = e.unlogged, 0, time.Now()
+	return e.inARow, toLog
+}
+
+func (r *refusedHeartbeats) forget(node string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.nodes, node)
+}
+
+// heartbeatRefused records a heartbeat without a valid token. A node
+// waiting for its ramdisk keeps waiting (a valid heartbeat may still come,
+// and the callback timeout still fails it), but after a few refusals in a
+// row last_error tells the operator why nothing happens.
+func (c *Conductor) heartbeatRefused(ctx context.Context, t *task.Task) {
+	n := t.Node()
+	inARow, toLog := c.refused.add(n.UUID)
+	state := t.ProvisionState()
+	if toLog > 0 {
+		t.Log().WithFields(logrus.Fields{"refused": toLog, "in_a_row": inARow, "provision_state": state}).
+			Warn("Heartbeats with a missing or invalid agent token refused")
+	}
+	if inARow < refusedHeartbeatsBeforeError || !slices.Contains(waitStates, state) || n.Maintenance {
+		return
+	}
+	msg := fmt.Sprintf("%s the ramdisk of node %s sent %d heartbeats in a row without a valid agent token; "+
+		"the node keeps waiting in %s until the callback timeout. A ramdisk that looked the node up before "+
+		"its token was reset never gets one: reboot the node to boot a new ramdisk, which gets a new token.",
+		refusedHeartbeatsPrefix, n.UUID, inARow, state)
+	if n.LastError != nil && strings.HasPrefix(*n.LastError, refusedHeartbeatsPrefix) {
+		return
+	}
+	// Best effort: a node locked by someone else is marked at a later
+	// refusal.
+	if err := t.Upgrade(ctx); err != nil {
+		return
+	}
+	defer t.Release(ctx)
+	n = t.Node()
+	if t.ProvisionState() != state {
+		return
+	}
+	n.LastError = &msg
+	if err := t.Save(ctx); err != nil {
+		t.Log().WithError(err).Warn("Cannot record refused heartbeats in last_error")
+	}
 }

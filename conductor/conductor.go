@@ -106,6 +106,8 @@ type Conductor struct {
 	// Ironic it lives in memory and starts over on restart.
 	powerMu       sync.Mutex
 	powerFailures map[string]int
+
+	refused refusedHeartbeats
 }
 
 var _ rpc.ConductorAPI = (*Conductor)(nil)
@@ -144,6 +146,7 @@ func New(opts Options) (*Conductor, error) {
 		inspectWaitTimeout:    orDefault(opts.InspectWaitTimeout),
 		rescueCallbackTimeout: orDefault(opts.RescueCallbackTimeout),
 		powerFailures:         map[string]int{},
+		refused:               refusedHeartbeats{nodes: map[string]*refusals{}},
 	}
 	c.workCtx, c.cancelWork = context.WithCancel(context.Background())
 	locker := nodelock.New(opts.Store, c.host, cfg.Conductor.NodeLockedRetryAttempts, cfg.Conductor.NodeLockedRetryInterval)

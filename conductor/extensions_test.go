@@ -11,6 +11,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/ferricbm/ferric/conductor"
 	"github.com/ferricbm/ferric/conductor/driver"
@@ -260,6 +262,78 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 
 				lockedByOther(ctx, n)
 				Expect(api.Heartbeat(ctx, beat)).To(haveKind(errs.KindNodeLocked, http.StatusConflict))
+			})
+
+			It("reports a waiting node's ramdisk whose heartbeats keep being refused in last_error, and clears it at the first valid one", func(ctx SpecContext) {
+				n := e.createNode(ctx, states.DeployWait)
+				tok, err := api.GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				beat := rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://192.0.2.7:9999"}
+				err = api.Heartbeat(ctx, beat)
+				Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+				Expect(errs.Message(err)).To(Equal("Agent token is required for heartbeat processing."))
+				beat.AgentToken = "******"
+				Expect(api.Heartbeat(ctx, beat)).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+				Expect(e.node(ctx, n.UUID).LastError).To(BeNil(), "two refusals may be a glitch")
+				Expect(api.Heartbeat(ctx, beat)).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+				got := e.node(ctx, n.UUID)
+				Expect(str(got.LastError)).To(ContainSubstring("3 heartbeats in a row without a valid agent token"))
+				Expect(str(got.ProvisionState)).To(Equal(states.DeployWait), "the node keeps waiting for its callback timeout")
+				Expect(got.Reservation).To(BeNil())
+				Expect(got.DriverInternalInfo).NotTo(HaveKey("agent_url"))
+
+				beat.AgentToken = tok.AgentToken
+				Expect(api.Heartbeat(ctx, beat)).To(Succeed())
+				got = e.node(ctx, n.UUID)
+				Expect(got.LastError).To(BeNil())
+				Expect(got.DriverInternalInfo).To(HaveKeyWithValue("agent_url", "http://192.0.2.7:9999"))
+
+				beat.AgentToken = "wrong"
+				for range 2 {
+					Expect(api.Heartbeat(ctx, beat)).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+				}
+				Expect(e.node(ctx, n.UUID).LastError).To(BeNil(), "a valid heartbeat starts the count over")
+
+				active := e.createNode(ctx, states.Active)
+				for range 5 {
+					Expect(api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: active.UUID, AgentToken: "wrong"})).To(
+						haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+				}
+				Expect(e.node(ctx, active.UUID).LastError).To(BeNil(), "a node not waiting for a ramdisk has nothing to report")
+			})
+
+			It("logs a burst of refused heartbeats as a few warnings, never as errors", func(ctx SpecContext) {
+				hook := logtest.NewLocal(e.log)
+				n := e.createNode(ctx, states.CleanWait)
+				_, err := api.GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				for range 100 {
+					Expect(api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://192.0.2.7:9999", AgentToken: "guess"})).To(
+						haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+				}
+				var warnings []string
+				for _, entry := range hook.AllEntries() {
+					Expect(entry.Level).NotTo(BeNumerically("<=", logrus.ErrorLevel), entry.Message)
+					Expect(entry.Message+fmt.Sprint(entry.Data)).NotTo(ContainSubstring("guess"), "no token in the log")
+					if entry.Level == logrus.WarnLevel {
+						warnings = append(warnings, entry.Message)
+						Expect(entry.Data).To(HaveKeyWithValue("node", n.UUID))
+					}
+				}
+				Expect(warnings).To(HaveLen(1), "one warning a minute per node")
+				Expect(warnings[0]).To(ContainSubstring("agent token refused"))
+			})
+
+			It("forgets the agent of an earlier attempt when a failed deploy is retried", func(ctx SpecContext) {
+				n := e.createNode(ctx, states.DeployFail, func(n *model.Node) {
+					n.DriverInternalInfo = model.JSONObject{"agent_secret_token": "old", "agent_url": "http://192.0.2.9:9999", "keep": 1}
+				})
+				Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Active))
+				info := e.node(ctx, n.UUID).DriverInternalInfo
+				Expect(info).NotTo(HaveKey("agent_secret_token"))
+				Expect(info).NotTo(HaveKey("agent_url"))
+				Expect(info).To(HaveKey("keep"))
 			})
 
 			It("attaches, lists and detaches VIFs on free ports with flat, and only accepts them with noop", func(ctx SpecContext) {

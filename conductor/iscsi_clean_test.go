@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -78,29 +79,61 @@ func (h *corruptHook) BeforeVerify(string) error {
 	return err
 }
 
-// startAgent serves ferric-agent's command API over the given disk files,
-// as the ramdisk of a node would.
-func startAgent(disks ...string) *httptest.Server {
-	log := logrus.New()
-	log.SetOutput(GinkgoWriter)
-	a, err := agent.New(agent.Config{Disks: disks, Log: log, EraseBlockSize: 1 << 20})
-	Expect(err).NotTo(HaveOccurred())
-	srv := httptest.NewServer(a.Handler())
-	DeferCleanup(srv.Close)
-	return srv
+// ramdisk serves ferric-agent's command API over the given disk files, as
+// the ramdisk of a node would. Each boot is a new agent holding the token
+// its lookup got: ferric-agent answers nothing without one.
+type ramdisk struct {
+	*httptest.Server
+	disks   []string
+	handler atomic.Pointer[http.Handler]
 }
 
-// heartbeatUntil plays the agent's side with the API: lookup (which issues
-// the token), then heartbeats until the node reaches one of want.
-func (w *iscsiWorld) heartbeatUntil(ctx context.Context, uuid, agentURL string, want ...string) *model.Node {
+func startAgent(disks ...string) *ramdisk {
+	r := &ramdisk{disks: disks}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if h := r.handler.Load(); h != nil {
+			(*h).ServeHTTP(rw, req)
+			return
+		}
+		rw.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	DeferCleanup(r.Close)
+	return r
+}
+
+// boot starts a new agent holding token.
+func (r *ramdisk) boot(token string) {
+	GinkgoHelper()
+	log := logrus.New()
+	log.SetOutput(GinkgoWriter)
+	a, err := agent.New(agent.Config{Disks: r.disks, Log: log, EraseBlockSize: 1 << 20, Params: agent.Params{AgentToken: token}})
+	Expect(err).NotTo(HaveOccurred())
+	h := a.Handler()
+	r.handler.Store(&h)
+}
+
+// lookUp plays the lookup of a freshly booted ramdisk, which issues its token.
+func (w *iscsiWorld) lookUp(ctx context.Context, uuid string) string {
 	GinkgoHelper()
 	withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: uuid})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(withToken.AgentToken).NotTo(Equal("******"), "the cleaning ramdisk gets a token of its own")
+	return withToken.AgentToken
+}
+
+// heartbeatUntil boots r (when given) with the token a lookup issues, then
+// heartbeats until the node reaches one of want.
+func (w *iscsiWorld) heartbeatUntil(ctx context.Context, uuid string, r *ramdisk, agentURL string, want ...string) *model.Node {
+	GinkgoHelper()
+	token := w.lookUp(ctx, uuid)
+	if r != nil {
+		r.boot(token)
+		agentURL = r.URL
+	}
 	Eventually(func() string {
 		// A heartbeat finding the node locked is refused; the next one
 		// goes through.
-		_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: agentURL, AgentToken: withToken.AgentToken})
+		_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: agentURL, AgentToken: token})
 		return str(w.e.node(ctx, uuid).ProvisionState)
 	}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(BeElementOf(want))
 	Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
@@ -172,7 +205,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(waiting.DriverInternalInfo).To(HaveKeyWithValue("agent_erase_devices_zeroize", true))
 				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOn))
 
-				final := w.heartbeatUntil(ctx, n.UUID, srv.URL, states.Available)
+				final := w.heartbeatUntil(ctx, n.UUID, srv, "", states.Available)
 				Expect(final.LastError).To(BeNil())
 				Expect(final.Maintenance).To(BeFalse())
 				Expect(allZero(backing)).To(BeTrue(), "a random pass and a zero pass leave zeros")
@@ -196,7 +229,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(w.e.api(w.c).DoNodeClean(ctx, rpc.CleanArgs{NodeID: n.UUID,
 					CleanSteps: []map[string]any{{"interface": "deploy", "step": "erase_devices_metadata"}}})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
-				final := w.heartbeatUntil(ctx, n.UUID, srv.URL, states.Manageable)
+				final := w.heartbeatUntil(ctx, n.UUID, srv, "", states.Manageable)
 				Expect(final.LastError).To(BeNil())
 				Expect(signatures(backing)).To(BeEmpty(), "no filesystem signature left")
 				data, err := os.ReadFile(backing)
@@ -207,7 +240,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 
 				By("providing: erase_devices is disabled, the metadata wipe runs again")
 				w.provide(ctx, n.UUID)
-				final = w.heartbeatUntil(ctx, n.UUID, srv.URL, states.Available)
+				final = w.heartbeatUntil(ctx, n.UUID, srv, "", states.Available)
 				Expect(eraseRecords(final)).To(ConsistOf(HaveKeyWithValue("step", "erase_devices_metadata")), "a new clean replaces the record")
 				data, err = os.ReadFile(backing)
 				Expect(err).NotTo(HaveOccurred())
@@ -348,10 +381,10 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				fillDisk(backing)
 				srv := startAgent(backing)
 				w.provide(ctx, n.UUID)
-				withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
-				Expect(err).NotTo(HaveOccurred())
+				token := w.lookUp(ctx, n.UUID)
+				srv.boot(token)
 				Eventually(func() any {
-					_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: srv.URL, AgentToken: withToken.AgentToken})
+					_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: srv.URL, AgentToken: token})
 					return w.e.node(ctx, n.UUID).CleanStep["step"]
 				}).WithContext(ctx).WithTimeout(cleanTimeout).Should(Equal("erase_devices_metadata"))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
@@ -360,7 +393,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(w.c.Stop(ctx)).To(Succeed())
 				w.c = w.e.start(ctx, "iscsi-survivor-"+newUUID()[:8])
 				Eventually(func() string {
-					_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: srv.URL, AgentToken: withToken.AgentToken})
+					_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: srv.URL, AgentToken: token})
 					return str(w.e.node(ctx, n.UUID).ProvisionState)
 				}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(Equal(states.Available))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
@@ -391,7 +424,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 
 				By("the agent coming back with no command run")
 				agent.reboot()
-				final := w.heartbeatUntil(ctx, n.UUID, agent.srv.URL, states.Available)
+				final := w.heartbeatUntil(ctx, n.UUID, nil, agent.srv.URL, states.Available)
 				Expect(final.LastError).To(BeNil())
 				Expect(agent.executed()).To(HaveLen(1), "the step ran once")
 				w.expectCleanedUp(final, mac)
@@ -403,7 +436,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				agent := newStubAgent(map[string]any{"interface": "deploy", "step": "erase_devices", "priority": 10, "abortable": true})
 				agent.mismatchOnce = true
 				w.provide(ctx, n.UUID)
-				final := w.heartbeatUntil(ctx, n.UUID, agent.srv.URL, states.Available)
+				final := w.heartbeatUntil(ctx, n.UUID, nil, agent.srv.URL, states.Available)
 				Expect(final.LastError).To(BeNil())
 				runs := agent.executed()
 				Expect(runs).To(HaveLen(2))
@@ -416,7 +449,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				n, mac, _ := w.manageableNode(ctx, 16)
 				srv := startAgent(w.dir + "/no-such-disk")
 				w.provide(ctx, n.UUID)
-				final := w.heartbeatUntil(ctx, n.UUID, srv.URL, states.CleanFail)
+				final := w.heartbeatUntil(ctx, n.UUID, srv, "", states.CleanFail)
 				Expect(str(final.LastError)).To(And(ContainSubstring("Agent returned error for clean step"),
 					ContainSubstring("erase_devices_metadata"), ContainSubstring("no-such-disk")))
 				Expect(final.Maintenance).To(BeTrue())

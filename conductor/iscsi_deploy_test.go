@@ -35,6 +35,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/deploy/disk"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/deploy/iscsi"
@@ -256,6 +257,8 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 		Expect(r.Method).To(Equal(http.MethodPost))
 		Expect(r.URL.Path).To(Equal("/v1/commands"))
 		Expect(r.URL.Query().Get("wait")).To(Equal("true"))
+		Expect(r.URL.Query()).NotTo(HaveKey("agent_token"), "no token in a URL")
+		Expect(r.Header.Get(agent.TokenHeader)).To(Equal(withToken.AgentToken))
 		var cmd map[string]any
 		Expect(json.NewDecoder(r.Body).Decode(&cmd)).To(Succeed())
 		a.mu.Lock()
@@ -289,7 +292,8 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 func serveChecksums(rw http.ResponseWriter, r *http.Request, backing, token string) int64 {
 	GinkgoHelper()
 	q := r.URL.Query()
-	Expect(q.Get("agent_token")).To(Equal(token))
+	Expect(q).NotTo(HaveKey("agent_token"), "no token in a URL")
+	Expect(r.Header.Get(agent.TokenHeader)).To(Equal(token))
 	off, err := strconv.ParseInt(q.Get("offset"), 10, 64)
 	Expect(err).NotTo(HaveOccurred())
 	n, err := strconv.ParseInt(q.Get("length"), 10, 64)
@@ -379,7 +383,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(res.Async).To(BeTrue())
 				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
-				Eventually(w.notified).Should(Receive(Equal("done")))
+				Eventually(w.notified).Should(Receive(Equal("done "+key)), "done, with the deploy key")
 
 				written, err := os.ReadFile(backing)
 				Expect(err).NotTo(HaveOccurred())
@@ -516,6 +520,24 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(w.pxelinuxPath(mac)).NotTo(BeAnExistingFile())
 				Expect(filepath.Join(w.tftp, n.UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
 				Expect(filepath.Join(w.tftp, n.UUID, "config")).NotTo(BeAnExistingFile())
+			})
+
+			It("rebuilds a node deployed through a heartbeating agent: each ramdisk gets a token of its own", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, _, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				for _, rebuild := range []bool{false, true} {
+					Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, Rebuild: rebuild})).To(Succeed())
+					Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployWait))
+					Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+					w.agentHeartbeat(ctx, n.UUID, backing, nil)
+					Eventually(w.e.provisionState(ctx, n.UUID), 3*time.Minute).Should(Equal(states.Active), "rebuild: %v", rebuild)
+					Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+					done := w.e.node(ctx, n.UUID)
+					Expect(done.LastError).To(BeNil())
+					Expect(done.DriverInternalInfo).NotTo(HaveKey("agent_secret_token"), "the ramdisk is gone with the deploy")
+					Expect(done.DriverInternalInfo).NotTo(HaveKey("agent_url"))
+					w.tgt.removeTargets()
+				}
 			})
 
 			It("fails the deploy when the image does not exist", func(ctx SpecContext) {

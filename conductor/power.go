@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/states"
@@ -90,9 +91,7 @@ func (c *Conductor) powerAction(ctx context.Context, t *task.Task, newState stri
 	if target == states.PowerOff || newState == states.Rebooting || newState == states.SoftRebooting {
 		// The running agent goes away with the power; its address and
 		// token must not be trusted by the next boot.
-		for _, k := range []string{"agent_url", "agent_secret_token", "agent_secret_token_pregenerated", "agent_cached_clean_steps", "agent_cached_deploy_steps"} {
-			delete(n.DriverInternalInfo, k)
-		}
+		driver.WipeAgentSession(n)
 	}
 	if err := t.Save(ctx); err != nil {
 		return err

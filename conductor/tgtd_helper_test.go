@@ -137,15 +137,21 @@ func (t *tgtdTarget) stop() {
 		return
 	default:
 	}
-	for _, tid := range t.tids {
-		_ = t.adm("--mode", "target", "--op", "delete", "--force", "--tid", strconv.Itoa(tid))
-	}
+	t.removeTargets()
 	_ = t.adm("--mode", "system", "--op", "delete")
 	select {
 	case <-t.exited:
 	case <-time.After(5 * time.Second):
 		t.kill()
 	}
+}
+
+// removeTargets deletes every target, as a ramdisk going away does.
+func (t *tgtdTarget) removeTargets() {
+	for _, tid := range t.tids {
+		_ = t.adm("--mode", "target", "--op", "delete", "--force", "--tid", strconv.Itoa(tid))
+	}
+	t.tids = nil
 }
 
 // kill ends tgtd at once, as a node losing power would.

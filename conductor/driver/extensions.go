@@ -64,6 +64,23 @@ type AgentPoller interface {
 	HeartbeatPolled(ctx context.Context, t TaskContext, callbackURL, agentVersion string, polled any, pollErr error) error
 }
 
+// agentSessionKeys are what one run of an agent ramdisk leaves in
+// driver_internal_info: where it listens, the token it was given, what it
+// offered. The next ramdisk booted on the node must start without them: a
+// token left behind is handed out masked and every heartbeat of the new
+// ramdisk is refused.
+var agentSessionKeys = []string{"agent_url", "agent_secret_token", "agent_secret_token_pregenerated",
+	"agent_cached_clean_steps", "agent_cached_deploy_steps"}
+
+// WipeAgentSession forgets the node's agent ramdisk, as Ironic's
+// wipe_token_and_url does whenever the ramdisk goes away or a new one is
+// about to boot.
+func WipeAgentSession(n *model.Node) {
+	for _, k := range agentSessionKeys {
+		delete(n.DriverInternalInfo, k)
+	}
+}
+
 // PortTaskContext is a task that may also change the node's ports, as
 // network interfaces do when they bind tenant VIFs.
 type PortTaskContext interface {

@@ -220,7 +220,23 @@ func (t *Task) transition(event, targetOverride string) error {
 	}
 	t.node.ProvisionState = &next
 	t.node.TargetProvisionState = ptrOrNil(target)
+	if agentSession[current] != agentSession[next] {
+		driver.WipeAgentSession(t.node)
+	}
 	return nil
+}
+
+// agentSession are the states in which an agent ramdisk runs for the
+// operation under way (a deploy, clean, rescue or service). Entering one
+// from outside means a new ramdisk will boot and look the node up;
+// leaving means the ramdisk is done: either way the token and URL of any
+// earlier ramdisk must go (a rebuild, a retried deploy), while moving
+// between them (wait, resume, hold) keeps the running ramdisk's.
+var agentSession = map[string]bool{
+	states.Deploying: true, states.DeployWait: true, states.DeployHold: true,
+	states.Cleaning: true, states.CleanWait: true, states.CleanHold: true,
+	states.Rescuing: true, states.RescueWait: true,
+	states.Servicing: true, states.ServiceWait: true, states.ServiceHold: true,
 }
 
 // Work is a job for a background worker. Run owns the task (and the lock)

@@ -75,8 +75,9 @@ func startAgent(cfg agent.Config) *running {
 	return r
 }
 
-// call sends an agent API request and decodes the JSON answer.
-func call(method, u string, body any) (int, map[string]any) {
+// call sends an agent API request, with token in the agent token header
+// unless empty, and decodes the JSON answer.
+func call(method, u, token string, body any) (int, map[string]any) {
 	GinkgoHelper()
 	var rd io.Reader
 	if body != nil {
@@ -86,6 +87,9 @@ func call(method, u string, body any) (int, map[string]any) {
 	}
 	req, err := http.NewRequest(method, u, rd)
 	Expect(err).NotTo(HaveOccurred())
+	if token != "" {
+		req.Header.Set(agent.TokenHeader, token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	Expect(err).NotTo(HaveOccurred())
 	defer resp.Body.Close()
@@ -97,16 +101,13 @@ func call(method, u string, body any) (int, map[string]any) {
 func (r *running) command(name string, params map[string]any, wait bool, token string) (int, map[string]any) {
 	GinkgoHelper()
 	q := url.Values{"wait": {fmt.Sprint(wait)}}
-	if token != "" {
-		q.Set("agent_token", token)
-	}
-	return call(http.MethodPost, r.base+"/v1/commands?"+q.Encode(), map[string]any{"name": name, "params": params})
+	return call(http.MethodPost, r.base+"/v1/commands?"+q.Encode(), token, map[string]any{"name": name, "params": params})
 }
 
 // finished waits for an async command and returns its final result.
-func (r *running) finished(id string) map[string]any {
+func (r *running) finished(id, token string) map[string]any {
 	GinkgoHelper()
-	code, res := call(http.MethodGet, r.base+"/v1/commands/"+id+"?wait=true", nil)
+	code, res := call(http.MethodGet, r.base+"/v1/commands/"+id+"?wait=true", token, nil)
 	Expect(code).To(Equal(http.StatusOK))
 	return res
 }
@@ -236,7 +237,7 @@ var _ = Describe("agent mode", func() {
 			_, res := a.command("clean.execute_clean_step", map[string]any{
 				"step": map[string]any{"step": "erase_devices_metadata", "interface": "deploy", "priority": 99}},
 				false, api.token)
-			Expect(a.finished(res["id"].(string))["command_status"]).To(Equal("SUCCEEDED"))
+			Expect(a.finished(res["id"].(string), api.token)["command_status"]).To(Equal("SUCCEEDED"))
 			Eventually(func() int { return len(api.calls(path)) }).Should(Equal(2))
 		})
 
@@ -250,6 +251,21 @@ var _ = Describe("agent mode", func() {
 			code, _ := a.command("standby.sync", nil, true, "******")
 			Expect(code).To(Equal(http.StatusUnauthorized))
 		})
+
+		It("refuses every command call while it holds no token", func() {
+			api.token = "******"
+			a := startAgent(cfg)
+			path := "/v1/heartbeat/" + api.nodeUUID
+			Eventually(func() int { return len(api.calls(path)) }).Should(BeNumerically(">=", 1))
+			for _, token := range []string{"", "******"} {
+				code, _ := a.command("standby.sync", nil, true, token)
+				Expect(code).To(Equal(http.StatusUnauthorized))
+				code, _ = call(http.MethodGet, a.base+"/v1/commands", token, nil)
+				Expect(code).To(Equal(http.StatusUnauthorized))
+			}
+			code, _ := call(http.MethodGet, a.base+"/v1/status", "", nil)
+			Expect(code).To(Equal(http.StatusOK))
+		})
 	})
 
 	Describe("command API", func() {
@@ -259,27 +275,43 @@ var _ = Describe("agent mode", func() {
 			Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
 		})
 
-		It("requires the agent token on commands once it has one", func() {
+		It("requires the agent token in its header on every command call, and shows nothing without it", func() {
 			code, res := a.command("standby.sync", nil, true, "")
 			Expect(code).To(Equal(http.StatusUnauthorized))
 			Expect(res).To(HaveKeyWithValue("type", "Unauthorized"))
 			code, _ = a.command("standby.sync", nil, true, "wrong")
 			Expect(code).To(Equal(http.StatusUnauthorized))
-			code, res = a.command("standby.sync", nil, true, api.token)
+			code, _ = call(http.MethodPost, a.base+"/v1/commands?wait=true&agent_token="+api.token, "",
+				map[string]any{"name": "standby.sync"})
+			Expect(code).To(Equal(http.StatusUnauthorized), "a token in the URL is not accepted")
+			code, res = a.command("clean.get_clean_steps", map[string]any{"node": map[string]any{"secret": "hunter2"}, "ports": []any{}},
+				true, api.token)
 			Expect(code).To(Equal(http.StatusOK))
 			Expect(res).To(HaveKeyWithValue("command_status", "SUCCEEDED"))
+			id := res["id"].(string)
+
+			for _, path := range []string{"/v1/commands", "/v1/commands/", "/v1/commands/" + id, "/v1/commands/" + id + "?wait=true"} {
+				for _, token := range []string{"", "wrong"} {
+					code, res = call(http.MethodGet, a.base+path, token, nil)
+					Expect(code).To(Equal(http.StatusUnauthorized), path)
+					Expect(fmt.Sprint(res)).NotTo(ContainSubstring("hunter2"), path)
+				}
+				code, _ = call(http.MethodGet, a.base+path, api.token, nil)
+				Expect(code).To(Equal(http.StatusOK), path)
+			}
 		})
 
 		It("checksums its disk for the conductor, leaving no command record", func() {
-			sums := func(q string) (int, map[string]any) {
-				return call(http.MethodGet, a.base+"/v1/checksums?"+q, nil)
+			sums := func(q, token string) (int, map[string]any) {
+				return call(http.MethodGet, a.base+"/v1/checksums?"+q, token, nil)
 			}
-			code, res := sums("offset=65536&length=200000&block_size=65536")
+			code, res := sums("offset=65536&length=200000&block_size=65536", "")
 			Expect(code).To(Equal(http.StatusUnauthorized))
 			Expect(res).To(HaveKeyWithValue("type", "Unauthorized"))
+			code, _ = sums("offset=65536&length=200000&block_size=65536&agent_token="+api.token, "")
+			Expect(code).To(Equal(http.StatusUnauthorized), "a token in the URL is not accepted")
 
-			tok := "&agent_token=" + api.token
-			code, res = sums("offset=65536&length=200000&block_size=65536" + tok)
+			code, res = sums("offset=65536&length=200000&block_size=65536", api.token)
 			Expect(code).To(Equal(http.StatusOK))
 			data := content(disk)
 			table := crc32.MakeTable(crc32.Castagnoli)
@@ -293,11 +325,11 @@ var _ = Describe("agent mode", func() {
 			for _, q := range []string{"offset=-1&length=1&block_size=512", "offset=0&length=0&block_size=512",
 				"offset=0&length=512&block_size=100", "offset=0&length=x&block_size=512", "length=512&block_size=512",
 				fmt.Sprintf("offset=%d&length=1024&block_size=512", 8<<20-512)} {
-				code, res = sums(q + tok)
+				code, res = sums(q, api.token)
 				Expect(code).To(Equal(http.StatusBadRequest), q)
 				Expect(res).To(HaveKeyWithValue("type", "InvalidCommandError"), q)
 			}
-			_, res = call(http.MethodGet, a.base+"/v1/commands", nil)
+			_, res = call(http.MethodGet, a.base+"/v1/commands", api.token, nil)
 			Expect(res["commands"]).To(BeEmpty())
 
 			By("answering the conductor's client, which never shows the token")
@@ -340,11 +372,11 @@ var _ = Describe("agent mode", func() {
 			Expect(second["command_result"]).To(HaveKeyWithValue("deploy_steps",
 				map[string]any{"FerricHardwareManager": []any{}}))
 
-			code, list := call(http.MethodGet, a.base+"/v1/commands", nil)
+			code, list := call(http.MethodGet, a.base+"/v1/commands", api.token, nil)
 			Expect(code).To(Equal(http.StatusOK))
 			Expect(list["commands"]).To(HaveLen(2))
 			Expect(list["commands"].([]any)[0]).To(Equal(res))
-			code, one := call(http.MethodGet, a.base+"/v1/commands/"+res["id"].(string), nil)
+			code, one := call(http.MethodGet, a.base+"/v1/commands/"+res["id"].(string), api.token, nil)
 			Expect(code).To(Equal(http.StatusOK))
 			Expect(one).To(Equal(res))
 		})
@@ -355,7 +387,7 @@ var _ = Describe("agent mode", func() {
 			_, res := a.command("clean.get_clean_steps", map[string]any{"node": node, "ports": []any{}}, true, api.token)
 			Expect(res["command_params"]).To(Equal(map[string]any{"ports": []any{}, "node": map[string]any{
 				"uuid": api.nodeUUID, "driver_info": map[string]any{"ipmi_username": "admin", "ipmi_password": "******"}}}))
-			_, list := call(http.MethodGet, a.base+"/v1/commands", nil)
+			_, list := call(http.MethodGet, a.base+"/v1/commands", api.token, nil)
 			Expect(fmt.Sprint(list)).NotTo(ContainSubstring("s3cret"))
 		})
 
@@ -370,11 +402,11 @@ var _ = Describe("agent mode", func() {
 			code, res = a.command("clean.nosuch", nil, true, api.token)
 			Expect(code).To(Equal(http.StatusBadRequest))
 			Expect(res).To(HaveKeyWithValue("details", "Unknown command: clean.nosuch"))
-			code, _ = call(http.MethodGet, a.base+"/v1/commands/00000000-0000-4000-8000-000000000000", nil)
+			code, _ = call(http.MethodGet, a.base+"/v1/commands/00000000-0000-4000-8000-000000000000", api.token, nil)
 			Expect(code).To(Equal(http.StatusNotFound))
-			code, _ = call(http.MethodGet, a.base+"/v1/commands", nil)
+			code, _ = call(http.MethodGet, a.base+"/v1/commands", api.token, nil)
 			Expect(code).To(Equal(http.StatusOK))
-			code, status := call(http.MethodGet, a.base+"/v1/status", nil)
+			code, status := call(http.MethodGet, a.base+"/v1/status", "", nil)
 			Expect(code).To(Equal(http.StatusOK))
 			Expect(status).To(HaveKeyWithValue("version", agent.Version))
 		})
@@ -401,14 +433,14 @@ var _ = Describe("agent mode", func() {
 				"details": "executing command execute_clean_step"}))
 
 			// While it runs, the result shows the step and how far it got.
-			_, now := call(http.MethodGet, a.base+"/v1/commands/"+res["id"].(string), nil)
+			_, now := call(http.MethodGet, a.base+"/v1/commands/"+res["id"].(string), api.token, nil)
 			Expect(now["command_status"]).To(Equal("RUNNING"))
 			progress := now["command_result"].(map[string]any)["progress"].(map[string]any)
 			Expect(progress["bytes_done"]).To(Equal(float64(8 << 20)))
 			Expect(progress["percent"]).To(Equal(100.0))
 
 			close(g.release)
-			Expect(a.finished(res["id"].(string))["command_status"]).To(Equal("SUCCEEDED"))
+			Expect(a.finished(res["id"].(string), api.token)["command_status"]).To(Equal("SUCCEEDED"))
 			code, _ = a.command("standby.sync", nil, true, api.token)
 			Expect(code).To(Equal(http.StatusOK))
 		})
@@ -433,7 +465,7 @@ var _ = Describe("agent mode", func() {
 				"node": map[string]any{"driver_internal_info": map[string]any{"agent_erase_devices_iterations": 1,
 					"agent_erase_devices_zeroize": true}},
 				"ports": []any{}, "clean_version": map[string]any{"ferric_hardware_manager": "1.0"}}, false, api.token)
-			done := a.finished(res["id"].(string))
+			done := a.finished(res["id"].(string), api.token)
 			Expect(done["command_status"]).To(Equal("SUCCEEDED"), fmt.Sprint(done["command_error"]))
 			result := done["command_result"].(map[string]any)
 			Expect(result["clean_step"]).To(Equal(step))
@@ -469,7 +501,7 @@ var _ = Describe("agent mode", func() {
 
 			_, res := a.command("clean.execute_clean_step", map[string]any{
 				"step": map[string]any{"step": "erase_devices", "interface": "deploy"}}, false, api.token)
-			done := a.finished(res["id"].(string))
+			done := a.finished(res["id"].(string), api.token)
 			Expect(done["command_status"]).To(Equal("FAILED"))
 			Expect(done["command_result"]).To(BeNil())
 			Expect(done["command_error"]).To(And(HaveKeyWithValue("type", "CleaningError"),
@@ -481,7 +513,7 @@ var _ = Describe("agent mode", func() {
 			_, res := a.command("clean.execute_clean_step", map[string]any{
 				"step":          map[string]any{"step": "erase_devices", "interface": "deploy"},
 				"clean_version": map[string]any{"generic_hardware_manager": "1.1"}}, false, api.token)
-			done := a.finished(res["id"].(string))
+			done := a.finished(res["id"].(string), api.token)
 			Expect(done["command_status"]).To(Equal("CLEAN_VERSION_MISMATCH"))
 			Expect(done["command_error"]).To(HaveKeyWithValue("type", "VersionMismatch"))
 			Expect(content(disk)).To(Equal(before))
@@ -491,7 +523,7 @@ var _ = Describe("agent mode", func() {
 			before := content(disk)
 			_, res := a.command("clean.execute_clean_step", map[string]any{
 				"step": map[string]any{"step": "erase_devices_metadata", "interface": "deploy"}}, false, api.token)
-			done := a.finished(res["id"].(string))
+			done := a.finished(res["id"].(string), api.token)
 			Expect(done["command_status"]).To(Equal("SUCCEEDED"))
 			after := content(disk)
 			Expect(allZero(after[:1<<20])).To(BeTrue())

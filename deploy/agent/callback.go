@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -85,7 +87,7 @@ func (a *Agent) RunCallback(ctx context.Context) error {
 	err = a.callback(ctx, "pass_deploy_info", body)
 	if err == nil && exportErr == nil {
 		log.WithField("listen", a.cfg.DoneListen).Info("Deploy info passed; waiting for done")
-		err = waitDone(ctx, done)
+		err = waitDone(ctx, done, p.DeploymentKey)
 	}
 	err = errors.Join(exportErr, err, a.stopTarget(context.WithoutCancel(ctx)))
 	if err != nil {
@@ -97,7 +99,7 @@ func (a *Agent) RunCallback(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := waitDone(ctx, done); err != nil {
+		if err := waitDone(ctx, done, p.DeploymentKey); err != nil {
 			return err
 		}
 	}
@@ -135,9 +137,17 @@ func (a *Agent) callback(ctx context.Context, method string, body any) error {
 	}
 }
 
-// waitDone accepts connections until one sends "done" (the conductor connects,
-// writes those four bytes and closes); anything else is ignored.
-func waitDone(ctx context.Context, ln net.Listener) error {
+// DoneMessage is what the conductor sends the callback-only ramdisk when the
+// image is written: "done", then the deployment key, which only the conductor
+// and the ramdisk know, so nobody else on the network can make the ramdisk let
+// go of a disk in the middle of a write. The bash ramdisk takes any connection
+// as done.
+func DoneMessage(deploymentKey string) []byte { return []byte("done " + deploymentKey) }
+
+// waitDone accepts connections until one sends DoneMessage with the key (the
+// conductor connects, writes it and closes); anything else is ignored.
+func waitDone(ctx context.Context, ln net.Listener, key string) error {
+	want := DoneMessage(key)
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	for {
@@ -151,7 +161,7 @@ func waitDone(ctx context.Context, ln net.Listener) error {
 		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		msg, _ := io.ReadAll(io.LimitReader(c, 64))
 		c.Close()
-		if strings.TrimSpace(string(msg)) == "done" {
+		if subtle.ConstantTimeCompare(bytes.TrimSpace(msg), want) == 1 {
 			return nil
 		}
 	}

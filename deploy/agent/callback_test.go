@@ -16,14 +16,14 @@ import (
 )
 
 // sendDone is what the conductor does when the deploy is written: connect to the
-// ramdisk's port 10000, send "done", close.
-func sendDone(addr string) error {
+// ramdisk's port 10000, send msg, close.
+func sendDone(addr string, msg []byte) error {
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	_, err = c.Write([]byte("done"))
+	_, err = c.Write(msg)
 	return err
 }
 
@@ -109,7 +109,7 @@ var _ = Describe("callback mode (bash ramdisk contract)", func() {
 		Expect(s.Close()).To(Succeed())
 		Consistently(poweredOff, 100*time.Millisecond).ShouldNot(BeClosed())
 
-		Expect(sendDone(cfg.DoneListen)).To(Succeed())
+		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(key))).To(Succeed())
 		Eventually(exited).WithTimeout(30 * time.Second).Should(BeClosed())
 		Expect(runErr).NotTo(HaveOccurred())
 		Expect(poweredOff).To(BeClosed())
@@ -118,15 +118,14 @@ var _ = Describe("callback mode (bash ramdisk contract)", func() {
 		Expect(filepath.Join("/var/run/tgtd", "socket."+strconv.Itoa(cfg.TgtdControlPort))).NotTo(BeAnExistingFile())
 	})
 
-	It("ignores connections that do not say done", func() {
+	It("ignores connections that do not say done with the deployment key", func() {
 		run()
 		Eventually(api.passthru).WithTimeout(30 * time.Second).Should(Receive())
-		c, err := net.Dial("tcp", cfg.DoneListen)
-		Expect(err).NotTo(HaveOccurred())
-		_, _ = c.Write([]byte("hello"))
-		c.Close()
+		for _, msg := range []string{"hello", "done", "done wrong-key", "done " + key[:10]} {
+			Expect(sendDone(cfg.DoneListen, []byte(msg))).To(Succeed())
+		}
 		Consistently(exited, 200*time.Millisecond).ShouldNot(BeClosed())
-		Expect(sendDone(cfg.DoneListen)).To(Succeed())
+		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(key))).To(Succeed())
 		Eventually(exited).WithTimeout(30 * time.Second).Should(BeClosed())
 		Expect(runErr).NotTo(HaveOccurred())
 	})
@@ -147,14 +146,14 @@ var _ = Describe("callback mode (bash ramdisk contract)", func() {
 		cfg.Params.BootOption = "local"
 		run()
 		Eventually(api.passthru).WithTimeout(30 * time.Second).Should(Receive())
-		Expect(sendDone(cfg.DoneListen)).To(Succeed())
+		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(key))).To(Succeed())
 		var req request
 		Eventually(api.passthru).WithTimeout(30 * time.Second).Should(Receive(&req))
 		Expect(req.Path).To(HaveSuffix("/vendor_passthru/pass_bootloader_install_info"))
 		Expect(req.Body).To(And(HaveKeyWithValue("status", "FAILED"), HaveKeyWithValue("key", key),
 			HaveKeyWithValue("address", "127.0.0.1"), HaveKeyWithValue("error", ContainSubstring("boot loader"))))
 		Consistently(poweredOff, 100*time.Millisecond).ShouldNot(BeClosed())
-		Expect(sendDone(cfg.DoneListen)).To(Succeed())
+		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(key))).To(Succeed())
 		Eventually(exited).WithTimeout(30 * time.Second).Should(BeClosed())
 		Expect(runErr).NotTo(HaveOccurred())
 		Expect(poweredOff).To(BeClosed())

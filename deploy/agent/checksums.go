@@ -26,10 +26,6 @@ const maxChecksumLength = 64 << 20
 // iSCSI, so the image crosses the network once. Unlike a command it keeps
 // no record and may run beside others.
 func (a *Agent) checksums(w http.ResponseWriter, r *http.Request) {
-	if !a.validToken(r.URL.Query().Get("agent_token")) {
-		writeError(w, unauthorized())
-		return
-	}
 	q := r.URL.Query()
 	param := func(name string, lo, hi int64) (int64, error) {
 		v, err := strconv.ParseInt(q.Get(name), 10, 64)
@@ -89,9 +85,6 @@ type DiskChecksums struct {
 // bytes [off, off+n).
 func (c DiskChecksums) Checksums(ctx context.Context, off, n int64, blockSize int) ([]uint32, error) {
 	q := url.Values{"offset": {fmt.Sprint(off)}, "length": {fmt.Sprint(n)}, "block_size": {fmt.Sprint(blockSize)}}
-	if c.Token != "" {
-		q.Set("agent_token", c.Token)
-	}
 	base, err := url.Parse(strings.TrimRight(c.URL, "/") + "/v1/checksums")
 	if err != nil {
 		return nil, fmt.Errorf("agent checksums: bad agent URL: %w", err)
@@ -101,6 +94,9 @@ func (c DiskChecksums) Checksums(ctx context.Context, off, n int64, blockSize in
 	if err != nil {
 		return nil, fmt.Errorf("agent checksums: %w", err)
 	}
+	if c.Token != "" {
+		req.Header.Set(TokenHeader, c.Token)
+	}
 	client := c.Client
 	if client == nil {
 		client = http.DefaultClient
@@ -109,7 +105,7 @@ func (c DiskChecksums) Checksums(ctx context.Context, off, n int64, blockSize in
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			err = ue.Err // its URL holds the token
+			err = ue.Err // the message names the URL once more
 		}
 		base.RawQuery = ""
 		return nil, fmt.Errorf("agent checksums: %s did not answer: %w", base.Redacted(), err)

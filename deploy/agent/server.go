@@ -9,6 +9,10 @@ import (
 	"strconv"
 )
 
+// TokenHeader carries the agent token on every call to the agent API. A
+// header, not a query parameter: URLs end up in proxy and access logs.
+const TokenHeader = "X-Agent-Token"
+
 // Handler serves the IPA-compatible agent API:
 //
 //	GET  /                      API versions
@@ -16,20 +20,35 @@ import (
 //	GET  /v1/commands           {"commands": [<result>...]} in execution order
 //	GET  /v1/commands/{id}      one result; ?wait=true blocks until it finishes
 //	POST /v1/commands           {"name": "<ext>.<cmd>", "params": {...}}; ?wait=true
-//	                            blocks; ?agent_token= must match once a token is known
+//	                            blocks
 //	GET  /v1/checksums          ?offset=&length=&block_size=: CRC-32C of each block of
-//	                            the exported disk (a Ferric extension); token as above
+//	                            the exported disk (a Ferric extension)
+//
+// Every call but the first two needs the agent token in TokenHeader: command
+// parameters and results carry node secrets, and commands erase disks. Until
+// the agent holds a token it refuses them all.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", a.versions)
 	mux.HandleFunc("GET /v1/status", a.status)
-	mux.HandleFunc("GET /v1/commands", a.listCommands)
-	mux.HandleFunc("GET /v1/commands/{$}", a.listCommands)
-	mux.HandleFunc("GET /v1/commands/{id}", a.getCommand)
-	mux.HandleFunc("POST /v1/commands", a.runCommand)
-	mux.HandleFunc("POST /v1/commands/{$}", a.runCommand)
-	mux.HandleFunc("GET /v1/checksums", a.checksums)
+	mux.HandleFunc("GET /v1/commands", a.authorized(a.listCommands))
+	mux.HandleFunc("GET /v1/commands/{$}", a.authorized(a.listCommands))
+	mux.HandleFunc("GET /v1/commands/{id}", a.authorized(a.getCommand))
+	mux.HandleFunc("POST /v1/commands", a.authorized(a.runCommand))
+	mux.HandleFunc("POST /v1/commands/{$}", a.authorized(a.runCommand))
+	mux.HandleFunc("GET /v1/checksums", a.authorized(a.checksums))
 	return mux
+}
+
+// authorized lets a request through only with the agent's token.
+func (a *Agent) authorized(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !a.validToken(r.Header.Get(TokenHeader)) {
+			writeError(w, unauthorized())
+			return
+		}
+		h(w, r)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -87,10 +106,6 @@ func (a *Agent) getCommand(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Agent) runCommand(w http.ResponseWriter, r *http.Request) {
-	if !a.validToken(r.URL.Query().Get("agent_token")) {
-		writeError(w, unauthorized())
-		return
-	}
 	var body struct {
 		Name   *string        `json:"name"`
 		Params map[string]any `json:"params"`
@@ -120,13 +135,9 @@ func unauthorized() *RESTError {
 	return &RESTError{Type: "Unauthorized", Code: http.StatusUnauthorized, Message: "Unauthorized", Details: "Token invalid."}
 }
 
-// validToken accepts any request until the agent holds a usable token (an agent
-// that got "******" at lookup cannot check), then only that token, compared in
-// constant time.
+// validToken accepts only the agent's token, compared in constant time; an
+// agent without one (it got "******" at lookup) accepts nothing.
 func (a *Agent) validToken(got string) bool {
 	want := a.token()
-	if want == "" {
-		return true
-	}
-	return subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
+	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
 }

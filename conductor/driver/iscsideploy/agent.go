@@ -178,20 +178,19 @@ func (d *Deploy) verifier(ctx context.Context, tgt target) disk.ChecksumSource {
 }
 
 func (d *Deploy) agentRequest(ctx context.Context, method, agentURL, token string, q url.Values, body []byte, out any) error {
-	if token != "" {
-		q.Set("agent_token", token)
-	}
 	endpoint := strings.TrimRight(agentURL, "/") + "/v1/commands?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, method, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("agent request: %w", err)
+	}
+	if token != "" {
+		req.Header.Set(agent.TokenHeader, token)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := d.opts.Client.Do(req)
 	if err != nil {
-		// The error names the URL, whose query holds the token.
 		return fmt.Errorf("agent at %s did not answer: %w", redact(agentURL), unwrapURLError(err))
 	}
 	defer resp.Body.Close()

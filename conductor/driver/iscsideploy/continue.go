@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/deploy/disk"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/deploy/iscsi"
@@ -55,7 +56,8 @@ func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *drive
 		return d.fail(ctx, t, drv, fmt.Sprintf("Failed to continue iSCSI deployment. Error: %s", err))
 	}
 	if tgt.notify {
-		if err := d.notifyDone(ctx, tgt.address); err != nil {
+		key, _ := n.DriverInternalInfo[deployKeyKey].(string)
+		if err := d.notifyDone(ctx, tgt.address, key); err != nil {
 			// The power cycle below ends the ramdisk anyway.
 			log.WithError(err).Warn("Could not tell the deploy ramdisk to finish")
 		}
@@ -230,8 +232,9 @@ func (d *Deploy) progressRecorder(ctx context.Context, t conductorTask) func(dis
 }
 
 // notifyDone tells the callback-only ramdisk the write is over, as
-// Ironic's notify does: connect to port 10000 and send "done".
-func (d *Deploy) notifyDone(ctx context.Context, address string) error {
+// Ironic's notify does: connect to port 10000 and send "done", followed by
+// the deploy key, without which ferric-agent ignores it.
+func (d *Deploy) notifyDone(ctx context.Context, address, key string) error {
 	var last error
 	for attempt := range 3 {
 		if attempt > 0 {
@@ -248,7 +251,7 @@ func (d *Deploy) notifyDone(ctx context.Context, address string) error {
 			continue
 		}
 		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-		_, err = conn.Write([]byte("done"))
+		_, err = conn.Write(agent.DoneMessage(key))
 		conn.Close()
 		if err == nil {
 			return nil

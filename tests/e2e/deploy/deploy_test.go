@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,20 +51,26 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		uuid := enrol(ctx, node, "")
 		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
 
-		steps.Provision(ctx, client, uuid, nodes.TargetActive)
-		n := eventuallyActive(ctx, uuid)
-		Expect(n.DriverInternalInfo).To(HaveKey("agent_url"), "the agent heartbeated")
+		for _, target := range []nodes.TargetProvisionState{nodes.TargetActive, nodes.TargetRebuild} {
+			By("deploying with target " + string(target))
+			deployBoots := len(agentBoots(node))
+			steps.Provision(ctx, client, uuid, target)
+			n := eventuallyActive(ctx, uuid)
+			Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"), "the ramdisk is gone with the deploy")
+			Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_secret_token"))
 
-		By("the disk holds the image and the node booted from it")
-		Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "disk starts with the image's raw bytes")
-		expectDeployBoot(node, "ipa-api-url=")
-		last, _ := node.LastBoot()
-		Expect(last.Device).To(Equal(lab.BootDisk))
-		Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOn))
-		Expect(node.PXEConfigPath()).NotTo(BeAnExistingFile(), "a whole-disk image boots locally")
+			By("the disk holds the image and the node booted from it")
+			Expect(agentBoots(node)).To(HaveLen(deployBoots+1), "one deploy ramdisk boot")
+			Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "disk starts with the image's raw bytes")
+			expectDeployBoot(node, "ipa-api-url=")
+			last, _ := node.LastBoot()
+			Expect(last.Device).To(Equal(lab.BootDisk))
+			Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOn))
+			Expect(node.PXEConfigPath()).NotTo(BeAnExistingFile(), "a whole-disk image boots locally")
+		}
 
 		undeploy(ctx, node, uuid)
-	}, SpecTimeout(deployTimeout+2*time.Minute))
+	}, SpecTimeout(2*deployTimeout+2*time.Minute))
 
 	It("deploys a whole-disk image through the callback-only ramdisk (pass_deploy_info)", func(ctx SpecContext) {
 		node := theLab.Nodes[1]
@@ -122,8 +127,9 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 				Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"))
 				expectDeployBoot(d.node, "deployment_key=")
 			} else {
-				Expect(n.DriverInternalInfo).To(HaveKeyWithValue("agent_url",
-					"http://"+net.JoinHostPort(d.node.Address, strconv.Itoa(lab.AgentPort))), "the agent called back from its own address")
+				// Its own address held the target the conductor wrote: the
+				// agent's URL went with the ramdisk.
+				Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"))
 				expectDeployBoot(d.node, "ipa-api-url=")
 			}
 		}
@@ -250,17 +256,23 @@ func eventuallyActive(ctx context.Context, uuid string) *nodes.Node {
 // command line holding param.
 func expectDeployBoot(node *lab.Node, param string) {
 	GinkgoHelper()
-	var deploys []lab.Boot
-	for _, b := range node.Boots() {
-		if b.Agent {
-			deploys = append(deploys, b)
-		}
-	}
+	deploys := agentBoots(node)
 	Expect(deploys).NotTo(BeEmpty(), "the node booted the deploy ramdisk")
 	last := deploys[len(deploys)-1]
 	Expect(last.Device).To(Equal(lab.BootPXE))
 	Expect(last.Label).To(Equal("deploy"))
 	Expect(last.Cmdline).To(ContainSubstring(param))
+}
+
+// agentBoots are the node's boots into the deploy ramdisk.
+func agentBoots(node *lab.Node) []lab.Boot {
+	var out []lab.Boot
+	for _, b := range node.Boots() {
+		if b.Agent {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // undeploy tears the instance down.
