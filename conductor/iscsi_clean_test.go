@@ -253,12 +253,8 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				w := newISCSIWorld(ctx, backend)
 				n, mac, backing := w.manageableNode(ctx, 16)
 				middle := fillDisk(backing)
-				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
 				w.provide(ctx, n.UUID)
-				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
-					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
-				Expect(err).NotTo(HaveOccurred())
+				w.callbackWithoutCHAP(ctx, n.UUID, backing)
 				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.CleanFail))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				final := w.e.node(ctx, n.UUID)

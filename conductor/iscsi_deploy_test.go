@@ -208,6 +208,17 @@ func withCHAP(info map[string]any) map[string]any {
 	return info
 }
 
+// callbackWithoutCHAP exports the node's disk open to every initiator and
+// calls back without a CHAP account, as a bash ramdisk does.
+func (w *iscsiWorld) callbackWithoutCHAP(ctx context.Context, uuid, backing string) {
+	GinkgoHelper()
+	iqn := iscsideploy.IQN(uuid)
+	Expect(w.tgt.export(iqn, backing)).To(Succeed())
+	_, err := w.passDeployInfo(ctx, uuid, map[string]any{"key": deployKey(w.e.node(ctx, uuid)),
+		"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+	Expect(err).NotTo(HaveOccurred())
+}
+
 // allowOpenExport is [iscsi] allow_export_without_chap = true.
 func allowOpenExport(o *iscsideploy.Options) { o.AllowExportWithoutCHAP = true }
 
@@ -760,12 +771,8 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 			It("fails the deploy when the callback-only ramdisk sends no CHAP account, naming the option that would accept its open export", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
-				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
 				w.deployToWait(ctx, n.UUID)
-				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
-					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
-				Expect(err).NotTo(HaveOccurred())
+				w.callbackWithoutCHAP(ctx, n.UUID, backing)
 				w.expectCleanFailure(ctx, n.UUID, mac, "Failed to deploy the node "+n.UUID+". Error: "+noCHAP)
 				Expect(allZero(backing)).To(BeTrue(), "nothing was written")
 			})
@@ -774,12 +781,8 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w := newISCSIWorld(ctx, backend, allowOpenExport)
 				logs := logtest.NewLocal(w.e.log)
 				n, _, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
-				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
 				w.deployToWait(ctx, n.UUID)
-				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
-					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
-				Expect(err).NotTo(HaveOccurred())
+				w.callbackWithoutCHAP(ctx, n.UUID, backing)
 				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
 				Expect(w.e.node(ctx, n.UUID).LastError).To(BeNil())
 				Expect(logs.AllEntries()).To(ContainElement(HaveField("Message", ContainSubstring("The ramdisk does not support CHAP"))))
