@@ -282,23 +282,41 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				w.expectCleanedUp(final, mac)
 			})
 
+			It("fails the clean when the callback-only ramdisk sends no CHAP account, erasing nothing through its open export", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, backing := w.manageableNode(ctx, 16)
+				middle := fillDisk(backing)
+				w.provide(ctx, n.UUID)
+				w.callbackWithoutCHAP(ctx, n.UUID, backing)
+				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.CleanFail))
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				final := w.e.node(ctx, n.UUID)
+				Expect(str(final.LastError)).To(Equal("Failed to clean the node " + n.UUID + ". Error: " + noCHAP))
+				Expect(eraseRecords(final)).To(BeEmpty())
+				data, err := os.ReadFile(backing)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(data[8<<20:9<<20]).To(Equal(middle), "nothing was erased")
+				w.expectCleanedUp(final, mac)
+			})
+
 			It("fails the clean when a second pass_deploy_info comes while the conductor erases through the first one's target", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend, func(o *iscsideploy.Options) { o.Initiator.LoginTimeout = 10 * time.Minute })
 				n, mac, backing := w.manageableNode(ctx, 16)
 				middle := fillDisk(backing)
 				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
 				w.provide(ctx, n.UUID)
 				key := deployKey(w.e.node(ctx, n.UUID))
 
 				By("an attacker calling back first, so that its target would be erased in the disk's place")
 				attacker := stallingPortal()
-				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn, "port": attacker.port})
+				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn, "port": attacker.port,
+					"chap_username": "ferric-attacker", "chap_secret": "Ab3Cd5Ef7Gh9Jk2Lm4Np6Qr8"})
 				Expect(err).NotTo(HaveOccurred())
 				Eventually(attacker.connected, cleanTimeout).Should(Receive())
 
 				By("the node's own ramdisk calling back with the same key")
-				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+				_, err = w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port}))
 				Expect(errs.Message(err)).To(Equal(secondCallback))
 				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.CleanFail))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
@@ -318,12 +336,12 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				recorded.DriverInternalInfo = model.JSONObject{"disk_serial": "SN-DEPLOYED"}
 				Expect(w.e.store.SaveNode(ctx, recorded)).To(Succeed())
 				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
 				Expect(w.tgt.setSerial("SN-DEPLOYED")).To(Succeed())
 				callback := func() {
 					GinkgoHelper()
-					_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
-						"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+					_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
+						"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port}))
 					Expect(err).NotTo(HaveOccurred())
 				}
 				fillDisk(backing)
@@ -360,10 +378,10 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				n, mac, backing := w.manageableNode(ctx, 16)
 				hook.path = backing
 				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
 				w.provide(ctx, n.UUID)
-				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
-					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+				_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
+					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port}))
 				Expect(err).NotTo(HaveOccurred())
 				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.CleanFail))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())

@@ -193,6 +193,36 @@ func (w *iscsiWorld) passDeployInfo(ctx context.Context, uuid string, info map[s
 		HTTPMethod: http.MethodPost, Info: info})
 }
 
+// The CHAP account the callback-only ramdisk of these specs exports the
+// disk with and sends in pass_deploy_info.
+const ramdiskCHAPUser, ramdiskCHAPSecret = "ferric-ramdisk02", "Wm4Xc7Vb2Nq9Lp5Rt8Zk3Hs6"
+
+// exportAsRamdisk exports the node's disk as the callback-only ramdisk
+// does: only to the initiator logging in with ramdiskCHAPUser.
+func (w *iscsiWorld) exportAsRamdisk(iqn, backing string) error {
+	return w.tgt.exportCHAP(iqn, backing, ramdiskCHAPUser, ramdiskCHAPSecret)
+}
+
+// withCHAP adds the ramdisk's CHAP account to a pass_deploy_info body.
+func withCHAP(info map[string]any) map[string]any {
+	info["chap_username"], info["chap_secret"] = ramdiskCHAPUser, ramdiskCHAPSecret
+	return info
+}
+
+// callbackWithoutCHAP exports the node's disk open to every initiator and
+// calls back without a CHAP account, as a bash ramdisk does.
+func (w *iscsiWorld) callbackWithoutCHAP(ctx context.Context, uuid, backing string) {
+	GinkgoHelper()
+	iqn := iscsideploy.IQN(uuid)
+	Expect(w.tgt.export(iqn, backing)).To(Succeed())
+	_, err := w.passDeployInfo(ctx, uuid, map[string]any{"key": deployKey(w.e.node(ctx, uuid)),
+		"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// allowOpenExport is [iscsi] allow_export_without_chap = true.
+func allowOpenExport(o *iscsideploy.Options) { o.AllowExportWithoutCHAP = true }
+
 func deployKey(n *model.Node) string {
 	k, _ := n.DriverInternalInfo["deploy_key_secret"].(string)
 	return k
@@ -602,8 +632,8 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
 				w.deployToWait(ctx, n.UUID)
 				key := deployKey(w.e.node(ctx, n.UUID))
-				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1",
-					"iqn": iscsideploy.IQN(n.UUID), "port": w.tgt.port})
+				_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1",
+					"iqn": iscsideploy.IQN(n.UUID), "port": w.tgt.port}))
 				Expect(err).NotTo(HaveOccurred())
 				w.expectCleanFailure(ctx, n.UUID, mac, "did not become active after 2 attempts")
 				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))
@@ -617,10 +647,10 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/big.raw"}, 300)
 				w.deployToWait(ctx, n.UUID)
 				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
 				key := deployKey(w.e.node(ctx, n.UUID))
-				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1",
-					"iqn": iqn, "port": float64(w.tgt.port)})
+				_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1",
+					"iqn": iqn, "port": float64(w.tgt.port)}))
 				Expect(err).NotTo(HaveOccurred())
 				Eventually(func() int64 {
 					st, err := os.Stat(backing)
@@ -653,19 +683,19 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
 				w.deployToWait(ctx, n.UUID)
 				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
 				key := deployKey(w.e.node(ctx, n.UUID))
 
-				By("an attacker who read the key from TFTP calling back first, naming its own target")
+				By("an attacker who read the key from TFTP calling back first, naming its own target and CHAP account")
 				attacker := stallingPortal()
 				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
-					"port": attacker.port})
+					"port": attacker.port, "chap_username": "ferric-attacker", "chap_secret": "Ab3Cd5Ef7Gh9Jk2Lm4Np6Qr8"})
 				Expect(err).NotTo(HaveOccurred())
 				Eventually(attacker.connected).Should(Receive(), "the conductor logs in to the attacker's target")
 
 				By("the node's own ramdisk calling back with the same key")
-				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
-					"port": w.tgt.port})
+				_, err = w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
+					"port": w.tgt.port}))
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 				Expect(errs.Message(err)).To(Equal(secondCallback))
 				w.expectCleanFailure(ctx, n.UUID, mac, secondCallback)
@@ -716,11 +746,11 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				hinted.Properties = model.JSONObject{"root_device": map[string]any{"serial": "SN-NODE-DISK"}}
 				Expect(w.e.store.SaveNode(ctx, hinted)).To(Succeed())
 				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.export(iqn, backing)).To(Succeed())
+				Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
 				Expect(w.tgt.setSerial("SN-OTHER-DISK")).To(Succeed())
 				w.deployToWait(ctx, n.UUID)
-				_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
-					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+				_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
+					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port}))
 				Expect(err).NotTo(HaveOccurred())
 				w.expectCleanFailure(ctx, n.UUID, mac, `disk identity check failed: the exported LUN reports serial number "SN-OTHER-DISK", `+
 					`but the root device hint says "SN-NODE-DISK": it is not the node's disk`)
@@ -729,15 +759,26 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				By("deploying once the LUN reports the hinted serial number")
 				Expect(w.tgt.setSerial("SN-NODE-DISK")).To(Succeed())
 				w.deployToWait(ctx, n.UUID)
-				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
-					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+				_, err = w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
+					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port}))
 				Expect(err).NotTo(HaveOccurred())
 				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
 				Expect(w.e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("disk_serial", "SN-NODE-DISK"))
 			})
 
-			It("deploys through an ironic-python-agent that knows no CHAP, with its open export and a warning", func(ctx SpecContext) {
+			It("fails the deploy through an ironic-python-agent that knows no CHAP, naming the option that would accept its open export", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
+				w.agentKnowsNoCHAP = true
+				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				agent := w.agentHeartbeat(ctx, n.UUID, backing, nil)
+				w.expectCleanFailure(ctx, n.UUID, mac, "Failed to start the iSCSI target to deploy the node "+n.UUID+". Error: "+noCHAP)
+				Expect(agent.commandCount()).To(Equal(1), "the command is not repeated without CHAP")
+				Expect(allZero(backing)).To(BeTrue(), "nothing was written")
+			})
+
+			It("deploys through an ironic-python-agent that knows no CHAP when [iscsi] allow_export_without_chap accepts its open export, with a warning", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend, allowOpenExport)
 				w.agentKnowsNoCHAP = true
 				logs := logtest.NewLocal(w.e.log)
 				n, _, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
@@ -746,7 +787,27 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
 				Expect(agent.commandCount()).To(Equal(2), "asked with CHAP, then without")
 				Expect(agent.command()["params"]).NotTo(HaveKey("chap_username"))
-				Expect(logs.AllEntries()).To(ContainElement(HaveField("Message", ContainSubstring("The agent does not support CHAP"))))
+				Expect(logs.AllEntries()).To(ContainElement(HaveField("Message", ContainSubstring("The ramdisk does not support CHAP"))))
+			})
+
+			It("fails the deploy when the callback-only ramdisk sends no CHAP account, naming the option that would accept its open export", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				w.callbackWithoutCHAP(ctx, n.UUID, backing)
+				w.expectCleanFailure(ctx, n.UUID, mac, "Failed to deploy the node "+n.UUID+". Error: "+noCHAP)
+				Expect(allZero(backing)).To(BeTrue(), "nothing was written")
+			})
+
+			It("deploys through the open export of a callback-only ramdisk sending no CHAP account when [iscsi] allow_export_without_chap accepts it, with a warning", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend, allowOpenExport)
+				logs := logtest.NewLocal(w.e.log)
+				n, _, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
+				w.deployToWait(ctx, n.UUID)
+				w.callbackWithoutCHAP(ctx, n.UUID, backing)
+				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
+				Expect(w.e.node(ctx, n.UUID).LastError).To(BeNil())
+				Expect(logs.AllEntries()).To(ContainElement(HaveField("Message", ContainSubstring("The ramdisk does not support CHAP"))))
 			})
 
 			It("fails the deploy when the ramdisk never calls back", func(ctx SpecContext) {
@@ -770,6 +831,10 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 		})
 	}
 })
+
+// noCHAP is the reason a deploy or clean fails on an export without CHAP.
+const noCHAP = "the deploy ramdisk does not support CHAP for its iSCSI export; " +
+	"use ferric-agent, or set [iscsi] allow_export_without_chap = true to accept an open export"
 
 // secondCallback is the answer to, and last_error of, a deploy key used
 // twice.

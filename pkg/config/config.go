@@ -169,6 +169,9 @@ type ISCSI struct {
 	PortalPort          int `ini:"iscsi.portal_port" help:"iSCSI portal port the ramdisk exports the disk on, unless it reports another."`
 	MaxConcurrentWrites int `ini:"iscsi.max_concurrent_writes" help:"Images this conductor writes at the same time; further deploys queue in arrival order."`
 	WriteWorkers        int `ini:"iscsi.write_workers" help:"Parallel writers (SCSI commands in flight) per image written."`
+	// AllowExportWithoutCHAP relaxes the one-time CHAP account every
+	// export requires, for ramdisks that cannot set one.
+	AllowExportWithoutCHAP bool `ini:"iscsi.allow_export_without_chap" help:"Deploy and clean with a ramdisk that exports the disk without CHAP (ironic-python-agent refusing the CHAP parameters, a callback-only ramdisk sending no CHAP account) instead of failing. Risk: while the export is open, anyone on the provisioning network can log in to the node's disk, read it and write it."`
 }
 
 // Glance configures the Image service through which an instance_info

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -109,11 +110,27 @@ func (r commandResult) errorText() string {
 	return string(r.Error)
 }
 
+// errNoCHAP is the failure of a deploy or clean whose ramdisk exports the
+// disk without CHAP while [iscsi] allow_export_without_chap is off.
+var errNoCHAP = errors.New("the deploy ramdisk does not support CHAP for its iSCSI export; " +
+	"use ferric-agent, or set [iscsi] allow_export_without_chap = true to accept an open export")
+
+// acceptOpenExport is errNoCHAP unless the configuration accepts an export
+// open to every initiator, which it then warns about.
+func (d *Deploy) acceptOpenExport(iqn string) error {
+	if !d.opts.AllowExportWithoutCHAP {
+		return errNoCHAP
+	}
+	d.log.WithField("iqn", iqn).Warn("The ramdisk does not support CHAP; its iSCSI export is open to every initiator on the provisioning network")
+	return nil
+}
+
 // startTarget runs iscsi.start_iscsi_target on the agent and waits for it.
 // The export admits only a CHAP account made for this deploy, which
 // reaches the agent over its token-bound API and is set in tgt. An
-// ironic-python-agent knows no CHAP parameters and refuses them; its
-// export stays open, as in Ironic, with a warning.
+// ironic-python-agent knows no CHAP parameters and refuses them: that is
+// errNoCHAP, unless AllowExportWithoutCHAP asks for Ironic's open export,
+// which gets a warning.
 func (d *Deploy) startTarget(ctx context.Context, t *target, wipe bool) error {
 	chap, err := tgt.NewCHAP()
 	if err != nil {
@@ -123,7 +140,9 @@ func (d *Deploy) startTarget(ctx context.Context, t *target, wipe bool) error {
 		"chap_username": chap.User, "chap_secret": chap.Secret}
 	res, err := d.runCommand(ctx, t.agentURL, t.agentToken, "iscsi.start_iscsi_target", params, true)
 	if err == nil && res.Status != "SUCCEEDED" && strings.Contains(string(res.Error), "unexpected keyword argument") {
-		d.log.WithField("iqn", t.iqn).Warn("The agent does not support CHAP; its iSCSI export is open to every initiator on the provisioning network")
+		if err := d.acceptOpenExport(t.iqn); err != nil {
+			return err
+		}
 		delete(params, "chap_username")
 		delete(params, "chap_secret")
 		res, err = d.runCommand(ctx, t.agentURL, t.agentToken, "iscsi.start_iscsi_target", params, true)

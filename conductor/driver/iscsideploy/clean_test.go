@@ -2,6 +2,8 @@ package iscsideploy
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -73,5 +75,16 @@ var _ = Describe("clean steps and their configuration", func() {
 		Expect(steps).To(ConsistOf(
 			driver.CleanStep{Interface: "deploy", Step: "erase_devices_metadata", Priority: 99},
 			driver.CleanStep{Interface: "deploy", Step: "erase_devices", Priority: 10}))
+	})
+})
+
+var _ = Describe("[iscsi] allow_export_without_chap", func() {
+	It("is off by default and reaches the deploy interface when a configuration file sets it", func() {
+		Expect(OptionsFrom(config.Defaults(), logrus.New()).AllowExportWithoutCHAP).To(BeFalse())
+		path := filepath.Join(GinkgoT().TempDir(), "ferric.conf")
+		Expect(os.WriteFile(path, []byte("[iscsi]\nallow_export_without_chap = true\n"), 0o600)).To(Succeed())
+		cfg, err := config.Load(path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(OptionsFrom(cfg, logrus.New()).AllowExportWithoutCHAP).To(BeTrue())
 	})
 })

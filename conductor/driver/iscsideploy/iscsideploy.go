@@ -91,6 +91,9 @@ type Options struct {
 	Log    logrus.FieldLogger
 	// Clean configures in-band cleaning (clean.go).
 	Clean CleanOptions
+	// AllowExportWithoutCHAP accepts a ramdisk exporting the disk open to
+	// every initiator instead of failing ([iscsi] allow_export_without_chap).
+	AllowExportWithoutCHAP bool
 }
 
 // OptionsFrom takes the options from a configuration.
@@ -111,6 +114,7 @@ func OptionsFrom(cfg config.Config, log logrus.FieldLogger) Options {
 		Log:                    log,
 		Clean:                  cleanOptionsFrom(cfg, log),
 		Glance:                 glanceOptionsFrom(cfg.Glance),
+		AllowExportWithoutCHAP: cfg.ISCSI.AllowExportWithoutCHAP,
 	}
 }
 

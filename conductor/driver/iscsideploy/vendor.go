@@ -178,6 +178,9 @@ func (v *Vendor) Call(ctx context.Context, t driver.TaskContext, method, _ strin
 	if di.ramdiskError != "" {
 		return nil, v.d.fail(ctx, ct, drv, "Error returned from deploy ramdisk: "+di.ramdiskError)
 	}
+	if err := v.d.checkCallbackCHAP(di); err != nil {
+		return nil, v.d.fail(ctx, ct, drv, fmt.Sprintf("Failed to deploy the node %s. Error: %s", n.UUID, err))
+	}
 	return nil, v.d.continueDeploy(ctx, ct, drv, di.target)
 }
 
@@ -194,12 +197,26 @@ func (d *Deploy) cleanCallback(ctx context.Context, t driver.TaskContext, di *de
 	if di.ramdiskError != "" {
 		return ct.FailCleaning(ctx, fmt.Sprintf("Error returned from the cleaning ramdisk of node %s: %s", n.UUID, di.ramdiskError))
 	}
+	if err := d.checkCallbackCHAP(di); err != nil {
+		return ct.FailCleaning(ctx, fmt.Sprintf("Failed to clean the node %s. Error: %s", n.UUID, err))
+	}
 	d.log.WithField("node", n.UUID).Info("The callback-only ramdisk runs no clean steps; the conductor erases through the iSCSI target it exported")
 	storeCleaningTarget(n, di.target)
 	if err := ct.SetCleanSteps(ctx); err != nil {
 		return ct.FailCleaning(ctx, fmt.Sprintf("Encountered exception for node %s while initiating cleaning. Error: %s", n.UUID, err))
 	}
 	return ct.ContinueCleaning(ctx, false)
+}
+
+// checkCallbackCHAP: a callback-only ramdisk that sent no CHAP account
+// exports the disk open, which only the configuration may accept. The
+// callback is not refused with a 400 as bad input: the ramdisk cannot do
+// better, so the deploy or clean fails with the reason in last_error.
+func (d *Deploy) checkCallbackCHAP(di *deployInfo) error {
+	if di.chapUser != "" {
+		return nil
+	}
+	return d.acceptOpenExport(di.iqn)
 }
 
 // failOnSecondCallback ends the deploy or clean waiting for a ramdisk
