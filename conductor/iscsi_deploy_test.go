@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"maps"
 	"net"
@@ -308,6 +309,10 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 		default:
 			Expect(w.tgt.exportCHAP(iqn, backing, user, secret)).To(Succeed())
 		}
+		// ferric-agent exports its disk with the disk's own serial number,
+		// the same for every ramdisk booted on the node; tgtd's default
+		// changes with each target.
+		Expect(w.tgt.setSerial(fmt.Sprintf("SN-%08x", crc32.ChecksumIEEE([]byte(backing))))).To(Succeed())
 		_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "SUCCEEDED",
 			"command_result": map[string]any{"iscsi_target_iqn": iqn}})
 	}))

@@ -24,8 +24,11 @@ type target struct {
 	iqn     string
 	lun     uint64
 	// notify: the callback-only ramdisk waits for "done" on NotifyPort
-	// before it lets go of the disk.
-	notify bool
+	// before it lets go of the disk; doneKey is the deploy key it called
+	// back with, which its "done" must carry. The node keeps only the
+	// key's hash once the callback has used it up.
+	notify  bool
+	doneKey string
 	// agentURL and agentToken reach the heartbeating agent that exported
 	// the disk; empty for the callback-only ramdisk.
 	agentURL, agentToken string
@@ -56,8 +59,7 @@ func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *drive
 		return d.fail(ctx, t, drv, fmt.Sprintf("Failed to continue iSCSI deployment. Error: %s", err))
 	}
 	if tgt.notify {
-		key, _ := n.DriverInternalInfo[deployKeyKey].(string)
-		if err := d.notifyDone(ctx, tgt.address, key); err != nil {
+		if err := d.notifyDone(ctx, tgt.address, tgt.doneKey); err != nil {
 			// The power cycle below ends the ramdisk anyway.
 			log.WithError(err).Warn("Could not tell the deploy ramdisk to finish")
 		}

@@ -111,7 +111,7 @@ func (d *Deploy) parseDeployInfo(t driver.TaskContext, info map[string]any) (*de
 	if len(missing) > 0 {
 		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", pyList(missing))
 	}
-	out := &deployInfo{target: target{address: str("address"), iqn: str("iqn"), port: d.opts.PortalPort, lun: 1, notify: true,
+	out := &deployInfo{target: target{address: str("address"), iqn: str("iqn"), port: d.opts.PortalPort, lun: 1, notify: true, doneKey: sent,
 		chapUser: str("chap_username"), chapSecret: str("chap_secret")}, ramdiskError: str("error")}
 	if (out.chapUser == "") != (out.chapSecret == "") {
 		return nil, errs.InvalidParameterValue("chap_username and chap_secret must be passed together.")
