@@ -11,11 +11,14 @@ import (
 	"strings"
 )
 
-// API microversions the ramdisk sends: lookup and heartbeat exist from 1.22, and
-// agent_version in a heartbeat is accepted from 1.36.
+// API microversions the ramdisk sends: lookup and heartbeat exist from 1.22,
+// agent_version in a heartbeat is accepted from 1.36 and agent_verify_ca
+// from 1.68 (sent only by an agent with auto-TLS, so an older API still
+// takes the heartbeats of one without).
 const (
-	lookupVersion    = "1.22"
-	heartbeatVersion = "1.36"
+	lookupVersion          = "1.22"
+	heartbeatVersion       = "1.36"
+	heartbeatVerifyVersion = "1.68"
 )
 
 // maskedToken is what a lookup returns in place of a token already handed out.
@@ -121,10 +124,15 @@ type heartbeatBody struct {
 	CallbackURL  string `json:"callback_url"`
 	AgentToken   string `json:"agent_token"`
 	AgentVersion string `json:"agent_version"`
+	// AgentVerifyCA is the PEM certificate of an agent serving HTTPS.
+	AgentVerifyCA string `json:"agent_verify_ca,omitempty"`
 }
 
 func (c *ironicClient) heartbeat(ctx context.Context, nodeUUID string, body heartbeatBody) error {
 	h := http.Header{"X-Openstack-Ironic-Api-Version": {heartbeatVersion}}
+	if body.AgentVerifyCA != "" {
+		h.Set("X-Openstack-Ironic-Api-Version", heartbeatVerifyVersion)
+	}
 	data, status, err := c.do(ctx, "heartbeat", http.MethodPost, "/v1/heartbeat/"+url.PathEscape(nodeUUID), nil, h, body)
 	if err != nil {
 		return err
