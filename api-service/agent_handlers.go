@@ -179,6 +179,10 @@ func (s *Server) heartbeat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	verifyCA, err := optionalString(body, "agent_verify_ca")
+	if err != nil {
+		return err
+	}
 	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
@@ -192,7 +196,7 @@ func (s *Server) heartbeat(c echo.Context) error {
 		return asBadRequest(err)
 	}
 	if err := api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: callbackURL,
-		AgentVersion: agentVersion, AgentToken: token}); err != nil {
+		AgentVersion: agentVersion, AgentToken: token, AgentVerifyCA: verifyCA}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusAccepted)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -8,9 +9,11 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
+	"net/http"
 	"time"
 )
 
@@ -53,4 +56,36 @@ func NewSelfSignedCert(host string) (tls.Certificate, string, error) {
 	}
 	certPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, certPEM, nil
+}
+
+// VerifyCAPool is the pool holding only the certificate an agent reported
+// in agent_verify_ca: one PEM CERTIFICATE block and nothing else.
+func VerifyCAPool(certPEM string) (*x509.CertPool, error) {
+	block, rest := pem.Decode([]byte(certPEM))
+	if block == nil || block.Type != "CERTIFICATE" || len(bytes.TrimSpace(rest)) > 0 {
+		return nil, errors.New("agent_verify_ca is not one PEM certificate")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("agent_verify_ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return pool, nil
+}
+
+// PinnedClient is base (its timeout) trusting only the certificate in
+// certPEM. It keeps no idle connections: a client is made for each call to
+// an agent, and its transport would otherwise hold them until they time out.
+func PinnedClient(base *http.Client, certPEM string) (*http.Client, error) {
+	pool, err := VerifyCAPool(certPEM)
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	tr.DisableKeepAlives = true
+	c := *base
+	c.Transport = tr
+	return &c, nil
 }
