@@ -18,9 +18,10 @@ import (
 )
 
 // Heartbeat body keys and the version each is accepted from.
+// agent_verify_ca, Ironic's from 1.68, is taken at every version: Ferric
+// serves older ones, and an agent serving TLS must be able to send it.
 var (
 	agentVersionSince = microversion.V1(36)
-	agentVerifyCA     = microversion.V1(68)
 	agentStatusSince  = microversion.V1(72)
 )
 
@@ -143,12 +144,9 @@ func (s *Server) heartbeat(c echo.Context) error {
 		return err
 	}
 	v := version(c)
-	allowed := []string{"callback_url", "agent_token"}
+	allowed := []string{"callback_url", "agent_token", "agent_verify_ca"}
 	if v.AtLeast(agentVersionSince) {
 		allowed = append(allowed, "agent_version")
-	}
-	if v.AtLeast(agentVerifyCA) {
-		allowed = append(allowed, "agent_verify_ca")
 	}
 	if v.AtLeast(agentStatusSince) {
 		allowed = append(allowed, "agent_status", "agent_status_message")

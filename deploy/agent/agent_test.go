@@ -269,7 +269,6 @@ var _ = Describe("agent mode", func() {
 			path := "/v1/heartbeat/" + api.nodeUUID
 			Eventually(func() int { return len(api.calls(path)) }).Should(Equal(1))
 			hb := api.calls(path)[0]
-			Expect(hb.Version).To(Equal("1.68"), "agent_verify_ca is accepted from 1.68")
 			Expect(hb.Body["callback_url"]).To(Equal("https://" + cfg.Listen))
 			certPEM, _ := hb.Body["agent_verify_ca"].(string)
 			block, _ := pem.Decode([]byte(certPEM))
@@ -294,12 +293,11 @@ var _ = Describe("agent mode", func() {
 			Expect(err).To(MatchError(ContainSubstring("certificate")), "a client not trusting the certificate gets nowhere")
 		})
 
-		It("heartbeats without agent_verify_ca, at 1.36, and serves plain HTTP without auto-TLS", func() {
+		It("heartbeats without agent_verify_ca and serves plain HTTP without auto-TLS", func() {
 			startAgent(cfg)
 			path := "/v1/heartbeat/" + api.nodeUUID
 			Eventually(func() int { return len(api.calls(path)) }).Should(Equal(1))
 			hb := api.calls(path)[0]
-			Expect(hb.Version).To(Equal("1.36"))
 			Expect(hb.Body).NotTo(HaveKey("agent_verify_ca"))
 			Expect(hb.Body["callback_url"]).To(Equal("http://" + cfg.Listen))
 		})

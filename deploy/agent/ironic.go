@@ -12,13 +12,12 @@ import (
 )
 
 // API microversions the ramdisk sends: lookup and heartbeat exist from 1.22,
-// agent_version in a heartbeat is accepted from 1.36 and agent_verify_ca
-// from 1.68 (sent only by an agent with auto-TLS, so an older API still
-// takes the heartbeats of one without).
+// and agent_version in a heartbeat is accepted from 1.36. Ferric takes
+// agent_verify_ca at every version (Ironic from 1.68, above what Ferric
+// serves).
 const (
-	lookupVersion          = "1.22"
-	heartbeatVersion       = "1.36"
-	heartbeatVerifyVersion = "1.68"
+	lookupVersion    = "1.22"
+	heartbeatVersion = "1.36"
 )
 
 // maskedToken is what a lookup returns in place of a token already handed out.
@@ -130,9 +129,6 @@ type heartbeatBody struct {
 
 func (c *ironicClient) heartbeat(ctx context.Context, nodeUUID string, body heartbeatBody) error {
 	h := http.Header{"X-Openstack-Ironic-Api-Version": {heartbeatVersion}}
-	if body.AgentVerifyCA != "" {
-		h.Set("X-Openstack-Ironic-Api-Version", heartbeatVerifyVersion)
-	}
 	data, status, err := c.do(ctx, "heartbeat", http.MethodPost, "/v1/heartbeat/"+url.PathEscape(nodeUUID), nil, h, body)
 	if err != nil {
 		return err
