@@ -18,9 +18,10 @@ import (
 )
 
 // Heartbeat body keys and the version each is accepted from.
+// agent_verify_ca, Ironic's from 1.68, is taken at every version: Ferric
+// serves older ones, and an agent serving TLS must be able to send it.
 var (
 	agentVersionSince = microversion.V1(36)
-	agentVerifyCA     = microversion.V1(68)
 	agentStatusSince  = microversion.V1(72)
 )
 
@@ -143,12 +144,9 @@ func (s *Server) heartbeat(c echo.Context) error {
 		return err
 	}
 	v := version(c)
-	allowed := []string{"callback_url", "agent_token"}
+	allowed := []string{"callback_url", "agent_token", "agent_verify_ca"}
 	if v.AtLeast(agentVersionSince) {
 		allowed = append(allowed, "agent_version")
-	}
-	if v.AtLeast(agentVerifyCA) {
-		allowed = append(allowed, "agent_verify_ca")
 	}
 	if v.AtLeast(agentStatusSince) {
 		allowed = append(allowed, "agent_status", "agent_status_message")
@@ -179,6 +177,10 @@ func (s *Server) heartbeat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	verifyCA, err := optionalString(body, "agent_verify_ca")
+	if err != nil {
+		return err
+	}
 	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
@@ -192,7 +194,7 @@ func (s *Server) heartbeat(c echo.Context) error {
 		return asBadRequest(err)
 	}
 	if err := api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: callbackURL,
-		AgentVersion: agentVersion, AgentToken: token}); err != nil {
+		AgentVersion: agentVersion, AgentToken: token, AgentVerifyCA: verifyCA}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusAccepted)

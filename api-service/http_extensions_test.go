@@ -251,6 +251,12 @@ var _ = Describe("agent lookup and heartbeat", func() {
 		Expect(e.at("1.22", http.MethodPost, hb, `{"callback_url": "ftp://192.0.2.9", "agent_token": "`+token+`"}`).status).To(Equal(http.StatusBadRequest))
 		Expect(e.at("1.22", http.MethodPost, hb, `{"callback_url": "http://192.0.2.9:9999", "agent_token": "`+token+`", "agent_version": "9"}`).status).To(Equal(http.StatusBadRequest), "agent_version is 1.36")
 
+		withCA := `{"callback_url": "https://192.0.2.9:9999", "agent_token": "` + token + `", "agent_verify_ca": "not a certificate"}`
+		badCA := e.at("1.22", http.MethodPost, hb, withCA)
+		Expect(badCA.status).To(Equal(http.StatusBadRequest))
+		Expect(badCA.fault()["faultstring"]).To(ContainSubstring("Invalid agent_verify_ca"), "taken at every version, and checked by the conductor")
+		Expect(e.node(uuid).DriverInternalInfo).NotTo(HaveKey("agent_url"))
+
 		ok := e.at("1.22", http.MethodPost, hb, `{"callback_url": "http://192.0.2.9:9999", "agent_token": "`+token+`"}`)
 		Expect(ok.status).To(Equal(http.StatusAccepted))
 		Expect(ok.raw).To(BeEmpty())

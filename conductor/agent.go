@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
+	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/states"
@@ -26,7 +28,10 @@ const (
 	agentTokenKey   = "agent_secret_token"
 	agentURLKey     = "agent_url"
 	agentVersionKey = "agent_version"
-	maskedToken     = "******"
+	// agentVerifyCAKey is the certificate the agent serves its API with,
+	// as its first heartbeat presented it.
+	agentVerifyCAKey = "agent_verify_ca"
+	maskedToken      = "******"
 )
 
 // waitStates are where a node waits for its ramdisk; a heartbeat there
@@ -85,11 +90,42 @@ func validAgentToken(info map[string]any, token string) bool {
 	return subtle.ConstantTimeCompare([]byte(known), []byte(token)) == 1
 }
 
+// errAgentCertChanged refuses a heartbeat presenting another certificate
+// than the one the agent's first heartbeat did: accepting it, the conductor
+// would talk to whoever holds the new one's key.
+var errAgentCertChanged = errs.InvalidParameterValue("The agent's TLS certificate (agent_verify_ca) is not the one its first heartbeat presented.")
+
+// checkAgentCert accepts the certificate an agent presents when it is the
+// one already known for this run of the agent, or the first one, which it
+// returns for the node to keep ("" when there is nothing to keep).
+func checkAgentCert(info map[string]any, presented string) (string, error) {
+	known, _ := info[agentVerifyCAKey].(string)
+	if known != "" {
+		if known != presented {
+			return "", errAgentCertChanged
+		}
+		return "", nil
+	}
+	if presented == "" {
+		return "", nil
+	}
+	if _, err := agent.VerifyCAPool(presented); err != nil {
+		return "", errs.InvalidParameterValue("Invalid agent_verify_ca: %s", err)
+	}
+	return presented, nil
+}
+
 // Heartbeat is an agent ramdisk checking in. A valid token lets the
 // conductor record where the agent listens and which version it runs, keep
 // a waiting node's callback timeout from expiring, and hand the heartbeat
 // to a deploy interface that drives agents, in a worker holding the lock.
+// The first heartbeat presenting a TLS certificate pins it: the conductor
+// trusts only it for calls to the agent, and refuses heartbeats presenting
+// another, until the agent's token is wiped.
 func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error {
+	if c.requireAgentTLS && !strings.HasPrefix(strings.ToLower(args.CallbackURL), "https://") {
+		return errs.InvalidParameterValue("Agent is required to use TLS ([agent] require_tls): its callback_url must be https://.")
+	}
 	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "heartbeat")
 	if err != nil {
 		return err
@@ -101,6 +137,18 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 	if !validAgentToken(t.Node().DriverInternalInfo, args.AgentToken) {
 		c.heartbeatRefused(ctx, t)
 		return invalid
+	}
+	newCert, err := checkAgentCert(t.Node().DriverInternalInfo, args.AgentVerifyCA)
+	if errors.Is(err, errAgentCertChanged) {
+		c.heartbeatRefused(ctx, t)
+	}
+	if err != nil {
+		return err
+	}
+	if newCert != "" {
+		// The poll below reaches the agent before the node is locked and
+		// the certificate saved: it must already trust only this one.
+		t.Node().DriverInternalInfo[agentVerifyCAKey] = newCert
 	}
 	c.refused.forget(t.Node().UUID)
 	d, err := t.Driver()
@@ -123,6 +171,13 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 	// The token may have been revoked (power off, tear down) meanwhile.
 	if !validAgentToken(n.DriverInternalInfo, args.AgentToken) {
 		return invalid
+	}
+	// Another heartbeat may have pinned a certificate meanwhile.
+	if newCert, err = checkAgentCert(n.DriverInternalInfo, args.AgentVerifyCA); err != nil {
+		return err
+	}
+	if newCert != "" {
+		n.DriverInternalInfo[agentVerifyCAKey] = newCert
 	}
 	if n.LastError != nil && strings.HasPrefix(*n.LastError, refusedHeartbeatsPrefix) {
 		n.LastError = nil
@@ -228,12 +283,13 @@ func (c *Conductor) heartbeatRefused(ctx context.Context, t *task.Task) {
 	state := t.ProvisionState()
 	if toLog > 0 {
 		t.Log().WithFields(logrus.Fields{"refused": toLog, "in_a_row": inARow, "provision_state": state}).
-			Warn("Heartbeats with a missing or invalid agent token refused")
+			Warn("Heartbeats with another TLS certificate than the agent's, or a missing or invalid agent token refused")
 	}
 	if inARow < refusedHeartbeatsBeforeError || !slices.Contains(waitStates, state) || n.Maintenance {
 		return
 	}
-	msg := fmt.Sprintf("%s the ramdisk of node %s sent %d heartbeats in a row without a valid agent token; "+
+	msg := fmt.Sprintf("%s the ramdisk of node %s sent %d heartbeats in a row without a valid agent token "+
+		"(or with another TLS certificate than its first heartbeat's); "+
 		"the node keeps waiting in %s until the callback timeout. A ramdisk that looked the node up before "+
 		"its token was reset never gets one: reboot the node to boot a new ramdisk, which gets a new token.",
 		refusedHeartbeatsPrefix, n.UUID, inARow, state)

@@ -87,6 +87,8 @@ type Conductor struct {
 
 	inspectWaitTimeout    time.Duration
 	rescueCallbackTimeout time.Duration
+	// requireAgentTLS is [agent] require_tls.
+	requireAgentTLS bool
 
 	workCtx    context.Context
 	cancelWork context.CancelFunc
@@ -145,6 +147,7 @@ func New(opts Options) (*Conductor, error) {
 		pool:                  workers.New(cfg.Conductor.WorkersPoolSize),
 		inspectWaitTimeout:    orDefault(opts.InspectWaitTimeout),
 		rescueCallbackTimeout: orDefault(opts.RescueCallbackTimeout),
+		requireAgentTLS:       cfg.Agent.RequireTLS,
 		powerFailures:         map[string]int{},
 		refused:               refusedHeartbeats{nodes: map[string]*refusals{}},
 	}

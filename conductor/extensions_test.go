@@ -17,6 +17,8 @@ import (
 	"github.com/ferricbm/ferric/conductor"
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
+	"github.com/ferricbm/ferric/deploy/agent"
+	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -302,6 +304,40 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 				Expect(e.node(ctx, active.UUID).LastError).To(BeNil(), "a node not waiting for a ramdisk has nothing to report")
 			})
 
+			It("pins the TLS certificate an agent's first heartbeat presents, refuses heartbeats presenting another, and forgets it on reboot", func(ctx SpecContext) {
+				_, certA, err := agent.NewSelfSignedCert("192.0.2.7")
+				Expect(err).NotTo(HaveOccurred())
+				_, certB, err := agent.NewSelfSignedCert("192.0.2.7")
+				Expect(err).NotTo(HaveOccurred())
+				n := e.createNode(ctx, states.DeployWait)
+				tok, err := api.GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+
+				beat := rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "https://192.0.2.7:9999", AgentToken: tok.AgentToken,
+					AgentVerifyCA: "-----BEGIN CERTIFICATE-----\nnot one\n-----END CERTIFICATE-----\n"}
+				Expect(api.Heartbeat(ctx, beat)).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+				Expect(e.node(ctx, n.UUID).DriverInternalInfo).NotTo(HaveKey("agent_verify_ca"))
+
+				beat.AgentVerifyCA = certA
+				Expect(api.Heartbeat(ctx, beat)).To(Succeed())
+				Expect(e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("agent_verify_ca", certA))
+
+				for _, other := range []string{certB, "", certB} {
+					beat.AgentVerifyCA = other
+					err = api.Heartbeat(ctx, beat)
+					Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+					Expect(errs.Message(err)).To(ContainSubstring("is not the one its first heartbeat presented"))
+					Expect(e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("agent_verify_ca", certA))
+				}
+				Expect(str(e.node(ctx, n.UUID).LastError)).To(ContainSubstring("heartbeats in a row without a valid agent token (or with another TLS certificate"))
+				beat.AgentVerifyCA = certA
+				Expect(api.Heartbeat(ctx, beat)).To(Succeed())
+				Expect(e.node(ctx, n.UUID).LastError).To(BeNil())
+
+				Expect(api.ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.Rebooting})).To(Succeed())
+				Eventually(func() model.JSONObject { return e.node(ctx, n.UUID).DriverInternalInfo }).ShouldNot(HaveKey("agent_verify_ca"))
+			})
+
 			It("logs a burst of refused heartbeats as a few warnings, never as errors", func(ctx SpecContext) {
 				hook := logtest.NewLocal(e.log)
 				n := e.createNode(ctx, states.CleanWait)
@@ -326,13 +362,15 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 
 			It("forgets the agent of an earlier attempt when a failed deploy is retried", func(ctx SpecContext) {
 				n := e.createNode(ctx, states.DeployFail, func(n *model.Node) {
-					n.DriverInternalInfo = model.JSONObject{"agent_secret_token": "old", "agent_url": "http://192.0.2.9:9999", "keep": 1}
+					n.DriverInternalInfo = model.JSONObject{"agent_secret_token": "old", "agent_url": "https://192.0.2.9:9999",
+						"agent_verify_ca": "the old agent's certificate", "keep": 1}
 				})
 				Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Active))
 				info := e.node(ctx, n.UUID).DriverInternalInfo
 				Expect(info).NotTo(HaveKey("agent_secret_token"))
 				Expect(info).NotTo(HaveKey("agent_url"))
+				Expect(info).NotTo(HaveKey("agent_verify_ca"), "the next agent serves another certificate")
 				Expect(info).To(HaveKey("keep"))
 			})
 
@@ -378,6 +416,25 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 			})
 		})
 	}
+
+	It("refuses heartbeats with an http callback_url under [agent] require_tls", func(ctx SpecContext) {
+		e := newEnv(backends[0])
+		c := e.start(ctx, "cond-"+e.group, func(cfg *config.Config) { cfg.Agent.RequireTLS = true })
+		api := e.api(c)
+		n := e.createNode(ctx, states.DeployWait)
+		tok, err := api.GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+		Expect(err).NotTo(HaveOccurred())
+		err = api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://192.0.2.7:9999", AgentToken: tok.AgentToken})
+		Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+		Expect(errs.Message(err)).To(ContainSubstring("require_tls"))
+		Expect(e.node(ctx, n.UUID).DriverInternalInfo).NotTo(HaveKey("agent_url"))
+
+		_, cert, err := agent.NewSelfSignedCert("192.0.2.7")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "https://192.0.2.7:9999", AgentToken: tok.AgentToken,
+			AgentVerifyCA: cert})).To(Succeed())
+		Expect(e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("agent_url", "https://192.0.2.7:9999"))
+	})
 
 	It("hands valid heartbeats to a deploy interface that handles them, in a worker holding the lock", func(ctx SpecContext) {
 		e := newEnv(backends[0])

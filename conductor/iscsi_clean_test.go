@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -448,6 +449,35 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				w.expectCleanedUp(final, mac)
 			})
 
+			It("cleans through an agent serving TLS, trusting the certificate its heartbeat presented and no other", func(ctx SpecContext) {
+				w := newISCSIWorld(ctx, backend)
+				n, mac, _ := w.manageableNode(ctx, 16)
+				step := map[string]any{"interface": "deploy", "step": "erase_devices_metadata", "priority": 99, "abortable": true}
+				cert, certPEM, err := agent.NewSelfSignedCert("127.0.0.1")
+				Expect(err).NotTo(HaveOccurred())
+				tlsAgent := newTLSStubAgent(step, cert, certPEM)
+				Expect(tlsAgent.srv.URL).To(HavePrefix("https://"))
+				w.provide(ctx, n.UUID)
+				w.heartbeatTLSUntil(ctx, n.UUID, tlsAgent, states.Available)
+				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+				final := w.e.node(ctx, n.UUID)
+				Expect(final.LastError).To(BeNil())
+				Expect(tlsAgent.executed()).To(HaveLen(1), "the step ran on the agent, over TLS")
+				w.expectCleanedUp(final, mac)
+				Expect(final.DriverInternalInfo).NotTo(HaveKey("agent_verify_ca"))
+
+				By("a server at the agent's address with another certificate")
+				n2, _, _ := w.manageableNode(ctx, 16)
+				otherCert, _, err := agent.NewSelfSignedCert("127.0.0.1")
+				Expect(err).NotTo(HaveOccurred())
+				mitm := newTLSStubAgent(step, otherCert, certPEM)
+				w.provide(ctx, n2.UUID)
+				w.heartbeatTLSUntil(ctx, n2.UUID, mitm, states.CleanFail)
+				Eventually(w.e.reservation(ctx, n2.UUID)).Should(BeNil())
+				Expect(str(w.e.node(ctx, n2.UUID).LastError)).To(And(ContainSubstring("Failed to poll the agent"), ContainSubstring("certificate")))
+				Expect(mitm.executed()).To(BeEmpty(), "nothing was sent to the server that does not hold the agent's key")
+			})
+
 			It("refreshes the agent's steps and starts an automated clean again after a hardware manager version mismatch", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, _, _ := w.manageableNode(ctx, 16)
@@ -522,6 +552,9 @@ type stubAgent struct {
 	mismatchOnce bool
 
 	token string
+	// verifyCA is the certificate its heartbeats present ("" for plain
+	// HTTP).
+	verifyCA string
 
 	mu       sync.Mutex
 	version  string
@@ -565,6 +598,29 @@ func (a *stubAgent) serve(rw http.ResponseWriter, r *http.Request) {
 	default:
 		rw.WriteHeader(http.StatusNotFound)
 	}
+}
+
+// newTLSStubAgent serves over TLS with cert, and its heartbeats present
+// verifyCA: its own certificate's PEM, or another's for a server that is
+// not the agent the heartbeats come from.
+func newTLSStubAgent(step map[string]any, cert tls.Certificate, verifyCA string) *stubAgent {
+	a := &stubAgent{step: step, version: "1.0", verifyCA: verifyCA}
+	a.srv = httptest.NewUnstartedServer(http.HandlerFunc(a.serve))
+	a.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	a.srv.StartTLS()
+	DeferCleanup(a.srv.Close)
+	return a
+}
+
+// heartbeatTLSUntil heartbeats for a, with the token of one lookup and
+// its certificate, until the node reaches want.
+func (w *iscsiWorld) heartbeatTLSUntil(ctx context.Context, uuid string, a *stubAgent, want string) {
+	GinkgoHelper()
+	token := w.lookUp(ctx, uuid)
+	Eventually(func() string {
+		_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: a.srv.URL, AgentToken: token, AgentVerifyCA: a.verifyCA})
+		return str(w.e.node(ctx, uuid).ProvisionState)
+	}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(Equal(want))
 }
 
 // reboot forgets the commands run, as a freshly booted agent.

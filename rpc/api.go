@@ -130,6 +130,8 @@ type HeartbeatArgs struct {
 	CallbackURL  string `json:"callback_url"`
 	AgentVersion string `json:"agent_version,omitempty"`
 	AgentToken   string `json:"agent_token,omitempty"`
+	// AgentVerifyCA is the PEM certificate an agent serving HTTPS presents.
+	AgentVerifyCA string `json:"agent_verify_ca,omitempty"`
 }
 
 type VendorPassthruArgs struct {

@@ -61,7 +61,7 @@ func run() error {
 	mode := fs.String("mode", "auto", "agent, callback, or auto (agent when ipa-api-url is given)")
 	fs.Var(&disks, "disk", "disk to export and erase (block device or regular file); repeatable or comma-separated, the first is exported (default: first existing device of the disk= parameter)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:9999", "agent API listen address")
-	fs.StringVar(&cfg.CallbackURL, "callback-url", "", "agent API URL sent in heartbeats (default http://<listen>)")
+	fs.StringVar(&cfg.CallbackURL, "callback-url", "", "agent API URL sent in heartbeats (default http://<listen>, https:// with ipa-enable-auto-tls=1 on the command line)")
 	fs.StringVar(&cfg.Portal, "iscsi-portal", "", "iSCSI portal ADDR:PORT tgtd listens on (default <listen host>:3260; portal_port of start_iscsi_target replaces the port)")
 	fs.IntVar(&cfg.TgtdControlPort, "tgtd-control-port", 0, "tgtd control port (tgtd/tgtadm -C); a tgtd already answering there is reused")
 	fs.StringVar(&cfg.TgtdLog, "tgtd-log", "", "file for tgtd's output")

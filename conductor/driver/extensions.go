@@ -69,14 +69,27 @@ type AgentPoller interface {
 // offered. The next ramdisk booted on the node must start without them: a
 // token left behind is handed out masked and every heartbeat of the new
 // ramdisk is refused.
-var agentSessionKeys = []string{"agent_url", "agent_secret_token", "agent_secret_token_pregenerated",
-	"agent_cached_clean_steps", "agent_cached_deploy_steps"}
+var agentSessionKeys = []string{"agent_cached_clean_steps", "agent_cached_deploy_steps"}
+
+// agentConnectionKeys are how the conductor reaches and trusts one run of
+// an agent: its URL, its token, and the certificate it serves TLS with.
+var agentConnectionKeys = []string{"agent_url", "agent_secret_token", "agent_secret_token_pregenerated", "agent_verify_ca"}
 
 // WipeAgentSession forgets the node's agent ramdisk, as Ironic's
 // wipe_token_and_url does whenever the ramdisk goes away or a new one is
 // about to boot.
 func WipeAgentSession(n *model.Node) {
+	ForgetAgentConnection(n)
 	for _, k := range agentSessionKeys {
+		delete(n.DriverInternalInfo, k)
+	}
+}
+
+// ForgetAgentConnection forgets how to reach the node's agent, keeping what
+// it offered: a clean step's reboot boots a new agent that must get a new
+// token (and may serve another certificate) while the clean goes on.
+func ForgetAgentConnection(n *model.Node) {
+	for _, k := range agentConnectionKeys {
 		delete(n.DriverInternalInfo, k)
 	}
 }

@@ -8,11 +8,13 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,7 +44,8 @@ type Config struct {
 	// Listen is the agent API address; default 127.0.0.1:9999.
 	Listen string
 	// CallbackURL is the agent API URL reported to Ironic; default http://<the
-	// listening address> (set it when Listen is a wildcard address).
+	// listening address>, https:// with Params.AutoTLS (set it when Listen is a
+	// wildcard address).
 	CallbackURL string
 	// Portal is the iSCSI portal "ADDR:PORT"; default <Listen host>:3260. The port of
 	// start_iscsi_target's portal_port replaces its port.
@@ -161,6 +164,10 @@ type Agent struct {
 	cmds    *commandLog
 	started time.Time
 
+	// verifyCA is the PEM certificate the API is served with under
+	// auto-TLS, sent in every heartbeat; "" without TLS.
+	verifyCA string
+
 	mu       sync.Mutex
 	nodeUUID string
 	agentTok string
@@ -234,8 +241,17 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("agent API: %w", err)
 	}
+	scheme := "http"
+	if a.cfg.Params.AutoTLS {
+		scheme = "https"
+	}
 	if a.cfg.CallbackURL == "" {
-		a.cfg.CallbackURL = "http://" + ln.Addr().String()
+		a.cfg.CallbackURL = scheme + "://" + ln.Addr().String()
+	}
+	if a.cfg.Params.AutoTLS {
+		if ln, err = a.serveTLS(ln); err != nil {
+			return err
+		}
 	}
 	srv := httpserver.New(a.Handler(), serverLimits)
 	served := make(chan error, 1)
@@ -268,6 +284,23 @@ func (a *Agent) Run(ctx context.Context) error {
 }
 
 var errPoweredOff = errors.New("powered off")
+
+// serveTLS wraps the agent API's listener in TLS with a certificate made now
+// for the host of the callback URL, the address the conductor connects to.
+func (a *Agent) serveTLS(ln net.Listener) (net.Listener, error) {
+	u, err := url.Parse(a.cfg.CallbackURL)
+	if err != nil || u.Scheme != "https" || u.Hostname() == "" {
+		ln.Close()
+		return nil, fmt.Errorf("auto-TLS needs an https callback URL, not %q", a.cfg.CallbackURL)
+	}
+	cert, certPEM, err := NewSelfSignedCert(u.Hostname())
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	a.verifyCA = certPEM
+	return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), nil
+}
 
 func (a *Agent) lookupAndHeartbeat(ctx context.Context) error {
 	res, err := a.lookup(ctx)
@@ -330,7 +363,7 @@ func (a *Agent) heartbeatLoop(ctx context.Context, nodeUUID string, timeout time
 	for {
 		next := interval()
 		err := a.api.heartbeat(ctx, nodeUUID, heartbeatBody{CallbackURL: a.cfg.CallbackURL, AgentToken: a.token(),
-			AgentVersion: Version})
+			AgentVersion: Version, AgentVerifyCA: a.verifyCA})
 		if err != nil && ctx.Err() == nil {
 			a.log.WithError(err).Warn("Heartbeat failed")
 			next = min(errDelay, next)

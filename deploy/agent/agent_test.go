@@ -3,7 +3,10 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -250,6 +253,53 @@ var _ = Describe("agent mode", func() {
 			Expect(api.calls(path)[0].Body["agent_token"]).To(Equal("preissued"))
 			code, _ := a.command("standby.sync", nil, true, "******")
 			Expect(code).To(Equal(http.StatusUnauthorized))
+		})
+
+		It("with ipa-enable-auto-tls serves its API over TLS with the certificate its heartbeats report, for its address", func() {
+			cfg.Params = agent.ParseCmdline("ipa-api-url=" + api.URL + " ipa-enable-auto-tls=1")
+			a, err := agent.New(cfg)
+			Expect(err).NotTo(HaveOccurred())
+			ctx, cancel := context.WithCancel(context.Background())
+			exited := make(chan error, 1)
+			go func() { exited <- a.Run(ctx) }()
+			DeferCleanup(func() {
+				cancel()
+				Eventually(exited).WithTimeout(30 * time.Second).Should(Receive(BeNil()))
+			})
+			path := "/v1/heartbeat/" + api.nodeUUID
+			Eventually(func() int { return len(api.calls(path)) }).Should(Equal(1))
+			hb := api.calls(path)[0]
+			Expect(hb.Body["callback_url"]).To(Equal("https://" + cfg.Listen))
+			certPEM, _ := hb.Body["agent_verify_ca"].(string)
+			block, _ := pem.Decode([]byte(certPEM))
+			Expect(block).NotTo(BeNil())
+			cert, err := x509.ParseCertificate(block.Bytes)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(cert.PublicKeyAlgorithm).To(Equal(x509.ECDSA))
+
+			pool := x509.NewCertPool()
+			Expect(pool.AppendCertsFromPEM([]byte(certPEM))).To(BeTrue())
+			pinned := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+			resp, err := pinned.Get("https://" + cfg.Listen + "/v1/status")
+			Expect(err).NotTo(HaveOccurred(), "the served certificate is the reported one, valid for the agent's address")
+			Expect(resp.TLS.PeerCertificates[0].Raw).To(Equal(cert.Raw))
+			resp.Body.Close()
+
+			resp, err = http.Get("http://" + cfg.Listen + "/v1/status")
+			Expect(err).NotTo(HaveOccurred())
+			resp.Body.Close()
+			Expect(resp.StatusCode).To(Equal(http.StatusBadRequest), "plain HTTP is not served")
+			_, err = http.Get("https://" + cfg.Listen + "/v1/status")
+			Expect(err).To(MatchError(ContainSubstring("certificate")), "a client not trusting the certificate gets nowhere")
+		})
+
+		It("heartbeats without agent_verify_ca and serves plain HTTP without auto-TLS", func() {
+			startAgent(cfg)
+			path := "/v1/heartbeat/" + api.nodeUUID
+			Eventually(func() int { return len(api.calls(path)) }).Should(Equal(1))
+			hb := api.calls(path)[0]
+			Expect(hb.Body).NotTo(HaveKey("agent_verify_ca"))
+			Expect(hb.Body["callback_url"]).To(Equal("http://" + cfg.Listen))
 		})
 
 		It("refuses every command call while it holds no token", func() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -37,6 +38,9 @@ type Params struct {
 	BootOption, BootMode string
 	// RootDevice is root_device: decoded root device hints.
 	RootDevice map[string]string
+	// AutoTLS is ipa-enable-auto-tls: serve the agent API over HTTPS with a
+	// certificate of the agent's own making, which the conductor pins.
+	AutoTLS bool
 	// BootIf is BOOTIF, the PXE MAC ("01-aa-bb-cc-dd-ee-ff" → "aa:bb:cc:dd:ee:ff").
 	BootIf string
 	// All holds every name=value token as given.
@@ -66,6 +70,7 @@ func ParseCmdline(s string) Params {
 		BootMode:      all["boot_mode"],
 		All:           all,
 	}
+	p.AutoTLS, _ = strconv.ParseBool(all["ipa-enable-auto-tls"])
 	for _, d := range strings.Split(all["disk"], ",") {
 		if d = strings.TrimSpace(d); d != "" {
 			p.Disks = append(p.Disks, d)

@@ -11,8 +11,10 @@ import (
 	"strings"
 )
 
-// API microversions the ramdisk sends: lookup and heartbeat exist from 1.22, and
-// agent_version in a heartbeat is accepted from 1.36.
+// API microversions the ramdisk sends: lookup and heartbeat exist from 1.22,
+// and agent_version in a heartbeat is accepted from 1.36. Ferric takes
+// agent_verify_ca at every version (Ironic from 1.68, above what Ferric
+// serves).
 const (
 	lookupVersion    = "1.22"
 	heartbeatVersion = "1.36"
@@ -121,6 +123,8 @@ type heartbeatBody struct {
 	CallbackURL  string `json:"callback_url"`
 	AgentToken   string `json:"agent_token"`
 	AgentVersion string `json:"agent_version"`
+	// AgentVerifyCA is the PEM certificate of an agent serving HTTPS.
+	AgentVerifyCA string `json:"agent_verify_ca,omitempty"`
 }
 
 func (c *ironicClient) heartbeat(ctx context.Context, nodeUUID string, body heartbeatBody) error {

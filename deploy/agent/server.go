@@ -66,7 +66,11 @@ func writeError(w http.ResponseWriter, err error) {
 }
 
 func (a *Agent) versions(w http.ResponseWriter, r *http.Request) {
-	v1 := map[string]any{"id": "v1", "links": []map[string]string{{"href": "http://" + r.Host + "/v1/", "rel": "self"}}}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	v1 := map[string]any{"id": "v1", "links": []map[string]string{{"href": scheme + "://" + r.Host + "/v1/", "rel": "self"}}}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"name":            "OpenStack Ironic Python Agent API",
 		"description":     "Ironic Python Agent is a provisioning agent for OpenStack Ironic",

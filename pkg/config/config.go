@@ -145,8 +145,11 @@ type Deploy struct {
 	HTTPMaxHeaderSize int           `ini:"deploy.http_max_header_size" help:"Largest request line and headers the boot file server accepts, in bytes; larger ones are answered 431."`
 }
 
-// Agent holds options of the agent ramdisk that moved elsewhere.
+// Agent holds options of the agent ramdisk.
 type Agent struct {
+	// RequireTLS is off by default: the callback-only ramdisk, and agents
+	// without auto-TLS, serve plain HTTP.
+	RequireTLS bool `ini:"agent.require_tls" help:"Refuse heartbeats whose callback_url is http://: only agents serving their API over TLS (ferric-agent with ipa-enable-auto-tls=1) may drive a node."`
 	// AgentEraseDevicesPriority is honoured only while [deploy]
 	// erase_devices_priority is unset.
 	AgentEraseDevicesPriority *int `ini:"agent.agent_erase_devices_priority" help:"Deprecated: use [deploy] erase_devices_priority, which wins when both are set."`

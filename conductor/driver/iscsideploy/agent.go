@@ -16,6 +16,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/deploy/disk"
+	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
@@ -78,8 +79,11 @@ func (d *Deploy) Heartbeat(ctx context.Context, t driver.TaskContext, callbackUR
 	if err != nil {
 		return d.fail(ctx, ct, drv, fmt.Sprintf("Asynchronous exception for node %s: %s", n.UUID, err))
 	}
-	token, _ := n.DriverInternalInfo[agentTokenKey].(string)
-	export := target{address: u.Hostname(), port: d.opts.PortalPort, iqn: iqn, lun: 1, agentURL: callbackURL, agentToken: token}
+	conn, err := d.agentConn(n, callbackURL)
+	if err != nil {
+		return d.fail(ctx, ct, drv, fmt.Sprintf("Asynchronous exception for node %s: %s", n.UUID, err))
+	}
+	export := target{address: u.Hostname(), port: d.opts.PortalPort, iqn: iqn, lun: 1, agent: conn}
 	if err := d.startTarget(ctx, &export, !info.preserveEphemeral); err != nil {
 		return d.fail(ctx, ct, drv, fmt.Sprintf("Failed to start the iSCSI target to deploy the node %s. Error: %s", n.UUID, err))
 	}
@@ -138,14 +142,14 @@ func (d *Deploy) startTarget(ctx context.Context, t *target, wipe bool) error {
 	}
 	params := map[string]any{"iqn": t.iqn, "portal_port": d.opts.PortalPort, "wipe_disk_metadata": wipe,
 		"chap_username": chap.User, "chap_secret": chap.Secret}
-	res, err := d.runCommand(ctx, t.agentURL, t.agentToken, "iscsi.start_iscsi_target", params, true)
+	res, err := d.runCommand(ctx, t.agent, "iscsi.start_iscsi_target", params, true)
 	if err == nil && res.Status != "SUCCEEDED" && strings.Contains(string(res.Error), "unexpected keyword argument") {
 		if err := d.acceptOpenExport(t.iqn); err != nil {
 			return err
 		}
 		delete(params, "chap_username")
 		delete(params, "chap_secret")
-		res, err = d.runCommand(ctx, t.agentURL, t.agentToken, "iscsi.start_iscsi_target", params, true)
+		res, err = d.runCommand(ctx, t.agent, "iscsi.start_iscsi_target", params, true)
 	} else {
 		t.chapUser, t.chapSecret = chap.User, chap.Secret
 	}
@@ -160,23 +164,23 @@ func (d *Deploy) startTarget(ctx context.Context, t *target, wipe bool) error {
 
 // runCommand POSTs a command to the agent; wait makes the agent answer
 // once the command finished.
-func (d *Deploy) runCommand(ctx context.Context, agentURL, token, name string, params map[string]any, wait bool) (commandResult, error) {
+func (d *Deploy) runCommand(ctx context.Context, conn agentConn, name string, params map[string]any, wait bool) (commandResult, error) {
 	body, err := json.Marshal(map[string]any{"name": name, "params": params})
 	if err != nil {
 		return commandResult{}, err
 	}
 	var res commandResult
-	err = d.agentRequest(ctx, http.MethodPost, agentURL, token, url.Values{"wait": {fmt.Sprint(wait)}}, body, &res)
+	err = d.agentRequest(ctx, http.MethodPost, conn, url.Values{"wait": {fmt.Sprint(wait)}}, body, &res)
 	return res, err
 }
 
 // listCommands is GET /v1/commands: every command the agent ran, oldest
 // first.
-func (d *Deploy) listCommands(ctx context.Context, agentURL, token string) ([]commandResult, error) {
+func (d *Deploy) listCommands(ctx context.Context, conn agentConn) ([]commandResult, error) {
 	var out struct {
 		Commands []commandResult `json:"commands"`
 	}
-	err := d.agentRequest(ctx, http.MethodGet, agentURL, token, url.Values{}, nil, &out)
+	err := d.agentRequest(ctx, http.MethodGet, conn, url.Values{}, nil, &out)
 	return out.Commands, err
 }
 
@@ -185,10 +189,10 @@ func (d *Deploy) listCommands(ctx context.Context, agentURL, token string) ([]co
 // written blocks back over iSCSI (a callback-only ramdisk, or an agent
 // without the extension, such as IPA).
 func (d *Deploy) verifier(ctx context.Context, tgt target) disk.ChecksumSource {
-	if tgt.agentURL == "" {
+	if tgt.agent.url == "" {
 		return nil
 	}
-	a := agent.DiskChecksums{URL: tgt.agentURL, Token: tgt.agentToken, Client: d.opts.Client}
+	a := agent.DiskChecksums{URL: tgt.agent.url, Token: tgt.agent.token, Client: tgt.agent.client}
 	if _, err := a.Checksums(ctx, 0, disk.VerifyBlockSize, disk.VerifyBlockSize); err != nil {
 		d.log.WithField("iqn", tgt.iqn).WithError(err).Info("The agent does not checksum its disk; the write is verified by reading it back")
 		return nil
@@ -196,21 +200,46 @@ func (d *Deploy) verifier(ctx context.Context, tgt target) disk.ChecksumSource {
 	return a
 }
 
-func (d *Deploy) agentRequest(ctx context.Context, method, agentURL, token string, q url.Values, body []byte, out any) error {
-	endpoint := strings.TrimRight(agentURL, "/") + "/v1/commands?" + q.Encode()
+// agentConn is how the conductor reaches one run of an agent.
+type agentConn struct {
+	url, token string
+	client     *http.Client
+}
+
+// agentConn reaches the node's agent at agentURL with its token. An agent
+// that reported a certificate in its heartbeat (agent_verify_ca) is
+// trusted with that certificate only: no CA, however trusted elsewhere,
+// can vouch for another server at its address.
+func (d *Deploy) agentConn(n *model.Node, agentURL string) (agentConn, error) {
+	token, _ := n.DriverInternalInfo[agentTokenKey].(string)
+	conn := agentConn{url: agentURL, token: token, client: d.opts.Client}
+	certPEM, _ := n.DriverInternalInfo[agentVerifyCAKey].(string)
+	if certPEM == "" {
+		return conn, nil
+	}
+	pinned, err := agent.PinnedClient(d.opts.Client, certPEM)
+	if err != nil {
+		return agentConn{}, fmt.Errorf("the agent's certificate: %w", err)
+	}
+	conn.client = pinned
+	return conn, nil
+}
+
+func (d *Deploy) agentRequest(ctx context.Context, method string, conn agentConn, q url.Values, body []byte, out any) error {
+	endpoint := strings.TrimRight(conn.url, "/") + "/v1/commands?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, method, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("agent request: %w", err)
 	}
-	if token != "" {
-		req.Header.Set(agent.TokenHeader, token)
+	if conn.token != "" {
+		req.Header.Set(agent.TokenHeader, conn.token)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := d.opts.Client.Do(req)
+	resp, err := conn.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("agent at %s did not answer: %w", redact(agentURL), unwrapURLError(err))
+		return fmt.Errorf("agent at %s did not answer: %w", redact(conn.url), unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))

@@ -134,7 +134,8 @@ func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (str
 	info := n.DriverInternalInfo
 	// Whatever ran before (a deploy's agent, a cleaning target) is gone
 	// with the reboot; the new ramdisk gets its own token at lookup.
-	for _, k := range append([]string{agentURLKey, agentTokenKey}, cleaningKeys...) {
+	driver.ForgetAgentConnection(n)
+	for _, k := range cleaningKeys {
 		delete(info, k)
 	}
 	maps.Copy(info, d.agentCleanParams())
@@ -184,7 +185,8 @@ func (d *Deploy) TearDownCleaning(ctx context.Context, t driver.TaskContext) err
 	}
 	n := t.Node()
 	ensureMaps(n)
-	for _, k := range append([]string{deployKeyKey, agentURLKey, agentTokenKey}, cleaningKeys...) {
+	driver.ForgetAgentConnection(n)
+	for _, k := range append([]string{deployKeyKey}, cleaningKeys...) {
 		delete(n.DriverInternalInfo, k)
 	}
 	return errors.Join(d.setPower(ctx, t, drv, states.PowerOff), drv.Boot.CleanUpRamdisk(ctx, t))
@@ -254,13 +256,16 @@ func (d *Deploy) ExecuteCleanStep(ctx context.Context, t driver.TaskContext, ste
 	if err := remarshal(step, &stepParam); err != nil {
 		return "", err
 	}
-	token, _ := n.DriverInternalInfo[agentTokenKey].(string)
+	conn, err := d.agentConn(n, agentURL)
+	if err != nil {
+		return "", err
+	}
 	// The agent answers at once (the step runs in the background); the
 	// node is locked meanwhile, so an agent that does not answer must not
 	// keep it for the client's whole timeout.
 	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
-	res, err := d.runCommand(ctx, agentURL, token, "clean.execute_clean_step", map[string]any{
+	res, err := d.runCommand(ctx, conn, "clean.execute_clean_step", map[string]any{
 		"step": stepParam, "node": agentNode(n), "ports": agentPorts(ports),
 		"clean_version": n.DriverInternalInfo[hwVersionKey],
 	}, false)

@@ -30,20 +30,23 @@ type agentSteps struct {
 // the node runs none yet, else its commands.
 func (d *Deploy) pollCleaning(ctx context.Context, t driver.TaskContext, agentURL string) (*cleanPoll, error) {
 	n := t.Node()
-	token, _ := n.DriverInternalInfo[agentTokenKey].(string)
+	conn, err := d.agentConn(n, agentURL)
+	if err != nil {
+		return nil, err
+	}
 	p := &cleanPoll{step: n.CleanStep}
 	if len(n.CleanStep) == 0 {
-		steps, err := d.agentCleanSteps(ctx, t, agentURL, token)
+		steps, err := d.agentCleanSteps(ctx, t, conn)
 		p.steps = steps
 		return p, err
 	}
-	cmds, err := d.listCommands(ctx, agentURL, token)
+	cmds, err := d.listCommands(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
 	p.commands = cmds
 	if last, ok := lastCommand(cmds); ok && last.Status == "CLEAN_VERSION_MISMATCH" {
-		p.steps, err = d.agentCleanSteps(ctx, t, agentURL, token)
+		p.steps, err = d.agentCleanSteps(ctx, t, conn)
 	}
 	return p, err
 }
@@ -56,12 +59,12 @@ func lastCommand(cmds []commandResult) (commandResult, bool) {
 }
 
 // agentCleanSteps runs clean.get_clean_steps.
-func (d *Deploy) agentCleanSteps(ctx context.Context, t driver.TaskContext, agentURL, token string) (*agentSteps, error) {
+func (d *Deploy) agentCleanSteps(ctx context.Context, t driver.TaskContext, conn agentConn) (*agentSteps, error) {
 	ports, err := t.Ports(ctx)
 	if err != nil {
 		return nil, err
 	}
-	res, err := d.runCommand(ctx, agentURL, token, "clean.get_clean_steps",
+	res, err := d.runCommand(ctx, conn, "clean.get_clean_steps",
 		map[string]any{"node": agentNode(t.Node()), "ports": agentPorts(ports)}, true)
 	if err != nil {
 		return nil, fmt.Errorf("get clean steps: %w", err)
@@ -172,8 +175,7 @@ func (d *Deploy) rebootForStep(ctx context.Context, ct cleaningTask) error {
 		return err
 	}
 	// The rebooted agent looks the node up again and needs a new token.
-	delete(n.DriverInternalInfo, agentTokenKey)
-	delete(n.DriverInternalInfo, agentURLKey)
+	driver.ForgetAgentConnection(n)
 	if err := d.reboot(ctx, ct, drv); err != nil {
 		return ct.FailCleaning(ctx, fmt.Sprintf("Reboot requested by clean step %s failed for node %s: %s", jsonText(n.CleanStep), n.UUID, err))
 	}

@@ -29,9 +29,9 @@ type target struct {
 	// key's hash once the callback has used it up.
 	notify  bool
 	doneKey string
-	// agentURL and agentToken reach the heartbeating agent that exported
-	// the disk; empty for the callback-only ramdisk.
-	agentURL, agentToken string
+	// agent reaches the heartbeating agent that exported the disk; no URL
+	// for the callback-only ramdisk.
+	agent agentConn
 	// chapUser and chapSecret log in to a target that requires CHAP; empty
 	// for a legacy ramdisk's open export.
 	chapUser, chapSecret string

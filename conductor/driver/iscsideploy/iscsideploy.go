@@ -44,6 +44,8 @@ const (
 	instanceKey   = "instance"
 	agentURLKey   = "agent_url"
 	agentTokenKey = "agent_secret_token"
+	// agentVerifyCAKey is the certificate the agent serves its API with.
+	agentVerifyCAKey = "agent_verify_ca"
 )
 
 // IQNPrefix is the target name prefix; the node UUID follows.
