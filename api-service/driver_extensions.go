@@ -13,7 +13,7 @@ import (
 
 // driverInterfaceKinds are the interface kinds a driver's detail shows
 // default_<kind>_interface / enabled_<kind>_interfaces for, and the version
-// each kind became visible in (api.md §4.7).
+// each kind became visible in (docs/api.md §4.6).
 var driverInterfaceKinds = []struct {
 	kind  hwcatalog.InterfaceType
 	since microversion.Version

@@ -42,7 +42,7 @@ type authError struct{ message string }
 func (e *authError) Error() string { return e.message }
 
 // handleError is the single place that turns an error into a response
-// (api.md §2.1). Typed errors carry their status; anything else is a
+// (docs/api.md §2.1). Typed errors carry their status; anything else is a
 // server fault whose detail goes to the log only.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {

@@ -10,7 +10,7 @@ import (
 )
 
 // Every version from 1.1 to 1.49 is walked: each node field, endpoint,
-// parameter and verb of api.md §1.7 is hidden (404), refused (406) or
+// parameter and verb of docs/api.md §1.4 is hidden (404), refused (406) or
 // omitted below its version and works from it on.
 var _ = Describe("versions 1.1 to 1.49", func() {
 	It("gate every feature at its version", func() {

@@ -190,7 +190,7 @@ func acceptsJSON(header string) bool {
 }
 
 // negotiate fixes the request's microversion and emits the version headers
-// (api.md §1.4-1.5).
+// (docs/api.md §1.1-1.2).
 func negotiate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v, rangeKnown, err := microversion.Negotiate(c.Request().Header)

@@ -132,7 +132,7 @@ func (s *Server) setProvisionState(c echo.Context) error {
 }
 
 // dispatchProvision sends a validated provision target to the conductor
-// (states.md §3.3); deploy is what a deploy or rebuild sends.
+// (docs/states.md §4); deploy is what a deploy or rebuild sends.
 func dispatchProvision(c echo.Context, api rpc.ConductorAPI, deploy rpc.DeployArgs, req nodes.ProvisionRequest) error {
 	ctx := c.Request().Context()
 	nodeUUID := deploy.NodeID

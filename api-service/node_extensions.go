@@ -83,7 +83,7 @@ func (s *Server) checkInterfaceChange(ctx context.Context, before, after *model.
 }
 
 // raidNotFound re-codes "this driver has no RAID" as 404: RAID is optional
-// and most hardware types lack it (api.md §5.5).
+// and most hardware types lack it (docs/api.md §5.4).
 func raidNotFound(err error) error {
 	if e, ok := errs.As(err); ok && e.Kind == errs.KindUnsupportedDriverExtension {
 		return e.WithStatus(http.StatusNotFound)

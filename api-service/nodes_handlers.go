@@ -23,7 +23,7 @@ import (
 
 var errMalformedURI = errs.New(errs.KindMalformedRequestURI, "Malformed request URI.")
 
-// findNode resolves a node identifier (api.md §3.2): a UUID, or from 1.5 a
+// findNode resolves a node identifier (docs/api.md §3.2): a UUID, or from 1.5 a
 // name; names are not identifiers before 1.5.
 func (s *Server) findNode(c echo.Context, id string) (*model.Node, error) {
 	ctx := c.Request().Context()

@@ -92,7 +92,7 @@ func collectionLink(base, name string) []present.Link {
 }
 
 // getV1 is the resource index; collections newer than the negotiated
-// version are left out (api.md §1.3).
+// version are left out (docs/api.md §1.3).
 func (s *Server) getV1(c echo.Context) error {
 	base := s.baseURL(c)
 	doc := map[string]any{

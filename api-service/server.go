@@ -137,7 +137,7 @@ func (s *Server) conductorFor(ctx context.Context, group, hwType, nodeUUID strin
 }
 
 // asBadRequest re-codes NoValidHost as 400, as Ironic does for node
-// create, update, delete and maintenance (api.md §2.2).
+// create, update, delete and maintenance (docs/api.md §2.2).
 func asBadRequest(err error) error {
 	if e, ok := errs.As(err); ok && e.Kind == errs.KindNoValidHost {
 		return e.WithStatus(http.StatusBadRequest)

@@ -17,7 +17,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-// volumeRoutes adds the volume API (api.md §4.3-4.6). Every route answers
+// volumeRoutes adds the volume API (docs/api.md §4.5). Every route answers
 // 404 below 1.32, as if it did not exist.
 func (s *Server) volumeRoutes(e *echo.Echo) {
 	e.GET("/v1/volume", s.getVolumeRoot)

@@ -104,7 +104,7 @@ var (
 		"management": true, "states": true, "vendor_passthru": true}
 )
 
-// ValidNodeName applies the name rules of version v (api.md §3.2).
+// ValidNodeName applies the name rules of version v (docs/api.md §3.2).
 func ValidNodeName(name string, v microversion.Version) bool {
 	if reservedNames[name] || IsUUID(name) {
 		return false

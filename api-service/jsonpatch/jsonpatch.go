@@ -1,5 +1,5 @@
 // Package jsonpatch decodes and applies the RFC 6902 subset the Bare Metal
-// API accepts on PATCH (api.md §3.8): add, replace and remove, with paths of
+// API accepts on PATCH (docs/api.md §3.8): add, replace and remove, with paths of
 // word characters and hyphens only.
 package jsonpatch
 

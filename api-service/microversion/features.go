@@ -1,6 +1,6 @@
 package microversion
 
-// First versions of gated behaviours (api.md §1.7). Field-level gates live
+// First versions of gated behaviours (docs/api.md §1.4). Field-level gates live
 // with the field catalogues (nodes, ports); these are the ones handlers and
 // several packages test.
 var (

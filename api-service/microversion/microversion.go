@@ -54,7 +54,7 @@ var (
 var Min = V1(1)
 
 // maxMinor is the one constant that sets the newest microversion served.
-// Only versions whose every feature (api.md §1.7) works end to end are
+// Only versions whose every feature (docs/api.md §1.4) works end to end are
 // advertised; each of these works at its version and is hidden below it:
 //
 //	1.1  nodes, ports, drivers (list/show/properties), node states, power
@@ -96,8 +96,8 @@ var Max = V1(maxMinor)
 
 const latest = "latest"
 
-// Negotiate picks the version for a request from its headers (api.md §1.4,
-// §1.5). The returned error is a 406; rangeKnown tells whether the
+// Negotiate picks the version for a request from its headers (docs/api.md §1.1,
+// §1.2). The returned error is a 406; rangeKnown tells whether the
 // minimum/maximum headers belong on that 406 (not for malformed values).
 func Negotiate(h http.Header) (v Version, rangeKnown bool, err *errs.Error) {
 	raw, ok := requested(h)
@@ -205,7 +205,7 @@ var noJSONSuffix = V1(91)
 
 // StripsJSONSuffix reports whether a trailing ".json" on the request path
 // is a format suffix to drop rather than part of an identifier: only when
-// the legacy header explicitly asks for a version before 1.91 (api.md
+// the legacy header explicitly asks for a version before 1.91 (docs/api.md
 // §3.1) and the standard header names no baremetal version.
 func StripsJSONSuffix(h http.Header, v Version) bool {
 	for _, line := range h[keyStandard] {

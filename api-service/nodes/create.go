@@ -12,7 +12,7 @@ import (
 )
 
 // DecodeCreate turns a create body into a new, unsaved node as seen at
-// version v (api.md §3.7, §4.1.1). Interface defaults are left to the
+// version v (docs/api.md §3.7, §4.1). Interface defaults are left to the
 // caller, which knows the hardware types.
 func DecodeCreate(body map[string]any, v microversion.Version) (*model.Node, error) {
 	var unknown []string

@@ -12,7 +12,7 @@ import (
 // chassisRemoval is when chassis_uuid became removable.
 var chassisRemoval = microversion.V1(25)
 
-// CheckPatch enforces the path-level rules (api.md §3.8 rules 3-4): every
+// CheckPatch enforces the path-level rules (docs/api.md §3.8 rules 3-4): every
 // op targets a patchable attribute known at version v.
 func CheckPatch(ops []jsonpatch.Op, v microversion.Version) error {
 	if err := jsonpatch.CheckFields(ops, PatchableNames()); err != nil {
@@ -30,7 +30,7 @@ func CheckPatch(ops []jsonpatch.Op, v microversion.Version) error {
 	return nil
 }
 
-// CheckUpdatable enforces the node-level 409 rules of PATCH (api.md §4.1.2)
+// CheckUpdatable enforces the node-level 409 rules of PATCH (docs/api.md §4.2)
 // before anything is applied.
 func CheckUpdatable(n *model.Node, ops []jsonpatch.Op, v microversion.Version) error {
 	ps := deref(n.ProvisionState)

@@ -84,7 +84,7 @@ var (
 		"firmware": true, "deploy": true, "bios": true, "raid": true}
 )
 
-// Validate applies the checks of api.md §5.3 (steps 2-9) in order to a
+// Validate applies the checks of docs/api.md §5.2 (steps 2-9) in order to a
 // request for node n at version v, and returns the state machine event the
 // target fires.
 func (r ProvisionRequest) Validate(n *model.Node, v microversion.Version) (string, error) {
@@ -276,7 +276,7 @@ type PowerRequest struct {
 	timeout bool
 }
 
-// DecodePower checks the power body and applies api.md §5.2 rules for node
+// DecodePower checks the power body and applies docs/api.md §5.1 rules for node
 // n (named ident by the client) at version v.
 func DecodePower(body map[string]any, n *model.Node, nodeIdent string, v microversion.Version) (PowerRequest, error) {
 	var r PowerRequest

@@ -1,6 +1,6 @@
 // Package ports holds the port resource's API rules that do not need HTTP:
 // the field catalogue, create body decoding, MAC normalisation, JSON-PATCH
-// application and representation (api.md §4.2).
+// application and representation (docs/api.md §4.4).
 package ports
 
 import (

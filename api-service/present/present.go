@@ -1,6 +1,6 @@
 // Package present holds the building blocks every resource representation
 // shares: link pairs, timestamps, field selection and the typed errors for
-// bad field lists (api.md §3.3, §3.5, §3.9).
+// bad field lists (docs/api.md §3.3, §3.5, §3.9).
 package present
 
 import (

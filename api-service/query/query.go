@@ -1,5 +1,5 @@
 // Package query parses collection query strings the way the Bare Metal API
-// does (api.md §3.4-3.6): strict parameter sets, Python-style booleans,
+// does (docs/api.md §3.4-3.6): strict parameter sets, Python-style booleans,
 // comma-or-repeated lists, and paging parameters.
 package query
 

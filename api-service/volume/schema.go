@@ -1,5 +1,5 @@
 // Package volume holds the volume connector and volume target API rules
-// that do not need HTTP (api.md §4.3-4.6): the create and post-patch
+// that do not need HTTP (docs/api.md §4.5): the create and post-patch
 // schemas with Ironic's error wording, JSON-PATCH application, field
 // selection and the representations, with target properties masked.
 package volume

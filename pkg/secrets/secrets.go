@@ -15,8 +15,8 @@ import (
 // Masked replaces every secret value.
 const Masked = "******"
 
-// sensitive are the substrings of api.md §4.6.3 (oslo's list, which Ironic
-// applies to every dict it returns), the SNMP keys of §4.1.3, and Ferric's
+// sensitive are the substrings of docs/api.md §4.3 (oslo's list, which Ironic
+// applies to every dict it returns), the SNMP keys of the same section, and Ferric's
 // own deploy and temp-URL keys, which Ironic never had to name.
 var sensitive = []string{
 	"password", "adminpass", "admin_pass", "admin_password", "auth_token",

@@ -87,8 +87,8 @@ const (
 
 type edge struct{ from, event string }
 
-// transitions is the complete machine (api.md §5.4, which extends states.md
-// §3.1 with hold, rescue and service states). Anything absent is invalid.
+// transitions is the complete machine (docs/states.md §3.1: Ironic's table
+// extended with hold, rescue and service states). Anything absent is invalid.
 var transitions = map[edge]string{
 	{Enroll, EventManage}: Verifying,
 

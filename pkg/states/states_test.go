@@ -11,7 +11,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
-// referenceTable is api.md §5.4's event table, one "from -> to : events" row
+// referenceTable is docs/api.md §5.3's event table, one "from -> to : events" row
 // per line, written out independently of the package's own table.
 const referenceTable = `
 enroll -> verifying : manage
@@ -116,7 +116,7 @@ func parseReference() []row {
 	return rows
 }
 
-// Every provision state value of api.md §5.4 that can be stored.
+// Every provision state value of docs/api.md §5.3 that can be stored.
 var storedStates = []string{
 	"enroll", "verifying", "manageable", "available", "active", "deploying",
 	"wait call-back", "deploy failed", "deploy hold", "deleting", "cleaning",

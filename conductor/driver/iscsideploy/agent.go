@@ -90,7 +90,7 @@ func (d *Deploy) Heartbeat(ctx context.Context, t driver.TaskContext, callbackUR
 	return d.continueDeploy(ctx, ct, drv, export)
 }
 
-// commandResult is an agent command result (cleaning.md §8.2).
+// commandResult is an agent command result (docs/cleaning.md §6).
 type commandResult struct {
 	Name   string          `json:"command_name"`
 	Status string          `json:"command_status"`

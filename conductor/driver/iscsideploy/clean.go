@@ -18,7 +18,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
-// driver_internal_info keys of in-band cleaning (cleaning.md §5). The
+// driver_internal_info keys of in-band cleaning (docs/cleaning.md §5). The
 // erase record is not among the bookkeeping: it describes the last clean
 // and stays after it.
 const (
@@ -163,7 +163,7 @@ func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (str
 }
 
 // agentCleanParams are the erase settings the agent reads from the node
-// (cleaning.md §2.1 step 2).
+// (docs/cleaning.md §2 step 2).
 func (d *Deploy) agentCleanParams() map[string]any {
 	c := d.opts.Clean
 	return map[string]any{

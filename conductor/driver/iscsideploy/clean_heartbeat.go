@@ -26,7 +26,7 @@ type agentSteps struct {
 	Versions   map[string]any                `json:"hardware_manager_version"`
 }
 
-// pollCleaning asks the agent what cleaning.md §2.4 needs: its steps when
+// pollCleaning asks the agent what docs/cleaning.md §3 needs: its steps when
 // the node runs none yet, else its commands.
 func (d *Deploy) pollCleaning(ctx context.Context, t driver.TaskContext, agentURL string) (*cleanPoll, error) {
 	n := t.Node()
@@ -79,7 +79,7 @@ func (d *Deploy) agentCleanSteps(ctx context.Context, t driver.TaskContext, conn
 	return &steps, nil
 }
 
-// cleanHeartbeat moves a clean waiting for its agent on (cleaning.md §2.4):
+// cleanHeartbeat moves a clean waiting for its agent on (docs/cleaning.md §3):
 // a freshly booted agent gets its steps cached and the clean continues; a
 // finished step continues the clean (after a reboot if it asked for one);
 // a failed one fails it.
@@ -184,7 +184,7 @@ func (d *Deploy) rebootForStep(ctx context.Context, ct cleaningTask) error {
 }
 
 // cacheSteps keeps the agent's steps by interface, with the versions they
-// belong to (cleaning.md §2.4).
+// belong to (docs/cleaning.md §3).
 func cacheSteps(n *model.Node, steps *agentSteps) {
 	if steps == nil {
 		return

@@ -15,7 +15,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-// instanceInfo is instance_info parsed and checked (iscsi-deploy.md §1.1).
+// instanceInfo is instance_info parsed and checked (docs/iscsi-deploy.md §1.1).
 type instanceInfo struct {
 	imageSource string
 	// glance is the image's Glance record when image_source names one.

@@ -4,7 +4,7 @@
 // writes the image over the network. The ramdisk calls back either through
 // the pass_deploy_info vendor method (the callback-only ramdisk) or by
 // heartbeating as an agent, which the conductor then asks to start the
-// target. See iscsi-deploy.md.
+// target. See docs/iscsi-deploy.md.
 package iscsideploy
 
 import (
