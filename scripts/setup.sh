@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Brings this machine to the state the test suites need: the Debian packages
-# installed and MariaDB (127.0.0.1:3306) and RabbitMQ (127.0.0.1:5672)
-# answering. Idempotent and quick when everything is already there; fails
+# installed and MariaDB (127.0.0.1:3306), RabbitMQ (127.0.0.1:5672) and a
+# Swift all-in-one (scripts/swift-aio.sh, 127.0.0.1:28080) answering. Idempotent and quick when everything is already there; fails
 # loudly (non-zero exit, a message on stderr) when something cannot be made
 # ready within its time bound. Services are checked by port, not by process
 # name: exited processes can linger as zombies here.
@@ -25,6 +25,12 @@ PACKAGES=(
 	util-linux       # deploy/disk, deploy/agent: blkid, wipefs
 	xorriso          # tests/e2e/deploy: config drive ISO
 	wrk              # tests/bench (make bench): API read throughput
+	swift            # conductor/vmedia/publish: Swift all-in-one (scripts/swift-aio.sh)
+	swift-proxy      #   proxy with tempauth + tempurl
+	swift-account    #   account server
+	swift-container  #   container server
+	swift-object     #   object server
+	memcached        #   tempauth's token store
 )
 
 log() { echo "setup: $*" >&2; }
@@ -118,4 +124,5 @@ install_packages
 start_mariadb
 mariadb_root_login
 start_rabbitmq
-log "MariaDB on 127.0.0.1:3306 and RabbitMQ on 127.0.0.1:5672 are up"
+"$(dirname "$0")/swift-aio.sh" >/dev/null
+log "MariaDB on 127.0.0.1:3306, RabbitMQ on 127.0.0.1:5672 and Swift on 127.0.0.1:28080 are up"
