@@ -26,6 +26,8 @@ type Config struct {
 	ISCSI     ISCSI
 	Agent     Agent
 	Glance    Glance
+	ILO       ILO
+	Swift     Swift
 }
 
 type Default struct {
@@ -193,6 +195,30 @@ type Glance struct {
 	RegionName        string `ini:"glance.region_name" help:"Region whose image endpoint is taken from the catalog."`
 }
 
+// ILO holds the iLO drivers' options that say where virtual media (the
+// parameter floppy, boot ISOs) are published for the BMC to fetch.
+type ILO struct {
+	SwiftILOContainer string `ini:"ilo.swift_ilo_container" help:"Swift container that holds the virtual media objects (image-<node uuid> floppies, boot-<node uuid> ISOs); created when missing."`
+	// SwiftObjectExpiryTimeout is Ironic's option, in whole seconds.
+	SwiftObjectExpiryTimeout int  `ini:"ilo.swift_object_expiry_timeout" help:"Seconds a published floppy lives (Swift X-Delete-After, or the web server's expiry) and every temporary URL handed to a BMC stays valid."`
+	UseWebServerForImages    bool `ini:"ilo.use_web_server_for_images" help:"Publish virtual media on the conductor's boot file server ([deploy] http_url, files under [deploy] http_root/vmedia, URLs signed with a per-conductor secret) instead of Swift."`
+}
+
+// Swift is how the conductor reaches the Object Storage service that
+// publishes virtual media when [ilo] use_web_server_for_images is off.
+type Swift struct {
+	// AuthType tempauth is Swift's own v1 authentication (tempauth,
+	// swauth); password is Keystone v3, whose catalog gives the endpoint.
+	AuthType          string `ini:"swift.auth_type" help:"How to authenticate to Swift: tempauth (Swift v1 auth: auth_url is the proxy's /auth/v1.0, username is account:user, password its key) or password (Keystone v3, the object-store endpoint from the catalog). Empty: no Swift."`
+	AuthURL           string `ini:"swift.auth_url" help:"Swift v1 auth URL (tempauth) or Keystone v3 URL (password)."`
+	Username          string `ini:"swift.username" help:"User: account:user for tempauth, the Keystone user for password."`
+	Password          string `ini:"swift.password" help:"The user's key (tempauth) or password (Keystone)."`
+	ProjectName       string `ini:"swift.project_name" help:"Project the token is scoped to (auth_type password)."`
+	UserDomainName    string `ini:"swift.user_domain_name" help:"Domain of the user (auth_type password)."`
+	ProjectDomainName string `ini:"swift.project_domain_name" help:"Domain of the project (auth_type password)."`
+	RegionName        string `ini:"swift.region_name" help:"Region whose object-store endpoint is taken from the catalog (auth_type password)."`
+}
+
 // Defaults are the embedded single-process defaults: SQLite under ./var,
 // in-process RPC, no authentication, listening on 127.0.0.1:6385.
 func Defaults() Config {
@@ -285,6 +311,15 @@ func Defaults() Config {
 			WriteWorkers:        4,
 		},
 		Glance: Glance{
+			UserDomainName:    "Default",
+			ProjectDomainName: "Default",
+		},
+		ILO: ILO{
+			SwiftILOContainer:        "ironic_ilo_container",
+			SwiftObjectExpiryTimeout: 900,
+			UseWebServerForImages:    true,
+		},
+		Swift: Swift{
 			UserDomainName:    "Default",
 			ProjectDomainName: "Default",
 		},

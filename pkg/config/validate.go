@@ -254,5 +254,35 @@ func (c Config) Validate() error {
 	default:
 		bad("glance", "auth_type", "%q is not one of none, password (or empty)", g.AuthType)
 	}
+	il := c.ILO
+	if il.SwiftObjectExpiryTimeout < 1 {
+		bad("ilo", "swift_object_expiry_timeout", "must be positive")
+	}
+	if il.SwiftILOContainer == "" || strings.Contains(il.SwiftILOContainer, "/") {
+		bad("ilo", "swift_ilo_container", "%q is not a container name", il.SwiftILOContainer)
+	}
+	sw := c.Swift
+	required := []struct{ option, value string }{{"auth_url", sw.AuthURL}, {"username", sw.Username}, {"password", sw.Password}}
+	switch sw.AuthType {
+	case "":
+	case "tempauth":
+	case "password":
+		required = append(required, []struct{ option, value string }{{"project_name", sw.ProjectName},
+			{"user_domain_name", sw.UserDomainName}, {"project_domain_name", sw.ProjectDomainName}}...)
+	default:
+		bad("swift", "auth_type", "%q is not one of tempauth, password (or empty)", sw.AuthType)
+	}
+	if sw.AuthType == "tempauth" || sw.AuthType == "password" {
+		for _, o := range required {
+			if o.value == "" {
+				bad("swift", o.option, "required when auth_type is %s", sw.AuthType)
+			}
+		}
+	}
+	if sw.AuthURL != "" {
+		if u, err := url.Parse(sw.AuthURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("swift", "auth_url", "%q is not an http(s) URL", sw.AuthURL)
+		}
+	}
 	return errors.Join(problems...)
 }
