@@ -252,6 +252,14 @@ var _ = Describe("Validate", func() {
 			c.Glance = config.Glance{AuthType: "password", AuthURL: "http://ks", Username: "ironic", Password: "pw", ProjectName: "service"}
 		}, "[glance] user_domain_name: required"),
 		Entry(nil, func(c *config.Config) { c.Glance.EndpointOverride = "glance:9292" }, "[glance] endpoint_override: \"glance:9292\""),
+		Entry(nil, func(c *config.Config) { c.ILO.SwiftObjectExpiryTimeout = 0 }, "[ilo] swift_object_expiry_timeout: must be positive"),
+		Entry(nil, func(c *config.Config) { c.Swift.AuthType = "v1" }, `[swift] auth_type: "v1"`),
+		Entry(nil, func(c *config.Config) {
+			c.Swift = config.Swift{AuthType: "tempauth", AuthURL: "http://127.0.0.1:8080/auth/v1.0", Username: "test:tester"}
+		}, "[swift] password: required when auth_type is tempauth"),
+		Entry(nil, func(c *config.Config) {
+			c.Swift = config.Swift{AuthType: "password", AuthURL: "http://ks", Username: "ironic", Password: "pw"}
+		}, "[swift] project_name: required when auth_type is password"),
 		Entry(nil, func(c *config.Config) { c.Agent.AgentEraseDevicesPriority = ptr(-1) }, "[agent] agent_erase_devices_priority: must not be negative"),
 		Entry(nil, func(c *config.Config) { c.Deploy.ShredRandomOverwriteIterations = -1 }, "[deploy] shred_random_overwrite_iterations: must not be negative"),
 		Entry(nil, func(c *config.Config) {
