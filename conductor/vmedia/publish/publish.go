@@ -9,10 +9,15 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
+
+	"github.com/ferricbm/ferric/pkg/config"
 )
 
 // Publisher stores named files for a BMC to read.
@@ -51,4 +56,17 @@ func checkTTL(ttl time.Duration) error {
 		return fmt.Errorf("publish: URL lifetime %s is under a second", ttl)
 	}
 	return nil
+}
+
+// New is the publisher [ilo] use_web_server_for_images chooses: the boot
+// file server's folder <[deploy] http_root>/vmedia, or the [ilo]
+// swift_ilo_container of the [swift] account.
+func New(ctx context.Context, cfg config.Config) (Publisher, error) {
+	if cfg.ILO.UseWebServerForImages {
+		if cfg.Deploy.HTTPURL == "" {
+			return nil, errors.New("publish: [ilo] use_web_server_for_images needs [deploy] http_url")
+		}
+		return NewWebServer(filepath.Join(cfg.Deploy.HTTPRoot, strings.Trim(Prefix, "/")), cfg.Deploy.HTTPURL)
+	}
+	return NewSwift(ctx, cfg.Swift, cfg.ILO.SwiftILOContainer)
 }
