@@ -12,7 +12,8 @@
 #                   ports just below it (-1 account, -2 container,
 #                   -3 object) and memcached -4.
 #
-# Test account: user "test:tester", key "testing" (an .admin of AUTH_test).
+# Accounts: user "test:tester", key "testing" (an .admin of AUTH_test), and
+# "admin:admin", key "admin" (AUTH_admin, reseller admin).
 set -euo pipefail
 
 DIR=${SWIFT_AIO_DIR:-/var/lib/ferric-swift-aio}

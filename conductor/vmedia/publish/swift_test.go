@@ -21,8 +21,9 @@ import (
 // at what the publisher left there.
 type swiftAdmin struct{ token, storage string }
 
-func newSwiftAdmin() swiftAdmin {
-	sw := swiftConfig()
+func newSwiftAdmin() swiftAdmin { return swiftAdminOf(swiftConfig()) }
+
+func swiftAdminOf(sw config.Swift) swiftAdmin {
 	req, err := http.NewRequest(http.MethodGet, sw.AuthURL, nil)
 	Expect(err).NotTo(HaveOccurred())
 	req.Header.Set("X-Auth-User", sw.Username)
@@ -170,28 +171,37 @@ var _ = Describe("Swift publisher", func() {
 	})
 
 	It("sets a Temp-URL-Key on an account without one, and never replaces an existing key", func() {
-		Expect(admin.do(http.MethodPost, "", map[string]string{"X-Remove-Account-Meta-Temp-URL-Key": "x"}).StatusCode).
+		// The account of the all-in-one's other user, so that changing
+		// its key cannot disturb publishers of the test account.
+		sw := swiftConfig()
+		sw.Username, sw.Password = "admin:admin", "admin"
+		keys := swiftAdminOf(sw)
+		Expect(keys.do(http.MethodPost, "", map[string]string{"X-Remove-Account-Meta-Temp-URL-Key": "x"}).StatusCode).
 			To(Equal(http.StatusNoContent))
-		fresh, err := publish.NewSwift(ctx, swiftConfig(), container)
+		Expect(keys.do(http.MethodHead, "", nil).Header.Get("X-Account-Meta-Temp-Url-Key")).To(BeEmpty())
+		fresh, err := publish.NewSwift(ctx, sw, container)
 		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			keys.do(http.MethodDelete, "/"+container+"/image-a", nil)
+			keys.do(http.MethodDelete, "/"+container, nil)
+		})
 		Expect(fresh.Publish(ctx, "image-a", strings.NewReader("floppy"), time.Minute)).To(Succeed())
 		u, err := fresh.URL(ctx, "image-a", time.Minute)
 		Expect(err).NotTo(HaveOccurred())
 		code, _, _ := fetch(http.MethodGet, u)
 		Expect(code).To(Equal(http.StatusOK))
-		set := admin.do(http.MethodHead, "", nil).Header.Get("X-Account-Meta-Temp-Url-Key")
-		Expect(len(set)).To(BeNumerically(">=", 32))
+		Expect(len(keys.do(http.MethodHead, "", nil).Header.Get("X-Account-Meta-Temp-Url-Key"))).To(BeNumerically(">=", 32))
 
 		const operatorKey = "an-operator-chose-this-key-0123456789"
-		Expect(admin.do(http.MethodPost, "", map[string]string{"X-Account-Meta-Temp-URL-Key": operatorKey}).StatusCode).
+		Expect(keys.do(http.MethodPost, "", map[string]string{"X-Account-Meta-Temp-URL-Key": operatorKey}).StatusCode).
 			To(Equal(http.StatusNoContent))
-		other, err := publish.NewSwift(ctx, swiftConfig(), container)
+		other, err := publish.NewSwift(ctx, sw, container)
 		Expect(err).NotTo(HaveOccurred())
 		u, err = other.URL(ctx, "image-a", time.Minute)
 		Expect(err).NotTo(HaveOccurred())
 		code, _, _ = fetch(http.MethodGet, u)
 		Expect(code).To(Equal(http.StatusOK))
-		Expect(admin.do(http.MethodHead, "", nil).Header.Get("X-Account-Meta-Temp-Url-Key")).To(Equal(operatorKey))
+		Expect(keys.do(http.MethodHead, "", nil).Header.Get("X-Account-Meta-Temp-Url-Key")).To(Equal(operatorKey))
 	})
 
 	It("refuses names that are not one plain path segment", func() {
