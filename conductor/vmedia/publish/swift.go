@@ -72,9 +72,13 @@ func swiftClient(ctx context.Context, sw config.Swift) (*gophercloud.ServiceClie
 			return nil, fmt.Errorf("publish: Swift v1 auth at %s as %s: %w", sw.AuthURL, sw.Username, err)
 		}
 		// A tempauth token lasts a day by default; a 401 after that
-		// authenticates again and retries the request once.
+		// authenticates again and retries the request once. The auth
+		// request goes through a client of its own: pc's token lock is
+		// held while this runs, and a request through pc would wait on it
+		// for ever.
 		pc.ReauthFunc = func(ctx context.Context) error {
-			res, err := swauth.Auth(ctx, pc, opts).Extract()
+			authClient := &gophercloud.ProviderClient{HTTPClient: pc.HTTPClient, IdentityBase: pc.IdentityBase}
+			res, err := swauth.Auth(ctx, authClient, opts).Extract()
 			if err != nil {
 				return fmt.Errorf("Swift v1 auth as %s: %w", sw.Username, err)
 			}

@@ -1,9 +1,11 @@
 package publish_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -202,6 +204,33 @@ var _ = Describe("Swift publisher", func() {
 		code, _, _ = fetch(http.MethodGet, u)
 		Expect(code).To(Equal(http.StatusOK))
 		Expect(keys.do(http.MethodHead, "", nil).Header.Get("X-Account-Meta-Temp-Url-Key")).To(Equal(operatorKey))
+	})
+
+	It("authenticates again when Swift forgets its token", NodeTimeout(time.Minute), func(ctx SpecContext) {
+		Expect(pub.Publish(ctx, "image-a", strings.NewReader("before"), time.Minute)).To(Succeed())
+		// tempauth keeps its tokens only in memcached (the proxy port - 4).
+		auth, err := url.Parse(swiftConfig().AuthURL)
+		Expect(err).NotTo(HaveOccurred())
+		port, err := strconv.Atoi(auth.Port())
+		Expect(err).NotTo(HaveOccurred())
+		conn, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port-4)))
+		Expect(err).NotTo(HaveOccurred())
+		defer conn.Close()
+		_, err = conn.Write([]byte("flush_all\r\n"))
+		Expect(err).NotTo(HaveOccurred())
+		reply, err := bufio.NewReader(conn).ReadString('\n')
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reply).To(Equal("OK\r\n"))
+		Expect(admin.do(http.MethodHead, "", nil).StatusCode).To(Equal(http.StatusUnauthorized), "the old tokens are gone")
+
+		content := randomBytes(4096)
+		Expect(pub.Publish(ctx, "image-a", bytes.NewReader(content), time.Minute)).To(Succeed())
+		admin = newSwiftAdmin()
+		u, err := pub.URL(ctx, "image-a", time.Minute)
+		Expect(err).NotTo(HaveOccurred())
+		code, body, _ := fetch(http.MethodGet, u)
+		Expect(code).To(Equal(http.StatusOK))
+		Expect(bytes.Equal(body, content)).To(BeTrue(), "the upload retried after authenticating again is whole")
 	})
 
 	It("refuses names that are not one plain path segment", func() {

@@ -164,6 +164,20 @@ var _ = Describe("web server publisher", func() {
 		Expect(code).To(Equal(http.StatusOK), "a file published without a lifetime stays")
 	})
 
+	It("reaps periodically until stopped", func() {
+		Expect(pub.Publish(ctx, "image-a", strings.NewReader("floppy"), time.Minute)).To(Succeed())
+		clk.advance(2 * time.Minute)
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			pub.RunReaper(rctx, 10*time.Millisecond, func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
+		}()
+		Eventually(filepath.Join(dir, "image-a")).ShouldNot(BeAnExistingFile())
+		stop()
+		Eventually(done).Should(BeClosed())
+	})
+
 	It("replaces a published file, and its URLs outlive a conductor restart", func() {
 		Expect(pub.Publish(ctx, "image-a", strings.NewReader("first"), 15*time.Minute)).To(Succeed())
 		Expect(pub.Publish(ctx, "image-a", strings.NewReader("second"), 15*time.Minute)).To(Succeed())
