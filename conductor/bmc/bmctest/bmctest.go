@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ferricbm/ferric/deploy/agent"
@@ -82,3 +83,25 @@ func (s *Server) WriteCAFile(dir string) (string, error) {
 // Close stops the server at once, dropping open connections as a BMC that
 // loses power does.
 func (s *Server) Close() error { return s.srv.Close() }
+
+// headClient is how a fake BMC checks an image before inserting it. Image
+// servers in tests and labs use self-signed certificates, which BMCs
+// accept too.
+var headClient = &http.Client{
+	Timeout:   10 * time.Second,
+	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+}
+
+// ImageReachable reports whether url answers HEAD with a 2xx, as a BMC
+// finds out when it starts to fetch a virtual media image.
+func ImageReachable(url string) bool {
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+		return false
+	}
+	resp, err := headClient.Head(url)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode/100 == 2
+}

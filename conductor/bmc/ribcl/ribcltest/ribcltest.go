@@ -7,7 +7,6 @@ package ribcltest
 
 import (
 	"bytes"
-	"crypto/tls"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -67,7 +66,6 @@ type ILO struct {
 	refuseVM   bool
 	delay      time.Duration
 	requests   int
-	head       *http.Client
 }
 
 // New is a fake iLO, powered off, with no media inserted.
@@ -84,12 +82,6 @@ func New(opts Options) *ILO {
 		vm: map[string]*VM{
 			ribcl.DeviceFloppy: {BootOption: "NO_BOOT"},
 			ribcl.DeviceCDROM:  {BootOption: "NO_BOOT"},
-		},
-		// Image servers in tests and labs use self-signed certificates,
-		// which an iLO accepts too.
-		head: &http.Client{
-			Timeout:   10 * time.Second,
-			Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
 		},
 	}
 }
@@ -441,7 +433,7 @@ func (i *ILO) insert(device, url string) (int, string, string) {
 	_, found := i.vm[device]
 	refuse := i.refuseVM
 	i.mu.Unlock()
-	if !found || refuse || !reachable(i.head, url) {
+	if !found || refuse || !bmctest.ImageReachable(url) {
 		return StatusInvalidVM, messageInvalidVM, ""
 	}
 	i.mu.Lock()
@@ -449,16 +441,4 @@ func (i *ILO) insert(device, url string) (int, string, string) {
 	v := i.vm[device]
 	v.Inserted, v.URL = true, url
 	return ok("")
-}
-
-func reachable(c *http.Client, url string) bool {
-	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
-		return false
-	}
-	resp, err := c.Head(url)
-	if err != nil {
-		return false
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode/100 == 2
 }
