@@ -103,7 +103,9 @@ type node struct {
 func ribclNode(srv *ilotest.Server) node {
 	dev := map[bmc.Media]string{bmc.Floppy: ribcl.DeviceFloppy, bmc.CDROM: ribcl.DeviceCDROM}
 	return node{
-		power: func() string { return map[string]string{"ON": states.PowerOn, "OFF": states.PowerOff}[srv.RIBCL.Power()] },
+		power: func() string {
+			return map[string]string{"ON": states.PowerOn, "OFF": states.PowerOff}[srv.RIBCL.Power()]
+		},
 		boots: srv.RIBCL.Boots,
 		inserted: func(m bmc.Media) string {
 			v := srv.RIBCL.VirtualMedia(dev[m])
