@@ -219,6 +219,19 @@ var _ = Describe("driving a server's BMC", func() {
 				Expect(*d.Persistent).To(BeTrue())
 			})
 
+			if proto.name == "ribcl" {
+				It("sets a persistent boot device by its UEFI boot entry on a server in UEFI mode", func() {
+					srv = startILO(ilotest.Options{Model: proto.model, UEFI: true})
+					c = connect(srv)
+					Expect(c.SetBootDevice(ctx, bmc.BootPXE, true)).To(Succeed())
+					Expect(srv.RIBCL.PersistentBoot()[0]).To(Equal("Boot000C"))
+					d, err := c.BootDevice(ctx)
+					Expect(err).NotTo(HaveOccurred())
+					Expect(d.Device).To(Equal(bmc.BootPXE))
+					Expect(*d.Persistent).To(BeTrue())
+				})
+			}
+
 			It("refuses an unknown boot device", func() {
 				Expect(errs.Is(c.SetBootDevice(ctx, "tape", false), errs.KindInvalidParameterValue)).To(BeTrue())
 			})

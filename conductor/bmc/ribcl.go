@@ -58,7 +58,7 @@ func (r RIBCL) BootDevice(ctx context.Context) (BootDevice, error) {
 	if len(order) == 0 {
 		return BootDevice{}, nil
 	}
-	return known(fromILO[order[0].Value], true), nil
+	return known(fromILO[order[0].Class()], true), nil
 }
 
 func known(dev string, persistent bool) BootDevice {
@@ -74,7 +74,7 @@ func (r RIBCL) SetBootDevice(ctx context.Context, device string, persistent bool
 		return errs.InvalidParameterValue("Boot device %q is not one of pxe, disk, cdrom.", device)
 	}
 	if persistent {
-		return r.C.SetPersistentBoot(ctx, []string{dev})
+		return r.C.UpdatePersistentBoot(ctx, []string{dev})
 	}
 	return r.C.SetOneTimeBoot(ctx, dev)
 }

@@ -25,6 +25,8 @@ type Options struct {
 	// Model defaults to "ProLiant DL360 Gen9".
 	Model      string
 	PowerDelay time.Duration
+	// UEFI starts the RIBCL side in UEFI boot mode.
+	UEFI bool
 	// RIBCLDisabled answers /ribcl with 404, as an iLO 5 with RIBCL
 	// turned off does not serve it.
 	RIBCLDisabled bool
@@ -50,7 +52,7 @@ func Start(addr string, opts Options) (*Server, error) {
 		opts.Model = "ProLiant DL360 Gen9"
 	}
 	s := &Server{RIBCL: ribcltest.New(ribcltest.Options{Username: opts.Username, Password: opts.Password,
-		ProductName: opts.Model, PowerDelay: opts.PowerDelay})}
+		ProductName: opts.Model, PowerDelay: opts.PowerDelay, UEFI: opts.UEFI})}
 	if m := generation.FindStringSubmatch(opts.Model); m != nil {
 		if n, _ := strconv.Atoi(m[1]); n >= 10 {
 			s.Redfish = redfishtest.New(redfishtest.Options{Username: opts.Username, Password: opts.Password,

@@ -3,6 +3,7 @@ package ribcl
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -133,6 +134,56 @@ func (c *Client) SetPersistentBoot(ctx context.Context, devs []string) error {
 	b.WriteString("</SET_PERSISTENT_BOOT>")
 	_, err := c.run(ctx, "set persistent boot", serverWrite, b.String())
 	return err
+}
+
+// Class is the device class of a persistent boot entry: the value itself
+// in legacy mode; in UEFI mode, where the value names a boot entry, what
+// its description says it is (docs/ilo.md §RIBCL). "" is a device the
+// driver has no name for.
+func (e BootEntry) Class() string {
+	if e.Description == "" {
+		return strings.ToUpper(e.Value)
+	}
+	d := strings.ToUpper(e.Description)
+	switch {
+	case strings.Contains(d, "ILO VIRTUAL USB CD"):
+		return BootCDROM
+	case strings.Contains(d, "NIC") || strings.Contains(d, "PXE"):
+		return BootNetwork
+	}
+	for _, disk := range []string{"LOGICAL DRIVE", "HARD DRIVE", "HDD", "SATA", "SAS", "NVME", "DISK"} {
+		if strings.Contains(d, disk) {
+			return BootHDD
+		}
+	}
+	return ""
+}
+
+// UpdatePersistentBoot puts the device classes first in the boot order,
+// as HPE's client does: in UEFI mode the iLO takes only boot entries, so
+// each class becomes the entries of that class, in their current order.
+func (c *Client) UpdatePersistentBoot(ctx context.Context, devClasses []string) error {
+	order, err := c.PersistentBoot(ctx)
+	if err != nil {
+		return err
+	}
+	uefi := slices.ContainsFunc(order, func(e BootEntry) bool { return e.Description != "" })
+	if !uefi {
+		return c.SetPersistentBoot(ctx, devClasses)
+	}
+	var entries []string
+	for _, class := range devClasses {
+		n := len(entries)
+		for _, e := range order {
+			if e.Class() == class {
+				entries = append(entries, e.Value)
+			}
+		}
+		if len(entries) == n {
+			return fmt.Errorf("iLO set persistent boot: no UEFI boot entry is a %s device", class)
+		}
+	}
+	return c.SetPersistentBoot(ctx, entries)
 }
 
 // PendingBootMode is the boot mode of the next boot: LEGACY, UEFI or

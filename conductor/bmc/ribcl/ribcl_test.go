@@ -136,7 +136,7 @@ var _ = Describe("RIBCL client against a fake iLO 4 over HTTPS", func() {
 		})
 
 		It("puts persistent boot devices first, in the order given", func() {
-			Expect(c.SetPersistentBoot(ctx, []string{ribcl.BootNetwork, ribcl.BootHDD})).To(Succeed())
+			Expect(c.UpdatePersistentBoot(ctx, []string{ribcl.BootNetwork, ribcl.BootHDD})).To(Succeed())
 			order, err := c.PersistentBoot(ctx)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(order).To(HaveLen(5))
@@ -156,6 +156,43 @@ var _ = Describe("RIBCL client against a fake iLO 4 over HTTPS", func() {
 			Expect(c.PendingBootMode(ctx)).To(Equal("LEGACY"))
 			Expect(c.SetPendingBootMode(ctx, "UEFI")).To(Succeed())
 			Expect(c.PendingBootMode(ctx)).To(Equal("UEFI"))
+		})
+
+		It("enters the pending boot mode at the next boot, with that mode's boot order", func() {
+			Expect(c.SetPendingBootMode(ctx, "UEFI")).To(Succeed())
+			Expect(srv.BootMode()).To(Equal("LEGACY"))
+			Expect(c.SetHostPower(ctx, true)).To(Succeed())
+			Eventually(srv.BootMode).Should(Equal("UEFI"))
+			order, err := c.PersistentBoot(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(order[0]).To(Equal(ribcl.BootEntry{Value: "Boot000A", Description: "HP iLO Virtual USB CD"}))
+		})
+
+		Context("in UEFI mode", func() {
+			BeforeEach(func() {
+				srv = startILO(ribcltest.Options{UEFI: true})
+				c = clientFor(srv)
+			})
+
+			It("names boot entries by what their descriptions say", func() {
+				order, err := c.PersistentBoot(ctx)
+				Expect(err).NotTo(HaveOccurred())
+				var got []string
+				for _, e := range order {
+					got = append(got, e.Class())
+				}
+				Expect(got).To(Equal([]string{"CDROM", "HDD", "NETWORK"}))
+			})
+
+			It("puts the entries of a device class first", func() {
+				Expect(c.UpdatePersistentBoot(ctx, []string{ribcl.BootNetwork, ribcl.BootHDD})).To(Succeed())
+				Expect(srv.PersistentBoot()).To(Equal([]string{"Boot000C", "Boot000B", "Boot000A"}))
+			})
+
+			It("is refused a device class where the iLO wants boot entries", func() {
+				Expect(c.SetPersistentBoot(ctx, []string{ribcl.BootNetwork})).To(MatchError(ContainSubstring("0x0001")))
+				Expect(c.UpdatePersistentBoot(ctx, []string{"FLOPPY"})).To(MatchError(ContainSubstring("no UEFI boot entry is a FLOPPY device")))
+			})
 		})
 
 		It("says boot mode is not supported on a server without UEFI", func() {

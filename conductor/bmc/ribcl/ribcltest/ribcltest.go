@@ -41,6 +41,31 @@ type Options struct {
 	PowerDelay time.Duration
 	// NoUEFI makes the boot mode commands fail as on servers without UEFI.
 	NoUEFI bool
+	// UEFI starts the server in UEFI mode, whose persistent boot order
+	// lists boot entries (Boot000A) with descriptions instead of device
+	// classes.
+	UEFI bool
+}
+
+type bootEntry struct{ value, description string }
+
+// classes are the devices of legacy mode, which one-time boot takes in
+// either mode.
+var classes = []string{"CDROM", "FLOPPY", "USB", "HDD", "NETWORK"}
+
+func defaultOrder(mode string) []bootEntry {
+	if mode == "UEFI" {
+		return []bootEntry{
+			{"Boot000A", "HP iLO Virtual USB CD"},
+			{"Boot000B", "Embedded RAID 1 : Smart Array P440ar Controller - 279.37 GiB, RAID 0 Logical Drive 1(Target:0, Lun:0)"},
+			{"Boot000C", "Embedded LOM 1 Port 1 : HP Ethernet 1Gb 4-port 331i Adapter - NIC (PXE IPv4)"},
+		}
+	}
+	out := make([]bootEntry, len(classes))
+	for n, c := range classes {
+		out[n] = bootEntry{value: c}
+	}
+	return out
 }
 
 // VM is the state of one virtual media device.
@@ -60,8 +85,9 @@ type ILO struct {
 	changeAt   time.Time
 	boots      int
 	oneTime    string
-	persistent []string
+	persistent []bootEntry
 	bootMode   string
+	pending    string
 	vm         map[string]*VM
 	refuseVM   bool
 	delay      time.Duration
@@ -73,12 +99,17 @@ func New(opts Options) *ILO {
 	if opts.ProductName == "" {
 		opts.ProductName = "ProLiant DL360 Gen9"
 	}
+	mode := "LEGACY"
+	if opts.UEFI {
+		mode = "UEFI"
+	}
 	return &ILO{
 		opts:       opts,
 		power:      "OFF",
 		oneTime:    ribcl.BootNormal,
-		persistent: []string{"CDROM", "FLOPPY", "USB", "HDD", "NETWORK"},
-		bootMode:   "LEGACY",
+		persistent: defaultOrder(mode),
+		bootMode:   mode,
+		pending:    mode,
 		vm: map[string]*VM{
 			ribcl.DeviceFloppy: {BootOption: "NO_BOOT"},
 			ribcl.DeviceCDROM:  {BootOption: "NO_BOOT"},
@@ -140,11 +171,24 @@ func (i *ILO) OneTimeBoot() string {
 	return i.oneTime
 }
 
-// PersistentBoot is the boot order.
+// PersistentBoot is the boot order: device classes in legacy mode, boot
+// entries in UEFI mode.
 func (i *ILO) PersistentBoot() []string {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	return slices.Clone(i.persistent)
+	out := make([]string, len(i.persistent))
+	for n, e := range i.persistent {
+		out[n] = e.value
+	}
+	return out
+}
+
+// BootMode is the mode the server booted in, LEGACY or UEFI.
+func (i *ILO) BootMode() string {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.settle()
+	return i.bootMode
 }
 
 // VirtualMedia is the state of device (FLOPPY or CDROM).
@@ -205,9 +249,15 @@ func (i *ILO) settle() {
 	i.power, i.target = i.target, ""
 }
 
+// boot starts the server: it uses up the one-time boot device and enters
+// the pending boot mode, whose boot order is the mode's own.
 func (i *ILO) boot() {
 	i.boots++
 	i.oneTime = ribcl.BootNormal
+	if i.pending != i.bootMode {
+		i.bootMode = i.pending
+		i.persistent = defaultOrder(i.bootMode)
+	}
 }
 
 func (i *ILO) schedule(target string) {
@@ -333,7 +383,7 @@ func (i *ILO) command(block string, cmd *ribcl.Element) (int, string, string) {
 		return ok(`<ONE_TIME_BOOT><BOOT_TYPE VALUE="` + i.oneTime + `"/></ONE_TIME_BOOT>`)
 	case "SERVER_INFO/SET_ONE_TIME_BOOT":
 		dev := strings.ToUpper(cmd.Attr("VALUE"))
-		if !slices.Contains(i.persistent, dev) && dev != "NORMAL" {
+		if !slices.Contains(classes, dev) && dev != "NORMAL" {
 			return StatusSyntax, "Syntax error: invalid boot device " + dev + ".", ""
 		}
 		i.oneTime = dev
@@ -344,8 +394,12 @@ func (i *ILO) command(block string, cmd *ribcl.Element) (int, string, string) {
 	case "SERVER_INFO/GET_PERSISTENT_BOOT":
 		var b strings.Builder
 		b.WriteString("<PERSISTENT_BOOT>")
-		for _, d := range i.persistent {
-			b.WriteString(`<DEVICE value="` + d + `"/>`)
+		for _, e := range i.persistent {
+			if e.description == "" {
+				b.WriteString(`<DEVICE value="` + e.value + `"/>`)
+			} else {
+				b.WriteString(`<DEVICE value="` + e.value + `" DESCRIPTION="` + esc(e.description) + `"/>`)
+			}
 		}
 		b.WriteString("</PERSISTENT_BOOT>")
 		return ok(b.String())
@@ -355,13 +409,13 @@ func (i *ILO) command(block string, cmd *ribcl.Element) (int, string, string) {
 		if i.opts.NoUEFI {
 			return StatusSyntax, "Syntax error: Line #0: syntax error near \"GET_PENDING_BOOT_MODE\".", ""
 		}
-		return ok(`<GET_PENDING_BOOT_MODE><BOOT_MODE VALUE="` + i.bootMode + `"/></GET_PENDING_BOOT_MODE>`)
+		return ok(`<GET_PENDING_BOOT_MODE><BOOT_MODE VALUE="` + i.pending + `"/></GET_PENDING_BOOT_MODE>`)
 	case "SERVER_INFO/SET_PENDING_BOOT_MODE":
 		mode := strings.ToUpper(cmd.Attr("VALUE"))
 		if i.opts.NoUEFI || (mode != "LEGACY" && mode != "UEFI") {
 			return StatusSyntax, "Syntax error: Line #0: syntax error near \"SET_PENDING_BOOT_MODE\".", ""
 		}
-		i.bootMode = mode
+		i.pending = mode
 		return ok("")
 	case "RIB_INFO/GET_VM_STATUS":
 		v, found := i.vm[strings.ToUpper(cmd.Attr("DEVICE"))]
@@ -393,18 +447,19 @@ func yesNo(b bool) string {
 }
 
 func (i *ILO) setPersistent(cmd *ribcl.Element) (int, string, string) {
-	var first []string
+	var first []bootEntry
 	for _, d := range cmd.Children {
 		dev := strings.ToUpper(d.Attr("VALUE"))
-		if d.XMLName.Local != "DEVICE" || !slices.Contains(i.persistent, dev) {
+		n := slices.IndexFunc(i.persistent, func(e bootEntry) bool { return strings.EqualFold(e.value, dev) })
+		if d.XMLName.Local != "DEVICE" || n < 0 {
 			return StatusSyntax, "Syntax error: invalid boot device " + dev + ".", ""
 		}
-		first = append(first, dev)
+		first = append(first, i.persistent[n])
 	}
 	if len(first) == 0 {
 		return StatusSyntax, "Syntax error: no DEVICE given.", ""
 	}
-	rest := slices.DeleteFunc(slices.Clone(i.persistent), func(d string) bool { return slices.Contains(first, d) })
+	rest := slices.DeleteFunc(slices.Clone(i.persistent), func(e bootEntry) bool { return slices.Contains(first, e) })
 	i.persistent = append(first, rest...)
 	return ok("")
 }
