@@ -129,7 +129,11 @@ func (c *Client) Close(ctx context.Context) error {
 	if session == "" || token == "" {
 		return nil
 	}
-	req, err := transport.NewRequest(http.MethodDelete, c.url(session), nil)
+	u, err := c.url(session)
+	if err != nil {
+		return err
+	}
+	req, err := transport.NewRequest(http.MethodDelete, u, nil)
 	if err != nil {
 		return err
 	}
@@ -171,7 +175,11 @@ func (c *Client) send(ctx context.Context, op, method, path string, body any, au
 			return nil, fmt.Errorf("Redfish %s: encode request: %w", op, err)
 		}
 	}
-	req, err := transport.NewRequest(method, c.url(path), data)
+	u, err := c.url(path)
+	if err != nil {
+		return nil, err
+	}
+	req, err := transport.NewRequest(method, u, data)
 	if err != nil {
 		return nil, err
 	}
@@ -222,13 +230,17 @@ func (c *Client) login(ctx context.Context) (string, error) {
 	return token, nil
 }
 
-// url makes an absolute URL of a path the service gave, which may
-// already be absolute.
-func (c *Client) url(path string) string {
-	if strings.HasPrefix(path, "https://") {
-		return path
+// url makes an absolute URL of a path the service gave. An absolute
+// answer (a task monitor's Location may be one) must point at the BMC
+// itself: credentials go with every request.
+func (c *Client) url(path string) (string, error) {
+	switch {
+	case strings.HasPrefix(path, "/"):
+		return c.base + path, nil
+	case strings.HasPrefix(path, c.base+"/"):
+		return path, nil
 	}
-	return c.base + path
+	return "", fmt.Errorf("Redfish: %q is not on the BMC at %s", path, c.base)
 }
 
 // get reads path into v.

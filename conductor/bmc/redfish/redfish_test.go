@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -222,5 +223,29 @@ var _ = Describe("Redfish client against a fake BMC over HTTPS", func() {
 		_, err := c.System(ctx)
 		Expect(errors.Is(err, transport.ErrTimeout)).To(BeTrue())
 		Expect(err).To(MatchError(ContainSubstring("within 100ms")))
+	})
+})
+
+var _ = Describe("Redfish client against a misbehaving service", func() {
+	It("does not follow a task monitor off the BMC, where the credentials would go", func() {
+		var elsewhere atomic.Int32
+		other := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { elsewhere.Add(1) }))
+		DeferCleanup(other.Close)
+		bmc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/redfish/v1/Systems":
+				_, _ = w.Write([]byte(`{"Members": [{"@odata.id": "/redfish/v1/Systems/1"}]}`))
+			default:
+				w.Header().Set("Location", other.URL+"/redfish/v1/TaskService/TaskMonitors/1")
+				w.WriteHeader(http.StatusAccepted)
+			}
+		}))
+		DeferCleanup(bmc.Close)
+		c, err := redfish.New(redfish.Config{Address: bmc.URL, Username: "admin", Password: password,
+			TLS: transport.TLS{Insecure: true}, TaskPoll: 10 * time.Millisecond})
+		Expect(err).NotTo(HaveOccurred())
+		err = c.Reset(context.Background(), redfish.ResetOn)
+		Expect(err).To(MatchError(ContainSubstring("is not on the BMC")))
+		Expect(elsewhere.Load()).To(BeZero())
 	})
 })
