@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ferricbm/ferric/conductor/bmc/transport"
+	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
 // Errors a caller tells apart with errors.Is.
@@ -162,7 +163,7 @@ func (c *Client) check(op string, resp *transport.Response, err error) (*transpo
 		return nil, err
 	}
 	if resp.Status >= 400 {
-		return nil, &HTTPError{Op: op, Status: resp.Status, Message: errorMessage(resp.Body)}
+		return nil, &HTTPError{Op: op, Status: resp.Status, Message: c.scrub(errorMessage(resp.Body))}
 	}
 	return resp, nil
 }
@@ -310,6 +311,15 @@ func (c *Client) managerPath(ctx context.Context) (string, error) {
 	c.manager = p
 	c.mu.Unlock()
 	return p, nil
+}
+
+// scrub hides the password in a message from the service, which may
+// quote a property value it refused, the login's Password included.
+func (c *Client) scrub(msg string) string {
+	if c.cfg.Password != "" {
+		msg = strings.ReplaceAll(msg, c.cfg.Password, secrets.Masked)
+	}
+	return secrets.MaskString(msg)
 }
 
 // errorMessage is the most specific message of a Redfish error body.

@@ -49,3 +49,14 @@ var _ = Describe("reading an iLO answer", func() {
 		Expect(escape(`a&b<"c">`)).To(Equal("a&amp;b&lt;&#34;c&#34;&gt;"))
 	})
 })
+
+var _ = Describe("hiding the password in the iLO's messages", func() {
+	It("masks the password, raw or escaped, quoted back in a syntax error", func() {
+		c, err := New(Config{Address: "127.0.0.1", Username: "admin", Password: `pa&ss"word`})
+		Expect(err).NotTo(HaveOccurred())
+		msg := c.scrub(`Syntax error: Line #3: syntax error near ">" in the line: " <LOGIN USER_LOGIN="admin" PASSWORD="pa&amp;ss&#34;word">"; pa&ss"word`)
+		Expect(msg).NotTo(ContainSubstring("pa&"))
+		Expect(msg).NotTo(ContainSubstring("word"))
+		Expect(msg).To(ContainSubstring("USER_LOGIN"))
+	})
+})

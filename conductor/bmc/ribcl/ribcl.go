@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ferricbm/ferric/conductor/bmc/transport"
+	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
 // Errors a caller tells apart with errors.Is. A *StatusError is in the
@@ -116,7 +117,22 @@ func (c *Client) run(ctx context.Context, op string, b block, command string) (*
 	if resp.Status != http.StatusOK {
 		return nil, fmt.Errorf("iLO %s: HTTP status %d", op, resp.Status)
 	}
-	return parseResponse(op, resp.Body)
+	e, err := parseResponse(op, resp.Body)
+	var se *StatusError
+	if errors.As(err, &se) {
+		se.Message = c.scrub(se.Message)
+	}
+	return e, err
+}
+
+// scrub hides the password in a message from the iLO: its syntax errors
+// quote the offending line, which may be the LOGIN element.
+func (c *Client) scrub(msg string) string {
+	if c.pass != "" {
+		msg = strings.ReplaceAll(msg, escape(c.pass), secrets.Masked)
+		msg = strings.ReplaceAll(msg, c.pass, secrets.Masked)
+	}
+	return secrets.MaskString(msg)
 }
 
 func (c *Client) document(b block, command string) []byte {
