@@ -2,6 +2,8 @@ package redfish_test
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -63,6 +65,26 @@ var _ = Describe("Redfish client against a fake BMC over HTTPS", func() {
 		ctx = context.Background()
 		srv = startBMC(redfishtest.Options{PowerDelay: 50 * time.Millisecond})
 		c = clientFor(srv)
+	})
+
+	It("serves the service root openly and refuses resources without credentials, with a Redfish error body", func() {
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		resp, err := hc.Get(srv.URL + "/redfish/v1")
+		Expect(err).NotTo(HaveOccurred())
+		resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusOK))
+
+		resp, err = hc.Get(srv.URL + "/redfish/v1/Systems/1")
+		Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
+		var body struct {
+			Error struct {
+				Info []struct{ MessageId string } `json:"@Message.ExtendedInfo"`
+			} `json:"error"`
+		}
+		Expect(json.NewDecoder(resp.Body).Decode(&body)).To(Succeed())
+		Expect(body.Error.Info).To(ConsistOf(HaveField("MessageId", "Base.1.8.NoValidSession")))
 	})
 
 	It("reads the system's model and power state, trusting the BMC through the CA file", func() {

@@ -2,9 +2,12 @@ package ribcl_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -66,6 +69,20 @@ var _ = Describe("RIBCL client against a fake iLO 4 over HTTPS", func() {
 		ctx = context.Background()
 		srv = startILO(ribcltest.Options{ProductName: "ProLiant DL380 Gen9", PowerDelay: 50 * time.Millisecond})
 		c = clientFor(srv)
+	})
+
+	It("answers a hand-written RIBCL script the way an iLO does: one document per element, hex status", func() {
+		script := `<RIBCL VERSION="2.0"><LOGIN USER_LOGIN="admin" PASSWORD="s3cr&amp;t&lt;pw&gt;">` +
+			`<SERVER_INFO MODE="read"><GET_HOST_POWER_STATUS/></SERVER_INFO></LOGIN></RIBCL>`
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		resp, err := hc.Post(srv.URL+"/ribcl", "text/xml", strings.NewReader(script))
+		Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Count(string(body), "<?xml")).To(Equal(2))
+		Expect(strings.Count(string(body), `STATUS="0x0000"`)).To(Equal(2))
+		Expect(string(body)).To(ContainSubstring(`<GET_HOST_POWER HOST_POWER="OFF"/>`))
 	})
 
 	It("reads the product name, trusting the iLO's certificate through the CA file", func() {
