@@ -27,8 +27,8 @@ type Options struct {
 	PowerDelay time.Duration
 	// UEFI starts the RIBCL side in UEFI boot mode.
 	UEFI bool
-	// RIBCLDisabled answers /ribcl with 404, as an iLO 5 with RIBCL
-	// turned off does not serve it.
+	// RIBCLDisabled makes /ribcl answer 404, standing in for an iLO 5
+	// whose RIBCL is turned off.
 	RIBCLDisabled bool
 	// AsyncMedia and TaskDelay are the Redfish side's (redfishtest).
 	AsyncMedia bool
