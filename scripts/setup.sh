@@ -19,7 +19,8 @@ PACKAGES=(
 	ipmitool         # conductor/driver/ipmi, tests/lab
 	e2fsprogs        # deploy/disk: mkfs.ext4, fsck.ext4
 	xfsprogs         # deploy/disk: xfs root filesystems
-	dosfstools       # deploy/disk: mkfs.vfat, fsck.vfat
+	dosfstools       # deploy/disk, deploy/floppy: mkfs.vfat, fsck.vfat
+	mtools           # deploy/floppy: mdir, mtype, mcopy read the floppy images back
 	fdisk            # deploy/disk: sfdisk layout checks
 	gdisk            # deploy/disk: sgdisk -v
 	util-linux       # deploy/disk, deploy/agent: blkid, wipefs
