@@ -24,7 +24,11 @@ PACKAGES=(
 	fdisk            # deploy/disk: sfdisk layout checks
 	gdisk            # deploy/disk: sgdisk -v
 	util-linux       # deploy/disk, deploy/agent: blkid, wipefs
-	xorriso          # tests/e2e/deploy: config drive ISO
+	xorriso          # tests/e2e/deploy: config drive ISO; deploy/bootiso: builds boot ISOs
+	isolinux         # deploy/bootiso: isolinux.bin, the BIOS boot loader of boot ISOs
+	syslinux-common  # deploy/bootiso: ldlinux.c32, which isolinux.bin loads
+	grub-efi-amd64-bin # deploy/bootiso: monolithic grubx64.efi for the UEFI boot image
+	genisoimage      # deploy/bootiso: isoinfo checks Rock Ridge and Joliet
 	wrk              # tests/bench (make bench): API read throughput
 )
 
