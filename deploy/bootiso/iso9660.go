@@ -120,8 +120,8 @@ func (iso *ISO) readDir(d record) ([]record, error) {
 	if d.size > maxDirSize {
 		return nil, fmt.Errorf("directory %q of %d bytes is too large", d.name, d.size)
 	}
-	data := make([]byte, d.size)
-	if _, err := iso.r.ReadAt(data, d.extent*iso.blockSize); err != nil {
+	data, err := iso.read(d)
+	if err != nil {
 		return nil, fmt.Errorf("read directory %q: %w", d.name, err)
 	}
 	var out []record
@@ -180,23 +180,43 @@ func (iso *ISO) ReadFile(p string) ([]byte, error) {
 	if rec.dir {
 		return nil, fmt.Errorf("%s: is a directory", p)
 	}
-	data := make([]byte, rec.size)
-	if _, err := iso.r.ReadAt(data, rec.extent*iso.blockSize); err != nil {
+	data, err := iso.read(rec)
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	return data, nil
+}
+
+// read returns a record's extent. It grows the buffer as data arrives rather
+// than trusting the recorded size, so a corrupt size cannot make it allocate
+// more than the image holds.
+func (iso *ISO) read(rec record) ([]byte, error) {
+	data, err := io.ReadAll(io.NewSectionReader(iso.r, rec.extent*iso.blockSize, rec.size))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) != rec.size {
+		return nil, fmt.Errorf("extent ends %d bytes past the image", rec.size-int64(len(data)))
 	}
 	return data, nil
 }
 
 // Walk calls fn for every file and directory, parents before children, with
 // paths relative to the root ("boot/grub/grub.cfg").
+// A directory whose extent was already walked is skipped, so a corrupt ISO
+// whose directories point at each other cannot make the walk endless.
 func (iso *ISO) Walk(fn func(path string, dir bool) error) error {
-	return iso.walk(iso.root, "", 0, fn)
+	return iso.walk(iso.root, "", 0, map[int64]bool{}, fn)
 }
 
-func (iso *ISO) walk(d record, prefix string, depth int, fn func(string, bool) error) error {
+func (iso *ISO) walk(d record, prefix string, depth int, seen map[int64]bool, fn func(string, bool) error) error {
 	if depth > maxDepth {
 		return fmt.Errorf("directory tree deeper than %d at %q", maxDepth, prefix)
 	}
+	if seen[d.extent] {
+		return nil
+	}
+	seen[d.extent] = true
 	entries, err := iso.readDir(d)
 	if err != nil {
 		return err
@@ -207,7 +227,7 @@ func (iso *ISO) walk(d record, prefix string, depth int, fn func(string, bool) e
 			return err
 		}
 		if e.dir {
-			if err := iso.walk(e, p+"/", depth+1, fn); err != nil {
+			if err := iso.walk(e, p+"/", depth+1, seen, fn); err != nil {
 				return err
 			}
 		}
