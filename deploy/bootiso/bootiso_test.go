@@ -115,13 +115,24 @@ var _ = Describe("boot ISOs", func() {
 		Expect(openISO(iso).ReadFile(".disk/info")).NotTo(BeEmpty())
 	})
 
-	It("refuses a command line with a line break and missing kernels", func() {
+	It("refuses a command line with a line break and missing kernels, leaving an existing ISO alone", func() {
 		iso := filepath.Join(dir, "boot.iso")
+		Expect(os.WriteFile(iso, []byte("old"), 0o644)).To(Succeed())
 		Expect(bootiso.Build(ctx, iso, bootiso.Options{Kernel: kernel, Ramdisk: ramdisk, KernelParams: "a=1\nsay hello"})).
 			To(MatchError(ContainSubstring("line break")))
 		Expect(bootiso.Build(ctx, iso, bootiso.Options{Kernel: filepath.Join(dir, "none"), Ramdisk: ramdisk})).
 			To(HaveOccurred())
-		Expect(iso).NotTo(BeAnExistingFile())
+		Expect(bootiso.Build(ctx, iso, bootiso.Options{Kernel: kernel, Ramdisk: ramdisk, Ldlinux: filepath.Join(dir, "none")})).
+			To(MatchError(ContainSubstring("xorriso")))
+		Expect(os.ReadFile(iso)).To(Equal([]byte("old")))
+		Expect(filepath.Glob(filepath.Join(dir, ".bootiso-*"))).To(BeEmpty())
+	})
+
+	It("replaces an ISO built before", func() {
+		iso := filepath.Join(dir, "boot.iso")
+		Expect(bootiso.Build(ctx, iso, bootiso.Options{Kernel: kernel, Ramdisk: ramdisk, KernelParams: "first=1"})).To(Succeed())
+		Expect(bootiso.Build(ctx, iso, bootiso.Options{Kernel: kernel, Ramdisk: ramdisk, KernelParams: "second=2"})).To(Succeed())
+		Expect(readBootConfig(iso).BIOS).To(Equal("initrd=/initrd text second=2 --"))
 	})
 
 	Describe("the deploy ISO", func() {

@@ -90,7 +90,7 @@ func grubCfg(params string) string {
 		"menuentry \"boot_partition\" {\nlinux /" + kernelPath + " " + params + " --\ninitrd /" + ramdiskPath + "\n}\n"
 }
 
-// Build writes a boot ISO to out with xorriso: ISO 9660 with Rock Ridge and
+// Build writes a boot ISO to out (replacing it) with xorriso: ISO 9660 with Rock Ridge and
 // Joliet names, an El Torito BIOS entry booting isolinux and, with opts.EFI,
 // an El Torito UEFI entry booting the EFI image.
 func Build(ctx context.Context, out string, opts Options) error {
@@ -138,7 +138,10 @@ func Build(ctx context.Context, out string, opts Options) error {
 		generated[diskInfoPath] = []byte("Ferric virtual media boot ISO\n")
 		args = append(args, "-eltorito-alt-boot", "-e", opts.EFI.ImagePath, "-no-emul-boot")
 	}
-	args = append(args, "-o", out, "-graft-points")
+	// Written beside out and renamed into place, so that whoever serves out
+	// never sees half an ISO.
+	partial := filepath.Join(tmp, "boot.iso")
+	args = append(args, "-o", partial, "-graft-points")
 	for iso, data := range generated {
 		local := filepath.Join(tmp, filepath.FromSlash(iso))
 		if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
@@ -157,6 +160,9 @@ func Build(ctx context.Context, out string, opts Options) error {
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("build boot ISO with xorriso: %w: %s", err, lastLines(stderr.String(), 5))
+	}
+	if err := os.Rename(partial, out); err != nil {
+		return fmt.Errorf("build boot ISO: %w", err)
 	}
 	return nil
 }

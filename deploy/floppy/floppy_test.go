@@ -131,6 +131,9 @@ var _ = Describe("the parameter floppy", func() {
 	It("refuses duplicate and invalid names and content that does not fit", func() {
 		_, err := floppy.Parameters(params, floppy.File{Name: "PARAMETERS.TXT"})
 		Expect(err).To(MatchError(ContainSubstring("already exists")))
+		// parameters.txt's 8.3 alias is PARAME~1.TXT.
+		_, err = floppy.Parameters(params, floppy.File{Name: "PARAME~1.TXT"})
+		Expect(err).To(MatchError(ContainSubstring("short name")))
 		for _, name := range []string{"a/../b", "a//b", "what?", "dot.", "/abs"} {
 			_, err = floppy.Parameters(params, floppy.File{Name: name})
 			Expect(err).To(HaveOccurred(), name)

@@ -167,6 +167,11 @@ func (n *node) add(f File) error {
 				c.data = f.Data
 			}
 			c.short = shortName(p, cur.children)
+			for _, sib := range cur.children {
+				if sib.short == c.short {
+					return fmt.Errorf("file %q: %q is also the short name of %q", f.Name, p, sib.name)
+				}
+			}
 			cur.children = append(cur.children, c)
 			cur = c
 		}
