@@ -101,8 +101,10 @@ func newGeometry(size int64) (geometry, error) {
 
 // node is a file or directory being laid out.
 type node struct {
-	name     string
-	short    [11]byte
+	name  string
+	short [11]byte
+	// long is set when the name needs VFAT long-name entries.
+	long     bool
 	dir      bool
 	data     []byte
 	children []*node
@@ -166,7 +168,7 @@ func (n *node) add(f File) error {
 			if last {
 				c.data = f.Data
 			}
-			c.short = shortName(p, cur.children)
+			c.short, c.long = shortName(p, cur.children)
 			for _, sib := range cur.children {
 				if sib.short == c.short {
 					return fmt.Errorf("file %q: %q is also the short name of %q", f.Name, p, sib.name)
@@ -224,8 +226,8 @@ const shortChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'()-@^_`{}~"
 
 // shortName gives the 8.3 entry name: the name itself when it is a valid upper
 // case 8.3 name, else a NAME~N.EXT alias that is unique among siblings (the
-// long name then travels in VFAT entries).
-func shortName(name string, siblings []*node) [11]byte {
+// long name then travels in VFAT entries, and long is true).
+func shortName(name string, siblings []*node) (short [11]byte, long bool) {
 	base, ext := name, ""
 	if i := strings.LastIndexByte(name, '.'); i > 0 {
 		base, ext = name[:i], name[i+1:]
@@ -233,7 +235,7 @@ func shortName(name string, siblings []*node) [11]byte {
 	var s [11]byte
 	if is83(base, ext) {
 		copy(s[:], fmt.Sprintf("%-8s%-3s", base, ext))
-		return s
+		return s, false
 	}
 	clean := func(v string, n int) string {
 		var out []byte
@@ -263,7 +265,7 @@ func shortName(name string, siblings []*node) [11]byte {
 			taken = taken || c.short == s
 		}
 		if !taken {
-			return s
+			return s, true
 		}
 	}
 }
@@ -281,14 +283,6 @@ func is83(base, ext string) bool {
 		return true
 	}
 	return base != "" && valid(base, 8) && valid(ext, 3)
-}
-
-func (n *node) needsLFN() bool {
-	base, ext := n.name, ""
-	if i := strings.LastIndexByte(n.name, '.'); i > 0 {
-		base, ext = n.name[:i], n.name[i+1:]
-	}
-	return !is83(base, ext)
 }
 
 type builder struct {
@@ -356,7 +350,7 @@ func (b *builder) entries(dir *node, parent int) []byte {
 		out = append(out, shortEntry([11]byte([]byte("..         ")), attrDir, parent, 0)...)
 	}
 	for _, c := range dir.children {
-		if c.needsLFN() {
+		if c.long {
 			out = append(out, lfnEntries(c.name, c.short)...)
 		}
 		attr, size := byte(attrArchive), len(c.data)
