@@ -29,6 +29,8 @@ PACKAGES=(
 	syslinux-common  # deploy/bootiso: ldlinux.c32, which isolinux.bin loads
 	grub-efi-amd64-bin # deploy/bootiso: monolithic grubx64.efi for the UEFI boot image
 	genisoimage      # deploy/bootiso: isoinfo checks Rock Ridge and Joliet
+	qemu-system-x86  # deploy/bootiso: boots the ISOs on SeaBIOS and OVMF
+	ovmf             # deploy/bootiso: UEFI firmware for those boots
 	wrk              # tests/bench (make bench): API read throughput
 )
 
