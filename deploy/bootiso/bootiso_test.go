@@ -128,6 +128,21 @@ var _ = Describe("boot ISOs", func() {
 		Expect(filepath.Glob(filepath.Join(dir, ".bootiso-*"))).To(BeEmpty())
 	})
 
+	It("takes kernels from paths with = and backslashes, and refuses EFI paths outside the ISO", func() {
+		odd := filepath.Join(dir, `a=b\c`)
+		Expect(os.Mkdir(odd, 0o755)).To(Succeed())
+		k, data := randomFile(odd, "vmlinuz=1", 1000)
+		iso := filepath.Join(dir, "boot.iso")
+		Expect(bootiso.Build(ctx, iso, bootiso.Options{Kernel: k, Ramdisk: ramdisk})).To(Succeed())
+		Expect(openISO(iso).ReadFile("vmlinuz")).To(Equal(data))
+
+		for _, p := range []string{"../efiboot.img", "/abs/efiboot.img", `a\b`} {
+			err := bootiso.Build(ctx, iso, bootiso.Options{Kernel: kernel, Ramdisk: ramdisk,
+				EFI: &bootiso.EFIBoot{Image: []byte("x"), ImagePath: p, GrubCfgPath: "boot/grub/grub.cfg"}})
+			Expect(err).To(MatchError(ContainSubstring("not a relative path")), p)
+		}
+	})
+
 	It("replaces an ISO built before", func() {
 		iso := filepath.Join(dir, "boot.iso")
 		Expect(bootiso.Build(ctx, iso, bootiso.Options{Kernel: kernel, Ramdisk: ramdisk, KernelParams: "first=1"})).To(Succeed())

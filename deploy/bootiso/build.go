@@ -130,8 +130,10 @@ func Build(ctx context.Context, out string, opts Options) error {
 	args := []string{"-as", "mkisofs", "-r", "-J", "-l", "-V", opts.VolumeID,
 		"-b", isolinuxBinPath, "-c", "isolinux/boot.cat", "-no-emul-boot", "-boot-load-size", "4", "-boot-info-table"}
 	if opts.EFI != nil {
-		if opts.EFI.ImagePath == "" || opts.EFI.GrubCfgPath == "" {
-			return fmt.Errorf("build boot ISO: EFI image and grub.cfg paths are required")
+		for _, p := range []string{opts.EFI.ImagePath, opts.EFI.GrubCfgPath} {
+			if !filepath.IsLocal(p) || strings.ContainsAny(p, "\\\x00") {
+				return fmt.Errorf("build boot ISO: EFI file path %q is not a relative path inside the ISO", p)
+			}
 		}
 		generated[opts.EFI.ImagePath] = opts.EFI.Image
 		generated[opts.EFI.GrubCfgPath] = []byte(grubCfg(opts.KernelParams))
@@ -152,8 +154,11 @@ func Build(ctx context.Context, out string, opts Options) error {
 		}
 		grafts[iso] = local
 	}
+	// A graft point is ISO_PATH=LOCAL_PATH, in which xorriso reads "\=" as a
+	// literal "=" and "\\" as "\".
+	escape := strings.NewReplacer(`\`, `\\`, `=`, `\=`)
 	for _, iso := range slices.Sorted(maps.Keys(grafts)) {
-		args = append(args, "/"+iso+"="+grafts[iso])
+		args = append(args, "/"+escape.Replace(iso)+"="+escape.Replace(grafts[iso]))
 	}
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, "xorriso", args...)
