@@ -19,11 +19,18 @@ PACKAGES=(
 	ipmitool         # conductor/driver/ipmi, tests/lab
 	e2fsprogs        # deploy/disk: mkfs.ext4, fsck.ext4
 	xfsprogs         # deploy/disk: xfs root filesystems
-	dosfstools       # deploy/disk: mkfs.vfat, fsck.vfat
+	dosfstools       # deploy/disk, deploy/floppy: mkfs.vfat, fsck.vfat
+	mtools           # deploy/floppy: mdir, mtype, mcopy read the floppy images back
 	fdisk            # deploy/disk: sfdisk layout checks
 	gdisk            # deploy/disk: sgdisk -v
 	util-linux       # deploy/disk, deploy/agent: blkid, wipefs
-	xorriso          # tests/e2e/deploy: config drive ISO
+	xorriso          # tests/e2e/deploy: config drive ISO; deploy/bootiso: builds boot ISOs
+	isolinux         # deploy/bootiso: isolinux.bin, the BIOS boot loader of boot ISOs
+	syslinux-common  # deploy/bootiso: ldlinux.c32, which isolinux.bin loads
+	grub-efi-amd64-bin # deploy/bootiso: monolithic grubx64.efi for the UEFI boot image
+	genisoimage      # deploy/bootiso: isoinfo checks Rock Ridge and Joliet
+	qemu-system-x86  # deploy/bootiso: boots the ISOs on SeaBIOS and OVMF
+	ovmf             # deploy/bootiso: UEFI firmware for those boots
 	wrk              # tests/bench (make bench): API read throughput
 	swift            # conductor/vmedia/publish: Swift all-in-one (scripts/swift-aio.sh)
 	swift-proxy      #   proxy with tempauth + tempurl

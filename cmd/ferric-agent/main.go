@@ -1,6 +1,7 @@
 // Command ferric-agent is the deploy ramdisk's agent. It reads the deploy parameters
 // from a kernel command line (the PXE append line, passed verbatim with -cmdline, or
-// /proc/cmdline) and runs in one of two modes:
+// /proc/cmdline), merged with the virtual-media floppy's parameters.txt when the
+// command line has boot_method=vmedia, and runs in one of two modes:
 //
 //   - agent (ipa-api-url given): looks the node up, heartbeats and serves the
 //     ironic-python-agent command API (iSCSI export, disk erase clean steps, power off);
@@ -72,7 +73,8 @@ func run() error {
 	fs.DurationVar(&cfg.LookupTimeout, "lookup-timeout", 5*time.Minute, "give up lookup (and callback retries) after this long")
 	fs.DurationVar(&cfg.LookupBackoff, "lookup-backoff", time.Second, "first lookup retry delay, doubled on each failure")
 	fs.DurationVar(&cfg.LookupMaxBackoff, "lookup-max-backoff", 30*time.Second, "longest lookup retry delay")
-	fs.StringVar(&cfg.VirtualMediaDevice, "vmedia-device", "/dev/disk/by-label/ir-vfd-dev", "virtual-media floppy link; that device is never erased")
+	fs.StringVar(&cfg.VirtualMediaDevice, "vmedia-device", "", "virtual-media floppy, read for parameters.txt when the command line has boot_method=vmedia, and never erased (default: the device labelled ir-vfd-dev or IR-VFD-DEV, else the one whose model says \"virtual media\")")
+	vmediaTimeout := fs.Duration("vmedia-timeout", 2*time.Minute, "how long to wait for the virtual-media floppy to appear")
 	authTokenFile := fs.String("auth-token-file", "", "file with a token sent as X-Auth-Token on callbacks")
 	powerOffCmd := fs.String("power-off-command", "", "shell command run to power the node off (default: just exit)")
 	fs.IntVar(&cfg.EraseBlockSize, "erase-block-size", 0, "erase write size in bytes (default 4 MiB)")
@@ -94,6 +96,23 @@ func run() error {
 			return fmt.Errorf("read kernel command line: %w", err)
 		}
 		*cmdline = string(b)
+	}
+	if agent.IsVirtualMediaBoot(*cmdline) {
+		if cfg.VirtualMediaDevice == "" {
+			findCtx, cancel := context.WithTimeout(context.Background(), *vmediaTimeout)
+			dev, err := agent.FindVirtualMediaDevice(findCtx, agent.DefaultVirtualMediaRoots)
+			cancel()
+			if err != nil {
+				return err
+			}
+			cfg.VirtualMediaDevice = dev
+		}
+		merged, err := agent.VirtualMediaCmdline(*cmdline, cfg.VirtualMediaDevice)
+		if err != nil {
+			return err
+		}
+		log.WithField("device", cfg.VirtualMediaDevice).Info("Read the deploy parameters from the virtual-media floppy")
+		*cmdline = merged
 	}
 	cfg.Params = agent.ParseCmdline(*cmdline)
 	cfg.MACs = macs
