@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Brings this machine to the state the test suites need: the Debian packages
 # installed and MariaDB (127.0.0.1:3306), RabbitMQ (127.0.0.1:5672) and a
-# Swift all-in-one (scripts/swift-aio.sh, 127.0.0.1:28080) answering. Idempotent and quick when everything is already there; fails
-# loudly (non-zero exit, a message on stderr) when something cannot be made
-# ready within its time bound. Services are checked by port, not by process
+# Swift all-in-one (scripts/swift-aio.sh, 127.0.0.1:28080) answering.
+# Idempotent and quick when everything is already there; fails loudly
+# (non-zero exit, a message on stderr) when something cannot be made ready
+# within its time bound. Services are checked by port, not by process
 # name: exited processes can linger as zombies here.
 set -euo pipefail
 
