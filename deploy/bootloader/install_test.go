@@ -123,17 +123,10 @@ var _ = Describe("Install", func() {
 // returns its path and UUID.
 func rootFS(dir string, withGRUB bool) (string, string) {
 	GinkgoHelper()
-	tree := filepath.Join(dir, "tree")
-	Expect(os.MkdirAll(filepath.Join(tree, "etc"), 0o755)).To(Succeed())
-	Expect(os.WriteFile(filepath.Join(tree, "etc", "hostname"), []byte("instance\n"), 0o644)).To(Succeed())
-	if withGRUB {
-		Expect(grubroot.Build(tree)).To(Succeed())
-	}
 	img := filepath.Join(dir, "root.raw")
-	Expect(os.WriteFile(img, nil, 0o644)).To(Succeed())
-	Expect(os.Truncate(img, rootSectors*sector)).To(Succeed())
-	run("mkfs.ext4", "-q", "-F", "-d", tree, img)
-	return img, strings.TrimSpace(run("blkid", "-s", "UUID", "-o", "value", img))
+	uuid, err := grubroot.Image(img, rootSectors*sector, withGRUB)
+	Expect(err).NotTo(HaveOccurred())
+	return img, uuid
 }
 
 // makeDisk writes a 128 MiB disk file with the sfdisk partition lines.

@@ -7,10 +7,12 @@ package grubroot
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // Packages are the Debian packages Build copies from.
@@ -61,4 +63,84 @@ func cp(args ...string) error {
 		return fmt.Errorf("cp %v: %w: %s", args, err, out)
 	}
 	return nil
+}
+
+// Image writes at path an ext4 filesystem image of size bytes holding a
+// root tree, with GRUB when withGRUB, and returns its UUID.
+func Image(path string, size int64, withGRUB bool) (string, error) {
+	tree, err := os.MkdirTemp(filepath.Dir(path), "tree-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tree)
+	if err := os.MkdirAll(filepath.Join(tree, "etc"), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(tree, "etc", "hostname"), []byte("instance\n"), 0o644); err != nil {
+		return "", err
+	}
+	if withGRUB {
+		if err := Build(tree); err != nil {
+			return "", err
+		}
+	}
+	if err := sparse(path, size); err != nil {
+		return "", err
+	}
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", "-d", tree, path).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("mkfs.ext4: %w: %s", err, out)
+	}
+	out, err := exec.Command("blkid", "-s", "UUID", "-o", "value", path).Output()
+	if err != nil {
+		return "", fmt.Errorf("blkid %s: %w", path, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Disk writes at path a disk file of size bytes laid out as the
+// conductor lays out a BIOS local-boot deploy without swap or ephemeral:
+// an msdos table whose one, active partition from 1 MiB holds image.
+func Disk(path string, size int64, image string) error {
+	img, err := os.Open(image)
+	if err != nil {
+		return err
+	}
+	defer img.Close()
+	st, err := img.Stat()
+	if err != nil {
+		return err
+	}
+	if err := sparse(path, size); err != nil {
+		return err
+	}
+	cmd := exec.Command("sfdisk", "-q", path)
+	cmd.Stdin = strings.NewReader(fmt.Sprintf("label: dos\nstart=2048, size=%d, type=83, bootable\n", st.Size()/512))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("sfdisk: %w: %s", err, out)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Seek(1<<20, io.SeekStart); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := io.Copy(f, img); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func sparse(path string, size int64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
