@@ -39,6 +39,7 @@ func issueDeployKey(n *model.Node) (string, error) {
 	ensureMaps(n)
 	n.DriverInternalInfo[deployKeyKey] = key
 	delete(n.DriverInternalInfo, usedKeyKey)
+	delete(n.DriverInternalInfo, bootloaderWaitKey)
 	return key, nil
 }
 
