@@ -102,13 +102,21 @@ func install(ctx context.Context, r Request) (res Result, err error) {
 		return res, ErrNoGRUB
 	}
 	for _, d := range []string{"/dev", "/proc", "/sys"} {
-		if err := m.mount(ctx, filepath.Join(dir, d), "--bind", d); err != nil {
+		at, err := mountPoint(dir, d)
+		if err != nil {
+			return res, err
+		}
+		if err := m.mount(ctx, at, "--bind", d); err != nil {
 			return res, fmt.Errorf("bind-mount %s into the root filesystem: %w", d, err)
 		}
 	}
 	args := []string{dir, grubInstall, "--target=" + res.Target}
 	if uefi {
-		if err := m.mount(ctx, filepath.Join(dir, "boot", "efi"), res.ESP.Device); err != nil {
+		at, err := mountPoint(dir, "/boot/efi")
+		if err != nil {
+			return res, err
+		}
+		if err := m.mount(ctx, at, res.ESP.Device); err != nil {
 			return res, fmt.Errorf("mount the EFI system partition %s: %w", res.ESP.Device, err)
 		}
 		// --removable puts GRUB at the fallback path firmware boots
@@ -253,13 +261,36 @@ func waitFor(ctx context.Context, dev string) error {
 	}
 }
 
+// mountPoint returns the directory rel inside the mounted image at root,
+// creating what is missing. The image is the tenant's: a symbolic link on
+// the way would resolve against the ramdisk's own filesystem and have
+// /dev or the ESP mounted over one of its directories, so links are
+// refused.
+func mountPoint(root, rel string) (string, error) {
+	cur := root
+	for _, name := range strings.Split(strings.Trim(rel, "/"), "/") {
+		cur = filepath.Join(cur, name)
+		fi, err := os.Lstat(cur)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			if err := os.Mkdir(cur, 0o755); err != nil {
+				return "", err
+			}
+		case err != nil:
+			return "", err
+		case fi.Mode()&os.ModeSymlink != 0:
+			return "", fmt.Errorf("%s in the image is a symbolic link; refusing to mount over it", rel)
+		case !fi.IsDir():
+			return "", fmt.Errorf("%s in the image is not a directory", rel)
+		}
+	}
+	return cur, nil
+}
+
 // mounts are the mount points made so far, released in reverse order.
 type mounts []string
 
 func (m *mounts) mount(ctx context.Context, at string, args ...string) error {
-	if err := os.MkdirAll(at, 0o755); err != nil {
-		return err
-	}
 	if _, err := run(ctx, "mount", append(args, at)...); err != nil {
 		return err
 	}

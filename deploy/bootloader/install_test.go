@@ -80,6 +80,27 @@ var _ = Describe("Install", func() {
 		expectReleased(disk)
 	})
 
+	It("refuses to mount over a symbolic link the image puts where /dev goes", func(ctx SpecContext) {
+		tree := filepath.Join(dir, "tree")
+		Expect(os.MkdirAll(tree, 0o755)).To(Succeed())
+		Expect(grubroot.Build(tree)).To(Succeed())
+		host := filepath.Join(dir, "ramdisk-dir")
+		Expect(os.Mkdir(host, 0o755)).To(Succeed())
+		Expect(os.Remove(filepath.Join(tree, "dev"))).To(Succeed())
+		Expect(os.Symlink(host, filepath.Join(tree, "dev"))).To(Succeed())
+		root := filepath.Join(dir, "root.raw")
+		Expect(os.WriteFile(root, nil, 0o644)).To(Succeed())
+		Expect(os.Truncate(root, rootSectors*sector)).To(Succeed())
+		run("mkfs.ext4", "-q", "-F", "-d", tree, root)
+		disk := makeDisk(dir, "dos", fmt.Sprintf("start=%d, size=%d, type=83, bootable", rootStart, rootSectors))
+		place(disk, root, rootStart)
+
+		_, err := bootloader.Install(ctx, bootloader.Request{Disk: disk})
+		Expect(err).To(MatchError(And(ContainSubstring("/dev in the image is a symbolic link"), HaveSuffix(bootloader.WayOut))))
+		Expect(os.ReadDir(host)).To(BeEmpty(), "nothing was mounted on the ramdisk's directory")
+		expectReleased(disk)
+	})
+
 	It("fails when the disk has no partition with the root UUID", func(ctx SpecContext) {
 		root, _ := rootFS(dir, true)
 		disk := makeDisk(dir, "dos", fmt.Sprintf("start=%d, size=%d, type=83", rootStart, rootSectors))
