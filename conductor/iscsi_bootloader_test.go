@@ -72,10 +72,17 @@ var _ = Describe("iSCSI deploy of a partition image booting from its disk", Labe
 				err = bootloaderInfo(ctx, w, n.UUID, map[string]any{"key": wrong, "address": "127.0.0.1", "status": "SUCCEEDED"})
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 				Expect(errs.Message(err)).To(Equal("Deploy key does not match"))
+				By("refusing the right key without the CHAP secret the ramdisk exported the disk with, which TFTP never served")
+				for _, secret := range []any{nil, "", "Wm4Xc7Vb2Nq9Lp5Rt8Zk3Hs7"} {
+					err = bootloaderInfo(ctx, w, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "status": "SUCCEEDED",
+						"chap_secret": secret})
+					Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+					Expect(errs.Message(err)).To(Equal("chap_secret does not match the one the deploy ramdisk exported the disk with"))
+				}
 				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployWait))
 
 				By("going active once the ramdisk reports the boot loader installed")
-				Expect(bootloaderInfo(ctx, w, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "status": "SUCCEEDED", "error": ""})).To(Succeed())
+				Expect(bootloaderInfo(ctx, w, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "status": "SUCCEEDED", "error": "", "chap_secret": ramdiskCHAPSecret})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID), time.Minute).Should(Equal(states.Active))
 				Eventually(w.notified).Should(Receive(Equal("done "+key)), "done again, ending the ramdisk")
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
@@ -96,7 +103,7 @@ var _ = Describe("iSCSI deploy of a partition image booting from its disk", Labe
 				key := writeThroughCallback(ctx, w, n.UUID, backing)
 				failure := "boot loader install on /dev/sda failed: the image holds no GRUB; the instance cannot boot from its disk; " + wayOut
 				Expect(bootloaderInfo(ctx, w, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "status": "FAILED",
-					"error": failure})).To(Succeed())
+					"error": failure, "chap_secret": ramdiskCHAPSecret})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID), time.Minute).Should(Equal(states.DeployFail))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				final := w.e.node(ctx, n.UUID)

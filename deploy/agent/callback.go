@@ -38,6 +38,11 @@ type bootloaderInstallInfo struct {
 	Status  string `json:"status"`
 	Key     string `json:"key"`
 	Error   string `json:"error"`
+	// CHAPSecret repeats pass_deploy_info's, a Ferric addition: the key
+	// was served over TFTP, the secret only ever went to the API, so it
+	// proves the second callback comes from the ramdisk that wrote the
+	// first.
+	CHAPSecret string `json:"chap_secret,omitempty"`
 }
 
 // RunCallback is callback mode, the bash deploy ramdisk's contract: export the first
@@ -92,7 +97,7 @@ func (a *Agent) RunCallback(ctx context.Context) error {
 		return err
 	}
 	if p.BootOption == "local" {
-		info := bootloaderInstallInfo{Address: a.cfg.Address, Status: StatusSucceeded, Key: p.DeploymentKey}
+		info := bootloaderInstallInfo{Address: a.cfg.Address, Status: StatusSucceeded, Key: p.DeploymentKey, CHAPSecret: chap.Secret}
 		res, err := bootloader.Install(ctx, bootloader.Request{Disk: a.cfg.Disks[0], UEFI: p.BootMode == "uefi"})
 		if err != nil {
 			log.WithError(err).Error("Installing the boot loader failed")

@@ -71,6 +71,9 @@ func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *drive
 		}
 		d.releaseImage(n.UUID)
 		n.DriverInternalInfo[bootloaderWaitKey] = true
+		if tgt.chapSecret != "" {
+			n.DriverInternalInfo[bootloaderProofKey] = keyHash(tgt.chapSecret)
+		}
 		log.Info("Image written; waiting for the deploy ramdisk to install the boot loader")
 		return t.ProcessEvent(ctx, states.EventWait, "")
 	}
@@ -139,6 +142,7 @@ func (d *Deploy) fail(ctx context.Context, t conductorTask, drv *driver.Driver, 
 	}
 	delete(n.DriverInternalInfo, deployKeyKey)
 	delete(n.DriverInternalInfo, bootloaderWaitKey)
+	delete(n.DriverInternalInfo, bootloaderProofKey)
 	n.LastError = &msg
 	return t.ProcessEvent(ctx, states.EventFail, "")
 }

@@ -40,6 +40,7 @@ func issueDeployKey(n *model.Node) (string, error) {
 	n.DriverInternalInfo[deployKeyKey] = key
 	delete(n.DriverInternalInfo, usedKeyKey)
 	delete(n.DriverInternalInfo, bootloaderWaitKey)
+	delete(n.DriverInternalInfo, bootloaderProofKey)
 	return key, nil
 }
 

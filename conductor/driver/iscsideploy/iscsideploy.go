@@ -49,6 +49,9 @@ const (
 	// bootloaderWaitKey marks a deploy waiting for the callback-only
 	// ramdisk's pass_bootloader_install_info.
 	bootloaderWaitKey = "waiting_for_bootloader_install"
+	// bootloaderProofKey is the hash of the CHAP secret the ramdisk
+	// exported the disk with, which its boot loader callback must repeat.
+	bootloaderProofKey = "bootloader_callback_secret"
 )
 
 // IQNPrefix is the target name prefix; the node UUID follows.

@@ -262,8 +262,11 @@ type bootloaderInfo struct {
 
 // parseBootloaderInfo checks pass_bootloader_install_info: the node waits
 // for it, address, key and status are given, and the key is the one the
-// deploy's pass_deploy_info used up (the ramdisk has no other). It is
-// accepted once: the wait for it ends with the call.
+// deploy's pass_deploy_info used up (the ramdisk has no other). A ramdisk
+// that exported the disk with CHAP must repeat its chap_secret: the key
+// was readable over TFTP, the secret only ever went to the API, so it is
+// what tells the ramdisk from someone who read the key. It is accepted
+// once: the wait for it ends with the call.
 func parseBootloaderInfo(n *model.Node, info map[string]any) (*bootloaderInfo, error) {
 	waitingForIt, _ := n.DriverInternalInfo[bootloaderWaitKey].(bool)
 	if deref(n.ProvisionState) != states.DeployWait || !waitingForIt {
@@ -287,6 +290,9 @@ func parseBootloaderInfo(n *model.Node, info map[string]any) (*bootloaderInfo, e
 	if !usedKeyMatches(n, sent) {
 		return nil, errs.InvalidParameterValue("Deploy key does not match")
 	}
+	if proof, _ := n.DriverInternalInfo[bootloaderProofKey].(string); proof != "" && !keyMatches(proof, keyHash(str("chap_secret"))) {
+		return nil, errs.InvalidParameterValue("chap_secret does not match the one the deploy ramdisk exported the disk with")
+	}
 	return &bootloaderInfo{address: str("address"), key: sent, status: str("status"), err: str("error")}, nil
 }
 
@@ -300,6 +306,7 @@ func (d *Deploy) bootloaderCallback(ctx context.Context, t conductorTask, drv *d
 		return err
 	}
 	delete(n.DriverInternalInfo, bootloaderWaitKey)
+	delete(n.DriverInternalInfo, bootloaderProofKey)
 	if err := t.ProcessEvent(ctx, states.EventResume, ""); err != nil {
 		return err
 	}
