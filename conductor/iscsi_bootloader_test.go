@@ -81,6 +81,11 @@ var _ = Describe("iSCSI deploy of a partition image booting from its disk", Labe
 				}
 				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployWait))
 
+				By("ignoring an agent's heartbeat meanwhile: the deploy is the callback-only ramdisk's to finish")
+				stub := w.agentHeartbeat(ctx, n.UUID, backing, nil)
+				Consistently(stub.commandCount, time.Second).Should(BeZero())
+				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployWait))
+
 				By("going active once the ramdisk reports the boot loader installed")
 				Expect(bootloaderInfo(ctx, w, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "status": "SUCCEEDED", "error": "", "chap_secret": ramdiskCHAPSecret})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID), time.Minute).Should(Equal(states.Active))
