@@ -22,12 +22,12 @@ PACKAGES=(
 	dosfstools       # deploy/disk: mkfs.vfat, fsck.vfat
 	fdisk            # deploy/disk: sfdisk layout checks
 	gdisk            # deploy/disk: sgdisk -v
-	util-linux       # deploy/disk, deploy/agent: blkid, wipefs
-	xorriso          # tests/e2e/deploy: config drive ISO
 	grub-pc-bin      # deploy/bootloader, tests/e2e/deploy: GRUB (BIOS) in test images
 	grub-efi-amd64-bin # deploy/bootloader, tests/e2e/deploy: GRUB (UEFI) in test images
 	grub2-common     # deploy/bootloader, tests/e2e/deploy: grub-install
 	udev             # deploy/bootloader: udevadm, which grub-install runs
+	util-linux       # deploy/disk, deploy/agent: blkid, wipefs
+	xorriso          # tests/e2e/deploy: config drive ISO
 	wrk              # tests/bench (make bench): API read throughput
 )
 
