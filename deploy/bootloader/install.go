@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -54,6 +55,9 @@ type Result struct {
 // attached is released again, whatever happens. Errors end with WayOut.
 func Install(ctx context.Context, r Request) (Result, error) {
 	res, err := install(ctx, r)
+	// The loop device is gone; what it wrote may still sit in the page
+	// cache of the disk, and the ramdisk powers off next.
+	syscall.Sync()
 	if err != nil {
 		return res, fmt.Errorf("boot loader install on %s failed: %w; %s", r.Disk, err, WayOut)
 	}
