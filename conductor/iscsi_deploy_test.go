@@ -64,6 +64,9 @@ type iscsiWorld struct {
 	// agentKnowsNoCHAP makes agentHeartbeat's stub answer as
 	// ironic-python-agent does to parameters it does not know.
 	agentKnowsNoCHAP bool
+	// bootloaderFailure, when set, is the error agentHeartbeat's stub
+	// fails image.install_bootloader with.
+	bootloaderFailure string
 	// refRaw is qemu-img's raw conversion of the qcow2 image.
 	refRaw []byte
 	rawImg []byte
@@ -296,6 +299,15 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 		a.cmd = cmd
 		a.commands++
 		a.mu.Unlock()
+		if cmd["name"] == "image.install_bootloader" {
+			res := map[string]any{"command_status": "SUCCEEDED", "command_result": nil}
+			if w.bootloaderFailure != "" {
+				res = map[string]any{"command_status": "FAILED", "command_error": map[string]any{
+					"type": "CommandExecutionError", "message": "Command execution failed", "details": w.bootloaderFailure}}
+			}
+			_ = json.NewEncoder(rw).Encode(res)
+			return
+		}
 		params, _ := cmd["params"].(map[string]any)
 		user, _ := params["chap_username"].(string)
 		secret, _ := params["chap_secret"].(string)

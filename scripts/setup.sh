@@ -24,6 +24,10 @@ PACKAGES=(
 	mtools           # deploy/floppy: mdir, mtype, mcopy read the floppy images back
 	fdisk            # deploy/disk: sfdisk layout checks
 	gdisk            # deploy/disk: sgdisk -v
+	grub-pc-bin      # deploy/bootloader, tests/e2e/deploy: GRUB (BIOS) in test images
+	grub-efi-amd64-bin # deploy/bootloader, tests/e2e/deploy: GRUB (UEFI) in test images
+	grub2-common     # deploy/bootloader, tests/e2e/deploy: grub-install
+	udev             # deploy/bootloader: udevadm, which grub-install runs
 	util-linux       # deploy/disk, deploy/agent: blkid, wipefs
 	xorriso          # tests/e2e/deploy: config drive ISO; deploy/bootiso: builds boot ISOs
 	isolinux         # deploy/bootiso: isolinux.bin, the BIOS boot loader of boot ISOs

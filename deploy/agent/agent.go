@@ -1,9 +1,11 @@
 // Package agent is ferric-agent, the program the deploy ramdisk runs on a node. In
 // agent mode it speaks the ironic-python-agent protocol: it looks its node up on the
 // Bare Metal API, heartbeats with its callback URL and agent token, and serves the
-// agent command API (export the disk over iSCSI, erase disks, power off). In callback
-// mode it behaves like the bash deploy ramdisk: export the disk, call
-// pass_deploy_info once, and wait for "done" on TCP port 10000.
+// agent command API (export the disk over iSCSI, install the written image's boot
+// loader, erase disks, power off). In callback mode it behaves like the bash deploy
+// ramdisk: export the disk, call pass_deploy_info once, and wait for "done" on TCP
+// port 10000; for boot_option=local it then installs the boot loader, calls
+// pass_bootloader_install_info and waits for "done" again.
 package agent
 
 import (

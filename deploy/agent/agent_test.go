@@ -21,6 +21,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/deploy/agent"
+	"github.com/ferricbm/ferric/deploy/bootloader/grubroot"
 	"github.com/ferricbm/ferric/deploy/iscsi"
 )
 
@@ -580,6 +581,43 @@ var _ = Describe("agent mode", func() {
 			Expect(allZero(after[len(after)-1<<20:])).To(BeTrue())
 			Expect(after[1<<20 : len(after)-1<<20]).To(Equal(before[1<<20 : len(before)-1<<20]))
 		})
+	})
+
+	It("installs the written image's GRUB with image.install_bootloader, and fails naming the way out for an image without one", func() {
+		img := filepath.Join(dir, "root.raw")
+		rootUUID, err := grubroot.Image(img, 48<<20, true)
+		Expect(err).NotTo(HaveOccurred())
+		withGRUB := filepath.Join(dir, "grub.img")
+		Expect(grubroot.Disk(withGRUB, 64<<20, img)).To(Succeed())
+		cfg.Disks = []string{withGRUB}
+		a := startAgent(cfg)
+		Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
+
+		code, res := a.command("image.install_bootloader", map[string]any{"efi_system_part_uuid": nil}, true, api.token)
+		Expect(code).To(Equal(http.StatusOK))
+		Expect(res["command_status"]).To(Equal("FAILED"))
+		Expect(res["command_error"]).To(And(HaveKeyWithValue("type", "InvalidCommandError"),
+			HaveKeyWithValue("details", "root_uuid is required")))
+		code, res = a.command("image.install_bootloader", map[string]any{"root_uuid": rootUUID, "efi_system_part_uuid": nil}, true, api.token)
+		Expect(code).To(Equal(http.StatusOK))
+		Expect(res["command_status"]).To(Equal("SUCCEEDED"), fmt.Sprint(res["command_error"]))
+		Expect(bytes.Contains(content(withGRUB)[:440], []byte("GRUB"))).To(BeTrue(), "GRUB's boot code is in the MBR")
+		a.stop()
+
+		bare := filepath.Join(dir, "bare.raw")
+		bareUUID, err := grubroot.Image(bare, 48<<20, false)
+		Expect(err).NotTo(HaveOccurred())
+		noGRUB := filepath.Join(dir, "nogrub.img")
+		Expect(grubroot.Disk(noGRUB, 64<<20, bare)).To(Succeed())
+		cfg.Disks, cfg.Listen = []string{noGRUB}, freeAddr()
+		a = startAgent(cfg)
+		Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
+		code, res = a.command("image.install_bootloader", map[string]any{"root_uuid": bareUUID}, true, api.token)
+		Expect(code).To(Equal(http.StatusOK))
+		Expect(res["command_status"]).To(Equal("FAILED"))
+		Expect(res["command_error"]).To(HaveKeyWithValue("details", And(ContainSubstring("holds no GRUB"),
+			ContainSubstring("boot_option=netboot"), ContainSubstring("whole-disk image"))))
+		Expect(allZero(content(noGRUB)[:440])).To(BeTrue(), "nothing was written to the MBR")
 	})
 
 	It("exports the disk over iSCSI, with CHAP only, for the conductor to write, then powers off and releases it", func() {

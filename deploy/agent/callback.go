@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ferricbm/ferric/deploy/agent/tgt"
+	"github.com/ferricbm/ferric/deploy/bootloader"
 )
 
 // passDeployInfo is the bash ramdisk's pass_deploy_info body. Ironic reads address,
@@ -37,18 +38,20 @@ type bootloaderInstallInfo struct {
 	Status  string `json:"status"`
 	Key     string `json:"key"`
 	Error   string `json:"error"`
+	// CHAPSecret repeats pass_deploy_info's, a Ferric addition: the key
+	// was served over TFTP, the secret only ever went to the API, so it
+	// proves the second callback comes from the ramdisk that wrote the
+	// first.
+	CHAPSecret string `json:"chap_secret,omitempty"`
 }
-
-// errNoBootloader is reported for boot_option=local: installing a boot loader
-// needs the deployed root filesystem mounted, which this agent does not do.
-const errNoBootloader = "ferric-agent does not install boot loaders; deploy with boot_option=netboot or a whole-disk image"
 
 // RunCallback is callback mode, the bash deploy ramdisk's contract: export the first
 // disk as LUN 1 of iscsi_target_iqn, POST pass_deploy_info (with the export's error,
 // if any), wait for the conductor's "done" on DoneListen, remove the export, and
-// power off through Config.PowerOff. With boot_option=local the conductor expects a
-// second callback after a boot loader install; this agent reports that install as
-// FAILED (see errNoBootloader) and waits for "done" again.
+// power off through Config.PowerOff. With boot_option=local it then installs the
+// image's boot loader as the bash ramdisk does (root is the last partition, the ESP
+// the one labelled efi-part), reports the outcome in pass_bootloader_install_info
+// and waits for "done" again.
 func (a *Agent) RunCallback(ctx context.Context) error {
 	p := a.cfg.Params
 	var missing []string
@@ -94,9 +97,15 @@ func (a *Agent) RunCallback(ctx context.Context) error {
 		return err
 	}
 	if p.BootOption == "local" {
-		err := a.callback(ctx, "pass_bootloader_install_info", bootloaderInstallInfo{Address: a.cfg.Address,
-			Status: "FAILED", Key: p.DeploymentKey, Error: errNoBootloader})
+		info := bootloaderInstallInfo{Address: a.cfg.Address, Status: StatusSucceeded, Key: p.DeploymentKey, CHAPSecret: chap.Secret}
+		res, err := bootloader.Install(ctx, bootloader.Request{Disk: a.cfg.Disks[0], UEFI: p.BootMode == "uefi"})
 		if err != nil {
+			log.WithError(err).Error("Installing the boot loader failed")
+			info.Status, info.Error = StatusFailed, err.Error()
+		} else {
+			log.WithFields(map[string]any{"target": res.Target, "root": res.Root.Device}).Info("Boot loader installed")
+		}
+		if err := a.callback(ctx, "pass_bootloader_install_info", info); err != nil {
 			return err
 		}
 		if err := waitDone(ctx, done, p.DeploymentKey); err != nil {

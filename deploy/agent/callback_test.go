@@ -1,9 +1,11 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -12,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/deploy/agent"
+	"github.com/ferricbm/ferric/deploy/bootloader/grubroot"
 	"github.com/ferricbm/ferric/deploy/iscsi"
 )
 
@@ -142,21 +145,47 @@ var _ = Describe("callback mode (bash ramdisk contract)", func() {
 		Expect(poweredOff).NotTo(BeClosed())
 	})
 
-	It("reports for boot_option=local that it cannot install a boot loader", func() {
+	// bootloaderCallback runs a boot_option=local deploy up to the second
+	// callback and returns its body; the ramdisk then waits for done again.
+	bootloaderCallback := func() (first, second map[string]any) {
+		GinkgoHelper()
 		cfg.Params.BootOption = "local"
 		run()
-		Eventually(api.passthru).WithTimeout(30 * time.Second).Should(Receive())
+		var deployInfo request
+		Eventually(api.passthru).WithTimeout(30 * time.Second).Should(Receive(&deployInfo))
 		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(key))).To(Succeed())
 		var req request
-		Eventually(api.passthru).WithTimeout(30 * time.Second).Should(Receive(&req))
+		Eventually(api.passthru).WithTimeout(time.Minute).Should(Receive(&req))
 		Expect(req.Path).To(HaveSuffix("/vendor_passthru/pass_bootloader_install_info"))
-		Expect(req.Body).To(And(HaveKeyWithValue("status", "FAILED"), HaveKeyWithValue("key", key),
-			HaveKeyWithValue("address", "127.0.0.1"), HaveKeyWithValue("error", ContainSubstring("boot loader"))))
 		Consistently(poweredOff, 100*time.Millisecond).ShouldNot(BeClosed())
 		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(key))).To(Succeed())
 		Eventually(exited).WithTimeout(30 * time.Second).Should(BeClosed())
 		Expect(runErr).NotTo(HaveOccurred())
 		Expect(poweredOff).To(BeClosed())
+		return deployInfo.Body, req.Body
+	}
+
+	It("installs the image's GRUB for boot_option=local after done, reports it, and waits for done again", func() {
+		dir := GinkgoT().TempDir()
+		img := filepath.Join(dir, "root.raw")
+		_, err := grubroot.Image(img, 48<<20, true)
+		Expect(err).NotTo(HaveOccurred())
+		cfg.Disks = []string{filepath.Join(dir, "sda.img")}
+		Expect(grubroot.Disk(cfg.Disks[0], 64<<20, img)).To(Succeed())
+
+		deployInfo, installInfo := bootloaderCallback()
+		Expect(installInfo).To(Equal(map[string]any{"address": "127.0.0.1", "status": "SUCCEEDED", "key": key, "error": "",
+			"chap_secret": deployInfo["chap_secret"]}), "the CHAP secret of the export proves the ramdisk is the one that called first")
+		mbr, err := os.ReadFile(cfg.Disks[0])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(bytes.Contains(mbr[:440], []byte("GRUB"))).To(BeTrue(), "GRUB's boot code is in the MBR")
+	})
+
+	It("reports FAILED, naming the way out, for boot_option=local when the disk holds no image it can install GRUB from", func() {
+		_, installInfo := bootloaderCallback()
+		Expect(installInfo).To(And(HaveKeyWithValue("status", "FAILED"), HaveKeyWithValue("key", key),
+			HaveKeyWithValue("address", "127.0.0.1"),
+			HaveKeyWithValue("error", And(ContainSubstring("boot_option=netboot"), ContainSubstring("whole-disk image")))))
 	})
 })
 

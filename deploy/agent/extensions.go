@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/ferricbm/ferric/deploy/agent/tgt"
+	"github.com/ferricbm/ferric/deploy/bootloader"
 	"github.com/ferricbm/ferric/deploy/erase"
 )
 
@@ -42,6 +43,7 @@ func (a *Agent) commands() map[string]command {
 		"clean.get_clean_steps":    {run: a.getCleanSteps},
 		"clean.execute_clean_step": {async: true, run: a.executeCleanStep},
 		"deploy.get_deploy_steps":  {run: a.getDeploySteps},
+		"image.install_bootloader": {async: true, run: a.installBootloader},
 	}
 }
 
@@ -129,6 +131,30 @@ func (a *Agent) startISCSITarget(ctx context.Context, params map[string]any, _ f
 	}
 	a.log.WithFields(map[string]any{"iqn": iqn, "disk": a.cfg.Disks[0], "port": port}).Info("iSCSI target started")
 	return map[string]any{"iscsi_target_iqn": iqn}, nil
+}
+
+// installBootloader is image.install_bootloader(root_uuid, efi_system_part_uuid):
+// install the written image's own GRUB on the install disk, for UEFI into the ESP
+// when efi_system_part_uuid names one, else into the MBR. A failure says the
+// instance could not boot and how to deploy it instead.
+func (a *Agent) installBootloader(ctx context.Context, params map[string]any, _ func(any)) (any, error) {
+	root, err := stringParam(params, "root_uuid")
+	if err != nil {
+		return nil, err
+	}
+	if root == "" {
+		return nil, invalidCommand("root_uuid is required")
+	}
+	esp, err := stringParam(params, "efi_system_part_uuid")
+	if err != nil {
+		return nil, err
+	}
+	res, err := bootloader.Install(ctx, bootloader.Request{Disk: a.cfg.Disks[0], RootUUID: root, ESPUUID: esp})
+	if err != nil {
+		return nil, err
+	}
+	a.log.WithFields(map[string]any{"target": res.Target, "root": res.Root.Device, "disk": a.cfg.Disks[0]}).Info("Boot loader installed")
+	return nil, nil
 }
 
 func iscsiError(err error) *RESTError {

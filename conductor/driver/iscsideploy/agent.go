@@ -60,6 +60,11 @@ func (d *Deploy) Heartbeat(ctx context.Context, t driver.TaskContext, callbackUR
 	if n.Maintenance || deref(n.ProvisionState) != states.DeployWait {
 		return nil
 	}
+	if waitingForIt, _ := n.DriverInternalInfo[bootloaderWaitKey].(bool); waitingForIt {
+		// The image is written: the callback-only ramdisk that wrote it
+		// installs its boot loader and calls back.
+		return nil
+	}
 	ct, drv, err := asConductorTask(t)
 	if err != nil {
 		return err

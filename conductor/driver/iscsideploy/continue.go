@@ -47,16 +47,35 @@ func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *drive
 	// still power off and save.
 	wctx, stop := d.runs.start(ctx, n)
 	defer stop()
-	root, err := d.writeImage(wctx, t, tgt)
+	w, err := d.writeImage(wctx, t, tgt)
 	if stoppedBySecondCallback(wctx) {
 		return d.fail(ctx, t, drv, secondCallbackMessage)
 	}
 	if err != nil {
 		return d.fail(ctx, t, drv, fmt.Sprintf("Deploy failed for node %s: %s", n.UUID, err))
 	}
-	n.DriverInternalInfo[rootKey] = root
+	n.DriverInternalInfo[rootKey] = w.root
+	if w.needsBootloader && tgt.agent.url != "" {
+		if err := d.installBootloader(ctx, tgt.agent, w); err != nil {
+			return d.fail(ctx, t, drv, fmt.Sprintf("Failed to install a bootloader when deploying node %s. Error: %s", n.UUID, err))
+		}
+	}
 	if err := drv.Boot.PrepareInstance(ctx, t); err != nil {
 		return d.fail(ctx, t, drv, fmt.Sprintf("Failed to continue iSCSI deployment. Error: %s", err))
+	}
+	if w.needsBootloader && tgt.notify {
+		// The callback-only ramdisk installs the boot loader itself once
+		// told the write is done, and calls back again with the outcome.
+		if err := d.notifyDone(ctx, tgt.address, tgt.doneKey); err != nil {
+			return d.fail(ctx, t, drv, fmt.Sprintf("Failed to continue iSCSI deployment. Error: the deploy ramdisk could not be told to install the boot loader: %s", err))
+		}
+		d.releaseImage(n.UUID)
+		n.DriverInternalInfo[bootloaderWaitKey] = true
+		if tgt.chapSecret != "" {
+			n.DriverInternalInfo[bootloaderProofKey] = keyHash(tgt.chapSecret)
+		}
+		log.Info("Image written; waiting for the deploy ramdisk to install the boot loader")
+		return t.ProcessEvent(ctx, states.EventWait, "")
 	}
 	if tgt.notify {
 		if err := d.notifyDone(ctx, tgt.address, tgt.doneKey); err != nil {
@@ -64,21 +83,45 @@ func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *drive
 			log.WithError(err).Warn("Could not tell the deploy ramdisk to finish")
 		}
 	}
+	return d.bootInstance(ctx, t, drv, func() bool { return stoppedBySecondCallback(wctx) })
+}
+
+// bootInstance power-cycles the node into its deployed instance and ends
+// the deploy in active, unless stopped reports that a second callback
+// came, after which the written disk may be the attacker's and the deploy
+// fails.
+func (d *Deploy) bootInstance(ctx context.Context, t conductorTask, drv *driver.Driver, stopped func() bool) error {
+	n := t.Node()
 	if err := d.setPower(ctx, t, drv, states.PowerOff); err != nil {
 		return d.fail(ctx, t, drv, fmt.Sprintf("Error rebooting node %s after deploy. Error: %s", n.UUID, err))
 	}
 	if err := d.setPower(ctx, t, drv, states.PowerOn); err != nil {
 		return d.fail(ctx, t, drv, fmt.Sprintf("Error rebooting node %s after deploy. Error: %s", n.UUID, err))
 	}
-	if stoppedBySecondCallback(wctx) {
-		// It came after the write: the written disk may be the
-		// attacker's, so the instance must not be taken as deployed.
+	if stopped() {
 		return d.fail(ctx, t, drv, secondCallbackMessage)
 	}
 	d.releaseImage(n.UUID)
 	delete(n.DriverInternalInfo, deployKeyKey)
-	log.Info("Deployment finished")
+	d.log.WithField("node", n.UUID).Info("Deployment finished")
 	return t.ProcessEvent(ctx, states.EventDone, "")
+}
+
+// installBootloader has the agent install the written image's boot loader
+// (image.install_bootloader), for UEFI into the ESP the write created.
+func (d *Deploy) installBootloader(ctx context.Context, conn agentConn, w written) error {
+	var esp any
+	if w.esp != "" {
+		esp = w.esp
+	}
+	res, err := d.runCommand(ctx, conn, "image.install_bootloader", map[string]any{"root_uuid": w.root, "efi_system_part_uuid": esp}, true)
+	if err != nil {
+		return err
+	}
+	if res.Status != "SUCCEEDED" {
+		return errors.New(res.errorText())
+	}
+	return nil
 }
 
 // fail ends the deploy in deploy failed: power off if configured, image
@@ -98,66 +141,78 @@ func (d *Deploy) fail(ctx context.Context, t conductorTask, drv *driver.Driver, 
 		log.WithError(err).Error("Could not remove the boot files of a failed deploy")
 	}
 	delete(n.DriverInternalInfo, deployKeyKey)
+	delete(n.DriverInternalInfo, bootloaderWaitKey)
+	delete(n.DriverInternalInfo, bootloaderProofKey)
 	n.LastError = &msg
 	return t.ProcessEvent(ctx, states.EventFail, "")
 }
 
+// written is what writeImage wrote.
+type written struct {
+	// root is the root partition's UUID, or the disk identifier of a
+	// whole-disk image; esp the ESP's volume ID, if the write made one.
+	root, esp string
+	// needsBootloader: a partition image booting from its disk, which
+	// boots only once the image's boot loader is installed.
+	needsBootloader bool
+}
+
 // writeImage writes the cached image onto the node's disk through the
-// target and returns the root partition UUID or the disk identifier.
-func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (string, error) {
+// target.
+func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (written, error) {
 	n := t.Node()
 	info, err := d.instanceInfo(ctx, n)
 	if err != nil {
-		return "", err
+		return written{}, err
 	}
 	// Waiting for a write slot first keeps queued deploys from holding
 	// downloads they cannot use yet.
 	if err := d.slots.acquire(ctx); err != nil {
-		return "", fmt.Errorf("waiting for a write slot: %w", err)
+		return written{}, fmt.Errorf("waiting for a write slot: %w", err)
 	}
 	defer d.slots.release()
 	entry, err := d.cacheImage(ctx, n, info)
 	if err != nil {
-		return "", err
+		return written{}, err
 	}
 	img, err := image.Open(entry.Path)
 	if err != nil {
-		return "", fmt.Errorf("open image: %w", err)
+		return written{}, fmt.Errorf("open image: %w", err)
 	}
 	defer img.Close()
 	var configDrive []byte
 	if info.configDrive {
 		value, err := t.ConfigDrive(ctx)
 		if err != nil {
-			return "", fmt.Errorf("config drive: %w", err)
+			return written{}, fmt.Errorf("config drive: %w", err)
 		}
 		if configDrive, err = disk.DecodeConfigDrive(ctx, value, d.opts.Client); err != nil {
-			return "", fmt.Errorf("config drive: %w", err)
+			return written{}, fmt.Errorf("config drive: %w", err)
 		}
 	}
 	sess, err := d.dial(ctx, tgt)
 	if err != nil {
-		return "", err
+		return written{}, err
 	}
 	// Logging out tells the ramdisk the disk is free again.
 	defer sess.Close()
 	lun, err := sess.OpenLUN(ctx, tgt.lun)
 	if err != nil {
-		return "", fmt.Errorf("open LUN %d of %s: %w", tgt.lun, tgt.iqn, err)
+		return written{}, fmt.Errorf("open LUN %d of %s: %w", tgt.lun, tgt.iqn, err)
 	}
 	serial, _, err := checkIdentity(ctx, lun, n)
 	if err != nil {
-		return "", err
+		return written{}, err
 	}
 	dev := lun.Device(ctx)
 	wo := disk.Options{Workers: d.opts.WriteWorkers, Progress: d.progressRecorder(ctx, t), Verifier: d.verifier(ctx, tgt)}
-	var root string
+	var w written
 	if info.wholeDisk {
 		res, err := disk.WriteWholeDiskImage(ctx, dev, img, disk.WholeDiskOptions{ConfigDrive: configDrive, Write: wo})
 		if err != nil {
-			return "", fmt.Errorf("write whole disk image: %w", err)
+			return written{}, fmt.Errorf("write whole disk image: %w", err)
 		}
-		root = res.DiskIdentifier
+		w.root = res.DiskIdentifier
 	} else {
 		cpuArch, _ := n.Properties["cpu_arch"].(string)
 		res, err := disk.WritePartitionImage(ctx, dev, img, disk.PartitionOptions{
@@ -167,16 +222,17 @@ func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (s
 			CPUArch: cpuArch, ConfigDrive: configDrive, TempDir: d.opts.TempDir, Write: wo,
 		})
 		if err != nil {
-			return "", fmt.Errorf("write partition image: %w", err)
+			return written{}, fmt.Errorf("write partition image: %w", err)
 		}
-		root = res.RootUUID
+		w.root, w.esp = res.RootUUID, res.EFISystemPartitionUUID
+		w.needsBootloader = info.bootOption == "local"
 		if info.preserveEphemeral {
 			n.DriverInternalInfo[instanceKey] = map[string]any{"root_gb": info.rootMB / 1024,
 				"swap_mb": info.swapMB, "ephemeral_gb": info.ephemeralMB / 1024}
 		}
 	}
-	if root == "" {
-		return "", fmt.Errorf("Couldn't determine the UUID of the root partition or the disk identifier after deploying node %s", n.UUID)
+	if w.root == "" {
+		return written{}, fmt.Errorf("Couldn't determine the UUID of the root partition or the disk identifier after deploying node %s", n.UUID)
 	}
 	if serial != "" {
 		n.DriverInternalInfo[diskSerialKey] = serial
@@ -184,7 +240,7 @@ func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (s
 	if err := sess.Close(); err != nil {
 		d.log.WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete write")
 	}
-	return root, nil
+	return w, nil
 }
 
 // dial logs in to the target, retrying while the ramdisk may still be

@@ -39,6 +39,8 @@ func issueDeployKey(n *model.Node) (string, error) {
 	ensureMaps(n)
 	n.DriverInternalInfo[deployKeyKey] = key
 	delete(n.DriverInternalInfo, usedKeyKey)
+	delete(n.DriverInternalInfo, bootloaderWaitKey)
+	delete(n.DriverInternalInfo, bootloaderProofKey)
 	return key, nil
 }
 

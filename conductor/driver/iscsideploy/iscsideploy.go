@@ -46,6 +46,12 @@ const (
 	agentTokenKey = "agent_secret_token"
 	// agentVerifyCAKey is the certificate the agent serves its API with.
 	agentVerifyCAKey = "agent_verify_ca"
+	// bootloaderWaitKey marks a deploy waiting for the callback-only
+	// ramdisk's pass_bootloader_install_info.
+	bootloaderWaitKey = "waiting_for_bootloader_install"
+	// bootloaderProofKey is the hash of the CHAP secret the ramdisk
+	// exported the disk with, which its boot loader callback must repeat.
+	bootloaderProofKey = "bootloader_callback_secret"
 )
 
 // IQNPrefix is the target name prefix; the node UUID follows.

@@ -14,10 +14,16 @@ import (
 )
 
 // PassDeployInfo is the vendor method the callback-only ramdisk calls once
-// it exports the disk.
-const PassDeployInfo = "pass_deploy_info"
+// it exports the disk; PassBootloaderInstallInfo the one it calls, for a
+// partition image booting from its disk, once it installed the image's
+// boot loader (or failed to).
+const (
+	PassDeployInfo            = "pass_deploy_info"
+	PassBootloaderInstallInfo = "pass_bootloader_install_info"
+)
 
-// Vendor is the "iscsi" vendor interface: pass_deploy_info.
+// Vendor is the "iscsi" vendor interface: pass_deploy_info and
+// pass_bootloader_install_info.
 type Vendor struct{ d *Deploy }
 
 // Vendor returns the vendor interface that continues this deploy
@@ -33,12 +39,19 @@ var (
 // ValidateCall.
 func (v *Vendor) Validate(context.Context, driver.TaskContext) error { return nil }
 
-// Methods lists pass_deploy_info: asynchronous, under the node lock.
+// Methods lists pass_deploy_info and pass_bootloader_install_info:
+// asynchronous, under the node lock.
 func (v *Vendor) Methods() map[string]driver.VendorMethod {
-	return map[string]driver.VendorMethod{PassDeployInfo: {
-		HTTPMethods: []string{http.MethodPost}, Async: true, RequireExclusiveLock: true,
-		Description: "Continue an iSCSI deploy: the deploy ramdisk reports the target exporting the node's disk.",
-	}}
+	return map[string]driver.VendorMethod{
+		PassDeployInfo: {
+			HTTPMethods: []string{http.MethodPost}, Async: true, RequireExclusiveLock: true,
+			Description: "Continue an iSCSI deploy: the deploy ramdisk reports the target exporting the node's disk.",
+		},
+		PassBootloaderInstallInfo: {
+			HTTPMethods: []string{http.MethodPost}, Async: true, RequireExclusiveLock: true,
+			Description: "Finish an iSCSI deploy booting from disk: the deploy ramdisk reports the boot loader install.",
+		},
+	}
 }
 
 // DriverMethods: none.
@@ -58,6 +71,10 @@ type deployInfo struct {
 // with the key is accepted while the node waits, so that Call fails the
 // deploy or clean; once the wait is over it is refused, loudly.
 func (v *Vendor) ValidateCall(_ context.Context, t driver.TaskContext, method, _ string, info map[string]any) error {
+	if method == PassBootloaderInstallInfo {
+		_, err := parseBootloaderInfo(t.Node(), info)
+		return err
+	}
 	if method != PassDeployInfo {
 		return nil
 	}
@@ -149,14 +166,18 @@ func numberParam(info map[string]any, key string) (int64, bool, error) {
 	return 0, true, fmt.Errorf("not an integer")
 }
 
-// Call runs pass_deploy_info in the worker holding the node lock.
+// Call runs pass_deploy_info or pass_bootloader_install_info in the
+// worker holding the node lock.
 func (v *Vendor) Call(ctx context.Context, t driver.TaskContext, method, _ string, info map[string]any) (any, error) {
-	if method != PassDeployInfo {
+	if method != PassDeployInfo && method != PassBootloaderInstallInfo {
 		return nil, errs.InvalidParameterValue("No handler for method %s", method)
 	}
 	ct, drv, err := asConductorTask(t)
 	if err != nil {
 		return nil, err
+	}
+	if method == PassBootloaderInstallInfo {
+		return nil, v.d.bootloaderCallback(ctx, ct, drv, info)
 	}
 	n := t.Node()
 	if secondCallback(n, info) {
@@ -232,6 +253,70 @@ func (d *Deploy) failOnSecondCallback(ctx context.Context, t conductorTask, drv 
 		return ct.FailCleaning(ctx, secondCallbackMessage)
 	}
 	return d.fail(ctx, t, drv, secondCallbackMessage)
+}
+
+// bootloaderInfo is pass_bootloader_install_info's body, checked.
+type bootloaderInfo struct {
+	address, key, status, err string
+}
+
+// parseBootloaderInfo checks pass_bootloader_install_info: the node waits
+// for it, address, key and status are given, and the key is the one the
+// deploy's pass_deploy_info used up (the ramdisk has no other). A ramdisk
+// that exported the disk with CHAP must repeat its chap_secret: the key
+// was readable over TFTP, the secret only ever went to the API, so it is
+// what tells the ramdisk from someone who read the key. It is accepted
+// once: the wait for it ends with the call.
+func parseBootloaderInfo(n *model.Node, info map[string]any) (*bootloaderInfo, error) {
+	waitingForIt, _ := n.DriverInternalInfo[bootloaderWaitKey].(bool)
+	if deref(n.ProvisionState) != states.DeployWait || !waitingForIt {
+		return nil, errs.New(errs.KindInvalidStateRequested,
+			"Node %s is not waiting for a boot loader install callback; its provision state is %s.", n.UUID, deref(n.ProvisionState))
+	}
+	str := func(k string) string {
+		s, _ := info[k].(string)
+		return strings.TrimSpace(s)
+	}
+	var missing []string
+	for _, k := range []string{"address", "key", "status"} {
+		if str(k) == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", pyList(missing))
+	}
+	sent, _ := info["key"].(string)
+	if !usedKeyMatches(n, sent) {
+		return nil, errs.InvalidParameterValue("Deploy key does not match")
+	}
+	if proof, _ := n.DriverInternalInfo[bootloaderProofKey].(string); proof != "" && !keyMatches(proof, keyHash(str("chap_secret"))) {
+		return nil, errs.InvalidParameterValue("chap_secret does not match the one the deploy ramdisk exported the disk with")
+	}
+	return &bootloaderInfo{address: str("address"), key: sent, status: str("status"), err: str("error")}, nil
+}
+
+// bootloaderCallback ends a deploy the callback-only ramdisk installed
+// the boot loader for: in active when it succeeded, else in deploy failed,
+// never active with a disk that cannot boot.
+func (d *Deploy) bootloaderCallback(ctx context.Context, t conductorTask, drv *driver.Driver, info map[string]any) error {
+	n := t.Node()
+	bi, err := parseBootloaderInfo(n, info)
+	if err != nil {
+		return err
+	}
+	delete(n.DriverInternalInfo, bootloaderWaitKey)
+	delete(n.DriverInternalInfo, bootloaderProofKey)
+	if err := t.ProcessEvent(ctx, states.EventResume, ""); err != nil {
+		return err
+	}
+	if bi.status != "SUCCEEDED" {
+		return d.fail(ctx, t, drv, fmt.Sprintf("Failed to install bootloader on node %s. Error: %s.", n.UUID, bi.err))
+	}
+	if err := d.notifyDone(ctx, bi.address, bi.key); err != nil {
+		d.log.WithField("node", n.UUID).WithError(err).Warn("Could not tell the deploy ramdisk to finish")
+	}
+	return d.bootInstance(ctx, t, drv, func() bool { return false })
 }
 
 // CallDriver: there are no driver methods.

@@ -159,7 +159,9 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		uuid := enrol(ctx, node, "")
 		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/root.qcow2", "image_checksum": md5File(part),
 			"kernel": "file://" + deployKernel, "ramdisk": "file://" + deployRamdisk,
-			"root_gb": 1, "swap_mb": 16, "ephemeral_gb": 1})
+			"root_gb": 1, "swap_mb": 16, "ephemeral_gb": 1,
+			// The image is a bare filesystem, no GRUB to boot it from disk.
+			"capabilities": map[string]any{"boot_option": "netboot"}})
 
 		Expect(nodes.ChangeProvisionState(ctx, client, uuid, nodes.ProvisionStateOpts{
 			Target: nodes.TargetActive, ConfigDrive: configDrive()}).ExtractErr()).To(Succeed())

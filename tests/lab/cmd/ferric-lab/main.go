@@ -146,7 +146,8 @@ func printUsage(d *harness.Deployment, l *lab.Lab, dir, kernel, ramdisk string) 
 	}
 	fmt.Fprintf(&b, "Local files (file:// or absolute paths) are read only under %s ([conductor] file_url_allowed_paths).\n", dir)
 	b.WriteString("Then: manage, provide, set instance_info/image_source (an http:// or file:// qcow2 or raw image;\n" +
-		"a partition image also needs kernel, ramdisk and root_gb) and deploy (target active). The lab boots\n" +
+		"a partition image also needs kernel, ramdisk and root_gb, and GRUB inside it unless\n" +
+		"capabilities has boot_option netboot) and deploy (target active). The lab boots\n" +
 		"ferric-agent on the node's own address when the BMC powers it on with boot device pxe; any number\n" +
 		"of nodes can deploy at once. For the callback-only ramdisk (pass_deploy_info) create the node\n" +
 		"with \"vendor_interface\": \"iscsi\".\n")

@@ -1,0 +1,4 @@
+package bootloader
+
+// FindGRUB exposes findGRUB to the tests.
+var FindGRUB = findGRUB
