@@ -25,14 +25,13 @@ PACKAGES=(
 	fdisk            # deploy/disk: sfdisk layout checks
 	gdisk            # deploy/disk: sgdisk -v
 	grub-pc-bin      # deploy/bootloader, tests/e2e/deploy: GRUB (BIOS) in test images
-	grub-efi-amd64-bin # deploy/bootloader, tests/e2e/deploy: GRUB (UEFI) in test images
+	grub-efi-amd64-bin # deploy/bootloader, tests/e2e/deploy: GRUB (UEFI) in test images; deploy/bootiso: grubx64.efi
 	grub2-common     # deploy/bootloader, tests/e2e/deploy: grub-install
 	udev             # deploy/bootloader: udevadm, which grub-install runs
 	util-linux       # deploy/disk, deploy/agent: blkid, wipefs
 	xorriso          # tests/e2e/deploy: config drive ISO; deploy/bootiso: builds boot ISOs
 	isolinux         # deploy/bootiso: isolinux.bin, the BIOS boot loader of boot ISOs
 	syslinux-common  # deploy/bootiso: ldlinux.c32, which isolinux.bin loads
-	grub-efi-amd64-bin # deploy/bootiso: monolithic grubx64.efi for the UEFI boot image
 	genisoimage      # deploy/bootiso: isoinfo checks Rock Ridge and Joliet
 	qemu-system-x86  # deploy/bootiso: boots the ISOs on SeaBIOS and OVMF
 	ovmf             # deploy/bootiso: UEFI firmware for those boots
