@@ -101,23 +101,6 @@ func (s *Server) catalog(ctx context.Context) (*hwcatalog.Catalog, error) {
 // Handler is the server as an http.Handler (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Start listens on addr and serves until Shutdown; it returns nil after a
-// graceful shutdown.
-func (s *Server) Start(addr string) error {
-	if err := s.echo.Start(addr); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("api service: listen on %s: %w", addr, err)
-	}
-	return nil
-}
-
-// Shutdown stops accepting requests and waits for in-flight ones.
-func (s *Server) Shutdown(ctx context.Context) error {
-	if err := s.echo.Shutdown(ctx); err != nil {
-		return fmt.Errorf("api service: shutdown: %w", err)
-	}
-	return nil
-}
-
 // baseURL is the prefix of every link: the configured public endpoint or
 // the request's own scheme and host.
 func (s *Server) baseURL(c echo.Context) string {

@@ -21,10 +21,6 @@ type option struct {
 	index                       []int
 }
 
-func (o option) envName() string {
-	return EnvPrefix + strings.ToUpper(o.section) + "_" + strings.ToUpper(o.name)
-}
-
 func (o option) field(c *Config) reflect.Value {
 	return reflect.ValueOf(c).Elem().FieldByIndex(o.index)
 }
