@@ -21,6 +21,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hashring"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -54,7 +55,7 @@ func New(opts Options) (*Server, error) {
 	}
 	log := opts.Log
 	if log == nil {
-		log = logrus.StandardLogger()
+		log = logging.Discard()
 	}
 	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, access: newAccessWriter(log),
 		largeBodies: make(chan struct{}, max(opts.Config.API.MaxConcurrentLargeBodies, 1))}

@@ -23,6 +23,7 @@ import (
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/hashring"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -119,7 +120,7 @@ func New(opts Options) (*Conductor, error) {
 	}
 	log := opts.Log
 	if log == nil {
-		log = logrus.StandardLogger()
+		log = logging.Discard()
 	}
 	drivers := opts.Drivers
 	if drivers == nil {
