@@ -107,7 +107,13 @@ func newISCSIWorld(ctx context.Context, backend string, mods ...func(*iscsideplo
 	daemon, err := tgttest.Start(ctx, w.dir, tgt.Options{Stock: true})
 	Expect(err).NotTo(HaveOccurred())
 	w.tgt = daemon
-	DeferCleanup(func() { Expect(daemon.Stop()).To(Succeed()) })
+	// Specs kill this tgtd or leave sessions behind, as failing ramdisks
+	// do, so a slow stop is reported, not failed; Stop still ends it.
+	DeferCleanup(func() {
+		if err := daemon.Stop(); err != nil {
+			GinkgoWriter.Println("stop tgtd:", err)
+		}
+	})
 
 	// The callback-only ramdisk waits for "done" here.
 	notify, err := net.Listen("tcp", "127.0.0.1:0")
