@@ -3,13 +3,11 @@ package apiservice_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -21,6 +19,7 @@ import (
 	apiservice "github.com/ferricbm/ferric/api-service"
 	"github.com/ferricbm/ferric/conductor"
 	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/rpc"
@@ -49,25 +48,18 @@ var hostSeq atomic.Int64
 
 // sqliteConnection is a fresh SQLite database in a temporary directory.
 func sqliteConnection(t testingT) string {
-	return "sqlite://" + filepath.Join(t.TempDir(), "ferric.db")
+	return dbtest.SQLiteURL(t.TempDir())
 }
 
 // mysqlConnection creates a uniquely named MySQL database and drops it when
 // the test ends.
 func mysqlConnection(t testingT) string {
-	name := fmt.Sprintf("ferric_api_%d_%d", time.Now().UnixNano(), hostSeq.Add(1))
-	admin, err := sql.Open("mysql", "root@tcp(127.0.0.1:3306)/")
+	connection, drop, err := dbtest.NewMySQLDatabase(context.Background(), "api")
 	if err != nil {
-		t.Fatalf("open mysql: %v", err)
+		t.Fatalf("%v", err)
 	}
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		_, _ = admin.Exec("DROP DATABASE " + name)
-		_ = admin.Close()
-	})
-	return "mysql://root@127.0.0.1:3306/" + name
+	t.Cleanup(func() { _ = drop() })
+	return connection
 }
 
 // newEnv starts the stack; tweak adjusts the configuration first.

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/sirupsen/logrus"
 
+	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
@@ -42,12 +43,6 @@ func (w writable) detail() string {
 		return w.collection + "?detail=true"
 	}
 	return w.collection + "/detail"
-}
-
-// mysqlDSN is the go-sql-driver form of a mysqlConnection.
-func mysqlDSN(connection string) string {
-	rest := strings.TrimPrefix(connection, "mysql://root@127.0.0.1:3306/")
-	return "root@tcp(127.0.0.1:3306)/" + rest
 }
 
 var _ = Describe("numbers beyond float64", func() {
@@ -108,7 +103,9 @@ var _ = Describe("a stored number beyond float64 (an older version's row)", func
 			uuids[w.name] = r.json()["uuid"].(string)
 		}
 
-		raw, err := sql.Open("mysql", mysqlDSN(connection))
+		dsn, err := dbtest.MySQLDSN(connection)
+		Expect(err).NotTo(HaveOccurred())
+		raw, err := sql.Open("mysql", dsn)
 		Expect(err).NotTo(HaveOccurred())
 		defer raw.Close()
 		for _, w := range writables {

@@ -21,6 +21,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hashring"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -54,7 +55,7 @@ func New(opts Options) (*Server, error) {
 	}
 	log := opts.Log
 	if log == nil {
-		log = logrus.StandardLogger()
+		log = logging.Discard()
 	}
 	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, access: newAccessWriter(log),
 		largeBodies: make(chan struct{}, max(opts.Config.API.MaxConcurrentLargeBodies, 1))}
@@ -100,23 +101,6 @@ func (s *Server) catalog(ctx context.Context) (*hwcatalog.Catalog, error) {
 
 // Handler is the server as an http.Handler (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s.echo }
-
-// Start listens on addr and serves until Shutdown; it returns nil after a
-// graceful shutdown.
-func (s *Server) Start(addr string) error {
-	if err := s.echo.Start(addr); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("api service: listen on %s: %w", addr, err)
-	}
-	return nil
-}
-
-// Shutdown stops accepting requests and waits for in-flight ones.
-func (s *Server) Shutdown(ctx context.Context) error {
-	if err := s.echo.Shutdown(ctx); err != nil {
-		return fmt.Errorf("api service: shutdown: %w", err)
-	}
-	return nil
-}
 
 // baseURL is the prefix of every link: the configured public endpoint or
 // the request's own scheme and host.

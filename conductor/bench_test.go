@@ -14,6 +14,7 @@ import (
 	"github.com/ferricbm/ferric/conductor"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -33,7 +34,7 @@ func BenchmarkEnrollToActive(b *testing.B) {
 	}
 	ctx := context.Background()
 	backend := db.DialectMySQL
-	if os.Getenv("FERRIC_TEST_MYSQL") == "none" {
+	if dbtest.MySQLDisabled() {
 		backend = db.DialectSQLite
 	}
 	store, cleanup, err := openStore(ctx, backend, "bench", b.TempDir())

@@ -23,6 +23,7 @@ import (
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/hashring"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -64,14 +65,7 @@ type Options struct {
 	// enabled_hardware_types, e.g. to share one fake-hardware fleet between
 	// conductors.
 	Drivers *driver.Registry
-	// InspectWaitTimeout and RescueCallbackTimeout bound the inspect wait
-	// and rescue wait states ([conductor] inspect_wait_timeout and
-	// rescue_callback_timeout, 1800 s when zero; negative disables).
-	InspectWaitTimeout    time.Duration
-	RescueCallbackTimeout time.Duration
 }
-
-const defaultCallbackTimeout = 1800 * time.Second
 
 // Conductor serves rpc.ConductorAPI for the nodes it can lock.
 type Conductor struct {
@@ -85,8 +79,6 @@ type Conductor struct {
 	tasks     *task.Manager
 	ring      *hashring.Manager
 
-	inspectWaitTimeout    time.Duration
-	rescueCallbackTimeout time.Duration
 	// requireAgentTLS is [agent] require_tls.
 	requireAgentTLS bool
 
@@ -128,7 +120,7 @@ func New(opts Options) (*Conductor, error) {
 	}
 	log := opts.Log
 	if log == nil {
-		log = logrus.StandardLogger()
+		log = logging.Discard()
 	}
 	drivers := opts.Drivers
 	if drivers == nil {
@@ -138,18 +130,16 @@ func New(opts Options) (*Conductor, error) {
 		}
 	}
 	c := &Conductor{
-		cfg:                   cfg.Conductor,
-		host:                  cfg.Default.Host,
-		store:                 opts.Store,
-		transport:             opts.Transport,
-		log:                   log.WithField("conductor", cfg.Default.Host),
-		drivers:               drivers,
-		pool:                  workers.New(cfg.Conductor.WorkersPoolSize),
-		inspectWaitTimeout:    orDefault(opts.InspectWaitTimeout),
-		rescueCallbackTimeout: orDefault(opts.RescueCallbackTimeout),
-		requireAgentTLS:       cfg.Agent.RequireTLS,
-		powerFailures:         map[string]int{},
-		refused:               refusedHeartbeats{nodes: map[string]*refusals{}},
+		cfg:             cfg.Conductor,
+		host:            cfg.Default.Host,
+		store:           opts.Store,
+		transport:       opts.Transport,
+		log:             log.WithField("conductor", cfg.Default.Host),
+		drivers:         drivers,
+		pool:            workers.New(cfg.Conductor.WorkersPoolSize),
+		requireAgentTLS: cfg.Agent.RequireTLS,
+		powerFailures:   map[string]int{},
+		refused:         refusedHeartbeats{nodes: map[string]*refusals{}},
 	}
 	c.workCtx, c.cancelWork = context.WithCancel(context.Background())
 	locker := nodelock.New(opts.Store, c.host, cfg.Conductor.NodeLockedRetryAttempts, cfg.Conductor.NodeLockedRetryInterval)
@@ -159,13 +149,6 @@ func New(opts Options) (*Conductor, error) {
 		return opts.Store.ActiveMembers(ctx, heartbeatTimeout)
 	}, cfg.Default.HashPartitionExponent, cfg.Default.HashRingResetInterval)
 	return c, nil
-}
-
-func orDefault(d time.Duration) time.Duration {
-	if d == 0 {
-		return defaultCallbackTimeout
-	}
-	return d
 }
 
 // Host is the hostname this conductor registers and locks nodes as.

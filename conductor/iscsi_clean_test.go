@@ -253,10 +253,10 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				n, mac, backing := w.manageableNode(ctx, 16)
 				fillDisk(backing)
 				iqn := iscsideploy.IQN(n.UUID)
-				Expect(w.tgt.exportCHAP(iqn, backing, "ferric-cleaning1", "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5")).To(Succeed())
+				Expect(w.tgt.ExportCHAP(iqn, backing, "ferric-cleaning1", "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5")).To(Succeed())
 				w.provide(ctx, n.UUID)
 				key := deployKey(w.e.node(ctx, n.UUID))
-				info := map[string]any{"key": "0" + key[1:], "address": "127.0.0.1", "iqn": iqn, "port": fmt.Sprint(w.tgt.port), "lun": "1",
+				info := map[string]any{"key": "0" + key[1:], "address": "127.0.0.1", "iqn": iqn, "port": fmt.Sprint(w.tgt.Port), "lun": "1",
 					"chap_username": "ferric-cleaning1", "chap_secret": "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5"}
 				if key[0] == '0' {
 					info["key"] = "1" + key[1:]
@@ -317,7 +317,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Eventually(attacker.connected, cleanTimeout).Should(Receive())
 
 				By("the node's own ramdisk calling back with the same key")
-				_, err = w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port}))
+				_, err = w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn, "port": w.tgt.Port}))
 				Expect(errs.Message(err)).To(Equal(secondCallback))
 				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.CleanFail))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
@@ -338,11 +338,11 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(w.e.store.SaveNode(ctx, recorded)).To(Succeed())
 				iqn := iscsideploy.IQN(n.UUID)
 				Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
-				Expect(w.tgt.setSerial("SN-DEPLOYED")).To(Succeed())
+				Expect(w.tgt.SetSerial("SN-DEPLOYED")).To(Succeed())
 				callback := func() {
 					GinkgoHelper()
 					_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
-						"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port}))
+						"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.Port}))
 					Expect(err).NotTo(HaveOccurred())
 				}
 				fillDisk(backing)
@@ -358,7 +358,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventManage})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
-				Expect(w.tgt.setSerial("SN-ELSEWHERE")).To(Succeed())
+				Expect(w.tgt.SetSerial("SN-ELSEWHERE")).To(Succeed())
 				middle := fillDisk(backing)
 				w.provide(ctx, n.UUID)
 				callback()
@@ -382,7 +382,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
 				w.provide(ctx, n.UUID)
 				_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
-					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port}))
+					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.Port}))
 				Expect(err).NotTo(HaveOccurred())
 				Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.CleanFail))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())

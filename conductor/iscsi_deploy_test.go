@@ -37,6 +37,8 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/deploy/agent"
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
+	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
 	"github.com/ferricbm/ferric/deploy/disk"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/deploy/iscsi"
@@ -55,7 +57,7 @@ type iscsiWorld struct {
 	e        *env
 	c        *conductor.Conductor
 	dir      string
-	tgt      *tgtdTarget
+	tgt      *tgttest.Target
 	images   *httptest.Server
 	tftp     string
 	httpRoot string
@@ -105,10 +107,16 @@ func (w *iscsiWorld) buildImages() {
 func newISCSIWorld(ctx context.Context, backend string, mods ...func(*iscsideploy.Options)) *iscsiWorld {
 	w := &iscsiWorld{e: newEnv(backend), dir: GinkgoT().TempDir(), notified: make(chan string, 4)}
 	w.buildImages()
-	tgt, err := startTargetDaemon(w.dir)
+	daemon, err := tgttest.Start(ctx, w.dir, tgt.Options{Stock: true})
 	Expect(err).NotTo(HaveOccurred())
-	w.tgt = tgt
-	DeferCleanup(tgt.stop)
+	w.tgt = daemon
+	// Specs kill this tgtd or leave sessions behind, as failing ramdisks
+	// do, so a slow stop is reported, not failed; Stop still ends it.
+	DeferCleanup(func() {
+		if err := daemon.Stop(); err != nil {
+			GinkgoWriter.Println("stop tgtd:", err)
+		}
+	})
 
 	// The callback-only ramdisk waits for "done" here.
 	notify, err := net.Listen("tcp", "127.0.0.1:0")
@@ -127,12 +135,15 @@ func newISCSIWorld(ctx context.Context, backend string, mods ...func(*iscsideplo
 	}()
 
 	w.tftp, w.httpRoot = filepath.Join(w.dir, "tftpboot"), filepath.Join(w.dir, "httpboot")
-	w.httpURL = fmt.Sprintf("http://127.0.0.1:%d/boot", freeTCPPort())
+	httpPort, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	w.httpURL = fmt.Sprintf("http://%s/boot", httpPort.Addr())
+	Expect(httpPort.Close()).To(Succeed())
 	allowed := []string{filepath.Join(w.dir, "images")}
 	boot := pxe.New(pxe.Options{TFTPRoot: w.tftp, HTTPRoot: w.httpRoot, HTTPURL: w.httpURL, IPXE: true,
 		DefaultBootOption: "local", FileAllowedPaths: allowed, Log: w.e.log})
 	opts := iscsideploy.Options{
-		APIURL: "http://127.0.0.1:6385/", PortalPort: tgt.port, MaxConcurrentWrites: 2, WriteWorkers: 4,
+		APIURL: "http://127.0.0.1:6385/", PortalPort: daemon.Port, MaxConcurrentWrites: 2, WriteWorkers: 4,
 		PowerOffAfterFailure: true, DefaultBootOption: "local", CacheDir: filepath.Join(w.dir, "cache"),
 		ConnectAttempts: 2, NotifyPort: notify.Addr().(*net.TCPAddr).Port, ProgressInterval: 10 * time.Millisecond,
 		TempDir: w.dir, FileAllowedPaths: allowed, Log: w.e.log,
@@ -204,7 +215,7 @@ const ramdiskCHAPUser, ramdiskCHAPSecret = "ferric-ramdisk02", "Wm4Xc7Vb2Nq9Lp5R
 // exportAsRamdisk exports the node's disk as the callback-only ramdisk
 // does: only to the initiator logging in with ramdiskCHAPUser.
 func (w *iscsiWorld) exportAsRamdisk(iqn, backing string) error {
-	return w.tgt.exportCHAP(iqn, backing, ramdiskCHAPUser, ramdiskCHAPSecret)
+	return w.tgt.ExportCHAP(iqn, backing, ramdiskCHAPUser, ramdiskCHAPSecret)
 }
 
 // withCHAP adds the ramdisk's CHAP account to a pass_deploy_info body.
@@ -218,9 +229,9 @@ func withCHAP(info map[string]any) map[string]any {
 func (w *iscsiWorld) callbackWithoutCHAP(ctx context.Context, uuid, backing string) {
 	GinkgoHelper()
 	iqn := iscsideploy.IQN(uuid)
-	Expect(w.tgt.export(iqn, backing)).To(Succeed())
+	Expect(w.tgt.Export(iqn, backing)).To(Succeed())
 	_, err := w.passDeployInfo(ctx, uuid, map[string]any{"key": deployKey(w.e.node(ctx, uuid)),
-		"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port})
+		"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.Port})
 	Expect(err).NotTo(HaveOccurred())
 }
 
@@ -317,14 +328,14 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 				"type": "TypeError", "details": "start_iscsi_target() got an unexpected keyword argument 'chap_username'"}})
 			return
 		case w.agentKnowsNoCHAP:
-			Expect(w.tgt.export(iqn, backing)).To(Succeed())
+			Expect(w.tgt.Export(iqn, backing)).To(Succeed())
 		default:
-			Expect(w.tgt.exportCHAP(iqn, backing, user, secret)).To(Succeed())
+			Expect(w.tgt.ExportCHAP(iqn, backing, user, secret)).To(Succeed())
 		}
 		// ferric-agent exports its disk with the disk's own serial number,
 		// the same for every ramdisk booted on the node; tgtd's default
 		// changes with each target.
-		Expect(w.tgt.setSerial(fmt.Sprintf("SN-%08x", crc32.ChecksumIEEE([]byte(backing))))).To(Succeed())
+		Expect(w.tgt.SetSerial(fmt.Sprintf("SN-%08x", crc32.ChecksumIEEE([]byte(backing))))).To(Succeed())
 		_ = json.NewEncoder(rw).Encode(map[string]any{"command_status": "SUCCEEDED",
 			"command_result": map[string]any{"iscsi_target_iqn": iqn}})
 	}))
@@ -370,8 +381,8 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w.deployToWait(ctx, n.UUID)
 				iqn := iscsideploy.IQN(n.UUID)
 				const chapUser, chapSecret = "ferric-ramdisk01", "Rk3vT8wQ2zL6nY9pB4xM7cJ5"
-				Expect(w.tgt.exportCHAP(iqn, backing, chapUser, chapSecret)).To(Succeed())
-				_, err := iscsi.Dial(ctx, w.tgt.portal, iqn, iscsi.Options{})
+				Expect(w.tgt.ExportCHAP(iqn, backing, chapUser, chapSecret)).To(Succeed())
+				_, err := iscsi.Dial(ctx, w.tgt.Portal, iqn, iscsi.Options{})
 				Expect(err).To(HaveOccurred(), "the ramdisk's export refuses an initiator without CHAP")
 
 				By("rendering PXELINUX and iPXE configurations with the ramdisk's parameters")
@@ -403,7 +414,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 					wrong = "y" + key[1:]
 				}
 				info := map[string]any{"key": wrong, "address": "127.0.0.1", "iqn": iqn,
-					"port": strconv.Itoa(w.tgt.port), "error": ""}
+					"port": strconv.Itoa(w.tgt.Port), "error": ""}
 				_, err = w.passDeployInfo(ctx, n.UUID, info)
 				Expect(err).To(HaveOccurred())
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
@@ -486,7 +497,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				command := agent.command()
 				Expect(command).To(HaveKeyWithValue("name", "iscsi.start_iscsi_target"))
 				Expect(command["params"]).To(HaveKeyWithValue("iqn", iqn))
-				Expect(command["params"]).To(HaveKeyWithValue("portal_port", BeNumerically("==", w.tgt.port)))
+				Expect(command["params"]).To(HaveKeyWithValue("portal_port", BeNumerically("==", w.tgt.Port)))
 				Expect(command["params"]).To(HaveKeyWithValue("wipe_disk_metadata", true))
 				Expect(command["params"]).To(HaveKeyWithValue("chap_username", MatchRegexp(`^ferric-[A-Za-z0-9]{12}$`)))
 				Expect(command["params"]).To(HaveKeyWithValue("chap_secret", MatchRegexp(`^[A-Za-z0-9]{24}$`)))
@@ -583,7 +594,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 					Expect(done.LastError).To(BeNil())
 					Expect(done.DriverInternalInfo).NotTo(HaveKey("agent_secret_token"), "the ramdisk is gone with the deploy")
 					Expect(done.DriverInternalInfo).NotTo(HaveKey("agent_url"))
-					w.tgt.removeTargets()
+					_ = w.tgt.RemoveTargets()
 				}
 			})
 
@@ -650,7 +661,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w.deployToWait(ctx, n.UUID)
 				key := deployKey(w.e.node(ctx, n.UUID))
 				_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1",
-					"iqn": iscsideploy.IQN(n.UUID), "port": w.tgt.port}))
+					"iqn": iscsideploy.IQN(n.UUID), "port": w.tgt.Port}))
 				Expect(err).NotTo(HaveOccurred())
 				w.expectCleanFailure(ctx, n.UUID, mac, "did not become active after 2 attempts")
 				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))
@@ -667,14 +678,14 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
 				key := deployKey(w.e.node(ctx, n.UUID))
 				_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1",
-					"iqn": iqn, "port": float64(w.tgt.port)}))
+					"iqn": iqn, "port": float64(w.tgt.Port)}))
 				Expect(err).NotTo(HaveOccurred())
 				Eventually(func() int64 {
 					st, err := os.Stat(backing)
 					Expect(err).NotTo(HaveOccurred())
 					return st.Sys().(*syscall.Stat_t).Blocks
 				}, 30*time.Second, 2*time.Millisecond).Should(BeNumerically(">", 0))
-				w.tgt.kill()
+				w.tgt.Kill()
 				w.expectCleanFailure(ctx, n.UUID, mac, "Deploy failed for node "+n.UUID+": write whole disk image")
 				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))
 			})
@@ -712,7 +723,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 
 				By("the node's own ramdisk calling back with the same key")
 				_, err = w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
-					"port": w.tgt.port}))
+					"port": w.tgt.Port}))
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 				Expect(errs.Message(err)).To(Equal(secondCallback))
 				w.expectCleanFailure(ctx, n.UUID, mac, secondCallback)
@@ -764,20 +775,20 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(w.e.store.SaveNode(ctx, hinted)).To(Succeed())
 				iqn := iscsideploy.IQN(n.UUID)
 				Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
-				Expect(w.tgt.setSerial("SN-OTHER-DISK")).To(Succeed())
+				Expect(w.tgt.SetSerial("SN-OTHER-DISK")).To(Succeed())
 				w.deployToWait(ctx, n.UUID)
 				_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
-					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port}))
+					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.Port}))
 				Expect(err).NotTo(HaveOccurred())
 				w.expectCleanFailure(ctx, n.UUID, mac, `disk identity check failed: the exported LUN reports serial number "SN-OTHER-DISK", `+
 					`but the root device hint says "SN-NODE-DISK": it is not the node's disk`)
 				Expect(allZero(backing)).To(BeTrue(), "nothing was written")
 
 				By("deploying once the LUN reports the hinted serial number")
-				Expect(w.tgt.setSerial("SN-NODE-DISK")).To(Succeed())
+				Expect(w.tgt.SetSerial("SN-NODE-DISK")).To(Succeed())
 				w.deployToWait(ctx, n.UUID)
 				_, err = w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": deployKey(w.e.node(ctx, n.UUID)),
-					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.port}))
+					"address": "127.0.0.1", "iqn": iqn, "port": w.tgt.Port}))
 				Expect(err).NotTo(HaveOccurred())
 				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
 				Expect(w.e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("disk_serial", "SN-NODE-DISK"))

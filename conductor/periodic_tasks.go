@@ -100,10 +100,10 @@ func (c *Conductor) waitTimeouts() []waitTimeout {
 				cleanup:    tearDownCleaningWork,
 			}
 		}},
-		{states.InspectWait, c.inspectWaitTimeout, func(*model.Node) failure {
+		{states.InspectWait, c.cfg.InspectWaitTimeout, func(*model.Node) failure {
 			return failure{lastError: "timeout reached while inspecting the node"}
 		}},
-		{states.RescueWait, c.rescueCallbackTimeout, func(n *model.Node) failure {
+		{states.RescueWait, c.cfg.RescueCallbackTimeout, func(n *model.Node) failure {
 			return failure{lastError: fmt.Sprintf("Timeout reached while waiting for rescue ramdisk callback for node %s", n.UUID), keepTarget: true}
 		}},
 		{states.ServiceWait, c.cfg.CleanCallbackTimeout, func(n *model.Node) failure {

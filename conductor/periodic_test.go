@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/ferricbm/ferric/conductor"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -24,10 +23,9 @@ var _ = Describe("Periodic tasks", func() {
 
 			It("fails nodes that waited too long for their ramdisk, and only those", func(ctx SpecContext) {
 				short := 300 * time.Millisecond
-				e.startWith(ctx, "cond-"+e.group, func(o *conductor.Options) {
-					o.InspectWaitTimeout, o.RescueCallbackTimeout = short, short
-				}, withPeriodicTasks, func(cfg *config.Config) {
+				e.startWith(ctx, "cond-"+e.group, nil, withPeriodicTasks, func(cfg *config.Config) {
 					cfg.Conductor.DeployCallbackTimeout, cfg.Conductor.CleanCallbackTimeout = short, short
+					cfg.Conductor.InspectWaitTimeout, cfg.Conductor.RescueCallbackTimeout = short, short
 				})
 				dw := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Active) })
 				cw := e.createNode(ctx, states.CleanWait, func(n *model.Node) {

@@ -3,16 +3,13 @@ package conductor_test
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	mysqldriver "github.com/go-sql-driver/mysql"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/sirupsen/logrus"
@@ -21,6 +18,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/rpc"
@@ -31,84 +29,32 @@ func TestConductor(t *testing.T) {
 	RunSpecs(t, "conductor suite")
 }
 
-// Every spec runs on SQLite and on MySQL. FERRIC_TEST_MYSQL=none skips
-// MySQL; any other value is the server URL. FERRIC_TEST_DB_QUERY adds
-// connection parameters to the MySQL databases the tests open (e.g.
-// max_open_conns=60 for the benchmark).
-var backends = func() []string {
-	if os.Getenv("FERRIC_TEST_MYSQL") == "none" {
-		return []string{db.DialectSQLite}
-	}
-	return []string{db.DialectSQLite, db.DialectMySQL}
-}()
+// Every spec runs on each of dbtest.Dialects (SQLite and MySQL unless
+// FERRIC_TEST_MYSQL=none; see dbtest.EnvMySQL).
+var backends = dbtest.Dialects()
 
 var stores = map[string]*db.Store{}
 
 var runID = fmt.Sprintf("%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
 
-func mysqlServer() string {
-	if v := os.Getenv("FERRIC_TEST_MYSQL"); v != "" && v != "none" {
-		return v
-	}
-	return "mysql://root@127.0.0.1:3306/"
-}
-
-func mysqlAdmin() (*sql.DB, *url.URL, error) {
-	u, err := url.Parse(mysqlServer())
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg := mysqldriver.NewConfig()
-	cfg.Net, cfg.Addr = "tcp", u.Host
-	if u.User != nil {
-		cfg.User = u.User.Username()
-		cfg.Passwd, _ = u.User.Password()
-	}
-	conn, err := sql.Open("mysql", cfg.FormatDSN())
-	return conn, u, err
-}
-
 // openStore opens a fresh, migrated database of the backend. cleanup
 // closes it (and drops it on MySQL).
 func openStore(ctx context.Context, backend, name, tempDir string) (store *db.Store, cleanup func(), err error) {
-	if backend == db.DialectSQLite {
-		s, err := db.Open(ctx, "sqlite://"+filepath.Join(tempDir, name+".db"))
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := s.Upgrade(ctx); err != nil {
-			_ = s.Close()
-			return nil, nil, err
-		}
-		return s, func() { _ = s.Close() }, nil
-	}
-	admin, u, err := mysqlAdmin()
+	conn, drop, err := dbtest.New(ctx, backend, "conductor_"+name, filepath.Join(tempDir, name))
 	if err != nil {
 		return nil, nil, err
 	}
-	dbName := "ferric_conductor_" + name + "_" + runID
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+dbName+"`"); err != nil {
-		_ = admin.Close()
-		return nil, nil, err
-	}
-	drop := func() {
-		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE `"+dbName+"`")
-		_ = admin.Close()
-	}
-	conn := *u
-	conn.Path = "/" + dbName
-	conn.RawQuery = os.Getenv("FERRIC_TEST_DB_QUERY")
-	s, err := db.Open(ctx, conn.String())
+	s, err := db.Open(ctx, conn)
 	if err == nil {
 		if err = s.Upgrade(ctx); err != nil {
 			_ = s.Close()
 		}
 	}
 	if err != nil {
-		drop()
+		_ = drop()
 		return nil, nil, err
 	}
-	return s, func() { _ = s.Close(); drop() }, nil
+	return s, func() { _ = s.Close(); _ = drop() }, nil
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {

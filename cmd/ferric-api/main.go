@@ -13,7 +13,7 @@ import (
 
 func main() {
 	fs := flag.NewFlagSet("ferric-api", flag.ExitOnError)
-	configPath := service.ConfigFlag(fs)
+	configPath := service.ConfigFlag(fs, os.Getenv)
 	_ = fs.Parse(os.Args[1:])
 	if err := run(*configPath); err != nil {
 		fmt.Fprintln(os.Stderr, "ferric-api:", err)
@@ -22,10 +22,10 @@ func main() {
 }
 
 func run(configPath string) error {
-	cfg, log, err := service.Load(configPath, service.APIOnly)
+	cfg, log, err := service.Load(configPath, service.APIOnly, os.Environ())
 	if err != nil {
 		return err
 	}
 	service.LogStartup(log, service.APIOnly, cfg, configPath)
-	return service.Run(service.APIOnly, cfg, log)
+	return service.Run(service.APIOnly, cfg, log, os.Getenv)
 }

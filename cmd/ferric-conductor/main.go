@@ -14,7 +14,7 @@ import (
 
 func main() {
 	fs := flag.NewFlagSet("ferric-conductor", flag.ExitOnError)
-	configPath := service.ConfigFlag(fs)
+	configPath := service.ConfigFlag(fs, os.Getenv)
 	_ = fs.Parse(os.Args[1:])
 	if err := run(*configPath); err != nil {
 		fmt.Fprintln(os.Stderr, "ferric-conductor:", err)
@@ -23,10 +23,10 @@ func main() {
 }
 
 func run(configPath string) error {
-	cfg, log, err := service.Load(configPath, service.ConductorOnly)
+	cfg, log, err := service.Load(configPath, service.ConductorOnly, os.Environ())
 	if err != nil {
 		return err
 	}
 	service.LogStartup(log, service.ConductorOnly, cfg, configPath)
-	return service.Run(service.ConductorOnly, cfg, log)
+	return service.Run(service.ConductorOnly, cfg, log, os.Getenv)
 }

@@ -60,11 +60,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 func serve(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ferric serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configPath := service.ConfigFlag(fs)
+	configPath := service.ConfigFlag(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, log, err := service.Load(*configPath, service.Single)
+	cfg, log, err := service.Load(*configPath, service.Single, os.Environ())
 	if err != nil {
 		return err
 	}
@@ -72,17 +72,17 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	service.LogStartup(log, service.Single, cfg, *configPath)
-	return service.Run(service.Single, cfg, log)
+	return service.Run(service.Single, cfg, log, os.Getenv)
 }
 
 func dbsync(sub string, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ferric dbsync "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configPath := service.ConfigFlag(fs)
+	configPath := service.ConfigFlag(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, _, err := service.Load(*configPath, service.Single)
+	cfg, _, err := service.Load(*configPath, service.Single, os.Environ())
 	if err != nil {
 		return err
 	}

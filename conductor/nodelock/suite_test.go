@@ -1,13 +1,13 @@
 package nodelock_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/db/dbtest"
 )
 
 func TestNodelock(t *testing.T) {
@@ -19,7 +19,7 @@ var store *db.Store
 
 var _ = BeforeSuite(func(ctx SpecContext) {
 	var err error
-	store, err = db.Open(ctx, "sqlite://"+filepath.Join(GinkgoT().TempDir(), "locks.db"))
+	store, err = db.Open(ctx, dbtest.SQLiteURL(GinkgoT().TempDir()))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(store.Upgrade(ctx)).To(Succeed())
 	DeferCleanup(store.Close)

@@ -30,6 +30,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/deploy/erase"
 	"github.com/ferricbm/ferric/pkg/httpserver"
+	"github.com/ferricbm/ferric/pkg/logging"
 )
 
 // Version is the agent_version reported in heartbeats. Ironic conductors compare it
@@ -84,7 +85,7 @@ type Config struct {
 	EraseHook erase.Hook
 	// HTTPClient calls the Bare Metal API; default a client with a 30 s timeout.
 	HTTPClient *http.Client
-	// Log receives the agent's log; default logrus' standard logger.
+	// Log receives the agent's log; nil discards it.
 	Log *logrus.Logger
 }
 
@@ -134,7 +135,7 @@ func (c *Config) defaults() error {
 		c.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
 	if c.Log == nil {
-		c.Log = logrus.StandardLogger()
+		c.Log = logging.Discard()
 	}
 	if c.Params.BootIf != "" && !containsFold(c.MACs, c.Params.BootIf) {
 		c.MACs = append(c.MACs, c.Params.BootIf)

@@ -2,13 +2,10 @@ package agent_test
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -18,6 +15,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
 	"github.com/sirupsen/logrus"
 )
 
@@ -56,14 +55,9 @@ func freeAddr() string { return "127.0.0.1:" + strconv.Itoa(freePort()) }
 
 // controlPort picks a tgtd control port that no tgtd on this machine uses.
 func controlPort() int {
-	for range 100 {
-		n := 10000 + rand.IntN(22000)
-		if _, err := os.Stat(filepath.Join("/var/run/tgtd", "socket."+strconv.Itoa(n)+".lock")); errors.Is(err, os.ErrNotExist) {
-			return n
-		}
-	}
-	Fail("no free tgtd control port")
-	return 0
+	n, err := tgttest.ControlPort()
+	Expect(err).NotTo(HaveOccurred())
+	return n
 }
 
 // request is one call the fake Bare Metal API received.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/deploy/agent/tgt"
+	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
 	"github.com/ferricbm/ferric/deploy/erase"
 	"github.com/ferricbm/ferric/deploy/iscsi"
 )
@@ -27,28 +27,13 @@ import (
 // The conductor erases through the ramdisk's target with this type.
 var _ erase.Disk = (*iscsi.Device)(nil)
 
-// startTarget runs a tgtd for the calling container on a free control port and
-// portal, and stops it (by its PID when it does not exit) when the container ends.
+// startTarget runs a tgtd for the calling container, tuned as the ramdisk
+// runs it, and stops it when the container ends.
 func startTarget() *tgt.Daemon {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	t, err := tgttest.Start(context.Background(), GinkgoT().TempDir(), tgt.Options{})
 	Expect(err).NotTo(HaveOccurred())
-	portal := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
-	ctl := 0
-	for range 100 {
-		n := 10000 + rand.IntN(22000) // tgtd accepts control ports up to 32767
-		if _, err := os.Stat("/var/run/tgtd/socket." + strconv.Itoa(n) + ".lock"); errors.Is(err, os.ErrNotExist) {
-			ctl = n
-			break
-		}
-	}
-	Expect(ctl).NotTo(BeZero(), "no free tgtd control port")
-	d, err := tgt.Start(context.Background(), tgt.Options{ControlPort: ctl, Portal: portal,
-		LogPath: filepath.Join(GinkgoT().TempDir(), "tgtd.log")})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(d.Owned()).To(BeTrue())
-	DeferCleanup(func() { Expect(d.Stop(context.Background())).To(Succeed()) })
-	return d
+	DeferCleanup(func() { Expect(t.Stop()).To(Succeed()) })
+	return t.Daemon
 }
 
 var targets atomic.Int32

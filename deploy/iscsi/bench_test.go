@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
+	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
 	"github.com/ferricbm/ferric/deploy/iscsi"
 )
 
@@ -30,7 +32,7 @@ func BenchmarkWrite(b *testing.B) {
 	b.Run("ferric", func(b *testing.B) {
 		b.SetBytes(size)
 		for b.Loop() {
-			n, _, err := iscsi.BenchWrite(ctx, t.portal, iqn, bytes.NewReader(src), size)
+			n, _, err := iscsi.BenchWrite(ctx, t.Portal, iqn, bytes.NewReader(src), size)
 			if err != nil || n != size {
 				b.Fatalf("wrote %d of %d bytes: %v", n, size, err)
 			}
@@ -40,7 +42,7 @@ func BenchmarkWrite(b *testing.B) {
 		b.SetBytes(size)
 		for b.Loop() {
 			out, err := exec.Command("qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", srcFile,
-				fmt.Sprintf("iscsi://%s/%s/1", t.portal, iqn)).CombinedOutput()
+				fmt.Sprintf("iscsi://%s/%s/1", t.Portal, iqn)).CombinedOutput()
 			if err != nil {
 				b.Fatalf("qemu-img: %v: %s", err, out)
 			}
@@ -57,7 +59,7 @@ func BenchmarkRead(b *testing.B) {
 	ctx := context.Background()
 	for _, mtl := range []int{64 << 10, 1 << 20} {
 		b.Run(fmt.Sprintf("commands of %d KiB", mtl>>10), func(b *testing.B) {
-			s, err := iscsi.Dial(ctx, t.portal, iqn, iscsi.Options{MaxTransferLength: mtl})
+			s, err := iscsi.Dial(ctx, t.Portal, iqn, iscsi.Options{MaxTransferLength: mtl})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -94,7 +96,7 @@ func BenchmarkRead(b *testing.B) {
 
 // benchTarget starts a tgtd exporting a LUN of ISCSI_BENCH_SIZE bytes and returns it
 // with the target's IQN and random data of that size, also written to srcFile.
-func benchTarget(b *testing.B) (*tgtd, string, []byte, string) {
+func benchTarget(b *testing.B) (*tgttest.Target, string, []byte, string) {
 	size := int64(64 << 20)
 	if v := os.Getenv("ISCSI_BENCH_SIZE"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -116,12 +118,12 @@ func benchTarget(b *testing.B) (*tgtd, string, []byte, string) {
 		b.Cleanup(func() { os.RemoveAll(d) })
 		backingDir = d
 	}
-	t, err := startTgtd(work)
+	t, err := tgttest.Start(context.Background(), work, tgt.Options{Stock: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
-		if err := t.stop(); err != nil {
+		if err := t.Stop(); err != nil {
 			b.Error(err)
 		}
 	})
@@ -133,7 +135,7 @@ func benchTarget(b *testing.B) (*tgtd, string, []byte, string) {
 		b.Fatal(err)
 	}
 	const iqn = "iqn.2026-12.test:bench"
-	if _, err := t.addTarget(iqn, backing); err != nil {
+	if _, err := t.AddTarget(iqn, backing); err != nil {
 		b.Fatal(err)
 	}
 	src := make([]byte, size)

@@ -17,6 +17,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
+	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
 	"github.com/ferricbm/ferric/deploy/iscsi"
 )
 
@@ -57,13 +59,13 @@ func fileContent(path string) []byte {
 	return b
 }
 
-func iscsiURL(t *tgtd, iqn string, lun int) string {
-	return fmt.Sprintf("iscsi://%s/%s/%d", t.portal, iqn, lun)
+func iscsiURL(t *tgttest.Target, iqn string, lun int) string {
+	return fmt.Sprintf("iscsi://%s/%s/%d", t.Portal, iqn, lun)
 }
 
 var _ = Describe("iSCSI initiator against a real tgtd", func() {
 	var (
-		target *tgtd
+		target *tgttest.Target
 		dir    string
 		ctx    context.Context
 	)
@@ -76,65 +78,65 @@ var _ = Describe("iSCSI initiator against a real tgtd", func() {
 		})
 		dir = GinkgoT().TempDir()
 		var err error
-		target, err = startTgtd(dir)
+		target, err = tgttest.Start(context.Background(), dir, tgt.Options{Stock: true})
 		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { Expect(target.stop()).To(Succeed()) })
+		DeferCleanup(func() { Expect(target.Stop()).To(Succeed()) })
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.Background(), 3*time.Minute)
 		DeferCleanup(cancel)
 	})
 
 	dial := func(iqn string, opts iscsi.Options) *iscsi.Session {
-		s, err := iscsi.Dial(ctx, target.portal, iqn, opts)
+		s, err := iscsi.Dial(ctx, target.Portal, iqn, opts)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { _ = s.Close() })
 		return s
 	}
 
 	It("discovers every target with its portal through SendTargets", func() {
-		_, err := target.addTarget("iqn.2026-12.test:alpha", newDisk(dir, "a.img", 1<<20))
+		_, err := target.AddTarget("iqn.2026-12.test:alpha", newDisk(dir, "a.img", 1<<20))
 		Expect(err).NotTo(HaveOccurred())
-		_, err = target.addTarget("iqn.2026-12.test:beta", newDisk(dir, "b.img", 1<<20))
+		_, err = target.AddTarget("iqn.2026-12.test:beta", newDisk(dir, "b.img", 1<<20))
 		Expect(err).NotTo(HaveOccurred())
 
-		found, err := iscsi.Discover(ctx, target.portal, iscsi.Options{})
+		found, err := iscsi.Discover(ctx, target.Portal, iscsi.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(found).To(ConsistOf(
-			iscsi.Target{IQN: "iqn.2026-12.test:alpha", Portals: []string{target.portal}},
-			iscsi.Target{IQN: "iqn.2026-12.test:beta", Portals: []string{target.portal}},
+			iscsi.Target{IQN: "iqn.2026-12.test:alpha", Portals: []string{target.Portal}},
+			iscsi.Target{IQN: "iqn.2026-12.test:beta", Portals: []string{target.Portal}},
 		))
 	})
 
 	It("logs in, negotiates, and logs out so the target drops the I_T nexus", func() {
-		tid, err := target.addTarget("iqn.2026-12.test:login", newDisk(dir, "l.img", 1<<20))
+		tid, err := target.AddTarget("iqn.2026-12.test:login", newDisk(dir, "l.img", 1<<20))
 		Expect(err).NotTo(HaveOccurred())
-		s, err := iscsi.Dial(ctx, target.portal, "iqn.2026-12.test:login",
+		s, err := iscsi.Dial(ctx, target.Portal, "iqn.2026-12.test:login",
 			iscsi.Options{InitiatorName: "iqn.2026-12.test:initiator-login"})
 		Expect(err).NotTo(HaveOccurred())
 		p := s.Params()
 		Expect(p.MaxBurstLength).To(BeNumerically(">=", 512))
 		Expect(p.FirstBurstLength).To(BeNumerically("<=", p.MaxBurstLength))
 		Expect(p.MaxXmitDataSegmentLength).To(BeNumerically(">=", 512))
-		Expect(target.connections(tid)).To(ContainSubstring("iqn.2026-12.test:initiator-login"))
+		Expect(target.Connections(tid)).To(ContainSubstring("iqn.2026-12.test:initiator-login"))
 
 		Expect(s.Close()).To(Succeed())
-		Eventually(func() (string, error) { return target.connections(tid) }).WithTimeout(10 * time.Second).
+		Eventually(func() (string, error) { return target.Connections(tid) }).WithTimeout(10 * time.Second).
 			ShouldNot(ContainSubstring("iqn.2026-12.test:initiator-login"))
 		_, err = s.ReportLUNs(ctx)
 		Expect(err).To(MatchError(iscsi.ErrSessionClosed))
 	})
 
 	It("refuses a login to an unknown target with ErrTargetNotFound", func() {
-		_, err := target.addTarget("iqn.2026-12.test:somebody", newDisk(dir, "s.img", 1<<20))
+		_, err := target.AddTarget("iqn.2026-12.test:somebody", newDisk(dir, "s.img", 1<<20))
 		Expect(err).NotTo(HaveOccurred())
-		_, err = iscsi.Dial(ctx, target.portal, "iqn.2026-12.test:nobody", iscsi.Options{})
+		_, err = iscsi.Dial(ctx, target.Portal, "iqn.2026-12.test:nobody", iscsi.Options{})
 		Expect(err).To(MatchError(iscsi.ErrTargetNotFound))
 	})
 
 	It("reads the serial number and world wide names the target reports for a LUN", func() {
-		tid, err := target.addTarget("iqn.2026-12.test:ident", newDisk(dir, "i.img", 1<<20))
+		tid, err := target.AddTarget("iqn.2026-12.test:ident", newDisk(dir, "i.img", 1<<20))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(target.adm("--mode", "logicalunit", "--op", "update", "--tid", strconv.Itoa(tid), "--lun", "1",
+		Expect(target.Adm("--mode", "logicalunit", "--op", "update", "--tid", strconv.Itoa(tid), "--lun", "1",
 			"--params", "scsi_sn=WD-WCC4N0ABCDEF")).To(Succeed())
 		s := dial("iqn.2026-12.test:ident", iscsi.Options{})
 		lun, err := s.OpenLUN(ctx, 1)
@@ -150,7 +152,7 @@ var _ = Describe("iSCSI initiator against a real tgtd", func() {
 
 	It("lists LUNs, identifies the disk and reads the capacity of the backing file", func() {
 		const size = 40<<20 + 3*512
-		_, err := target.addTarget("iqn.2026-12.test:cap", newDisk(dir, "c.img", size))
+		_, err := target.AddTarget("iqn.2026-12.test:cap", newDisk(dir, "c.img", size))
 		Expect(err).NotTo(HaveOccurred())
 		s := dial("iqn.2026-12.test:cap", iscsi.Options{})
 
@@ -190,14 +192,14 @@ var _ = Describe("iSCSI initiator against a real tgtd", func() {
 		BeforeEach(func() {
 			backing = newDisk(dir, "rw.img", size)
 			var err error
-			tid, err = target.addTarget(iqn, backing)
+			tid, err = target.AddTarget(iqn, backing)
 			Expect(err).NotTo(HaveOccurred())
 		})
 
 		DescribeTable("writes at aligned and unaligned offsets; the backing file, Read and libiscsi all agree",
 			func(targetParams map[string]string) {
 				for name, value := range targetParams {
-					Expect(target.adm("--mode", "target", "--op", "update", "--tid", fmt.Sprint(tid),
+					Expect(target.Adm("--mode", "target", "--op", "update", "--tid", fmt.Sprint(tid),
 						"--name", name, "--value", value)).To(Succeed())
 				}
 				openLUN()
@@ -306,9 +308,9 @@ var _ = Describe("iSCSI initiator against a real tgtd", func() {
 			secret = "s3cret-Passw0rd-xyz"
 		)
 		BeforeEach(func() {
-			tid, err := target.addTarget(iqn, newDisk(dir, "chap.img", 1<<20))
+			tid, err := target.AddTarget(iqn, newDisk(dir, "chap.img", 1<<20))
 			Expect(err).NotTo(HaveOccurred())
-			Expect(target.requireCHAP(tid, user, secret)).To(Succeed())
+			Expect(target.RequireCHAP(tid, user, secret)).To(Succeed())
 		})
 
 		It("logs in with the right secret", func() {
@@ -320,11 +322,11 @@ var _ = Describe("iSCSI initiator against a real tgtd", func() {
 
 		It("fails with ErrAuthentication for a wrong secret or none, never revealing the secret", func() {
 			wrong := "wrong-Secret-123"
-			_, err := iscsi.Dial(ctx, target.portal, iqn, iscsi.Options{CHAPUser: user, CHAPSecret: wrong})
+			_, err := iscsi.Dial(ctx, target.Portal, iqn, iscsi.Options{CHAPUser: user, CHAPSecret: wrong})
 			Expect(err).To(MatchError(iscsi.ErrAuthentication))
 			Expect(err.Error()).NotTo(ContainSubstring(wrong))
 
-			_, err = iscsi.Dial(ctx, target.portal, iqn, iscsi.Options{})
+			_, err = iscsi.Dial(ctx, target.Portal, iqn, iscsi.Options{})
 			Expect(err).To(MatchError(iscsi.ErrAuthentication))
 
 			opts := iscsi.Options{CHAPUser: user, CHAPSecret: secret}
@@ -334,12 +336,12 @@ var _ = Describe("iSCSI initiator against a real tgtd", func() {
 
 	It("answers the target's NOP-In pings, so an idle session survives", func() {
 		const iqn = "iqn.2026-12.test:nop"
-		tid, err := target.addTarget(iqn, newDisk(dir, "nop.img", 1<<20))
+		tid, err := target.AddTarget(iqn, newDisk(dir, "nop.img", 1<<20))
 		Expect(err).NotTo(HaveOccurred())
 		// tgtd pings every second and drops the connection after 2 unanswered pings.
-		Expect(target.adm("--mode", "target", "--op", "update", "--tid", fmt.Sprint(tid),
+		Expect(target.Adm("--mode", "target", "--op", "update", "--tid", fmt.Sprint(tid),
 			"--name", "nop_interval", "--value", "1")).To(Succeed())
-		Expect(target.adm("--mode", "target", "--op", "update", "--tid", fmt.Sprint(tid),
+		Expect(target.Adm("--mode", "target", "--op", "update", "--tid", fmt.Sprint(tid),
 			"--name", "nop_count", "--value", "2")).To(Succeed())
 		s := dial(iqn, iscsi.Options{})
 		time.Sleep(4 * time.Second)
@@ -356,7 +358,7 @@ var _ = Describe("iSCSI initiator against a real tgtd", func() {
 		)
 		BeforeEach(func() {
 			var err error
-			tid, err = target.addTarget(iqn, newDisk(dir, "gone.img", 1<<30))
+			tid, err = target.AddTarget(iqn, newDisk(dir, "gone.img", 1<<30))
 			Expect(err).NotTo(HaveOccurred())
 			s = dial(iqn, iscsi.Options{CommandTimeout: 5 * time.Second})
 			lun, err = s.OpenLUN(ctx, 1)
@@ -378,7 +380,7 @@ var _ = Describe("iSCSI initiator against a real tgtd", func() {
 
 		It("fails promptly when the target is deleted", func() {
 			errc := writeUntilFailure()
-			Expect(target.deleteTarget(tid)).To(Succeed())
+			Expect(target.DeleteTarget(tid)).To(Succeed())
 			var err error
 			Eventually(errc).WithTimeout(10 * time.Second).Should(Receive(&err))
 			GinkgoWriter.Printf("write error: %v\n", err)
@@ -389,17 +391,17 @@ var _ = Describe("iSCSI initiator against a real tgtd", func() {
 
 		It("fails promptly when tgtd is killed", func() {
 			errc := writeUntilFailure()
-			target.kill()
+			target.Kill()
 			var err error
 			Eventually(errc).WithTimeout(10 * time.Second).Should(Receive(&err))
 			GinkgoWriter.Printf("write error: %v\n", err)
-			Expect(err).To(MatchError(ContainSubstring(target.portal)))
+			Expect(err).To(MatchError(ContainSubstring(target.Portal)))
 			Expect(s.Close()).To(Succeed())
 		})
 
 		It("fails within the command timeout when the target goes silent", func() {
 			errc := writeUntilFailure()
-			resume := target.freeze()
+			resume := target.Freeze()
 			DeferCleanup(resume)
 			var err error
 			Eventually(errc).WithTimeout(15 * time.Second).Should(Receive(&err))
@@ -451,14 +453,14 @@ var _ = Describe("iSCSI initiator against a real tgtd", func() {
 				files = append(files, p)
 				disks = append(disks, disk{iqn, uint64(l + 1), p})
 			}
-			_, err := target.addTarget(iqn, files...)
+			_, err := target.AddTarget(iqn, files...)
 			Expect(err).NotTo(HaveOccurred())
 		}
 		var wg sync.WaitGroup
 		for i, d := range disks {
 			wg.Go(func() {
 				defer GinkgoRecover()
-				s, err := iscsi.Dial(ctx, target.portal, d.iqn, iscsi.Options{QueueDepth: 4})
+				s, err := iscsi.Dial(ctx, target.Portal, d.iqn, iscsi.Options{QueueDepth: 4})
 				Expect(err).NotTo(HaveOccurred())
 				defer func() { Expect(s.Close()).To(Succeed()) }()
 				lun, err := s.OpenLUN(ctx, d.lun)

@@ -1,6 +1,9 @@
 package iscsi_test
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
 	"runtime"
 	"testing"
@@ -17,6 +20,31 @@ func TestISCSI(t *testing.T) {
 var _ = BeforeSuite(func() {
 	Expect(ensureTools()).To(Succeed())
 })
+
+// ensureTools installs the Debian packages holding tgtd and the reference initiators
+// when one of them is missing (a fresh machine).
+func ensureTools() error {
+	missing := false
+	for _, bin := range []string{"tgtd", "tgtadm", "iscsi-inq", "iscsi-readcapacity16", "qemu-img"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			missing = true
+		}
+	}
+	if !missing {
+		return nil
+	}
+	for _, args := range [][]string{
+		{"-o", "DPkg::Lock::Timeout=600", "update"},
+		{"-o", "DPkg::Lock::Timeout=600", "install", "-y", "tgt", "libiscsi-bin", "qemu-utils", "qemu-block-extra"},
+	} {
+		cmd := exec.Command("apt-get", args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("apt-get %v: %w\n%s", args, err, out)
+		}
+	}
+	return nil
+}
 
 var packageFrame = regexp.MustCompile(`ferric/deploy/iscsi\.`)
 

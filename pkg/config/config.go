@@ -90,6 +90,8 @@ type Conductor struct {
 	CheckProvisionStateInterval time.Duration `ini:"conductor.check_provision_state_interval" help:"How often callback timeouts are checked."`
 	DeployCallbackTimeout       time.Duration `ini:"conductor.deploy_callback_timeout" help:"How long a node may wait for the deploy ramdisk to call back; 0 disables."`
 	CleanCallbackTimeout        time.Duration `ini:"conductor.clean_callback_timeout" help:"How long a node may wait for the cleaning ramdisk to call back; 0 disables."`
+	InspectWaitTimeout          time.Duration `ini:"conductor.inspect_wait_timeout" help:"How long a node may stay in inspect wait; 0 disables."`
+	RescueCallbackTimeout       time.Duration `ini:"conductor.rescue_callback_timeout" help:"How long a node may wait for the rescue ramdisk to call back; 0 disables."`
 	SyncPowerStateInterval      time.Duration `ini:"conductor.sync_power_state_interval" help:"How often power states are compared with the hardware; 0 or less disables."`
 	PowerStateSyncMaxRetries    int           `ini:"conductor.power_state_sync_max_retries" help:"Failed power state reads in a row before a node is put into maintenance."`
 	SyncLocalStateInterval      time.Duration `ini:"conductor.sync_local_state_interval" help:"How often active nodes whose conductor went away are taken over; 0 or less disables."`
@@ -265,6 +267,8 @@ func Defaults() Config {
 			CheckProvisionStateInterval: 60 * time.Second,
 			DeployCallbackTimeout:       1800 * time.Second,
 			CleanCallbackTimeout:        1800 * time.Second,
+			InspectWaitTimeout:          1800 * time.Second,
+			RescueCallbackTimeout:       1800 * time.Second,
 			SyncPowerStateInterval:      60 * time.Second,
 			PowerStateSyncMaxRetries:    3,
 			SyncLocalStateInterval:      180 * time.Second,

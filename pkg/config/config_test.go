@@ -38,7 +38,7 @@ var _ = Describe("Load", func() {
 	BeforeEach(clearEnv)
 
 	It("returns the defaults without a file", func() {
-		c, err := config.Load("")
+		c, err := config.Load("", os.Environ())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(c).To(Equal(config.Defaults()))
 	})
@@ -69,7 +69,7 @@ response_timeout = 1500ms
 enabled_hardware_types = ipmi, ilo ,,fake-hardware
 heartbeat-timeout = 2m
 automated_clean = 0
-`))
+`), os.Environ())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(c.Default.Host).To(Equal("cond-1"))
 		Expect(c.Default.Debug).To(BeTrue())
@@ -90,8 +90,8 @@ automated_clean = 0
 	})
 
 	It("reads the erase options: empty priorities keep the ramdisk's, the deprecated alias applies only alone", func() {
-		c, err := config.Load(writeFile("[deploy]\nerase_devices_metadata_priority = 0\nshred_random_overwrite_iterations = 3\n" +
-			"shred_final_overwrite_with_zeros = false\n[agent]\nagent_erase_devices_priority = 7\n"))
+		c, err := config.Load(writeFile("[deploy]\nerase_devices_metadata_priority = 0\nshred_random_overwrite_iterations = 3\n"+
+			"shred_final_overwrite_with_zeros = false\n[agent]\nagent_erase_devices_priority = 7\n"), os.Environ())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(c.Deploy.EraseDevicesMetadataPriority).To(HaveValue(Equal(0)))
 		Expect(c.Deploy.EraseDevicesPriority).To(BeNil())
@@ -102,7 +102,7 @@ automated_clean = 0
 		Expect(warning).To(ContainSubstring("[agent] agent_erase_devices_priority is deprecated"))
 
 		GinkgoT().Setenv("FERRIC_DEPLOY_ERASE_DEVICES_PRIORITY", "20")
-		c, err = config.Load(writeFile("[agent]\nagent_erase_devices_priority = 7\n"))
+		c, err = config.Load(writeFile("[agent]\nagent_erase_devices_priority = 7\n"), os.Environ())
 		Expect(err).NotTo(HaveOccurred())
 		prio, warning = c.EraseDevicesPriority()
 		Expect(prio).To(HaveValue(Equal(20)))
@@ -119,7 +119,7 @@ automated_clean = 0
 		GinkgoT().Setenv("FERRIC_DEFAULT_DEBUG", "true")
 		GinkgoT().Setenv("FERRIC_CONDUCTOR_ENABLED_HARDWARE_TYPES", "ipmi")
 		GinkgoT().Setenv("FERRIC_UNRELATED_SETTING", "ignored: not a config section")
-		c, err := config.Load(writeFile("[database]\nconnection = sqlite://file.db\n[conductor]\nheartbeat_timeout = 30\n"))
+		c, err := config.Load(writeFile("[database]\nconnection = sqlite://file.db\n[conductor]\nheartbeat_timeout = 30\n"), os.Environ())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(c.Database.Connection).To(Equal("sqlite:///tmp/env.db"))
 		Expect(c.Conductor.HeartbeatTimeout).To(Equal(90 * time.Second))
@@ -129,7 +129,7 @@ automated_clean = 0
 
 	DescribeTable("rejects what it cannot use, naming it",
 		func(file string, want string) {
-			_, err := config.Load(writeFile(file))
+			_, err := config.Load(writeFile(file), os.Environ())
 			Expect(err).To(MatchError(ContainSubstring(want)))
 		},
 		Entry("unknown section", "[databse]\nconnection = x\n", "unknown section [databse]"),
@@ -147,13 +147,13 @@ automated_clean = 0
 	It("rejects unknown options and bad values in the environment", func() {
 		GinkgoT().Setenv("FERRIC_CONDUCTOR_HEARTBEAT_TIMOUT", "5")
 		GinkgoT().Setenv("FERRIC_API_PORT", "x")
-		_, err := config.Load("")
+		_, err := config.Load("", os.Environ())
 		Expect(err).To(MatchError(ContainSubstring(`FERRIC_CONDUCTOR_HEARTBEAT_TIMOUT: unknown option "heartbeat_timout"`)))
 		Expect(err).To(MatchError(ContainSubstring(`FERRIC_API_PORT: invalid integer "x"`)))
 	})
 
 	It("fails on a missing file", func() {
-		_, err := config.Load(filepath.Join(GinkgoT().TempDir(), "absent.conf"))
+		_, err := config.Load(filepath.Join(GinkgoT().TempDir(), "absent.conf"), os.Environ())
 		Expect(err).To(MatchError(ContainSubstring("absent.conf")))
 	})
 })
@@ -197,7 +197,7 @@ var _ = Describe("Example", func() {
 			}
 			b.WriteString(line + "\n")
 		}
-		c, err := config.Load(writeFile(b.String()))
+		c, err := config.Load(writeFile(b.String()), os.Environ())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(c).To(Equal(config.Defaults()))
 	})

@@ -21,10 +21,6 @@ type option struct {
 	index                       []int
 }
 
-func (o option) envName() string {
-	return EnvPrefix + strings.ToUpper(o.section) + "_" + strings.ToUpper(o.name)
-}
-
 func (o option) field(c *Config) reflect.Value {
 	return reflect.ValueOf(c).Elem().FieldByIndex(o.index)
 }
@@ -82,13 +78,15 @@ func knownSection(section string) (string, bool) {
 }
 
 // Load returns Defaults() overridden by the INI file at path (none when
-// path is ""), then by FERRIC_<SECTION>_<OPTION> environment variables.
+// path is ""), then by the FERRIC_<SECTION>_<OPTION> variables of environ
+// (KEY=VALUE pairs, as os.Environ gives them: only main reads the process
+// environment).
 // Unknown sections and options are errors so that a typo cannot silently
 // leave a default in place; in the environment this applies to variables
 // naming a known section (FERRIC_CONDUCTOR_HEARTBEAT_TIMOUT fails), while
 // other FERRIC_ variables are left to whoever owns them. Load does not
 // check values for consistency: see Validate.
-func Load(path string) (Config, error) {
+func Load(path string, environ []string) (Config, error) {
 	c := Defaults()
 	if path != "" {
 		data, err := os.ReadFile(path)
@@ -99,7 +97,7 @@ func Load(path string) (Config, error) {
 			return Config{}, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
-	if err := applyEnv(&c, os.Environ()); err != nil {
+	if err := applyEnv(&c, environ); err != nil {
 		return Config{}, err
 	}
 	return c, nil

@@ -143,6 +143,8 @@ func (c Config) Validate() error {
 		{"node_locked_retry_interval", false, int64(k.NodeLockedRetryInterval)},
 		{"deploy_callback_timeout", false, int64(k.DeployCallbackTimeout)},
 		{"clean_callback_timeout", false, int64(k.CleanCallbackTimeout)},
+		{"inspect_wait_timeout", false, int64(k.InspectWaitTimeout)},
+		{"rescue_callback_timeout", false, int64(k.RescueCallbackTimeout)},
 	} {
 		switch {
 		case p.positive && p.value <= 0:

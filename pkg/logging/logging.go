@@ -6,6 +6,7 @@ package logging
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -32,6 +33,15 @@ func New(cfg config.Default) *logrus.Logger {
 		log.SetLevel(logrus.DebugLevel)
 	}
 	log.AddHook(MaskHook{})
+	return log
+}
+
+// Discard returns a logger that drops every entry, for a component built
+// without one (tests that do not look at its log): no component falls back
+// on logrus's process-wide logger.
+func Discard() *logrus.Logger {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
 	return log
 }
 

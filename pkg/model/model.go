@@ -14,18 +14,18 @@ type Node struct {
 	Name *string `gorm:"column:name;type:varchar(255);uniqueIndex:uniq_nodes_name" json:"name"`
 
 	Driver               string     `gorm:"column:driver;type:varchar(255);not null;index:idx_nodes_driver" json:"driver"`
-	DriverInfo           JSONObject `gorm:"column:driver_info;type:text" json:"driver_info"`
-	DriverInternalInfo   JSONObject `gorm:"column:driver_internal_info;type:text" json:"driver_internal_info"`
-	Properties           JSONObject `gorm:"column:properties;type:text" json:"properties"`
-	InstanceInfo         JSONObject `gorm:"column:instance_info;type:text" json:"instance_info"`
+	DriverInfo           JSONObject `gorm:"column:driver_info;type:mediumtext" json:"driver_info"`
+	DriverInternalInfo   JSONObject `gorm:"column:driver_internal_info;type:mediumtext" json:"driver_internal_info"`
+	Properties           JSONObject `gorm:"column:properties;type:mediumtext" json:"properties"`
+	InstanceInfo         JSONObject `gorm:"column:instance_info;type:longtext" json:"instance_info"`
 	InstanceUUID         *string    `gorm:"column:instance_uuid;type:varchar(36);uniqueIndex:uniq_nodes_instance_uuid" json:"instance_uuid"`
-	ChassisUUID          *string    `gorm:"column:chassis_uuid;type:varchar(36)" json:"chassis_uuid"`
-	Extra                JSONObject `gorm:"column:extra;type:text" json:"extra"`
+	ChassisUUID          *string    `gorm:"column:chassis_uuid;type:varchar(36);index:idx_nodes_chassis_uuid" json:"chassis_uuid"`
+	Extra                JSONObject `gorm:"column:extra;type:mediumtext" json:"extra"`
 	PowerState           *string    `gorm:"column:power_state;type:varchar(15)" json:"power_state"`
 	TargetPowerState     *string    `gorm:"column:target_power_state;type:varchar(15)" json:"target_power_state"`
 	ProvisionState       *string    `gorm:"column:provision_state;type:varchar(15);index:idx_nodes_provision_state;index:idx_nodes_timeouts,priority:1" json:"provision_state"`
 	TargetProvisionState *string    `gorm:"column:target_provision_state;type:varchar(15)" json:"target_provision_state"`
-	ProvisionUpdatedAt   *time.Time `gorm:"column:provision_updated_at;index:idx_nodes_timeouts,priority:4" json:"provision_updated_at"`
+	ProvisionUpdatedAt   *time.Time `gorm:"column:provision_updated_at;precision:6;index:idx_nodes_timeouts,priority:4" json:"provision_updated_at"`
 	Maintenance          bool       `gorm:"column:maintenance;not null;default:false;index:idx_nodes_timeouts,priority:3" json:"maintenance"`
 	MaintenanceReason    *string    `gorm:"column:maintenance_reason;type:text" json:"maintenance_reason"`
 	Fault                *string    `gorm:"column:fault;type:varchar(255)" json:"fault"`
@@ -35,13 +35,13 @@ type Node struct {
 	ConductorAffinity *int64     `gorm:"column:conductor_affinity" json:"-"`
 	ConductorGroup    string     `gorm:"column:conductor_group;type:varchar(255);not null;default:'';index:idx_nodes_conductor_group" json:"conductor_group"`
 	ConsoleEnabled    bool       `gorm:"column:console_enabled;not null;default:false" json:"console_enabled"`
-	CleanStep         JSONObject `gorm:"column:clean_step;type:text" json:"clean_step"`
-	DeployStep        JSONObject `gorm:"column:deploy_step;type:text" json:"deploy_step"`
-	RAIDConfig        JSONObject `gorm:"column:raid_config;type:text" json:"raid_config"`
-	TargetRAIDConfig  JSONObject `gorm:"column:target_raid_config;type:text" json:"target_raid_config"`
+	CleanStep         JSONObject `gorm:"column:clean_step;type:mediumtext" json:"clean_step"`
+	DeployStep        JSONObject `gorm:"column:deploy_step;type:mediumtext" json:"deploy_step"`
+	RAIDConfig        JSONObject `gorm:"column:raid_config;type:mediumtext" json:"raid_config"`
+	TargetRAIDConfig  JSONObject `gorm:"column:target_raid_config;type:mediumtext" json:"target_raid_config"`
 
-	InspectionStartedAt  *time.Time `gorm:"column:inspection_started_at" json:"inspection_started_at"`
-	InspectionFinishedAt *time.Time `gorm:"column:inspection_finished_at" json:"inspection_finished_at"`
+	InspectionStartedAt  *time.Time `gorm:"column:inspection_started_at;precision:6" json:"inspection_started_at"`
+	InspectionFinishedAt *time.Time `gorm:"column:inspection_finished_at;precision:6" json:"inspection_finished_at"`
 
 	ResourceClass       *string    `gorm:"column:resource_class;type:varchar(80)" json:"resource_class"`
 	BIOSInterface       *string    `gorm:"column:bios_interface;type:varchar(255)" json:"bios_interface"`
@@ -66,8 +66,8 @@ type Node struct {
 	Retired             bool       `gorm:"column:retired;not null;default:false" json:"retired"`
 	RetiredReason       *string    `gorm:"column:retired_reason;type:text" json:"retired_reason"`
 
-	CreatedAt time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
-	UpdatedAt *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+	CreatedAt time.Time  `gorm:"column:created_at;not null;precision:6;autoCreateTime:false" json:"created_at"`
+	UpdatedAt *time.Time `gorm:"column:updated_at;precision:6;autoUpdateTime:false" json:"updated_at"`
 }
 
 func (Node) TableName() string { return "nodes" }
@@ -78,16 +78,16 @@ type Port struct {
 	UUID                string     `gorm:"column:uuid;type:varchar(36);not null;uniqueIndex:uniq_ports_uuid" json:"uuid"`
 	Address             string     `gorm:"column:address;type:varchar(18);not null;uniqueIndex:uniq_ports_address" json:"address"`
 	NodeID              int64      `gorm:"column:node_id;not null;index:idx_ports_node_id" json:"-"`
-	Extra               JSONObject `gorm:"column:extra;type:text" json:"extra"`
-	InternalInfo        JSONObject `gorm:"column:internal_info;type:text" json:"internal_info"`
-	LocalLinkConnection JSONObject `gorm:"column:local_link_connection;type:text" json:"local_link_connection"`
+	Extra               JSONObject `gorm:"column:extra;type:mediumtext" json:"extra"`
+	InternalInfo        JSONObject `gorm:"column:internal_info;type:mediumtext" json:"internal_info"`
+	LocalLinkConnection JSONObject `gorm:"column:local_link_connection;type:mediumtext" json:"local_link_connection"`
 	PXEEnabled          bool       `gorm:"column:pxe_enabled;not null;default:true" json:"pxe_enabled"`
 	PhysicalNetwork     *string    `gorm:"column:physical_network;type:varchar(64)" json:"physical_network"`
 	// PortgroupID is the port group the port is a member of, if any; it
 	// must belong to the same node.
 	PortgroupID *int64     `gorm:"column:portgroup_id;index:idx_ports_portgroup_id" json:"-"`
-	CreatedAt   time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
-	UpdatedAt   *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+	CreatedAt   time.Time  `gorm:"column:created_at;not null;precision:6;autoCreateTime:false" json:"created_at"`
+	UpdatedAt   *time.Time `gorm:"column:updated_at;precision:6;autoUpdateTime:false" json:"updated_at"`
 
 	// NodeUUID is filled by the repository from the owning node; it is not
 	// a column.
@@ -105,9 +105,9 @@ type Chassis struct {
 	ID          int64      `gorm:"column:id;primaryKey;autoIncrement" json:"-"`
 	UUID        string     `gorm:"column:uuid;type:varchar(36);not null;uniqueIndex:uniq_chassis_uuid" json:"uuid"`
 	Description *string    `gorm:"column:description;type:varchar(255)" json:"description"`
-	Extra       JSONObject `gorm:"column:extra;type:text" json:"extra"`
-	CreatedAt   time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
-	UpdatedAt   *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+	Extra       JSONObject `gorm:"column:extra;type:mediumtext" json:"extra"`
+	CreatedAt   time.Time  `gorm:"column:created_at;not null;precision:6;autoCreateTime:false" json:"created_at"`
+	UpdatedAt   *time.Time `gorm:"column:updated_at;precision:6;autoUpdateTime:false" json:"updated_at"`
 }
 
 func (Chassis) TableName() string { return "chassis" }
@@ -120,14 +120,14 @@ type Portgroup struct {
 	Name    *string    `gorm:"column:name;type:varchar(255);uniqueIndex:uniq_portgroups_name" json:"name"`
 	Address *string    `gorm:"column:address;type:varchar(18);uniqueIndex:uniq_portgroups_address" json:"address"`
 	NodeID  int64      `gorm:"column:node_id;not null;index:idx_portgroups_node_id" json:"-"`
-	Extra   JSONObject `gorm:"column:extra;type:text" json:"extra"`
+	Extra   JSONObject `gorm:"column:extra;type:mediumtext" json:"extra"`
 	// InternalInfo is written by the conductor only.
-	InternalInfo             JSONObject `gorm:"column:internal_info;type:text" json:"internal_info"`
+	InternalInfo             JSONObject `gorm:"column:internal_info;type:mediumtext" json:"internal_info"`
 	StandalonePortsSupported bool       `gorm:"column:standalone_ports_supported;not null;default:true" json:"standalone_ports_supported"`
 	Mode                     *string    `gorm:"column:mode;type:varchar(255)" json:"mode"`
-	Properties               JSONObject `gorm:"column:properties;type:text" json:"properties"`
-	CreatedAt                time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
-	UpdatedAt                *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+	Properties               JSONObject `gorm:"column:properties;type:mediumtext" json:"properties"`
+	CreatedAt                time.Time  `gorm:"column:created_at;not null;precision:6;autoCreateTime:false" json:"created_at"`
+	UpdatedAt                *time.Time `gorm:"column:updated_at;precision:6;autoUpdateTime:false" json:"updated_at"`
 
 	// NodeUUID is filled by the repository from the owning node; it is not
 	// a column.
@@ -142,8 +142,8 @@ type Conductor struct {
 	Hostname       string     `gorm:"column:hostname;type:varchar(255);not null;uniqueIndex:uniq_conductors_hostname" json:"hostname"`
 	Online         bool       `gorm:"column:online;not null;default:true" json:"-"`
 	ConductorGroup string     `gorm:"column:conductor_group;type:varchar(255);not null;default:''" json:"conductor_group"`
-	CreatedAt      time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
-	UpdatedAt      *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+	CreatedAt      time.Time  `gorm:"column:created_at;not null;precision:6;autoCreateTime:false" json:"created_at"`
+	UpdatedAt      *time.Time `gorm:"column:updated_at;precision:6;autoUpdateTime:false" json:"updated_at"`
 }
 
 func (Conductor) TableName() string { return "conductors" }
@@ -171,9 +171,9 @@ type VolumeConnector struct {
 	NodeID      int64      `gorm:"column:node_id;not null;index:idx_volume_connectors_node_id" json:"-"`
 	Type        string     `gorm:"column:type;type:varchar(32);not null;uniqueIndex:uniq_volume_connectors_type_connector_id,priority:1" json:"type"`
 	ConnectorID string     `gorm:"column:connector_id;type:varchar(255);not null;uniqueIndex:uniq_volume_connectors_type_connector_id,priority:2" json:"connector_id"`
-	Extra       JSONObject `gorm:"column:extra;type:text" json:"extra"`
-	CreatedAt   time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
-	UpdatedAt   *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+	Extra       JSONObject `gorm:"column:extra;type:mediumtext" json:"extra"`
+	CreatedAt   time.Time  `gorm:"column:created_at;not null;precision:6;autoCreateTime:false" json:"created_at"`
+	UpdatedAt   *time.Time `gorm:"column:updated_at;precision:6;autoUpdateTime:false" json:"updated_at"`
 
 	// NodeUUID is filled by the repository from the owning node; it is not
 	// a column.
@@ -191,12 +191,12 @@ type VolumeTarget struct {
 	VolumeType string `gorm:"column:volume_type;type:varchar(64);not null" json:"volume_type"`
 	// Properties holds the connection information, credentials included:
 	// mask it (pkg/secrets) before it leaves the process.
-	Properties JSONObject `gorm:"column:properties;type:text" json:"properties"`
-	BootIndex  int        `gorm:"column:boot_index;not null;uniqueIndex:uniq_volume_targets_node_id_boot_index,priority:2" json:"boot_index"`
+	Properties JSONObject `gorm:"column:properties;type:mediumtext" json:"properties"`
+	BootIndex  int        `gorm:"column:boot_index;type:integer;not null;uniqueIndex:uniq_volume_targets_node_id_boot_index,priority:2" json:"boot_index"`
 	VolumeID   string     `gorm:"column:volume_id;type:varchar(36);not null" json:"volume_id"`
-	Extra      JSONObject `gorm:"column:extra;type:text" json:"extra"`
-	CreatedAt  time.Time  `gorm:"column:created_at;autoCreateTime:false" json:"created_at"`
-	UpdatedAt  *time.Time `gorm:"column:updated_at;autoUpdateTime:false" json:"updated_at"`
+	Extra      JSONObject `gorm:"column:extra;type:mediumtext" json:"extra"`
+	CreatedAt  time.Time  `gorm:"column:created_at;not null;precision:6;autoCreateTime:false" json:"created_at"`
+	UpdatedAt  *time.Time `gorm:"column:updated_at;precision:6;autoUpdateTime:false" json:"updated_at"`
 
 	// NodeUUID is filled by the repository from the owning node; it is not
 	// a column.

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/ferricbm/ferric/deploy/agent/tgt"
+	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
 	"github.com/ferricbm/ferric/tests/harness"
 	"github.com/ferricbm/ferric/tests/lab"
 )
@@ -163,46 +161,17 @@ func (c conductorCost) rows(what string) []row {
 	}
 }
 
-// startBenchTgtd starts a tgtd on a free control port and loopback portal,
-// tuned as the deploy agent runs it unless stock.
-func startBenchTgtd(ctx context.Context, log string, stock bool) (*tgt.Daemon, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	portal := l.Addr().String()
-	l.Close()
-	for range 100 {
-		ctl := 10000 + rand.IntN(22000) // tgtd accepts control ports up to 32767
-		if _, err := os.Stat("/var/run/tgtd/socket." + strconv.Itoa(ctl) + ".lock"); !errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		d, err := tgt.Start(ctx, tgt.Options{ControlPort: ctl, Portal: portal, LogPath: log, Stock: stock})
-		if err != nil {
-			return nil, err
-		}
-		if !d.Owned() {
-			return nil, fmt.Errorf("tgtd control port %d is taken", ctl)
-		}
-		return d, nil
-	}
-	return nil, errors.New("no free tgtd control port")
-}
-
 // exportBenchLUN starts a tgtd for a bench section (with tgtd's stock
 // settings if stock), logging into work, and exports file as the first disk
 // LUN of target iqn; stop ends the daemon.
 func exportBenchLUN(ctx context.Context, work, iqn, file string, stock bool) (daemon *tgt.Daemon, stop func(), err error) {
-	log := "tgtd.log"
-	if stock {
-		log = "tgtd-stock.log"
-	}
-	daemon, err = startBenchTgtd(ctx, filepath.Join(work, log), stock)
+	t, err := tgttest.Start(ctx, work, tgt.Options{Stock: stock})
 	if err != nil {
 		return nil, nil, err
 	}
+	daemon = t.Daemon
 	stop = func() {
-		if err := daemon.Stop(context.Background()); err != nil {
+		if err := t.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: stop tgtd:", err)
 		}
 	}

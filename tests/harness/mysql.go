@@ -2,60 +2,37 @@ package harness
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"os"
-	"regexp"
+	"net/url"
+	"strings"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/ferricbm/ferric/db/dbtest"
 )
 
-// MySQLAddr is the MariaDB the suites use: FERRIC_E2E_MYSQL_ADDR or the
-// local default. The suites connect as root without a password, as on the
-// project's machines.
-func MySQLAddr() string {
-	if a := os.Getenv("FERRIC_E2E_MYSQL_ADDR"); a != "" {
-		return a
-	}
-	return "127.0.0.1:3306"
-}
-
-// Database is a MySQL database created for one suite.
+// Database is a MySQL database created for one suite, on the server
+// dbtest.EnvMySQL names.
 type Database struct {
-	Name string
-	db   *sql.DB
+	Name       string
+	connection string
+	drop       func() error
 }
-
-var nameRE = regexp.MustCompile(`[^a-z0-9_]`)
 
 // CreateDatabase creates a uniquely named, empty database.
 func CreateDatabase(ctx context.Context, prefix string) (*Database, error) {
-	cfg := mysql.NewConfig()
-	cfg.User = "root"
-	cfg.Net = "tcp"
-	cfg.Addr = MySQLAddr()
-	db, err := sql.Open("mysql", cfg.FormatDSN())
+	connection, drop, err := dbtest.NewMySQLDatabase(ctx, "e2e_"+prefix)
 	if err != nil {
 		return nil, err
 	}
-	name := "ferric_e2e_" + nameRE.ReplaceAllString(prefix, "_") + "_" + RandomHex(4)
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4"); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("create database %s: %w", name, err)
+	u, err := url.Parse(connection)
+	if err != nil {
+		_ = drop()
+		return nil, fmt.Errorf("test database URL: %w", err)
 	}
-	return &Database{Name: name, db: db}, nil
+	return &Database{Name: strings.TrimPrefix(u.Path, "/"), connection: connection, drop: drop}, nil
 }
 
 // Connection is the database.connection value for Ferric's config.
-func (d *Database) Connection() string {
-	return fmt.Sprintf("mysql://root@%s/%s", MySQLAddr(), d.Name)
-}
+func (d *Database) Connection() string { return d.connection }
 
-// Drop removes the database and closes the admin connection.
-func (d *Database) Drop(ctx context.Context) error {
-	_, err := d.db.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+d.Name+"`")
-	if cerr := d.db.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// Drop removes the database.
+func (d *Database) Drop(context.Context) error { return d.drop() }

@@ -41,6 +41,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
 	"github.com/ferricbm/ferric/tests/lab/bmc"
 )
 
@@ -595,20 +596,16 @@ const tgtdSocketDir = "/var/run/tgtd"
 
 // freeControlPort picks a tgtd control port no tgtd uses and no other lab
 // node has. tgtd accepts 0-32767; it is a socket name, not a TCP port, so
-// a free one is one without a socket file (stale files are skipped too).
+// a free one is one without a socket lock file (stale ones are skipped too).
 func (l *Lab) freeControlPort() (int, error) {
-	for range 1000 {
-		b := make([]byte, 2)
-		_, _ = rand.Read(b)
-		port := 16384 + (int(b[0])<<8|int(b[1]))%16384
-		taken := false
-		for _, n := range l.Nodes {
-			taken = taken || n.TgtdControlPort == port
+	for range 100 {
+		port, err := tgttest.ControlPort()
+		if err != nil {
+			return 0, fmt.Errorf("lab: %w", err)
 		}
-		if _, err := os.Lstat(filepath.Join(tgtdSocketDir, "socket."+strconv.Itoa(port))); err == nil || taken {
-			continue
+		if !slices.ContainsFunc(l.Nodes, func(n *Node) bool { return n.TgtdControlPort == port }) {
+			return port, nil
 		}
-		return port, nil
 	}
 	return 0, errors.New("lab: no free tgtd control port")
 }

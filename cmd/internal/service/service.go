@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"os/signal"
 	"runtime/debug"
 	"strconv"
@@ -34,15 +33,17 @@ import (
 // conductor workers get this long before the process exits anyway.
 const ShutdownTimeout = 60 * time.Second
 
-// ConfigFlag registers --config on fs; its default is $FERRIC_CONFIG.
-func ConfigFlag(fs *flag.FlagSet) *string {
-	return fs.String("config", os.Getenv("FERRIC_CONFIG"),
+// ConfigFlag registers --config on fs; its default is $FERRIC_CONFIG as
+// getenv reads it.
+func ConfigFlag(fs *flag.FlagSet, getenv func(string) string) *string {
+	return fs.String("config", getenv("FERRIC_CONFIG"),
 		"path to the INI configuration file (default $FERRIC_CONFIG; none: embedded defaults)")
 }
 
-// Load reads the configuration for role, checks it and builds the logger.
-func Load(path string, role Role) (config.Config, *logrus.Logger, error) {
-	cfg, err := config.Load(path)
+// Load reads the configuration for role (the file at path, then the
+// FERRIC_ variables of environ), checks it and builds the logger.
+func Load(path string, role Role, environ []string) (config.Config, *logrus.Logger, error) {
+	cfg, err := config.Load(path, environ)
 	if err != nil {
 		return config.Config{}, nil, fmt.Errorf("load configuration: %w", err)
 	}
@@ -183,11 +184,11 @@ func tuneGC(role Role, gogc string) (int, bool) {
 // Run starts the role's components and blocks until SIGINT or SIGTERM (or
 // the API server fails), then stops them gracefully: the API first so no
 // new work arrives, then the conductor, which finishes its workers and
-// releases its locks.
-func Run(role Role, cfg config.Config, log *logrus.Logger) (runErr error) {
+// releases its locks. getenv reads GOGC.
+func Run(role Role, cfg config.Config, log *logrus.Logger, getenv func(string) string) (runErr error) {
 	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stopSignals()
-	if pct, ok := tuneGC(role, os.Getenv("GOGC")); ok {
+	if pct, ok := tuneGC(role, getenv("GOGC")); ok {
 		log.Infof("garbage collector target %d%% (GOGC unset)", pct)
 	}
 

@@ -3,6 +3,7 @@ package service_test
 import (
 	"bytes"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"time"
 
@@ -44,11 +45,11 @@ var _ = Describe("Startup logging", func() {
 
 var _ = Describe("Load", func() {
 	It("makes the split binaries use AMQP even with the single-process default", func() {
-		cfg, _, err := service.Load("", service.Single)
+		cfg, _, err := service.Load("", service.Single, os.Environ())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(cfg.RPC.Transport).To(Equal("inprocess"))
 		for _, role := range []service.Role{service.APIOnly, service.ConductorOnly} {
-			cfg, _, err := service.Load("", role)
+			cfg, _, err := service.Load("", role, os.Environ())
 			Expect(err).NotTo(HaveOccurred())
 			Expect(cfg.RPC.Transport).To(Equal("amqp"), role.Name)
 		}
@@ -56,7 +57,7 @@ var _ = Describe("Load", func() {
 
 	It("refuses an invalid configuration, naming the option", func() {
 		GinkgoT().Setenv("FERRIC_API_PORT", "0")
-		_, _, err := service.Load("", service.Single)
+		_, _, err := service.Load("", service.Single, os.Environ())
 		Expect(err).To(MatchError(ContainSubstring("[api] port")))
 	})
 })

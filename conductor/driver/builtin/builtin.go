@@ -29,7 +29,7 @@ func Registry(enabled []string) (*driver.Registry, error) {
 
 // Configured enables [conductor] enabled_hardware_types, their drivers
 // set up from cfg (the [ipmi], [deploy], [pxe] and [iscsi] sections, power
-// timeouts) and logging to log (nil: the standard logger).
+// timeouts) and logging to log (nil: discarded).
 func Configured(cfg config.Config, log logrus.FieldLogger) (*driver.Registry, error) {
 	boot := pxe.New(pxe.OptionsFrom(cfg, log))
 	deploy := iscsideploy.New(iscsideploy.OptionsFrom(cfg, log))

@@ -17,6 +17,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
+	"github.com/ferricbm/ferric/pkg/logging"
 )
 
 // Name is the hardware type's name; InterfaceName names its power and
@@ -38,8 +39,8 @@ type Options struct {
 	SoftPowerOffTimeout time.Duration
 	// Ipmitool is the ipmitool binary; default "ipmitool" from PATH.
 	Ipmitool string
-	// Log receives warnings about retries and failures; default the
-	// standard logger.
+	// Log receives warnings about retries and failures; nil discards
+	// them.
 	Log logrus.FieldLogger
 }
 
@@ -66,7 +67,7 @@ func New(opts Options) *Hardware {
 		opts.Ipmitool = "ipmitool"
 	}
 	if opts.Log == nil {
-		opts.Log = logrus.StandardLogger()
+		opts.Log = logging.Discard()
 	}
 	log := opts.Log.WithField("driver", Name)
 	return &Hardware{opts: opts, tool: newIPMItool(opts.IPMI, opts.Ipmitool, log)}

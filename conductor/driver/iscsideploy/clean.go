@@ -14,6 +14,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/erase"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -73,7 +74,7 @@ type CleanOptions struct {
 // erase priority is honoured with a warning.
 func cleanOptionsFrom(cfg config.Config, log logrus.FieldLogger) CleanOptions {
 	if log == nil {
-		log = logrus.StandardLogger()
+		log = logging.Discard()
 	}
 	prio, deprecated := cfg.EraseDevicesPriority()
 	if deprecated != "" {

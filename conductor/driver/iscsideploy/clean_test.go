@@ -83,7 +83,7 @@ var _ = Describe("[iscsi] allow_export_without_chap", func() {
 		Expect(OptionsFrom(config.Defaults(), logrus.New()).AllowExportWithoutCHAP).To(BeFalse())
 		path := filepath.Join(GinkgoT().TempDir(), "ferric.conf")
 		Expect(os.WriteFile(path, []byte("[iscsi]\nallow_export_without_chap = true\n"), 0o600)).To(Succeed())
-		cfg, err := config.Load(path)
+		cfg, err := config.Load(path, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(OptionsFrom(cfg, logrus.New()).AllowExportWithoutCHAP).To(BeTrue())
 	})

@@ -26,6 +26,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/iscsi"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -184,7 +185,7 @@ func New(opts Options) *Deploy {
 		opts.Client = &http.Client{Timeout: 10 * time.Minute}
 	}
 	if opts.Log == nil {
-		opts.Log = logrus.StandardLogger()
+		opts.Log = logging.Discard()
 	}
 	if opts.Clean.Iterations == 0 && !opts.Clean.Zeroize {
 		opts.Clean.Iterations, opts.Clean.Zeroize = 1, true

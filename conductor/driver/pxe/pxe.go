@@ -28,6 +28,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/httpserver"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -101,7 +102,7 @@ func New(opts Options) *Boot {
 		opts.Client = &http.Client{Timeout: 10 * time.Minute}
 	}
 	if opts.Log == nil {
-		opts.Log = logrus.StandardLogger()
+		opts.Log = logging.Discard()
 	}
 	if opts.DefaultBootOption == "" {
 		opts.DefaultBootOption = "local"

@@ -1,17 +1,14 @@
 package tgt_test
 
 import (
-	"errors"
-	"math/rand/v2"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
 )
 
 func TestTgt(t *testing.T) {
@@ -38,12 +35,7 @@ func freePort() int {
 // controlPort picks a tgtd control port no tgtd on this machine uses (tgtd accepts
 // up to 32767).
 func controlPort() int {
-	for range 100 {
-		n := 10000 + rand.IntN(22000)
-		if _, err := os.Stat(filepath.Join("/var/run/tgtd", "socket."+strconv.Itoa(n)+".lock")); errors.Is(err, os.ErrNotExist) {
-			return n
-		}
-	}
-	Fail("no free tgtd control port")
-	return 0
+	n, err := tgttest.ControlPort()
+	Expect(err).NotTo(HaveOccurred())
+	return n
 }

@@ -6,13 +6,13 @@ package single_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/tests/e2e/steps"
 	"github.com/ferricbm/ferric/tests/harness"
 )
@@ -34,7 +34,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, dataDir)
 
-	base := harness.BaseConfig("sqlite://"+filepath.Join(dataDir, "ferric.db"), "inprocess", harness.FastTimings)
+	base := harness.BaseConfig(dbtest.SQLiteURL(dataDir), "inprocess", harness.FastTimings)
 	deployment = steps.NewDeployment(bin, base)
 	_, err = deployment.StartServe(ctx, "serve")
 	Expect(err).NotTo(HaveOccurred())
