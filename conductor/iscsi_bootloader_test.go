@@ -47,7 +47,7 @@ var _ = Describe("iSCSI deploy of a partition image booting from its disk", Labe
 				key := deployKey(w.e.node(ctx, uuid))
 				Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
 				_, err := w.passDeployInfo(ctx, uuid, withCHAP(map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
-					"port": w.tgt.port}))
+					"port": w.tgt.Port}))
 				Expect(err).NotTo(HaveOccurred())
 				Eventually(w.notified, 2*time.Minute).Should(Receive(Equal("done "+key)), "the ramdisk may install the boot loader")
 				Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
