@@ -73,7 +73,8 @@ type Options struct {
 
 const defaultCallbackTimeout = 1800 * time.Second
 
-// Conductor serves rpc.ConductorAPI for the nodes it can lock.
+// Conductor serves the conductor RPC methods (rpc/methods.go) for the
+// nodes it can lock.
 type Conductor struct {
 	cfg       config.Conductor
 	host      string
@@ -111,8 +112,6 @@ type Conductor struct {
 
 	refused refusedHeartbeats
 }
-
-var _ rpc.ConductorAPI = (*Conductor)(nil)
 
 // New builds a conductor; Start brings it up.
 func New(opts Options) (*Conductor, error) {

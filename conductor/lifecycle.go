@@ -56,7 +56,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 		return err
 	}
 	if c.transport != nil {
-		stop, err := rpc.Serve(context.Background(), c.transport, c.host, c, c.log)
+		stop, err := rpc.Serve(context.Background(), c.transport, c.host, c.rpcMux(), c.log)
 		if err != nil {
 			c.stopKeepalive()
 			if serr := c.stopServices(ctx); serr != nil {

@@ -121,7 +121,7 @@ var _ = Describe("Periodic tasks", func() {
 				e.hw.Inject(n.UUID, fake.OpGetPowerState, fake.Fault{Err: errors.New("BMC gone")})
 				Eventually(func() bool { return e.node(ctx, n.UUID).Maintenance }).Should(BeTrue())
 
-				_, err := e.api(c).UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "1.65",
+				_, err := rpc.UpdateNode.Call(ctx, e.api(c), rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "1.65",
 					Patch: []byte(`[{"op": "add", "path": "/extra/rack", "value": "r4"}]`)})
 				Expect(err).NotTo(HaveOccurred())
 				got := e.node(ctx, n.UUID)

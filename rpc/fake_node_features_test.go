@@ -3,7 +3,6 @@ package rpc
 import (
 	"context"
 	"net/http"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -15,12 +14,10 @@ import (
 // a password "good", and reports one BIOS setting.
 
 func (f *fakeConductor) AddNodeTraits(ctx context.Context, args NodeTraitsArgs) error {
-	f.record(ctx, MethodAddNodeTraits, args.NodeID)
 	return nil
 }
 
 func (f *fakeConductor) RemoveNodeTraits(ctx context.Context, args NodeTraitsArgs) error {
-	f.record(ctx, MethodRemoveNodeTraits, args.NodeID)
 	for _, t := range args.Traits {
 		if t == "MISSING" {
 			return errs.New(errs.KindNotFound, "Node %s doesn't have a trait '%s'", args.NodeID, t)
@@ -30,7 +27,6 @@ func (f *fakeConductor) RemoveNodeTraits(ctx context.Context, args NodeTraitsArg
 }
 
 func (f *fakeConductor) DoNodeRescue(ctx context.Context, args RescueArgs) error {
-	f.record(ctx, MethodDoNodeRescue, args.NodeID)
 	if args.RescuePassword != "good" {
 		return errs.InvalidParameterValue("bad password")
 	}
@@ -38,44 +34,35 @@ func (f *fakeConductor) DoNodeRescue(ctx context.Context, args RescueArgs) error
 }
 
 func (f *fakeConductor) DoNodeUnrescue(ctx context.Context, args NodeArgs) error {
-	f.record(ctx, MethodDoNodeUnrescue, args.NodeID)
 	return nil
 }
 
 func (f *fakeConductor) GetBIOSSettings(ctx context.Context, args NodeArgs) ([]BIOSSetting, error) {
-	f.record(ctx, MethodGetBIOSSettings, args.NodeID)
 	return []BIOSSetting{{Name: "BootMode", Value: "Uefi"}}, nil
 }
 
 var _ = Describe("traits, rescue and BIOS methods over the in-process transport", func() {
-	var cond ConductorAPI
+	var cond Endpoint
 	var fake *fakeConductor
 
 	BeforeEach(func() {
-		t := NewInProcess()
-		DeferCleanup(t.Close)
-		fake = newFakeConductor()
-		host := uniqueHost()
-		stop, err := Serve(context.Background(), t, host, fake, testLogger())
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(stop)
-		cond = NewClient(t, 10*time.Second).Conductor(host)
+		fake, cond = serveFake()
 	})
 
 	It("reaches the conductor and carries typed errors back", func() {
 		ctx := context.Background()
-		Expect(cond.AddNodeTraits(ctx, NodeTraitsArgs{NodeID: "n1", Traits: []string{"CUSTOM_A"}, Replace: true})).To(Succeed())
-		err := cond.RemoveNodeTraits(ctx, NodeTraitsArgs{NodeID: "n1", Traits: []string{"MISSING"}})
+		Expect(AddNodeTraits.Call(ctx, cond, NodeTraitsArgs{NodeID: "n1", Traits: []string{"CUSTOM_A"}, Replace: true})).To(Succeed())
+		err := RemoveNodeTraits.Call(ctx, cond, NodeTraitsArgs{NodeID: "n1", Traits: []string{"MISSING"}})
 		e, ok := errs.As(err)
 		Expect(ok).To(BeTrue())
 		Expect(e.HTTPStatus()).To(Equal(http.StatusNotFound))
-		Expect(cond.DoNodeRescue(ctx, RescueArgs{NodeID: "n1", RescuePassword: "good"})).To(Succeed())
-		Expect(errs.Is(cond.DoNodeRescue(ctx, RescueArgs{NodeID: "n1", RescuePassword: "bad"}), errs.KindInvalidParameterValue)).To(BeTrue())
-		Expect(cond.DoNodeUnrescue(ctx, NodeArgs{NodeID: "n1"})).To(Succeed())
-		settings, err := cond.GetBIOSSettings(ctx, NodeArgs{NodeID: "n1"})
+		Expect(DoNodeRescue.Call(ctx, cond, RescueArgs{NodeID: "n1", RescuePassword: "good"})).To(Succeed())
+		Expect(errs.Is(DoNodeRescue.Call(ctx, cond, RescueArgs{NodeID: "n1", RescuePassword: "bad"}), errs.KindInvalidParameterValue)).To(BeTrue())
+		Expect(DoNodeUnrescue.Call(ctx, cond, NodeArgs{NodeID: "n1"})).To(Succeed())
+		settings, err := GetBIOSSettings.Call(ctx, cond, NodeArgs{NodeID: "n1"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(settings).To(Equal([]BIOSSetting{{Name: "BootMode", Value: "Uefi"}}))
-		Expect(fake.callCount(MethodAddNodeTraits, "n1")).To(Equal(1))
-		Expect(fake.callCount(MethodDoNodeRescue, "n1")).To(Equal(2))
+		Expect(fake.callCount(AddNodeTraits.Name, "n1")).To(Equal(1))
+		Expect(fake.callCount(DoNodeRescue.Name, "n1")).To(Equal(2))
 	})
 })

@@ -16,7 +16,6 @@ import (
 // updated_at set, and refuses deletions as for a group with ports.
 
 func (f *fakeConductor) UpdatePortgroup(ctx context.Context, args PortgroupArgs) (model.Portgroup, error) {
-	f.record(ctx, MethodUpdatePortgroup, args.Portgroup.UUID)
 	pg := args.Portgroup
 	now := time.Now().UTC()
 	pg.UpdatedAt = &now
@@ -24,30 +23,22 @@ func (f *fakeConductor) UpdatePortgroup(ctx context.Context, args PortgroupArgs)
 }
 
 func (f *fakeConductor) DestroyPortgroup(ctx context.Context, args PortgroupArgs) error {
-	f.record(ctx, MethodDestroyPortgroup, args.Portgroup.UUID)
 	return errs.New(errs.KindInvalidState, "Cannot complete the requested action because portgroup %s contains ports.", args.Portgroup.UUID)
 }
 
 var _ = Describe("port group methods over the in-process transport", func() {
-	var cond ConductorAPI
+	var cond Endpoint
 	var fake *fakeConductor
 
 	BeforeEach(func() {
-		t := NewInProcess()
-		DeferCleanup(t.Close)
-		fake = newFakeConductor()
-		host := uniqueHost()
-		stop, err := Serve(context.Background(), t, host, fake, testLogger())
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(stop)
-		cond = NewClient(t, 10*time.Second).Conductor(host)
+		fake, cond = serveFake()
 	})
 
 	It("carries a port group both ways", func() {
 		name, mode := "bond0", "802.3ad"
 		in := model.Portgroup{UUID: "pg1", NodeUUID: "n1", Name: &name, Mode: &mode, StandalonePortsSupported: true,
 			Properties: model.JSONObject{"miimon": "100"}}
-		out, err := cond.UpdatePortgroup(context.Background(), PortgroupArgs{Portgroup: in})
+		out, err := UpdatePortgroup.Call(context.Background(), cond, PortgroupArgs{Portgroup: in})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out.UUID).To(Equal("pg1"))
 		Expect(out.NodeUUID).To(Equal("n1"))
@@ -56,15 +47,15 @@ var _ = Describe("port group methods over the in-process transport", func() {
 		Expect(out.StandalonePortsSupported).To(BeTrue())
 		Expect(out.Properties).To(HaveKeyWithValue("miimon", "100"))
 		Expect(out.UpdatedAt).NotTo(BeNil())
-		Expect(fake.callCount(MethodUpdatePortgroup, "pg1")).To(Equal(1))
+		Expect(fake.callCount(UpdatePortgroup.Name, "pg1")).To(Equal(1))
 	})
 
 	It("keeps the kind and status of the conductor's errors", func() {
-		err := cond.DestroyPortgroup(context.Background(), PortgroupArgs{Portgroup: model.Portgroup{UUID: "pg1"}})
+		err := DestroyPortgroup.Call(context.Background(), cond, PortgroupArgs{Portgroup: model.Portgroup{UUID: "pg1"}})
 		e := errorOf(err)
 		Expect(e.Kind).To(Equal(errs.KindInvalidState))
 		Expect(e.HTTPStatus()).To(Equal(http.StatusConflict))
 		Expect(e.Message).To(ContainSubstring("portgroup pg1 contains ports"))
-		Expect(fake.callCount(MethodDestroyPortgroup, "pg1")).To(Equal(1))
+		Expect(fake.callCount(DestroyPortgroup.Name, "pg1")).To(Equal(1))
 	})
 })

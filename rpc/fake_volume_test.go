@@ -16,7 +16,6 @@ import (
 // updated_at set, and refuses deletions as a node powered on would.
 
 func (f *fakeConductor) UpdateVolumeConnector(ctx context.Context, args VolumeConnectorArgs) (model.VolumeConnector, error) {
-	f.record(ctx, MethodUpdateVolumeConnector, args.Connector.UUID)
 	c := args.Connector
 	now := time.Now().UTC()
 	c.UpdatedAt = &now
@@ -24,12 +23,10 @@ func (f *fakeConductor) UpdateVolumeConnector(ctx context.Context, args VolumeCo
 }
 
 func (f *fakeConductor) DestroyVolumeConnector(ctx context.Context, args VolumeConnectorArgs) error {
-	f.record(ctx, MethodDestroyVolumeConnector, args.Connector.UUID)
 	return errs.InvalidStateRequested("volume connector deletion", args.Connector.NodeUUID, "power on")
 }
 
 func (f *fakeConductor) UpdateVolumeTarget(ctx context.Context, args VolumeTargetArgs) (model.VolumeTarget, error) {
-	f.record(ctx, MethodUpdateVolumeTarget, args.Target.UUID)
 	t := args.Target
 	now := time.Now().UTC()
 	t.UpdatedAt = &now
@@ -37,54 +34,46 @@ func (f *fakeConductor) UpdateVolumeTarget(ctx context.Context, args VolumeTarge
 }
 
 func (f *fakeConductor) DestroyVolumeTarget(ctx context.Context, args VolumeTargetArgs) error {
-	f.record(ctx, MethodDestroyVolumeTarget, args.Target.UUID)
 	return errs.NodeLocked(args.Target.NodeUUID, "other-host")
 }
 
 var _ = Describe("volume methods over the in-process transport", func() {
-	var cond ConductorAPI
+	var cond Endpoint
 	var fake *fakeConductor
 
 	BeforeEach(func() {
-		t := NewInProcess()
-		DeferCleanup(t.Close)
-		fake = newFakeConductor()
-		host := uniqueHost()
-		stop, err := Serve(context.Background(), t, host, fake, testLogger())
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(stop)
-		cond = NewClient(t, 10*time.Second).Conductor(host)
+		fake, cond = serveFake()
 	})
 
 	It("carries a connector both ways", func() {
 		in := model.VolumeConnector{UUID: "c1", NodeUUID: "n1", Type: "iqn", ConnectorID: "iqn.x", Extra: model.JSONObject{"a": "b"}}
-		out, err := cond.UpdateVolumeConnector(context.Background(), VolumeConnectorArgs{Connector: in})
+		out, err := UpdateVolumeConnector.Call(context.Background(), cond, VolumeConnectorArgs{Connector: in})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out.UUID).To(Equal("c1"))
 		Expect(out.NodeUUID).To(Equal("n1"))
 		Expect(out.ConnectorID).To(Equal("iqn.x"))
 		Expect(out.Extra).To(HaveKeyWithValue("a", "b"))
 		Expect(out.UpdatedAt).NotTo(BeNil())
-		Expect(fake.callCount(MethodUpdateVolumeConnector, "c1")).To(Equal(1))
+		Expect(fake.callCount(UpdateVolumeConnector.Name, "c1")).To(Equal(1))
 	})
 
 	It("carries a target's properties and boot index", func() {
 		in := model.VolumeTarget{UUID: "t1", NodeUUID: "n1", VolumeType: "iscsi", BootIndex: 3, VolumeID: "v",
 			Properties: model.JSONObject{"auth_password": "pw", "target_lun": 1.0}}
-		out, err := cond.UpdateVolumeTarget(context.Background(), VolumeTargetArgs{Target: in})
+		out, err := UpdateVolumeTarget.Call(context.Background(), cond, VolumeTargetArgs{Target: in})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out.BootIndex).To(Equal(3))
 		Expect(out.Properties).To(HaveKeyWithValue("auth_password", "pw"))
 	})
 
 	It("keeps the kind and status of the conductor's errors", func() {
-		err := cond.DestroyVolumeConnector(context.Background(), VolumeConnectorArgs{Connector: model.VolumeConnector{UUID: "c1", NodeUUID: "n1"}})
+		err := DestroyVolumeConnector.Call(context.Background(), cond, VolumeConnectorArgs{Connector: model.VolumeConnector{UUID: "c1", NodeUUID: "n1"}})
 		e := errorOf(err)
 		Expect(e.Kind).To(Equal(errs.KindInvalidStateRequested))
 		Expect(e.HTTPStatus()).To(Equal(http.StatusBadRequest))
 		Expect(e.Message).To(ContainSubstring(`"volume connector deletion"`))
 
-		err = cond.DestroyVolumeTarget(context.Background(), VolumeTargetArgs{Target: model.VolumeTarget{UUID: "t1", NodeUUID: "n1"}})
+		err = DestroyVolumeTarget.Call(context.Background(), cond, VolumeTargetArgs{Target: model.VolumeTarget{UUID: "t1", NodeUUID: "n1"}})
 		e = errorOf(err)
 		Expect(e.Kind).To(Equal(errs.KindNodeLocked))
 		Expect(e.HTTPStatus()).To(Equal(http.StatusConflict))
