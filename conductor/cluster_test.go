@@ -35,12 +35,12 @@ var _ = Describe("Two conductors sharing a database", func() {
 				Expect(rpc.DoNodeDeploy.Call(ctx, e.api(a), rpc.DeployArgs{NodeID: x.UUID})).To(Succeed())
 				// A had a power action pending on y.
 				y := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.TargetPowerState = ptr(states.PowerOn) })
-				_, err = e.store.ReserveNode(ctx, y.UUID, a.Host())
+				_, err = e.store.ReserveNode(ctx, y.UUID, a.Host(), 1)
 				Expect(err).NotTo(HaveOccurred())
 				// w waits for its ramdisk, which will call back to whoever
 				// owns it next.
 				w := e.createNode(ctx, states.CleanWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Available) })
-				_, err = e.store.ReserveNode(ctx, w.UUID, a.Host())
+				_, err = e.store.ReserveNode(ctx, w.UUID, a.Host(), 1)
 				Expect(err).NotTo(HaveOccurred())
 				// A deployed z, which the ring gives to A while A lives.
 				ring := hashring.New([]string{a.Host(), b.Host()}, 5)

@@ -104,6 +104,8 @@ type Conductor struct {
 
 	// id is this conductor's row id (conductor_affinity), set by Start.
 	id atomic.Int64
+	// locker takes node locks in the epoch of the registration Start made.
+	locker *nodelock.Locker
 
 	// powerFailures counts consecutive failed power syncs per node; like
 	// Ironic it lives in memory and starts over on restart.
@@ -151,8 +153,8 @@ func New(opts Options) (*Conductor, error) {
 		refused:               refusedHeartbeats{nodes: map[string]*refusals{}},
 	}
 	c.workCtx, c.cancelWork = context.WithCancel(context.Background())
-	locker := nodelock.New(opts.Store, c.host, cfg.Conductor.NodeLockedRetryAttempts, cfg.Conductor.NodeLockedRetryInterval)
-	c.tasks = task.NewManager(c.workCtx, opts.Store, locker, c.pool, drivers, c.log)
+	c.locker = nodelock.New(opts.Store, c.host, cfg.Conductor.NodeLockedRetryAttempts, cfg.Conductor.NodeLockedRetryInterval)
+	c.tasks = task.NewManager(c.workCtx, opts.Store, c.locker, c.pool, drivers, c.log)
 	heartbeatTimeout := cfg.Conductor.HeartbeatTimeout
 	c.ring = hashring.NewManager(func(ctx context.Context) ([]hashring.Member, error) {
 		return opts.Store.ActiveMembers(ctx, heartbeatTimeout)

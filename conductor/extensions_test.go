@@ -69,9 +69,9 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 			})
 			// lockedByOther holds the node's lock as another conductor would.
 			lockedByOther := func(ctx context.Context, n *model.Node) {
-				_, err := e.store.ReserveNode(ctx, n.UUID, "other-conductor")
+				_, err := e.store.ReserveNode(ctx, n.UUID, "other-conductor", 1)
 				Expect(err).NotTo(HaveOccurred())
-				DeferCleanup(func(ctx SpecContext) { _ = e.store.ReleaseNode(ctx, n.UUID, "other-conductor") })
+				DeferCleanup(func(ctx SpecContext) { _ = e.store.ReleaseNode(ctx, n.UUID, "other-conductor", 1) })
 			}
 			mirror := map[string]any{"logical_disks": []any{map[string]any{"raid_level": "1", "size_gb": 100.0, "is_root_volume": true}}}
 

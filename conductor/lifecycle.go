@@ -44,6 +44,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 		return fmt.Errorf("read conductor %s: %w", c.host, err)
 	}
 	c.id.Store(registered.ID)
+	c.locker.SetEpoch(registered.Epoch)
 	c.ring.Reset()
 
 	beatCtx, stopBeat := context.WithCancel(context.Background())

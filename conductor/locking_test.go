@@ -150,7 +150,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 			It("on start, aborts its own pending power operations, frees its locks and fails stuck nodes", func(ctx SpecContext) {
 				host := "cond-" + e.group
 				pending := e.createNode(ctx, states.Active, func(n *model.Node) { n.TargetPowerState = ptr(states.PowerOff) })
-				_, err := e.store.ReserveNode(ctx, pending.UUID, host)
+				_, err := e.store.ReserveNode(ctx, pending.UUID, host, 1)
 				Expect(err).NotTo(HaveOccurred())
 				deploying := e.createNode(ctx, states.Deploying, func(n *model.Node) { n.TargetProvisionState = ptr(states.Active) })
 				verifying := e.createNode(ctx, states.Verifying, func(n *model.Node) { n.TargetProvisionState = ptr(states.Manageable) })

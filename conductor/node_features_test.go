@@ -28,9 +28,9 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 				api = e.api(e.start(ctx, "cond-"+e.group))
 			})
 			lockedByOther := func(ctx context.Context, n *model.Node) {
-				_, err := e.store.ReserveNode(ctx, n.UUID, "other-conductor")
+				_, err := e.store.ReserveNode(ctx, n.UUID, "other-conductor", 1)
 				Expect(err).NotTo(HaveOccurred())
-				DeferCleanup(func(ctx SpecContext) { _ = e.store.ReleaseNode(ctx, n.UUID, "other-conductor") })
+				DeferCleanup(func(ctx SpecContext) { _ = e.store.ReleaseNode(ctx, n.UUID, "other-conductor", 1) })
 			}
 			traits := func(ctx context.Context, uuid string) []string { return []string(e.node(ctx, uuid).Traits) }
 

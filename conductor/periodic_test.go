@@ -38,7 +38,7 @@ var _ = Describe("Periodic tasks", func() {
 				rw := e.createNode(ctx, states.RescueWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Rescue) })
 				maint := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.Maintenance = true })
 				locked := e.createNode(ctx, states.DeployWait)
-				_, err := e.store.ReserveNode(ctx, locked.UUID, "busy-host")
+				_, err := e.store.ReserveNode(ctx, locked.UUID, "busy-host", 1)
 				Expect(err).NotTo(HaveOccurred())
 				elsewhere := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.ConductorGroup = e.group + "-other" })
 				DeferCleanup(func() { _ = e.store.DestroyNode(ctx, elsewhere.UUID) })

@@ -109,10 +109,10 @@ var _ = Describe("Port group RPCs", func() {
 
 			It("waits for the node lock and gives up with NodeLocked", func(ctx SpecContext) {
 				pg := newGroup(ctx, n1)
-				_, err := e.store.ReserveNode(ctx, n1.UUID, "someone-else")
+				_, err := e.store.ReserveNode(ctx, n1.UUID, "someone-else", 1)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(rpc.DestroyPortgroup.Call(ctx, api, rpc.PortgroupArgs{Portgroup: *pg})).To(haveKind(errs.KindNodeLocked, http.StatusConflict))
-				Expect(e.store.ReleaseNode(ctx, n1.UUID, "someone-else")).To(Succeed())
+				Expect(e.store.ReleaseNode(ctx, n1.UUID, "someone-else", 1)).To(Succeed())
 				_, err = e.store.GetPortgroup(ctx, pg.UUID)
 				Expect(err).NotTo(HaveOccurred())
 			})
