@@ -128,6 +128,12 @@ func subjectOf(decoded any) string {
 	return ""
 }
 
+// savedNow is the updated_at of an object the fake "saves".
+func savedNow() *time.Time {
+	now := time.Now().UTC()
+	return &now
+}
+
 // serveFake serves a new fake on a fresh in-process transport and returns it
 // with the endpoint that reaches it.
 func serveFake() (*fakeConductor, Endpoint) {

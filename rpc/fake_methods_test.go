@@ -65,3 +65,70 @@ func (f *fakeConductor) VIFAttach(ctx context.Context, args VIFAttachArgs) error
 func (f *fakeConductor) VIFDetach(ctx context.Context, args VIFDetachArgs) error {
 	return errs.InvalidParameterValue("Unable to detach VIF %s from node %s because it is not attached to it.", args.VIFID, args.NodeID)
 }
+
+// The fake answers port group updates with the object it was sent, its
+// updated_at set, and refuses deletions as for a group with ports.
+
+func (f *fakeConductor) UpdatePortgroup(ctx context.Context, args PortgroupArgs) (model.Portgroup, error) {
+	pg := args.Portgroup
+	pg.UpdatedAt = savedNow()
+	return pg, nil
+}
+
+func (f *fakeConductor) DestroyPortgroup(ctx context.Context, args PortgroupArgs) error {
+	return errs.New(errs.KindInvalidState, "Cannot complete the requested action because portgroup %s contains ports.", args.Portgroup.UUID)
+}
+
+// The fake answers volume updates with the object it was sent, its
+// updated_at set, and refuses deletions as a node powered on would.
+
+func (f *fakeConductor) UpdateVolumeConnector(ctx context.Context, args VolumeConnectorArgs) (model.VolumeConnector, error) {
+	c := args.Connector
+	c.UpdatedAt = savedNow()
+	return c, nil
+}
+
+func (f *fakeConductor) DestroyVolumeConnector(ctx context.Context, args VolumeConnectorArgs) error {
+	return errs.InvalidStateRequested("volume connector deletion", args.Connector.NodeUUID, "power on")
+}
+
+func (f *fakeConductor) UpdateVolumeTarget(ctx context.Context, args VolumeTargetArgs) (model.VolumeTarget, error) {
+	t := args.Target
+	t.UpdatedAt = savedNow()
+	return t, nil
+}
+
+func (f *fakeConductor) DestroyVolumeTarget(ctx context.Context, args VolumeTargetArgs) error {
+	return errs.NodeLocked(args.Target.NodeUUID, "other-host")
+}
+
+// The fake refuses to remove a trait named "MISSING", rescues only with
+// a password "good", and reports one BIOS setting.
+
+func (f *fakeConductor) AddNodeTraits(ctx context.Context, args NodeTraitsArgs) error {
+	return nil
+}
+
+func (f *fakeConductor) RemoveNodeTraits(ctx context.Context, args NodeTraitsArgs) error {
+	for _, t := range args.Traits {
+		if t == "MISSING" {
+			return errs.New(errs.KindNotFound, "Node %s doesn't have a trait '%s'", args.NodeID, t)
+		}
+	}
+	return nil
+}
+
+func (f *fakeConductor) DoNodeRescue(ctx context.Context, args RescueArgs) error {
+	if args.RescuePassword != "good" {
+		return errs.InvalidParameterValue("bad password")
+	}
+	return nil
+}
+
+func (f *fakeConductor) DoNodeUnrescue(ctx context.Context, args NodeArgs) error {
+	return nil
+}
+
+func (f *fakeConductor) GetBIOSSettings(ctx context.Context, args NodeArgs) ([]BIOSSetting, error) {
+	return []BIOSSetting{{Name: "BootMode", Value: "Uefi"}}, nil
+}
