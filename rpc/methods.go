@@ -200,20 +200,20 @@ var (
 		Name: "add_node_traits", Since: "1.0", Kind: KindCall,
 		Doc: Doc{
 			Args:   "`{\"node_id\", \"traits\": [string, …], \"replace\": bool?}` (`replace` makes `traits` the whole set)",
-			Errors: "NodeLocked, InvalidParameterValue",
+			Errors: "NodeLocked, InvalidParameterValue (too many traits)",
 		}})
 	RemoveNodeTraits = declareCommand[NodeTraitsArgs](Spec{
 		Name: "remove_node_traits", Since: "1.0", Kind: KindCall,
-		Doc: Doc{Args: "`{\"node_id\", \"traits\": [string, …]\\|null}` (`null` removes all)", Errors: "NodeLocked, NodeTraitNotFound"}})
+		Doc: Doc{Args: "`{\"node_id\", \"traits\": [string, …]\\|null}` (`null` removes all)", Errors: "NodeLocked, NotFound (the node has no such trait)"}})
 	DoNodeRescue = declareCommand[RescueArgs](Spec{
 		Name: "do_node_rescue", Since: "1.0", Kind: KindAsync,
 		Doc: Doc{
 			Args:   "`{\"node_id\", \"rescue_password\"}`",
-			Errors: "InvalidParameterValue, InvalidStateRequested, NodeInMaintenance, NodeLocked, NoFreeConductorWorker",
+			Errors: "InvalidParameterValue, InvalidStateRequested, UnsupportedDriverExtension, NodeLocked, NoFreeConductorWorker",
 		}})
 	DoNodeUnrescue = declareCommand[NodeArgs](Spec{
 		Name: "do_node_unrescue", Since: "1.0", Kind: KindAsync,
-		Doc: Doc{Args: "`{\"node_id\"}`", Errors: "InvalidStateRequested, NodeInMaintenance, NodeLocked, NoFreeConductorWorker"}})
+		Doc: Doc{Args: "`{\"node_id\"}`", Errors: "InvalidStateRequested, UnsupportedDriverExtension, NodeLocked, NoFreeConductorWorker"}})
 	GetBIOSSettings = declare[NodeArgs, []BIOSSetting](Spec{
 		Name: "get_bios_settings", Since: "1.0", Kind: KindCall,
 		Doc: Doc{Args: "`{\"node_id\"}`", Result: "`[{\"name\", \"value\"}, …]`", Errors: "UnsupportedDriverExtension"}})
