@@ -74,11 +74,7 @@ func (s *Server) lookup(c echo.Context) error {
 	if s.cfg.API.RestrictLookup && !states.LookupAllowed(deref(n.ProvisionState)) {
 		return lookupNotFound()
 	}
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return asBadRequest(err)
-	}
-	withToken, err := api.GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: n.UUID})
+	withToken, err := rpc.GetNodeWithToken.Call(ctx, s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
 	if err != nil {
 		return err
 	}
@@ -189,11 +185,7 @@ func (s *Server) heartbeat(c echo.Context) error {
 		return errs.New(errs.KindInvalid, "Detected change in ramdisk provided \"callback_url\"")
 	}
 	ctx := c.Request().Context()
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return asBadRequest(err)
-	}
-	if err := api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: callbackURL,
+	if err := rpc.Heartbeat.Call(ctx, s.rpc.ForNode(n), rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: callbackURL,
 		AgentVersion: agentVersion, AgentToken: token, AgentVerifyCA: verifyCA}); err != nil {
 		return err
 	}

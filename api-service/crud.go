@@ -160,8 +160,8 @@ type nodeObject[T, A any] struct {
 	// instead, which the conductor applies again to the object it reads
 	// under the node lock: the object the API patched may be stale.
 	patchArgs func(uuid string, patch []byte, v microversion.Version) A
-	update    func(api rpc.ConductorAPI, ctx context.Context, args A) (T, error)
-	destroy   func(api rpc.ConductorAPI, ctx context.Context, args A) error
+	update    rpc.Method[A, T]
+	destroy   rpc.Command[A]
 }
 
 func nodeResource[T, A any](s *Server, o nodeObject[T, A]) resource[T] {
@@ -201,15 +201,11 @@ func nodeResource[T, A any](s *Server, o nodeObject[T, A]) resource[T] {
 			}
 			*nodeID = n.ID
 			ctx := c.Request().Context()
-			api, err := s.nodeConductor(ctx, n)
-			if err != nil {
-				return nil, err
-			}
 			args := o.args(*patched)
 			if o.patchArgs != nil {
 				args = o.patchArgs(uuid, raw, version(c))
 			}
-			updated, err := o.update(api, ctx, args)
+			updated, err := o.update.Call(ctx, s.rpc.ForNode(n), args)
 			if err != nil {
 				return nil, err
 			}
@@ -222,11 +218,7 @@ func nodeResource[T, A any](s *Server, o nodeObject[T, A]) resource[T] {
 			if err != nil {
 				return err
 			}
-			api, err := s.nodeConductor(ctx, n)
-			if err != nil {
-				return err
-			}
-			return o.destroy(api, ctx, o.args(*item))
+			return o.destroy.Call(ctx, s.rpc.ForNode(n), o.args(*item))
 		},
 		render: o.render,
 	}
@@ -238,20 +230,12 @@ func outputFields(all []present.Field) func(echo.Context, []string) error {
 	return func(c echo.Context, fields []string) error { return present.CheckFields(fields, all, version(c)) }
 }
 
-// nodeConductor finds the conductor of node n; none is the client's
-// error (400), as Ironic has it for updates and deletions.
-func (s *Server) nodeConductor(ctx context.Context, n *model.Node) (rpc.ConductorAPI, error) {
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return nil, asBadRequest(err)
-	}
-	return api, nil
-}
-
 // crudRoutes adds the create, get, patch and delete routes of r below
-// path, each behind gate if any.
+// path, each behind gate if any; a node no conductor serves is a 400
+// there.
 func crudRoutes[T any](e *echo.Echo, path string, s *Server, r resource[T], gate ...echo.MiddlewareFunc) {
 	one := path + "/:" + r.param
+	gate = append([]echo.MiddlewareFunc{noConductorIsBadRequest}, gate...)
 	e.POST(path, createHandler(s, r), gate...)
 	e.GET(one, getHandler(r), gate...)
 	e.PATCH(one, patchHandler(r), gate...)

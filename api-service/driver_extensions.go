@@ -57,7 +57,7 @@ func (s *Server) driverProperties(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	props, err := api.GetDriverProperties(c.Request().Context(), rpc.DriverArgs{DriverName: name})
+	props, err := rpc.GetDriverProperties.Call(c.Request().Context(), api, rpc.DriverArgs{DriverName: name})
 	if err != nil {
 		return err
 	}
@@ -67,10 +67,10 @@ func (s *Server) driverProperties(c echo.Context) error {
 // driverConductor picks a conductor serving the hardware type for
 // driver-level calls: the first by name, so repeated calls go to the same
 // one.
-func (s *Server) driverConductor(c echo.Context) (string, rpc.ConductorAPI, error) {
+func (s *Server) driverConductor(c echo.Context) (string, rpc.Endpoint, error) {
 	name, hosts, err := s.findDriver(c)
 	if err != nil {
-		return "", nil, err
+		return "", rpc.Endpoint{}, err
 	}
 	first := hosts[0]
 	for _, h := range hosts {
@@ -93,7 +93,7 @@ func (s *Server) raidLogicalDiskProperties(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	props, err := api.GetRAIDLogicalDiskProperties(c.Request().Context(), rpc.DriverArgs{DriverName: name})
+	props, err := rpc.GetRAIDLogicalDiskProperties.Call(c.Request().Context(), api, rpc.DriverArgs{DriverName: name})
 	if err != nil {
 		return raidNotFound(err)
 	}
@@ -108,7 +108,7 @@ func (s *Server) driverVendorMethods(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	methods, err := api.GetDriverVendorPassthruMethods(c.Request().Context(), rpc.DriverArgs{DriverName: name})
+	methods, err := rpc.GetDriverVendorPassthruMethods.Call(c.Request().Context(), api, rpc.DriverArgs{DriverName: name})
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *Server) driverVendorPassthru(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := api.DriverVendorPassthru(c.Request().Context(), rpc.DriverVendorPassthruArgs{DriverName: name,
+	res, err := rpc.DriverVendorPassthru.Call(c.Request().Context(), api, rpc.DriverVendorPassthruArgs{DriverName: name,
 		Method: method, HTTPMethod: c.Request().Method, Info: info})
 	if err != nil {
 		return err

@@ -41,6 +41,22 @@ type authError struct{ message string }
 
 func (e *authError) Error() string { return e.message }
 
+// noConductorIsBadRequest is the one place that says what "no conductor
+// serves this node" (NoValidHost from the hash ring, which any RPC to a
+// node's conductor may meet) answers on the routes it wraps: 400, where
+// Ironic re-codes it for node update and delete, maintenance, the node's
+// ports, port groups and volume objects, VIFs and the agent's lookup and
+// heartbeat (docs/api.md §2.2). Elsewhere it keeps its 404.
+func noConductorIsBadRequest(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		if e, ok := errs.As(err); ok && e.Kind == errs.KindNoValidHost {
+			return e.WithStatus(http.StatusBadRequest)
+		}
+		return err
+	}
+}
+
 // handleError is the single place that turns an error into a response
 // (docs/api.md §2.1). Typed errors carry their status; anything else is a
 // server fault whose detail goes to the log only.

@@ -27,7 +27,7 @@ var _ = Describe("versions 1.1 to 1.49", func() {
 		e.setState(active, "active")
 		e.setState(waiting, "inspect wait")
 		for _, n := range []string{active, waiting} {
-			_, err := e.store.ReserveNode(context.Background(), n, "elsewhere")
+			_, err := e.store.ReserveNode(context.Background(), n, "elsewhere", 1)
 			Expect(err).NotTo(HaveOccurred())
 		}
 		host := e.cfg.Default.Host

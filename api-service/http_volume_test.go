@@ -441,14 +441,14 @@ var _ = Describe("volume connectors and targets", func() {
 
 		It("answers 409 while another host holds the node lock", func() {
 			u := createConnector("iqn", "iqn.a")
-			_, err := e.store.ReserveNode(context.Background(), node, "other-conductor")
+			_, err := e.store.ReserveNode(context.Background(), node, "other-conductor", 1)
 			Expect(err).NotTo(HaveOccurred())
 			r := e.at(v32, http.MethodDelete, "/v1/volume/connectors/"+u, "")
 			Expect(r.status).To(Equal(http.StatusConflict))
 			Expect(faultOf(r)).To(Equal("Node " + node + " is locked by host other-conductor, please retry after the current operation is completed."))
 			r = e.at(v32, http.MethodPatch, "/v1/volume/connectors/"+u, `[{"op": "add", "path": "/extra/a", "value": 1}]`)
 			Expect(r.status).To(Equal(http.StatusConflict))
-			Expect(e.store.ReleaseNode(context.Background(), node, "other-conductor")).To(Succeed())
+			Expect(e.store.ReleaseNode(context.Background(), node, "other-conductor", 1)).To(Succeed())
 			Expect(e.at(v32, http.MethodDelete, "/v1/volume/connectors/"+u, "").status).To(Equal(http.StatusNoContent))
 		})
 

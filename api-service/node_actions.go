@@ -41,20 +41,6 @@ func (s *Server) getNodeStates(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// nodeAction resolves the node of an action endpoint and its conductor.
-// NoValidHost keeps its 404 here, as Ironic does for actions.
-func (s *Server) nodeAction(c echo.Context) (*model.Node, rpc.ConductorAPI, error) {
-	n, err := s.findNode(c, c.Param("node"))
-	if err != nil {
-		return nil, nil, err
-	}
-	api, err := s.conductorFor(c.Request().Context(), n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return nil, nil, err
-	}
-	return n, api, nil
-}
-
 func (s *Server) statesLocation(c echo.Context) string {
 	return s.baseURL(c) + "/v1/nodes/" + c.Param("node") + "/states"
 }
@@ -73,11 +59,7 @@ func (s *Server) setPowerState(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return err
-	}
-	if err := api.ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: req.Target, Timeout: req.Timeout}); err != nil {
+	if err := rpc.ChangeNodePowerState.Call(ctx, s.rpc.ForNode(n), rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: req.Target, Timeout: req.Timeout}); err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, s.statesLocation(c))
@@ -107,7 +89,9 @@ func (s *Server) setProvisionState(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	// Routed before a config drive is stored, so that a node no conductor
+	// serves leaves nothing behind.
+	api, err := s.rpc.ForNode(n).Resolve(ctx)
 	if err != nil {
 		return err
 	}
@@ -133,25 +117,25 @@ func (s *Server) setProvisionState(c echo.Context) error {
 
 // dispatchProvision sends a validated provision target to the conductor
 // (docs/states.md §4); deploy is what a deploy or rebuild sends.
-func dispatchProvision(c echo.Context, api rpc.ConductorAPI, deploy rpc.DeployArgs, req nodes.ProvisionRequest) error {
+func dispatchProvision(c echo.Context, api rpc.Endpoint, deploy rpc.DeployArgs, req nodes.ProvisionRequest) error {
 	ctx := c.Request().Context()
 	nodeUUID := deploy.NodeID
 	switch req.Target {
 	case states.Active, states.EventDeploy:
-		return api.DoNodeDeploy(ctx, deploy)
+		return rpc.DoNodeDeploy.Call(ctx, api, deploy)
 	case states.Rebuild:
 		deploy.Rebuild = true
-		return api.DoNodeDeploy(ctx, deploy)
+		return rpc.DoNodeDeploy.Call(ctx, api, deploy)
 	case states.Deleted, "undeploy":
-		return api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: nodeUUID})
+		return rpc.DoNodeTearDown.Call(ctx, api, rpc.NodeArgs{NodeID: nodeUUID})
 	case states.EventClean:
-		return api.DoNodeClean(ctx, rpc.CleanArgs{NodeID: nodeUUID, CleanSteps: req.CleanSteps})
+		return rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: nodeUUID, CleanSteps: req.CleanSteps})
 	case states.EventRescue:
-		return api.DoNodeRescue(ctx, rpc.RescueArgs{NodeID: nodeUUID, RescuePassword: req.RescuePassword()})
+		return rpc.DoNodeRescue.Call(ctx, api, rpc.RescueArgs{NodeID: nodeUUID, RescuePassword: req.RescuePassword()})
 	case states.EventUnrescue:
-		return api.DoNodeUnrescue(ctx, rpc.NodeArgs{NodeID: nodeUUID})
+		return rpc.DoNodeUnrescue.Call(ctx, api, rpc.NodeArgs{NodeID: nodeUUID})
 	default:
-		return api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: nodeUUID, Action: req.Target})
+		return rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: nodeUUID, Action: req.Target})
 	}
 }
 
@@ -194,15 +178,11 @@ func (s *Server) updateMaintenance(c echo.Context, on bool, reason *string) erro
 		return err
 	}
 	ctx := c.Request().Context()
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return asBadRequest(err)
-	}
 	// Only the change travels: the conductor applies it to the node it
 	// reads under the lock, so a concurrent PATCH of another field stays.
 	change := rpc.UpdateNodeArgs{NodeID: n.UUID, Maintenance: &rpc.MaintenanceChange{Enabled: on, Reason: reason}}
-	if _, err := api.UpdateNode(ctx, change); err != nil {
-		return asBadRequest(err)
+	if _, err := rpc.UpdateNode.Call(ctx, s.rpc.ForNode(n), change); err != nil {
+		return err
 	}
 	return c.NoContent(http.StatusAccepted)
 }
@@ -233,11 +213,7 @@ func (s *Server) validate(c echo.Context, id string) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return err
-	}
-	res, err := api.ValidateDriverInterfaces(ctx, rpc.NodeArgs{NodeID: n.UUID})
+	res, err := rpc.ValidateDriverInterfaces.Call(ctx, s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
 	if err != nil {
 		return err
 	}
@@ -245,11 +221,11 @@ func (s *Server) validate(c echo.Context, id string) error {
 }
 
 func (s *Server) getBootDevice(c echo.Context) error {
-	n, api, err := s.nodeAction(c)
+	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
 	}
-	bd, err := api.GetBootDevice(c.Request().Context(), rpc.NodeArgs{NodeID: n.UUID})
+	bd, err := rpc.GetBootDevice.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
 	if err != nil {
 		return err
 	}
@@ -257,11 +233,11 @@ func (s *Server) getBootDevice(c echo.Context) error {
 }
 
 func (s *Server) getSupportedBootDevices(c echo.Context) error {
-	n, api, err := s.nodeAction(c)
+	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
 	}
-	devs, err := api.GetSupportedBootDevices(c.Request().Context(), rpc.NodeArgs{NodeID: n.UUID})
+	devs, err := rpc.GetSupportedBootDevices.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
 	if err != nil {
 		return err
 	}
@@ -296,11 +272,11 @@ func (s *Server) setBootDevice(c echo.Context) error {
 			return err
 		}
 	}
-	n, api, err := s.nodeAction(c)
+	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
 	}
-	if err := api.SetBootDevice(c.Request().Context(), rpc.SetBootDeviceArgs{NodeID: n.UUID, Device: device, Persistent: persistent}); err != nil {
+	if err := rpc.SetBootDevice.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.SetBootDeviceArgs{NodeID: n.UUID, Device: device, Persistent: persistent}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -314,11 +290,11 @@ func (s *Server) nodeVendorPassthru(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, api, err := s.nodeAction(c)
+	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
 	}
-	res, err := api.VendorPassthru(c.Request().Context(), rpc.VendorPassthruArgs{NodeID: n.UUID, Method: method,
+	res, err := rpc.VendorPassthru.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.VendorPassthruArgs{NodeID: n.UUID, Method: method,
 		HTTPMethod: c.Request().Method, Info: info})
 	if err != nil {
 		return err

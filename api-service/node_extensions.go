@@ -27,17 +27,17 @@ func (s *Server) extensionRoutes(e *echo.Echo) {
 	e.PUT("/v1/nodes/:node/states/console", s.setConsole)
 	e.PUT("/v1/nodes/:node/management/inject_nmi", s.injectNMI)
 	e.GET("/v1/nodes/:node/vendor_passthru/methods", s.nodeVendorMethods)
-	e.GET("/v1/nodes/:node/vifs", s.listVIFs)
-	e.POST("/v1/nodes/:node/vifs", s.attachVIF)
-	e.DELETE("/v1/nodes/:node/vifs/:vif", s.detachVIF)
+	e.GET("/v1/nodes/:node/vifs", s.listVIFs, noConductorIsBadRequest)
+	e.POST("/v1/nodes/:node/vifs", s.attachVIF, noConductorIsBadRequest)
+	e.DELETE("/v1/nodes/:node/vifs/:vif", s.detachVIF, noConductorIsBadRequest)
 
 	e.GET("/v1/drivers/:driver/properties", s.driverProperties)
 	e.GET("/v1/drivers/:driver/raid/logical_disk_properties", s.raidLogicalDiskProperties)
 	e.GET("/v1/drivers/:driver/vendor_passthru/methods", s.driverVendorMethods)
 	e.Any("/v1/drivers/:driver/vendor_passthru", s.driverVendorPassthru)
 
-	e.GET("/v1/lookup", s.lookup)
-	e.POST("/v1/heartbeat/:node", s.heartbeat)
+	e.GET("/v1/lookup", s.lookup, noConductorIsBadRequest)
+	e.POST("/v1/heartbeat/:node", s.heartbeat, noConductorIsBadRequest)
 }
 
 // requireEndpoint hides an endpoint below the version that added it.
@@ -101,11 +101,11 @@ func (s *Server) setRAIDConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, api, err := s.nodeAction(c)
+	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
 	}
-	if err := api.SetTargetRAIDConfig(c.Request().Context(), rpc.SetTargetRAIDConfigArgs{NodeID: n.UUID, Config: body}); err != nil {
+	if err := rpc.SetTargetRAIDConfig.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.SetTargetRAIDConfigArgs{NodeID: n.UUID, Config: body}); err != nil {
 		return raidNotFound(err)
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -124,11 +124,7 @@ func (s *Server) getConsole(c echo.Context) error {
 		return c.JSON(http.StatusOK, off)
 	}
 	ctx := c.Request().Context()
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return err
-	}
-	info, err := api.GetConsoleInformation(ctx, rpc.NodeArgs{NodeID: n.UUID})
+	info, err := rpc.GetConsoleInformation.Call(ctx, s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
 	if errs.Is(err, errs.KindInvalid) {
 		// Stopped since the node was read.
 		return c.JSON(http.StatusOK, off)
@@ -155,11 +151,11 @@ func (s *Server) setConsole(c echo.Context) error {
 	if err != nil {
 		return errs.InvalidParameterValue("Invalid enabled: expected a boolean")
 	}
-	n, api, err := s.nodeAction(c)
+	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
 	}
-	if err := api.SetConsoleMode(c.Request().Context(), rpc.SetConsoleModeArgs{NodeID: n.UUID, Enabled: enabled}); err != nil {
+	if err := rpc.SetConsoleMode.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.SetConsoleModeArgs{NodeID: n.UUID, Enabled: enabled}); err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, s.statesLocation(c)+"/console")
@@ -177,11 +173,11 @@ func (s *Server) injectNMI(c echo.Context) error {
 	if err := onlyKeys(body); err != nil {
 		return err
 	}
-	n, api, err := s.nodeAction(c)
+	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
 	}
-	if err := api.InjectNMI(c.Request().Context(), rpc.NodeArgs{NodeID: n.UUID}); err != nil {
+	if err := rpc.InjectNMI.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -191,11 +187,11 @@ func (s *Server) nodeVendorMethods(c echo.Context) error {
 	if err := query.Check(c.QueryParams()); err != nil {
 		return err
 	}
-	n, api, err := s.nodeAction(c)
+	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
 	}
-	methods, err := api.GetNodeVendorPassthruMethods(c.Request().Context(), rpc.NodeArgs{NodeID: n.UUID})
+	methods, err := rpc.GetNodeVendorPassthruMethods.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
 	if err != nil {
 		return err
 	}
@@ -242,34 +238,25 @@ func vendorCall(c echo.Context) (string, map[string]any, error) {
 	return method, info, nil
 }
 
-// vifConductor resolves the node of a VIF call and its conductor; a node
-// no conductor serves is a 400 for VIF calls, as in Ironic.
-func (s *Server) vifConductor(c echo.Context) (string, rpc.ConductorAPI, error) {
+// vifNode is the node of a VIF call.
+func (s *Server) vifNode(c echo.Context) (*model.Node, error) {
 	if err := requireEndpoint(c, microversion.VIFs); err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	n, err := s.findNode(c, c.Param("node"))
-	if err != nil {
-		return "", nil, err
-	}
-	api, err := s.conductorFor(c.Request().Context(), n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return "", nil, asBadRequest(err)
-	}
-	return n.UUID, api, nil
+	return s.findNode(c, c.Param("node"))
 }
 
 func (s *Server) listVIFs(c echo.Context) error {
 	if err := query.Check(c.QueryParams()); err != nil {
 		return err
 	}
-	uuid, api, err := s.vifConductor(c)
+	n, err := s.vifNode(c)
 	if err != nil {
 		return err
 	}
-	vifs, err := api.VIFList(c.Request().Context(), rpc.NodeArgs{NodeID: uuid})
+	vifs, err := rpc.VIFList.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
 	if err != nil {
-		return asBadRequest(err)
+		return err
 	}
 	if vifs == nil {
 		vifs = []rpc.VIF{}
@@ -296,23 +283,23 @@ func (s *Server) attachVIF(c echo.Context) error {
 	if !ok || id == "" {
 		return errs.InvalidParameterValue("Invalid VIF id: expected a non-empty string")
 	}
-	uuid, api, err := s.vifConductor(c)
+	n, err := s.vifNode(c)
 	if err != nil {
 		return err
 	}
-	if err := api.VIFAttach(c.Request().Context(), rpc.VIFAttachArgs{NodeID: uuid, VIF: rpc.VIF{ID: id}}); err != nil {
-		return asBadRequest(err)
+	if err := rpc.VIFAttach.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.VIFAttachArgs{NodeID: n.UUID, VIF: rpc.VIF{ID: id}}); err != nil {
+		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) detachVIF(c echo.Context) error {
-	uuid, api, err := s.vifConductor(c)
+	n, err := s.vifNode(c)
 	if err != nil {
 		return err
 	}
-	if err := api.VIFDetach(c.Request().Context(), rpc.VIFDetachArgs{NodeID: uuid, VIFID: c.Param("vif")}); err != nil {
-		return asBadRequest(err)
+	if err := rpc.VIFDetach.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.VIFDetachArgs{NodeID: n.UUID, VIFID: c.Param("vif")}); err != nil {
+		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }

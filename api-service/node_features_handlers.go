@@ -62,17 +62,12 @@ func (s *Server) listTraits(c echo.Context) error {
 // applies it under the node lock.
 func (s *Server) changeTraits(c echo.Context, n *model.Node, args rpc.NodeTraitsArgs, remove bool) error {
 	ctx := c.Request().Context()
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return err
-	}
 	args.NodeID = n.UUID
+	change := rpc.AddNodeTraits
 	if remove {
-		err = api.RemoveNodeTraits(ctx, args)
-	} else {
-		err = api.AddNodeTraits(ctx, args)
+		change = rpc.RemoveNodeTraits
 	}
-	if err != nil {
+	if err := change.Call(ctx, s.rpc.ForNode(n), args); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -130,11 +125,11 @@ func (s *Server) biosSettings(c echo.Context) (*model.Node, []rpc.BIOSSetting, e
 	if err := query.Check(c.QueryParams()); err != nil {
 		return nil, nil, err
 	}
-	n, api, err := s.nodeAction(c)
+	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return nil, nil, err
 	}
-	settings, err := api.GetBIOSSettings(c.Request().Context(), rpc.NodeArgs{NodeID: n.UUID})
+	settings, err := rpc.GetBIOSSettings.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
 	if err != nil {
 		return nil, nil, err
 	}

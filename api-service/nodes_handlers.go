@@ -501,13 +501,9 @@ func (s *Server) patchNode(c echo.Context) error {
 	} else if err := s.checkInterfaceChange(ctx, n, patched); err != nil {
 		return err
 	}
-	api, err := s.conductorFor(ctx, patched.ConductorGroup, patched.Driver, patched.UUID)
-	if err != nil {
-		return asBadRequest(err)
-	}
 	// The conductor applies the patch again to the row it reads under the
 	// node lock: n may already be stale.
-	updated, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, Patch: raw, APIVersion: v.String(),
+	updated, err := rpc.UpdateNode.Call(ctx, s.rpc.ForNode(patched), rpc.UpdateNodeArgs{NodeID: n.UUID, Patch: raw, APIVersion: v.String(),
 		ResetInterfaces: reset != nil && *reset})
 	if err != nil {
 		return err
@@ -521,12 +517,8 @@ func (s *Server) deleteNode(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	api, err := s.conductorFor(ctx, n.ConductorGroup, n.Driver, n.UUID)
-	if err != nil {
-		return asBadRequest(err)
-	}
-	if err := api.DestroyNode(ctx, rpc.NodeArgs{NodeID: n.UUID}); err != nil {
-		return asBadRequest(err)
+	if err := rpc.DestroyNode.Call(ctx, s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID}); err != nil {
+		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }

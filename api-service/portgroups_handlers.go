@@ -151,5 +151,5 @@ func (s *Server) portgroupResource() resource[model.Portgroup] {
 		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.PortgroupArgs {
 			return rpc.PortgroupArgs{PortgroupID: uuid, Patch: patch, APIVersion: v.String()}
 		},
-		update: rpc.ConductorAPI.UpdatePortgroup, destroy: rpc.ConductorAPI.DestroyPortgroup})
+		update: rpc.UpdatePortgroup, destroy: rpc.DestroyPortgroup})
 }

@@ -143,7 +143,7 @@ func (s *Server) portResource() resource[model.Port] {
 		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.PortArgs {
 			return rpc.PortArgs{PortID: uuid, Patch: patch, APIVersion: v.String()}
 		},
-		update: rpc.ConductorAPI.UpdatePort, destroy: rpc.ConductorAPI.DestroyPort})
+		update: rpc.UpdatePort, destroy: rpc.DestroyPort})
 }
 
 // joinPortgroup puts a new port of node n in the port group its body names.

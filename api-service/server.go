@@ -18,7 +18,6 @@ import (
 	"github.com/ferricbm/ferric/api-service/auth"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/config"
-	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hashring"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/logging"
@@ -76,6 +75,7 @@ func New(opts Options) (*Server, error) {
 	s.ring = hashring.NewManager(func(ctx context.Context) ([]hashring.Member, error) {
 		return s.store.ActiveMembers(ctx, timeout)
 	}, opts.Config.Default.HashPartitionExponent, opts.Config.Default.HashRingResetInterval)
+	s.rpc = opts.RPC.WithRouter(s.ring)
 
 	e := echo.New()
 	e.HideBanner = true
@@ -109,22 +109,4 @@ func (s *Server) baseURL(c echo.Context) string {
 		return strings.TrimRight(ep, "/")
 	}
 	return c.Scheme() + "://" + c.Request().Host
-}
-
-// conductorFor picks the conductor owning node from the hash ring.
-func (s *Server) conductorFor(ctx context.Context, group, hwType, nodeUUID string) (rpc.ConductorAPI, error) {
-	host, err := s.ring.Lookup(ctx, group, hwType, nodeUUID)
-	if err != nil {
-		return nil, err
-	}
-	return s.rpc.Conductor(host), nil
-}
-
-// asBadRequest re-codes NoValidHost as 400, as Ironic does for node
-// create, update, delete and maintenance (docs/api.md §2.2).
-func asBadRequest(err error) error {
-	if e, ok := errs.As(err); ok && e.Kind == errs.KindNoValidHost {
-		return e.WithStatus(http.StatusBadRequest)
-	}
-	return err
 }

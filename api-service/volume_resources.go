@@ -21,7 +21,7 @@ func (s *Server) volumeResources() (resource[model.VolumeConnector], resource[mo
 		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.VolumeConnectorArgs {
 			return rpc.VolumeConnectorArgs{VolumeConnectorID: uuid, Patch: patch, APIVersion: v.String()}
 		},
-		update: rpc.ConductorAPI.UpdateVolumeConnector, destroy: rpc.ConductorAPI.DestroyVolumeConnector})
+		update: rpc.UpdateVolumeConnector, destroy: rpc.DestroyVolumeConnector})
 	targets := volumeResource(s, volume.Targets, volumeObject[model.VolumeTarget, rpc.VolumeTargetArgs]{find: s.findTarget,
 		decode: volume.DecodeTarget, apply: volume.ApplyTarget, render: volume.RenderTarget, insert: s.store.CreateVolumeTarget,
 		ids:  func(vt *model.VolumeTarget) (string, string, *int64) { return vt.UUID, vt.NodeUUID, &vt.NodeID },
@@ -29,7 +29,7 @@ func (s *Server) volumeResources() (resource[model.VolumeConnector], resource[mo
 		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.VolumeTargetArgs {
 			return rpc.VolumeTargetArgs{VolumeTargetID: uuid, Patch: patch, APIVersion: v.String()}
 		},
-		update: rpc.ConductorAPI.UpdateVolumeTarget, destroy: rpc.ConductorAPI.DestroyVolumeTarget})
+		update: rpc.UpdateVolumeTarget, destroy: rpc.DestroyVolumeTarget})
 	return connectors, targets
 }
 
@@ -46,8 +46,8 @@ type volumeObject[T, A any] struct {
 	// patchArgs wraps an update as the client's patch, which the conductor
 	// applies to the object it reads under the node locks.
 	patchArgs func(uuid string, patch []byte, v microversion.Version) A
-	update    func(api rpc.ConductorAPI, ctx context.Context, args A) (T, error)
-	destroy   func(api rpc.ConductorAPI, ctx context.Context, args A) error
+	update    rpc.Method[A, T]
+	destroy   rpc.Command[A]
 }
 
 // volumeResource rejects bad ?fields before looking an object up, and

@@ -84,12 +84,12 @@ func BenchmarkEnrollToActive(b *testing.B) {
 			send   func(uuid string) error
 		}{
 			{states.Manageable, func(u string) error {
-				return api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: u, Action: states.EventManage})
+				return rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: u, Action: states.EventManage})
 			}},
 			{states.Available, func(u string) error {
-				return api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: u, Action: states.EventProvide})
+				return rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: u, Action: states.EventProvide})
 			}},
-			{states.Active, func(u string) error { return api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: u}) }},
+			{states.Active, func(u string) error { return rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: u}) }},
 		}
 		for _, p := range phases {
 			if err := sendAll(uuids, p.send); err != nil {

@@ -32,15 +32,15 @@ var _ = Describe("Two conductors sharing a database", func() {
 				// A is deploying x when it dies, holding the lock.
 				x := e.createNode(ctx, states.Available)
 				e.hw.Inject(x.UUID, fake.OpDeploy, fake.Fault{Block: block})
-				Expect(e.api(a).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: x.UUID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, e.api(a), rpc.DeployArgs{NodeID: x.UUID})).To(Succeed())
 				// A had a power action pending on y.
 				y := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.TargetPowerState = ptr(states.PowerOn) })
-				_, err = e.store.ReserveNode(ctx, y.UUID, a.Host())
+				_, err = e.store.ReserveNode(ctx, y.UUID, a.Host(), 1)
 				Expect(err).NotTo(HaveOccurred())
 				// w waits for its ramdisk, which will call back to whoever
 				// owns it next.
 				w := e.createNode(ctx, states.CleanWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Available) })
-				_, err = e.store.ReserveNode(ctx, w.UUID, a.Host())
+				_, err = e.store.ReserveNode(ctx, w.UUID, a.Host(), 1)
 				Expect(err).NotTo(HaveOccurred())
 				// A deployed z, which the ring gives to A while A lives.
 				ring := hashring.New([]string{a.Host(), b.Host()}, 5)
@@ -53,7 +53,7 @@ var _ = Describe("Two conductors sharing a database", func() {
 				// B itself is busy deploying v.
 				v := e.createNode(ctx, states.Available)
 				e.hw.Inject(v.UUID, fake.OpDeploy, fake.Fault{Block: block})
-				Expect(e.api(b).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: v.UUID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, e.api(b), rpc.DeployArgs{NodeID: v.UUID})).To(Succeed())
 
 				a.Kill()
 

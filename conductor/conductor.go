@@ -67,7 +67,8 @@ type Options struct {
 	Drivers *driver.Registry
 }
 
-// Conductor serves rpc.ConductorAPI for the nodes it can lock.
+// Conductor serves the conductor RPC methods (rpc/methods.go) for the
+// nodes it can lock.
 type Conductor struct {
 	cfg       config.Conductor
 	host      string
@@ -95,6 +96,8 @@ type Conductor struct {
 
 	// id is this conductor's row id (conductor_affinity), set by Start.
 	id atomic.Int64
+	// locker takes node locks in the epoch of the registration Start made.
+	locker *nodelock.Locker
 
 	// powerFailures counts consecutive failed power syncs per node; like
 	// Ironic it lives in memory and starts over on restart.
@@ -103,8 +106,6 @@ type Conductor struct {
 
 	refused refusedHeartbeats
 }
-
-var _ rpc.ConductorAPI = (*Conductor)(nil)
 
 // New builds a conductor; Start brings it up.
 func New(opts Options) (*Conductor, error) {
@@ -142,8 +143,8 @@ func New(opts Options) (*Conductor, error) {
 		refused:         refusedHeartbeats{nodes: map[string]*refusals{}},
 	}
 	c.workCtx, c.cancelWork = context.WithCancel(context.Background())
-	locker := nodelock.New(opts.Store, c.host, cfg.Conductor.NodeLockedRetryAttempts, cfg.Conductor.NodeLockedRetryInterval)
-	c.tasks = task.NewManager(c.workCtx, opts.Store, locker, c.pool, drivers, c.log)
+	c.locker = nodelock.New(opts.Store, c.host, cfg.Conductor.NodeLockedRetryAttempts, cfg.Conductor.NodeLockedRetryInterval)
+	c.tasks = task.NewManager(c.workCtx, opts.Store, c.locker, c.pool, drivers, c.log)
 	heartbeatTimeout := cfg.Conductor.HeartbeatTimeout
 	c.ring = hashring.NewManager(func(ctx context.Context) ([]hashring.Member, error) {
 		return opts.Store.ActiveMembers(ctx, heartbeatTimeout)

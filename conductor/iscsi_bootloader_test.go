@@ -35,7 +35,7 @@ var _ = Describe("iSCSI deploy of a partition image booting from its disk", Labe
 				return n, backing
 			}
 			bootloaderInfo := func(ctx context.Context, w *iscsiWorld, uuid string, info map[string]any) error {
-				_, err := w.e.api(w.c).VendorPassthru(ctx, rpc.VendorPassthruArgs{NodeID: uuid,
+				_, err := rpc.VendorPassthru.Call(ctx, w.e.api(w.c), rpc.VendorPassthruArgs{NodeID: uuid,
 					Method: iscsideploy.PassBootloaderInstallInfo, HTTPMethod: http.MethodPost, Info: info})
 				return err
 			}

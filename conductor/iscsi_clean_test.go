@@ -116,7 +116,7 @@ func (r *ramdisk) boot(token string) {
 // lookUp plays the lookup of a freshly booted ramdisk, which issues its token.
 func (w *iscsiWorld) lookUp(ctx context.Context, uuid string) string {
 	GinkgoHelper()
-	withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: uuid})
+	withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: uuid})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(withToken.AgentToken).NotTo(Equal("******"), "the cleaning ramdisk gets a token of its own")
 	return withToken.AgentToken
@@ -134,7 +134,7 @@ func (w *iscsiWorld) heartbeatUntil(ctx context.Context, uuid string, r *ramdisk
 	Eventually(func() string {
 		// A heartbeat finding the node locked is refused; the next one
 		// goes through.
-		_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: agentURL, AgentToken: token})
+		_ = rpc.Heartbeat.Call(ctx, w.e.api(w.c), rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: agentURL, AgentToken: token})
 		return str(w.e.node(ctx, uuid).ProvisionState)
 	}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(BeElementOf(want))
 	Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
@@ -143,7 +143,7 @@ func (w *iscsiWorld) heartbeatUntil(ctx context.Context, uuid string, r *ramdisk
 
 func (w *iscsiWorld) provide(ctx context.Context, uuid string) {
 	GinkgoHelper()
-	Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: uuid, Action: states.EventProvide})).To(Succeed())
+	Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: uuid, Action: states.EventProvide})).To(Succeed())
 	Eventually(w.e.provisionState(ctx, uuid)).Should(Equal(states.CleanWait))
 	Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
 }
@@ -227,7 +227,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				n, mac, backing := w.manageableNode(ctx, 16)
 				middle := fillDisk(backing)
 				srv := startAgent(backing)
-				Expect(w.e.api(w.c).DoNodeClean(ctx, rpc.CleanArgs{NodeID: n.UUID,
+				Expect(rpc.DoNodeClean.Call(ctx, w.e.api(w.c), rpc.CleanArgs{NodeID: n.UUID,
 					CleanSteps: []map[string]any{{"interface": "deploy", "step": "erase_devices_metadata"}}})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
 				final := w.heartbeatUntil(ctx, n.UUID, srv, "", states.Manageable)
@@ -355,7 +355,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(recs).To(HaveEach(HaveKeyWithValue("identity_verified", true)))
 
 				By("refusing to erase a LUN that reports another serial number")
-				Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventManage})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventManage})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				Expect(w.tgt.SetSerial("SN-ELSEWHERE")).To(Succeed())
@@ -403,7 +403,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				token := w.lookUp(ctx, n.UUID)
 				srv.boot(token)
 				Eventually(func() any {
-					_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: srv.URL, AgentToken: token})
+					_ = rpc.Heartbeat.Call(ctx, w.e.api(w.c), rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: srv.URL, AgentToken: token})
 					return w.e.node(ctx, n.UUID).CleanStep["step"]
 				}).WithContext(ctx).WithTimeout(cleanTimeout).Should(Equal("erase_devices_metadata"))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
@@ -412,7 +412,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(w.c.Stop(ctx)).To(Succeed())
 				w.c = w.e.start(ctx, "iscsi-survivor-"+newUUID()[:8])
 				Eventually(func() string {
-					_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: srv.URL, AgentToken: token})
+					_ = rpc.Heartbeat.Call(ctx, w.e.api(w.c), rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: srv.URL, AgentToken: token})
 					return str(w.e.node(ctx, n.UUID).ProvisionState)
 				}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(Equal(states.Available))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
@@ -509,7 +509,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				w := newISCSIWorld(ctx, backend)
 				n, mac, _ := w.manageableNode(ctx, 16)
 				w.provide(ctx, n.UUID)
-				Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventAbort})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventAbort})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				final := w.e.node(ctx, n.UUID)
@@ -517,7 +517,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(final.Maintenance).To(BeFalse())
 				w.expectCleanedUp(final, mac)
 
-				Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventManage})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventManage})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
 			})
 
@@ -618,7 +618,7 @@ func (w *iscsiWorld) heartbeatTLSUntil(ctx context.Context, uuid string, a *stub
 	GinkgoHelper()
 	token := w.lookUp(ctx, uuid)
 	Eventually(func() string {
-		_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: a.srv.URL, AgentToken: token, AgentVerifyCA: a.verifyCA})
+		_ = rpc.Heartbeat.Call(ctx, w.e.api(w.c), rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: a.srv.URL, AgentToken: token, AgentVerifyCA: a.verifyCA})
 		return str(w.e.node(ctx, uuid).ProvisionState)
 	}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(Equal(want))
 }
@@ -639,10 +639,10 @@ func (a *stubAgent) executed() []map[string]any {
 // heartbeat looks the node up, keeping the token the lookup issues (later
 // lookups only get it masked), and heartbeats with it.
 func (a *stubAgent) heartbeat(ctx context.Context, w *iscsiWorld, uuid string) {
-	withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: uuid})
+	withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: uuid})
 	Expect(err).NotTo(HaveOccurred())
 	if withToken.AgentToken != "******" {
 		a.token = withToken.AgentToken
 	}
-	_ = w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: a.srv.URL, AgentToken: a.token})
+	_ = rpc.Heartbeat.Call(ctx, w.e.api(w.c), rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: a.srv.URL, AgentToken: a.token})
 }

@@ -198,13 +198,13 @@ func bytes2dash(mac string) string {
 }
 
 func (w *iscsiWorld) deployToWait(ctx context.Context, uuid string) {
-	Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: uuid})).To(Succeed())
+	Expect(rpc.DoNodeDeploy.Call(ctx, w.e.api(w.c), rpc.DeployArgs{NodeID: uuid})).To(Succeed())
 	Eventually(w.e.provisionState(ctx, uuid)).Should(Equal(states.DeployWait))
 	Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
 }
 
 func (w *iscsiWorld) passDeployInfo(ctx context.Context, uuid string, info map[string]any) (rpc.VendorPassthruResult, error) {
-	return w.e.api(w.c).VendorPassthru(ctx, rpc.VendorPassthruArgs{NodeID: uuid, Method: iscsideploy.PassDeployInfo,
+	return rpc.VendorPassthru.Call(ctx, w.e.api(w.c), rpc.VendorPassthruArgs{NodeID: uuid, Method: iscsideploy.PassDeployInfo,
 		HTTPMethod: http.MethodPost, Info: info})
 }
 
@@ -286,7 +286,7 @@ func (a *agentStub) commandCount() int {
 // checksums answer.
 func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, beforeChecksums func()) *agentStub {
 	GinkgoHelper()
-	withToken, err := w.e.api(w.c).GetNodeWithToken(ctx, rpc.NodeArgs{NodeID: uuid})
+	withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: uuid})
 	Expect(err).NotTo(HaveOccurred())
 	iqn := iscsideploy.IQN(uuid)
 	a := &agentStub{}
@@ -340,7 +340,7 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 			"command_result": map[string]any{"iscsi_target_iqn": iqn}})
 	}))
 	DeferCleanup(srv.Close)
-	Expect(w.e.api(w.c).Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: srv.URL,
+	Expect(rpc.Heartbeat.Call(ctx, w.e.api(w.c), rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: srv.URL,
 		AgentVersion: "9.0.0", AgentToken: withToken.AgentToken})).To(Succeed())
 	return a
 }
@@ -458,7 +458,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(progress).To(HaveKeyWithValue("bytes_done", BeNumerically("==", 24<<20)))
 				Expect(str(final.PowerState)).To(Equal(states.PowerOn))
 				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOn))
-				bd, err := w.e.api(w.c).GetBootDevice(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				bd, err := rpc.GetBootDevice.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: n.UUID})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(*bd.BootDevice).To(Equal("disk"))
 				Expect(*bd.Persistent).To(BeTrue())
@@ -484,7 +484,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				By("deploying with a config drive stored apart from the node, as the API stores it")
 				driveID, err := w.e.store.SaveConfigDrive(ctx, n.ID, strings.NewReader(base64.StdEncoding.EncodeToString(gz.Bytes())))
 				Expect(err).NotTo(HaveOccurred())
-				Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, ConfigDriveID: driveID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, w.e.api(w.c), rpc.DeployArgs{NodeID: n.UUID, ConfigDriveID: driveID})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployWait))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				iqn := iscsideploy.IQN(n.UUID)
@@ -555,12 +555,12 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(string(cfg)).To(ContainSubstring("root=UUID=" + rootID))
 				Expect(string(cfg)).NotTo(ContainSubstring("deployment_key"))
 				Expect(filepath.Join(w.tftp, n.UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
-				bd, err := w.e.api(w.c).GetBootDevice(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				bd, err := rpc.GetBootDevice.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: n.UUID})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(*bd.BootDevice).To(Equal("pxe"))
 
 				By("tearing down: the instance's files go, automated cleaning boots the ramdisk")
-				Expect(w.e.api(w.c).DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.DoNodeTearDown.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				_, err = w.e.store.ConfigDrive(ctx, n.ID, driveID)
@@ -571,7 +571,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(filepath.Join(w.tftp, n.UUID, "kernel")).NotTo(BeAnExistingFile())
 
 				By("aborting the clean (iscsi_clean_test.go cleans for real): power off, files removed")
-				Expect(w.e.api(w.c).DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventAbort})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventAbort})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))
@@ -584,7 +584,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w := newISCSIWorld(ctx, backend)
 				n, _, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
 				for _, rebuild := range []bool{false, true} {
-					Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, Rebuild: rebuild})).To(Succeed())
+					Expect(rpc.DoNodeDeploy.Call(ctx, w.e.api(w.c), rpc.DeployArgs{NodeID: n.UUID, Rebuild: rebuild})).To(Succeed())
 					Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployWait))
 					Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 					w.agentHeartbeat(ctx, n.UUID, backing, nil)
@@ -601,7 +601,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 			It("fails the deploy when the image does not exist", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/missing.qcow2"}, 64)
-				Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, w.e.api(w.c), rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 				w.expectCleanFailure(ctx, n.UUID, mac, "Failed to deploy. Error: cache image "+w.images.URL+"/missing.qcow2")
 				Expect(str(w.e.node(ctx, n.UUID).LastError)).To(ContainSubstring("not found"))
 			})
@@ -609,7 +609,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 			It("refuses to start a deploy whose image is a conductor file outside file_url_allowed_paths", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend)
 				n, _, _ := w.node(ctx, model.JSONObject{"image_source": "file:///proc/self/environ"}, 64)
-				err := w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})
+				err := rpc.DoNodeDeploy.Call(ctx, w.e.api(w.c), rpc.DeployArgs{NodeID: n.UUID})
 				Expect(err).To(MatchError(ContainSubstring("Image file:///proc/self/environ cannot be used: local file not allowed")))
 				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.Available))
 				Expect(filepath.Join(w.dir, "cache", "sha256")).NotTo(BeADirectory())
@@ -622,7 +622,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 			It("fails the deploy when the image is larger than [deploy] max_image_size, caching nothing", func(ctx SpecContext) {
 				w := newISCSIWorld(ctx, backend, func(o *iscsideploy.Options) { o.MaxImageSize = 1 << 20 })
 				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
-				Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, w.e.api(w.c), rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 				w.expectCleanFailure(ctx, n.UUID, mac, "download too large")
 				Expect(os.ReadDir(filepath.Join(w.dir, "cache", "sha256"))).To(BeEmpty())
 			})
@@ -631,7 +631,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2",
 					"image_checksum": hex.EncodeToString(make([]byte, 16))}, 64)
-				Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, w.e.api(w.c), rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 				w.expectCleanFailure(ctx, n.UUID, mac, "checksum mismatch")
 			})
 
@@ -639,7 +639,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				w := newISCSIWorld(ctx, backend)
 				n, mac, _ := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}, 64)
 				w.e.hw.Inject(n.UUID, fake.OpSetPowerState, fake.Fault{Err: fmt.Errorf("BMC unreachable")})
-				Expect(w.e.api(w.c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, w.e.api(w.c), rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 				w.expectCleanFailure(ctx, n.UUID, mac, "Failed to deploy. Error: power on: BMC unreachable")
 			})
 

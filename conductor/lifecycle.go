@@ -44,6 +44,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 		return fmt.Errorf("read conductor %s: %w", c.host, err)
 	}
 	c.id.Store(registered.ID)
+	c.locker.SetEpoch(registered.Epoch)
 	c.ring.Reset()
 
 	beatCtx, stopBeat := context.WithCancel(context.Background())
@@ -56,7 +57,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 		return err
 	}
 	if c.transport != nil {
-		stop, err := rpc.Serve(context.Background(), c.transport, c.host, c, c.log)
+		stop, err := rpc.Serve(context.Background(), c.transport, c.host, c.rpcMux(), c.log)
 		if err != nil {
 			c.stopKeepalive()
 			if serr := c.stopServices(ctx); serr != nil {

@@ -43,13 +43,13 @@ var _ = Describe("Node locks and the worker pool", func() {
 				api := e.api(c)
 				n := e.createNode(ctx, states.Available)
 				unblock := blockDeploy(n.UUID)
-				Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 				Expect(e.node(ctx, n.UUID).Reservation).To(Equal(ptr(c.Host())))
 
 				patched := *e.node(ctx, n.UUID)
 				patched.Description = ptr("late")
 				started := time.Now()
-				_, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: patched})
+				_, err := rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: patched})
 				Expect(err).To(haveKind(errs.KindNodeLocked, http.StatusConflict))
 				Expect(err.Error()).To(ContainSubstring("is locked by host " + c.Host()))
 				// Three tries, 50 ms apart: it waited for the holder.
@@ -65,7 +65,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 				c := e.start(ctx, "cond-"+e.group)
 				n := e.createNode(ctx, states.Available)
 				e.hw.Inject(n.UUID, fake.OpDeploy, fake.Fault{Panic: "kaboom"})
-				Expect(e.api(c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, e.api(c), rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 				Eventually(func() string { return str(e.node(ctx, n.UUID).LastError) }).Should(
 					Equal("Async execution of do_node_deploy failed with error: kaboom"))
 				got := e.node(ctx, n.UUID)
@@ -77,7 +77,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 				c := e.start(ctx, "cond-"+e.group)
 				n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.PowerState = ptr(states.PowerOff) })
 				e.hw.Inject(n.UUID, fake.OpSetPowerState, fake.Fault{Panic: "zap"})
-				Expect(e.api(c).ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.PowerOn})).To(Succeed())
+				Expect(rpc.ChangeNodePowerState.Call(ctx, e.api(c), rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.PowerOn})).To(Succeed())
 				Eventually(func() []any {
 					got := e.node(ctx, n.UUID)
 					return []any{str(got.LastError), got.TargetPowerState, got.Reservation}
@@ -90,20 +90,20 @@ var _ = Describe("Node locks and the worker pool", func() {
 				api := e.api(c)
 				busy := e.createNode(ctx, states.Available)
 				unblock := blockDeploy(busy.UUID)
-				Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: busy.UUID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: busy.UUID})).To(Succeed())
 
 				n := e.createNode(ctx, states.Available, func(n *model.Node) {
 					n.PowerState = ptr(states.PowerOff)
 					n.LastError = ptr("old news")
 				})
-				Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(haveKind(errs.KindNoFreeConductorWorker, http.StatusServiceUnavailable))
+				Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID})).To(haveKind(errs.KindNoFreeConductorWorker, http.StatusServiceUnavailable))
 				got := e.node(ctx, n.UUID)
 				Expect(str(got.ProvisionState)).To(Equal(states.Available))
 				Expect(got.TargetProvisionState).To(BeNil())
 				Expect(str(got.LastError)).To(Equal("No free conductor workers available"))
 				Expect(got.Reservation).To(BeNil())
 
-				Expect(api.ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.PowerOn})).To(
+				Expect(rpc.ChangeNodePowerState.Call(ctx, api, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.PowerOn})).To(
 					haveKind(errs.KindNoFreeConductorWorker, http.StatusServiceUnavailable))
 				got = e.node(ctx, n.UUID)
 				Expect(got.TargetPowerState).To(BeNil())
@@ -112,7 +112,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 
 				unblock()
 				Eventually(e.provisionState(ctx, busy.UUID)).Should(Equal(states.Active))
-				Eventually(func() error { return api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID}) }).Should(Succeed())
+				Eventually(func() error { return rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID}) }).Should(Succeed())
 				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Active))
 			})
 
@@ -120,7 +120,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 				c := e.start(ctx, "cond-"+e.group)
 				n := e.createNode(ctx, states.Available)
 				unblock := blockDeploy(n.UUID)
-				Expect(e.api(c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, e.api(c), rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 				stopped := make(chan error, 1)
 				go func() { stopped <- c.Stop(context.Background()) }()
 				Consistently(stopped, 300*time.Millisecond).ShouldNot(Receive())
@@ -138,7 +138,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 				c := e.start(ctx, "cond-"+e.group)
 				n := e.createNode(ctx, states.Available)
 				blockDeploy(n.UUID)
-				Expect(e.api(c).DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.DoNodeDeploy.Call(ctx, e.api(c), rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 				stopCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 				defer cancel()
 				Expect(c.Stop(stopCtx)).To(Succeed())
@@ -150,7 +150,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 			It("on start, aborts its own pending power operations, frees its locks and fails stuck nodes", func(ctx SpecContext) {
 				host := "cond-" + e.group
 				pending := e.createNode(ctx, states.Active, func(n *model.Node) { n.TargetPowerState = ptr(states.PowerOff) })
-				_, err := e.store.ReserveNode(ctx, pending.UUID, host)
+				_, err := e.store.ReserveNode(ctx, pending.UUID, host, 1)
 				Expect(err).NotTo(HaveOccurred())
 				deploying := e.createNode(ctx, states.Deploying, func(n *model.Node) { n.TargetProvisionState = ptr(states.Active) })
 				verifying := e.createNode(ctx, states.Verifying, func(n *model.Node) { n.TargetProvisionState = ptr(states.Manageable) })

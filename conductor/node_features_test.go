@@ -21,66 +21,66 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 		Context("on "+backend, func() {
 			var (
 				e   *env
-				api rpc.ConductorAPI
+				api rpc.Endpoint
 			)
 			BeforeEach(func(ctx SpecContext) {
 				e = newEnv(backend)
 				api = e.api(e.start(ctx, "cond-"+e.group))
 			})
 			lockedByOther := func(ctx context.Context, n *model.Node) {
-				_, err := e.store.ReserveNode(ctx, n.UUID, "other-conductor")
+				_, err := e.store.ReserveNode(ctx, n.UUID, "other-conductor", 1)
 				Expect(err).NotTo(HaveOccurred())
-				DeferCleanup(func(ctx SpecContext) { _ = e.store.ReleaseNode(ctx, n.UUID, "other-conductor") })
+				DeferCleanup(func(ctx SpecContext) { _ = e.store.ReleaseNode(ctx, n.UUID, "other-conductor", 1) })
 			}
 			traits := func(ctx context.Context, uuid string) []string { return []string(e.node(ctx, uuid).Traits) }
 
 			It("adds, replaces and removes traits under the node lock", func(ctx SpecContext) {
 				n := e.createNode(ctx, states.Manageable)
-				Expect(api.AddNodeTraits(ctx, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_A", "HW_CPU_X86_VMX"}})).To(Succeed())
-				Expect(api.AddNodeTraits(ctx, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_A", "CUSTOM_B"}})).To(Succeed())
+				Expect(rpc.AddNodeTraits.Call(ctx, api, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_A", "HW_CPU_X86_VMX"}})).To(Succeed())
+				Expect(rpc.AddNodeTraits.Call(ctx, api, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_A", "CUSTOM_B"}})).To(Succeed())
 				Expect(traits(ctx, n.UUID)).To(Equal([]string{"CUSTOM_A", "HW_CPU_X86_VMX", "CUSTOM_B"}))
 				Expect(e.node(ctx, n.UUID).Reservation).To(BeNil())
 
-				Expect(api.RemoveNodeTraits(ctx, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_A"}})).To(Succeed())
+				Expect(rpc.RemoveNodeTraits.Call(ctx, api, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_A"}})).To(Succeed())
 				Expect(traits(ctx, n.UUID)).To(Equal([]string{"HW_CPU_X86_VMX", "CUSTOM_B"}))
-				err := api.RemoveNodeTraits(ctx, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_A"}})
+				err := rpc.RemoveNodeTraits.Call(ctx, api, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_A"}})
 				Expect(err).To(haveKind(errs.KindNotFound, http.StatusNotFound))
 
-				Expect(api.AddNodeTraits(ctx, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_Z"}, Replace: true})).To(Succeed())
+				Expect(rpc.AddNodeTraits.Call(ctx, api, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_Z"}, Replace: true})).To(Succeed())
 				Expect(traits(ctx, n.UUID)).To(Equal([]string{"CUSTOM_Z"}))
-				Expect(api.RemoveNodeTraits(ctx, rpc.NodeTraitsArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.RemoveNodeTraits.Call(ctx, api, rpc.NodeTraitsArgs{NodeID: n.UUID})).To(Succeed())
 				Expect(traits(ctx, n.UUID)).To(BeEmpty())
 
 				many := make([]string, conductor.MaxTraitsPerNode+1)
 				for i := range many {
 					many[i] = "CUSTOM_T" + string(rune('A'+i/26)) + string(rune('A'+i%26))
 				}
-				err = api.AddNodeTraits(ctx, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: many, Replace: true})
+				err = rpc.AddNodeTraits.Call(ctx, api, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: many, Replace: true})
 				Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 				Expect(traits(ctx, n.UUID)).To(BeEmpty(), "nothing saved")
-				Expect(api.AddNodeTraits(ctx, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: many[:conductor.MaxTraitsPerNode], Replace: true})).To(Succeed())
+				Expect(rpc.AddNodeTraits.Call(ctx, api, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: many[:conductor.MaxTraitsPerNode], Replace: true})).To(Succeed())
 				Expect(traits(ctx, n.UUID)).To(HaveLen(conductor.MaxTraitsPerNode))
 
 				lockedByOther(ctx, n)
-				Expect(api.AddNodeTraits(ctx, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_X"}})).To(
+				Expect(rpc.AddNodeTraits.Call(ctx, api, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_X"}})).To(
 					haveKind(errs.KindNodeLocked, http.StatusConflict))
-				Expect(api.RemoveNodeTraits(ctx, rpc.NodeTraitsArgs{NodeID: n.UUID})).To(
+				Expect(rpc.RemoveNodeTraits.Call(ctx, api, rpc.NodeTraitsArgs{NodeID: n.UUID})).To(
 					haveKind(errs.KindNodeLocked, http.StatusConflict))
 			})
 
 			It("keeps traits out of node updates, which cannot undo a concurrent change", func(ctx SpecContext) {
 				n := e.createNode(ctx, states.Manageable)
 				stale := *e.node(ctx, n.UUID)
-				Expect(api.AddNodeTraits(ctx, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_A"}})).To(Succeed())
+				Expect(rpc.AddNodeTraits.Call(ctx, api, rpc.NodeTraitsArgs{NodeID: n.UUID, Traits: []string{"CUSTOM_A"}})).To(Succeed())
 				stale.Extra = model.JSONObject{"k": "v"}
-				_, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: stale})
+				_, err := rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: stale})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(traits(ctx, n.UUID)).To(Equal([]string{"CUSTOM_A"}))
 			})
 
 			It("rescues with the fake rescue interface, storing only a hash of the password, and unrescues", func(ctx SpecContext) {
 				n := e.createNode(ctx, states.Active, func(n *model.Node) { n.RescueInterface = ptr("fake") })
-				Expect(api.DoNodeRescue(ctx, rpc.RescueArgs{NodeID: n.UUID, RescuePassword: "s3cret-pw"})).To(Succeed())
+				Expect(rpc.DoNodeRescue.Call(ctx, api, rpc.RescueArgs{NodeID: n.UUID, RescuePassword: "s3cret-pw"})).To(Succeed())
 				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Rescue))
 				got := e.node(ctx, n.UUID)
 				Expect(got.TargetProvisionState).To(BeNil())
@@ -88,7 +88,7 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 				Expect(got.InstanceInfo["hashed_rescue_password"]).NotTo(ContainSubstring("s3cret-pw"))
 				Expect(got.InstanceInfo).NotTo(HaveKey("rescue_password"))
 
-				Expect(api.DoNodeUnrescue(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.DoNodeUnrescue.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
 				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Active))
 				Expect(e.node(ctx, n.UUID).InstanceInfo).NotTo(HaveKey("hashed_rescue_password"))
 			})
@@ -96,27 +96,27 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 			It("fails a rescue the driver refuses into rescue failed, and refuses no-rescue and wrong states", func(ctx SpecContext) {
 				n := e.createNode(ctx, states.Active, func(n *model.Node) { n.RescueInterface = ptr("fake") })
 				e.hw.Inject(n.UUID, fake.OpRescue, fake.Fault{Err: errors.New("ramdisk did not boot")})
-				Expect(api.DoNodeRescue(ctx, rpc.RescueArgs{NodeID: n.UUID, RescuePassword: "pw"})).To(Succeed())
+				Expect(rpc.DoNodeRescue.Call(ctx, api, rpc.RescueArgs{NodeID: n.UUID, RescuePassword: "pw"})).To(Succeed())
 				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.RescueFail))
 				Expect(str(e.node(ctx, n.UUID).LastError)).To(ContainSubstring("ramdisk did not boot"))
 
 				plain := e.createNode(ctx, states.Active)
 				Expect(str(plain.RescueInterface)).To(Equal("no-rescue"))
-				Expect(api.DoNodeRescue(ctx, rpc.RescueArgs{NodeID: plain.UUID, RescuePassword: "pw"})).To(
+				Expect(rpc.DoNodeRescue.Call(ctx, api, rpc.RescueArgs{NodeID: plain.UUID, RescuePassword: "pw"})).To(
 					haveKind(errs.KindUnsupportedDriverExtension, http.StatusBadRequest))
-				Expect(api.DoNodeRescue(ctx, rpc.RescueArgs{NodeID: plain.UUID})).To(
+				Expect(rpc.DoNodeRescue.Call(ctx, api, rpc.RescueArgs{NodeID: plain.UUID})).To(
 					haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 
 				avail := e.createNode(ctx, states.Available, func(n *model.Node) { n.RescueInterface = ptr("fake") })
-				Expect(api.DoNodeRescue(ctx, rpc.RescueArgs{NodeID: avail.UUID, RescuePassword: "pw"})).To(
+				Expect(rpc.DoNodeRescue.Call(ctx, api, rpc.RescueArgs{NodeID: avail.UUID, RescuePassword: "pw"})).To(
 					haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
-				Expect(api.DoNodeUnrescue(ctx, rpc.NodeArgs{NodeID: avail.UUID})).To(
+				Expect(rpc.DoNodeUnrescue.Call(ctx, api, rpc.NodeArgs{NodeID: avail.UUID})).To(
 					haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
 			})
 
 			It("aborts an inspection or a rescue waiting for its ramdisk", func(ctx SpecContext) {
 				insp := e.createNode(ctx, states.InspectWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Manageable) })
-				Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: insp.UUID, Action: states.EventAbort})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: insp.UUID, Action: states.EventAbort})).To(Succeed())
 				Expect(str(e.node(ctx, insp.UUID).ProvisionState)).To(Equal(states.InspectFail))
 				Expect(str(e.node(ctx, insp.UUID).LastError)).To(ContainSubstring("aborted"))
 
@@ -124,7 +124,7 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 					n.TargetProvisionState = ptr(states.Rescue)
 					n.InstanceInfo = model.JSONObject{"hashed_rescue_password": "x"}
 				})
-				Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: resc.UUID, Action: states.EventAbort})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: resc.UUID, Action: states.EventAbort})).To(Succeed())
 				got := e.node(ctx, resc.UUID)
 				Expect(str(got.ProvisionState)).To(Equal(states.RescueFail))
 				Expect(got.InstanceInfo).NotTo(HaveKey("hashed_rescue_password"))
@@ -133,12 +133,12 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 			It("reads BIOS settings from the fake bios interface and none from no-bios", func(ctx SpecContext) {
 				n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.BIOSInterface = ptr("fake") })
 				e.hw.SetBIOSSetting(n.UUID, "BootMode", "Bios")
-				settings, err := api.GetBIOSSettings(ctx, rpc.NodeArgs{NodeID: n.UUID})
+				settings, err := rpc.GetBIOSSettings.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(settings).To(Equal([]rpc.BIOSSetting{{Name: "BootMode", Value: "Bios"}, {Name: "ProcVirtualization", Value: "Enabled"}}))
 
 				plain := e.createNode(ctx, states.Manageable)
-				settings, err = api.GetBIOSSettings(ctx, rpc.NodeArgs{NodeID: plain.UUID})
+				settings, err = rpc.GetBIOSSettings.Call(ctx, api, rpc.NodeArgs{NodeID: plain.UUID})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(settings).To(BeEmpty())
 			})
@@ -147,30 +147,30 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 				avail := e.createNode(ctx, states.Available)
 				upd := *avail
 				upd.Protected = true
-				_, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: upd})
+				_, err := rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: upd})
 				Expect(err).To(haveKind(errs.KindInvalidState, http.StatusConflict))
 				Expect(e.node(ctx, avail.UUID).Protected).To(BeFalse())
 
 				n := e.createNode(ctx, states.Active)
 				upd = *n
 				upd.Protected, upd.ProtectedReason = true, ptr("prod database")
-				out, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: upd})
+				out, err := rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: upd})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(out.Protected).To(BeTrue())
 				Expect(str(out.ProtectedReason)).To(Equal("prod database"))
 
 				protected := haveKind(errs.KindNodeProtected, http.StatusForbidden)
-				Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, Rebuild: true})).To(protected)
-				Expect(api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(protected)
+				Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID, Rebuild: true})).To(protected)
+				Expect(rpc.DoNodeTearDown.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(protected)
 				upd = *e.node(ctx, n.UUID)
 				upd.Maintenance = true
-				_, err = api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: upd})
+				_, err = rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: upd})
 				Expect(err).NotTo(HaveOccurred())
-				Expect(api.DestroyNode(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(protected)
+				Expect(rpc.DestroyNode.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(protected)
 
 				upd = *e.node(ctx, n.UUID)
 				upd.Protected = false
-				out, err = api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: upd})
+				out, err = rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: upd})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(out.ProtectedReason).To(BeNil(), "the reason goes with the protection")
 			})

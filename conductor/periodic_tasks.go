@@ -200,7 +200,7 @@ func (c *Conductor) checkOrphanNodes(ctx context.Context) {
 		if !slices.Contains(offline, holder) {
 			continue
 		}
-		if err := c.store.ReleaseNode(ctx, n.UUID, holder); err != nil {
+		if err := c.store.ReleaseNode(ctx, n.UUID, holder, 0); err != nil {
 			c.log.WithError(err).WithField("node", n.UUID).Warnf("Cannot release the lock of offline conductor %s", holder)
 			continue
 		}

@@ -36,7 +36,7 @@ var _ = Describe("Periodic tasks", func() {
 				rw := e.createNode(ctx, states.RescueWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Rescue) })
 				maint := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.Maintenance = true })
 				locked := e.createNode(ctx, states.DeployWait)
-				_, err := e.store.ReserveNode(ctx, locked.UUID, "busy-host")
+				_, err := e.store.ReserveNode(ctx, locked.UUID, "busy-host", 1)
 				Expect(err).NotTo(HaveOccurred())
 				elsewhere := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.ConductorGroup = e.group + "-other" })
 				DeferCleanup(func() { _ = e.store.DestroyNode(ctx, elsewhere.UUID) })
@@ -119,7 +119,7 @@ var _ = Describe("Periodic tasks", func() {
 				e.hw.Inject(n.UUID, fake.OpGetPowerState, fake.Fault{Err: errors.New("BMC gone")})
 				Eventually(func() bool { return e.node(ctx, n.UUID).Maintenance }).Should(BeTrue())
 
-				_, err := e.api(c).UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "1.65",
+				_, err := rpc.UpdateNode.Call(ctx, e.api(c), rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "1.65",
 					Patch: []byte(`[{"op": "add", "path": "/extra/rack", "value": "r4"}]`)})
 				Expect(err).NotTo(HaveOccurred())
 				got := e.node(ctx, n.UUID)

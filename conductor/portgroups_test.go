@@ -18,7 +18,7 @@ var _ = Describe("Port group RPCs", func() {
 		Context("on "+backend, func() {
 			var (
 				e      *env
-				api    rpc.ConductorAPI
+				api    rpc.Endpoint
 				n1, n2 *model.Node
 			)
 			BeforeEach(func(ctx SpecContext) {
@@ -52,7 +52,7 @@ var _ = Describe("Port group RPCs", func() {
 				in.Properties = model.JSONObject{"miimon": "100"}
 				in.StandalonePortsSupported = false
 				in.InternalInfo = model.JSONObject{"forged": true}
-				out, err := api.UpdatePortgroup(ctx, rpc.PortgroupArgs{Portgroup: in})
+				out, err := rpc.UpdatePortgroup.Call(ctx, api, rpc.PortgroupArgs{Portgroup: in})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(out.Name).To(HaveValue(Equal("bond0")))
 				Expect(out.NodeUUID).To(Equal(n1.UUID))
@@ -70,28 +70,28 @@ var _ = Describe("Port group RPCs", func() {
 				p := member(ctx, n1, pg)
 				in := *pg
 				in.NodeUUID = n2.UUID
-				_, err := api.UpdatePortgroup(ctx, rpc.PortgroupArgs{Portgroup: in})
+				_, err := rpc.UpdatePortgroup.Call(ctx, api, rpc.PortgroupArgs{Portgroup: in})
 				Expect(err).To(haveKind(errs.KindInvalidState, http.StatusConflict))
-				Expect(api.DestroyPortgroup(ctx, rpc.PortgroupArgs{Portgroup: *pg})).To(haveKind(errs.KindInvalidState, http.StatusConflict))
+				Expect(rpc.DestroyPortgroup.Call(ctx, api, rpc.PortgroupArgs{Portgroup: *pg})).To(haveKind(errs.KindInvalidState, http.StatusConflict))
 				stored, err := e.store.GetPortgroup(ctx, pg.UUID)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(stored.NodeUUID).To(Equal(n1.UUID))
 
 				Expect(e.store.DestroyPort(ctx, p.UUID)).To(Succeed())
-				out, err := api.UpdatePortgroup(ctx, rpc.PortgroupArgs{Portgroup: in})
+				out, err := rpc.UpdatePortgroup.Call(ctx, api, rpc.PortgroupArgs{Portgroup: in})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(out.NodeUUID).To(Equal(n2.UUID))
 				Expect(e.node(ctx, n1.UUID).Reservation).To(BeNil())
 				Expect(e.node(ctx, n2.UUID).Reservation).To(BeNil())
 
 				in.NodeUUID = newUUID()
-				_, err = api.UpdatePortgroup(ctx, rpc.PortgroupArgs{Portgroup: in})
+				_, err = rpc.UpdatePortgroup.Call(ctx, api, rpc.PortgroupArgs{Portgroup: in})
 				Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 
-				Expect(api.DestroyPortgroup(ctx, rpc.PortgroupArgs{Portgroup: *pg})).To(Succeed())
+				Expect(rpc.DestroyPortgroup.Call(ctx, api, rpc.PortgroupArgs{Portgroup: *pg})).To(Succeed())
 				_, err = e.store.GetPortgroup(ctx, pg.UUID)
 				Expect(err).To(haveKind(errs.KindNotFound, http.StatusNotFound))
-				Expect(api.DestroyPortgroup(ctx, rpc.PortgroupArgs{Portgroup: *pg})).To(haveKind(errs.KindNotFound, http.StatusNotFound))
+				Expect(rpc.DestroyPortgroup.Call(ctx, api, rpc.PortgroupArgs{Portgroup: *pg})).To(haveKind(errs.KindNotFound, http.StatusNotFound))
 			})
 
 			It("keeps the address of a group on a deployed node", func(ctx SpecContext) {
@@ -99,20 +99,20 @@ var _ = Describe("Port group RPCs", func() {
 				pg := newGroup(ctx, active)
 				in := *pg
 				in.Address = ptr(randomMAC())
-				_, err := api.UpdatePortgroup(ctx, rpc.PortgroupArgs{Portgroup: in})
+				_, err := rpc.UpdatePortgroup.Call(ctx, api, rpc.PortgroupArgs{Portgroup: in})
 				Expect(err).To(haveKind(errs.KindInvalidState, http.StatusConflict))
 				in.Address = pg.Address
 				in.Extra = model.JSONObject{"ok": true}
-				_, err = api.UpdatePortgroup(ctx, rpc.PortgroupArgs{Portgroup: in})
+				_, err = rpc.UpdatePortgroup.Call(ctx, api, rpc.PortgroupArgs{Portgroup: in})
 				Expect(err).NotTo(HaveOccurred())
 			})
 
 			It("waits for the node lock and gives up with NodeLocked", func(ctx SpecContext) {
 				pg := newGroup(ctx, n1)
-				_, err := e.store.ReserveNode(ctx, n1.UUID, "someone-else")
+				_, err := e.store.ReserveNode(ctx, n1.UUID, "someone-else", 1)
 				Expect(err).NotTo(HaveOccurred())
-				Expect(api.DestroyPortgroup(ctx, rpc.PortgroupArgs{Portgroup: *pg})).To(haveKind(errs.KindNodeLocked, http.StatusConflict))
-				Expect(e.store.ReleaseNode(ctx, n1.UUID, "someone-else")).To(Succeed())
+				Expect(rpc.DestroyPortgroup.Call(ctx, api, rpc.PortgroupArgs{Portgroup: *pg})).To(haveKind(errs.KindNodeLocked, http.StatusConflict))
+				Expect(e.store.ReleaseNode(ctx, n1.UUID, "someone-else", 1)).To(Succeed())
 				_, err = e.store.GetPortgroup(ctx, pg.UUID)
 				Expect(err).NotTo(HaveOccurred())
 			})
@@ -125,17 +125,17 @@ var _ = Describe("Port group RPCs", func() {
 				Expect(err).NotTo(HaveOccurred())
 
 				in.PortgroupUUID = &theirs.UUID
-				_, err = api.UpdatePort(ctx, rpc.PortArgs{Port: *in})
+				_, err = rpc.UpdatePort.Call(ctx, api, rpc.PortArgs{Port: *in})
 				Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 				in.PortgroupUUID = ptr(newUUID())
-				_, err = api.UpdatePort(ctx, rpc.PortArgs{Port: *in})
+				_, err = rpc.UpdatePort.Call(ctx, api, rpc.PortArgs{Port: *in})
 				Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 				stored, err := e.store.GetPort(ctx, p.UUID)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(stored.PortgroupUUID).To(BeNil())
 
 				in.PortgroupUUID = &mine.UUID
-				out, err := api.UpdatePort(ctx, rpc.PortArgs{Port: *in})
+				out, err := rpc.UpdatePort.Call(ctx, api, rpc.PortArgs{Port: *in})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(out.PortgroupUUID).To(HaveValue(Equal(mine.UUID)))
 				stored, err = e.store.GetPort(ctx, p.UUID)
@@ -146,20 +146,20 @@ var _ = Describe("Port group RPCs", func() {
 				closed.StandalonePortsSupported = false
 				Expect(e.store.SavePortgroup(ctx, closed)).To(Succeed())
 				in.PortgroupUUID = &closed.UUID
-				_, err = api.UpdatePort(ctx, rpc.PortArgs{Port: *in})
+				_, err = rpc.UpdatePort.Call(ctx, api, rpc.PortArgs{Port: *in})
 				Expect(err).To(haveKind(errs.KindConflict, http.StatusConflict))
 				in.PXEEnabled = false
-				_, err = api.UpdatePort(ctx, rpc.PortArgs{Port: *in})
+				_, err = rpc.UpdatePort.Call(ctx, api, rpc.PortArgs{Port: *in})
 				Expect(err).NotTo(HaveOccurred())
 				in.PXEEnabled = true
-				_, err = api.UpdatePort(ctx, rpc.PortArgs{Port: *in})
+				_, err = rpc.UpdatePort.Call(ctx, api, rpc.PortArgs{Port: *in})
 				Expect(err).To(haveKind(errs.KindConflict, http.StatusConflict))
 				stored, err = e.store.GetPort(ctx, p.UUID)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(stored.PXEEnabled).To(BeFalse())
 
 				in.PortgroupUUID = nil
-				_, err = api.UpdatePort(ctx, rpc.PortArgs{Port: *in})
+				_, err = rpc.UpdatePort.Call(ctx, api, rpc.PortArgs{Port: *in})
 				Expect(err).NotTo(HaveOccurred())
 				stored, err = e.store.GetPort(ctx, p.UUID)
 				Expect(err).NotTo(HaveOccurred())

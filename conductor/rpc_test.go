@@ -37,7 +37,7 @@ var _ = Describe("Conductor RPC API", func() {
 			var (
 				e   *env
 				c   *conductor.Conductor
-				api rpc.ConductorAPI
+				api rpc.Endpoint
 			)
 			start := func(ctx context.Context, mods ...func(*config.Config)) {
 				c = e.start(ctx, "cond-"+e.group, mods...)
@@ -51,7 +51,7 @@ var _ = Describe("Conductor RPC API", func() {
 				It("manages an enrolled node: verifying, then manageable with its power state", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Enroll)
 					e.hw.SetPowerState(n.UUID, states.PowerOn)
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "manage"})).To(Succeed())
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "manage"})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
 					got := e.node(ctx, n.UUID)
 					Expect(got.TargetProvisionState).To(BeNil())
@@ -63,7 +63,7 @@ var _ = Describe("Conductor RPC API", func() {
 				It("sends a node whose power cannot be read back to enroll with last_error", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Enroll)
 					e.hw.Inject(n.UUID, fake.OpGetPowerState, fake.Fault{Err: errors.New("BMC unreachable")})
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "manage"})).To(Succeed())
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "manage"})).To(Succeed())
 					Eventually(func() string { return str(e.node(ctx, n.UUID).LastError) }).Should(
 						Equal("Failed to get power state for node " + n.UUID + ". Error: BMC unreachable"))
 					got := e.node(ctx, n.UUID)
@@ -74,7 +74,7 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("provides a manageable node through automated cleaning to available", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable)
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Available))
 					Expect(e.node(ctx, n.UUID).TargetProvisionState).To(BeNil())
 					Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
@@ -83,7 +83,7 @@ var _ = Describe("Conductor RPC API", func() {
 				It("fails a clean that cannot be prepared: clean failed, maintenance, clean failure", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable)
 					e.hw.Inject(n.UUID, fake.OpPrepareCleaning, fake.Fault{Err: errors.New("no ramdisk")})
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
 					got := e.node(ctx, n.UUID)
 					Expect(str(got.TargetProvisionState)).To(Equal(states.Available))
@@ -95,14 +95,14 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("refuses provide for a retired node and actions the state machine does not allow", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.Retired = true })
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(
 						haveKind(errs.KindInvalid, http.StatusBadRequest))
 					m := e.createNode(ctx, states.Available)
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: m.UUID, Action: "provide"})).To(
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: m.UUID, Action: "provide"})).To(
 						haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: m.UUID, Action: "abort"})).To(
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: m.UUID, Action: "abort"})).To(
 						haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: m.UUID, Action: "deploy"})).To(
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: m.UUID, Action: "deploy"})).To(
 						haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 					Expect(e.provisionState(ctx, m.UUID)()).To(Equal(states.Available))
 					Expect(e.node(ctx, n.UUID).Reservation).To(BeNil())
@@ -111,7 +111,7 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("moves available back to manageable synchronously", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Available)
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "manage"})).To(Succeed())
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "manage"})).To(Succeed())
 					got := e.node(ctx, n.UUID)
 					Expect(str(got.ProvisionState)).To(Equal(states.Manageable))
 					Expect(got.TargetProvisionState).To(BeNil())
@@ -120,14 +120,14 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("inspects a manageable node", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable)
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "inspect"})).To(Succeed())
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "inspect"})).To(Succeed())
 					Eventually(func() bool { return e.node(ctx, n.UUID).InspectionFinishedAt != nil }).Should(BeTrue())
 					Expect(e.provisionState(ctx, n.UUID)()).To(Equal(states.Manageable))
 				})
 
 				It("adopts a manageable node into active and records itself as its conductor", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable)
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "adopt"})).To(Succeed())
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "adopt"})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Active))
 					me, err := e.store.GetConductor(ctx, c.Host())
 					Expect(err).NotTo(HaveOccurred())
@@ -136,7 +136,7 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("deploys an available node to active, keeping the configdrive", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Available)
-					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, ConfigDrive: "H4sIAAAA"})).To(Succeed())
+					Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID, ConfigDrive: "H4sIAAAA"})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Active))
 					got := e.node(ctx, n.UUID)
 					Expect(got.TargetProvisionState).To(BeNil())
@@ -149,7 +149,7 @@ var _ = Describe("Conductor RPC API", func() {
 					n := e.createNode(ctx, states.Available)
 					first, err := e.store.SaveConfigDrive(ctx, n.ID, strings.NewReader("H4sIfirst"))
 					Expect(err).NotTo(HaveOccurred())
-					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, ConfigDriveID: first})).To(Succeed())
+					Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID, ConfigDriveID: first})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Active))
 					Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
 					Expect(e.node(ctx, n.UUID).InstanceInfo).To(HaveKeyWithValue("configdrive", model.StoredConfigDriveRef(first)))
@@ -158,7 +158,7 @@ var _ = Describe("Conductor RPC API", func() {
 					By("rebuilding with a new drive, which replaces the first")
 					second, err := e.store.SaveConfigDrive(ctx, n.ID, strings.NewReader("H4sIsecond"))
 					Expect(err).NotTo(HaveOccurred())
-					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, Rebuild: true, ConfigDriveID: second})).To(Succeed())
+					Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID, Rebuild: true, ConfigDriveID: second})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Active))
 					Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
 					Expect(e.node(ctx, n.UUID).InstanceInfo).To(HaveKeyWithValue("configdrive", model.StoredConfigDriveRef(second)))
@@ -166,7 +166,7 @@ var _ = Describe("Conductor RPC API", func() {
 					Expect(err).To(MatchError(ContainSubstring("not found")))
 
 					By("tearing down")
-					Expect(api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+					Expect(rpc.DoNodeTearDown.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Available))
 					_, err = e.store.ConfigDrive(ctx, n.ID, second)
 					Expect(err).To(MatchError(ContainSubstring("not found")))
@@ -178,7 +178,7 @@ var _ = Describe("Conductor RPC API", func() {
 					Expect(err).NotTo(HaveOccurred())
 					refused, err := e.store.SaveConfigDrive(ctx, n.ID, strings.NewReader("H4sIrefused"))
 					Expect(err).NotTo(HaveOccurred())
-					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, ConfigDriveID: refused})).To(
+					Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID, ConfigDriveID: refused})).To(
 						haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
 					_, err = e.store.ConfigDrive(ctx, n.ID, refused)
 					Expect(err).To(MatchError(ContainSubstring("not found")))
@@ -187,16 +187,16 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("refuses a deploy synchronously, leaving the node as it was", func(ctx SpecContext) {
 					maint := e.createNode(ctx, states.Available, func(n *model.Node) { n.Maintenance = true })
-					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: maint.UUID})).To(haveKind(errs.KindNodeInMaintenance, http.StatusBadRequest))
+					Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: maint.UUID})).To(haveKind(errs.KindNodeInMaintenance, http.StatusBadRequest))
 					wrong := e.createNode(ctx, states.Manageable)
-					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: wrong.UUID})).To(haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
+					Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: wrong.UUID})).To(haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
 					invalid := e.createNode(ctx, states.Available)
 					e.hw.Inject(invalid.UUID, fake.OpDeployValidate, fake.Fault{Err: errs.InvalidParameterValue("image_source is missing")})
-					err := api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: invalid.UUID})
+					err := rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: invalid.UUID})
 					Expect(err).To(haveKind(errs.KindInstanceDeployFailure, http.StatusInternalServerError))
 					Expect(err.Error()).To(ContainSubstring("image_source is missing"))
 					protected := e.createNode(ctx, states.Active, func(n *model.Node) { n.Protected = true })
-					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: protected.UUID, Rebuild: true})).To(haveKind(errs.KindNodeProtected, http.StatusForbidden))
+					Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: protected.UUID, Rebuild: true})).To(haveKind(errs.KindNodeProtected, http.StatusForbidden))
 					for _, n := range []*model.Node{maint, wrong, invalid, protected} {
 						got := e.node(ctx, n.UUID)
 						Expect(got.ProvisionState).To(Equal(n.ProvisionState))
@@ -208,7 +208,7 @@ var _ = Describe("Conductor RPC API", func() {
 				It("records a failing deploy as deploy failed with last_error", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Available)
 					e.hw.Inject(n.UUID, fake.OpDeploy, fake.Fault{Err: errors.New("disk on fire")})
-					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
+					Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployFail))
 					got := e.node(ctx, n.UUID)
 					Expect(str(got.TargetProvisionState)).To(Equal(states.Active))
@@ -218,7 +218,7 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("rebuilds an active node", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Active)
-					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: n.UUID, Rebuild: true})).To(Succeed())
+					Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID, Rebuild: true})).To(Succeed())
 					Eventually(func() *int64 { return e.node(ctx, n.UUID).ConductorAffinity }).ShouldNot(BeNil())
 					Expect(e.provisionState(ctx, n.UUID)()).To(Equal(states.Active))
 				})
@@ -229,7 +229,7 @@ var _ = Describe("Conductor RPC API", func() {
 						n.InstanceInfo = model.JSONObject{"image_source": "http://example/img"}
 						n.DriverInternalInfo = model.JSONObject{"is_whole_disk_image": true, "keep": "me"}
 					})
-					Expect(api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+					Expect(rpc.DoNodeTearDown.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Available))
 					got := e.node(ctx, n.UUID)
 					Expect(got.InstanceUUID).To(BeNil())
@@ -241,14 +241,14 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("tears a retired node down to manageable", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Active, func(n *model.Node) { n.Retired = true })
-					Expect(api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+					Expect(rpc.DoNodeTearDown.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
 				})
 
 				It("puts a node whose tear down fails into error, instance cleared", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Active, func(n *model.Node) { n.InstanceUUID = ptr(newUUID()) })
 					e.hw.Inject(n.UUID, fake.OpTearDown, fake.Fault{Err: errors.New("stuck")})
-					Expect(api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+					Expect(rpc.DoNodeTearDown.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Error))
 					got := e.node(ctx, n.UUID)
 					Expect(str(got.LastError)).To(Equal("Failed to tear down. Error: stuck"))
@@ -257,22 +257,22 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("refuses to tear down protected nodes and nodes in the wrong state", func(ctx SpecContext) {
 					p := e.createNode(ctx, states.Active, func(n *model.Node) { n.Protected = true })
-					Expect(api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: p.UUID})).To(haveKind(errs.KindNodeProtected, http.StatusForbidden))
+					Expect(rpc.DoNodeTearDown.Call(ctx, api, rpc.NodeArgs{NodeID: p.UUID})).To(haveKind(errs.KindNodeProtected, http.StatusForbidden))
 					m := e.createNode(ctx, states.Manageable)
-					Expect(api.DoNodeTearDown(ctx, rpc.NodeArgs{NodeID: m.UUID})).To(haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
+					Expect(rpc.DoNodeTearDown.Call(ctx, api, rpc.NodeArgs{NodeID: m.UUID})).To(haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
 					Expect(e.provisionState(ctx, p.UUID)()).To(Equal(states.Active))
 					Expect(e.node(ctx, p.UUID).Reservation).To(BeNil())
 				})
 
 				It("cleans manually back to manageable, and fails on a step the driver lacks", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable)
-					Expect(api.DoNodeClean(ctx, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: []map[string]any{}})).To(Succeed())
+					Expect(rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: []map[string]any{}})).To(Succeed())
 					Eventually(func() []any {
 						got := e.node(ctx, n.UUID)
 						return []any{str(got.ProvisionState), got.TargetProvisionState, got.Reservation}
 					}).Should(Equal([]any{states.Manageable, (*string)(nil), (*string)(nil)}))
 
-					Expect(api.DoNodeClean(ctx, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: []map[string]any{{"interface": "deploy", "step": "erase_devices"}}})).To(Succeed())
+					Expect(rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: []map[string]any{{"interface": "deploy", "step": "erase_devices"}}})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
 					got := e.node(ctx, n.UUID)
 					Expect(str(got.TargetProvisionState)).To(Equal(states.Manageable))
@@ -283,14 +283,14 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("refuses a manual clean in maintenance or outside manageable", func(ctx SpecContext) {
 					m := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.Maintenance = true })
-					Expect(api.DoNodeClean(ctx, rpc.CleanArgs{NodeID: m.UUID, CleanSteps: []map[string]any{}})).To(haveKind(errs.KindNodeInMaintenance, http.StatusBadRequest))
+					Expect(rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: m.UUID, CleanSteps: []map[string]any{}})).To(haveKind(errs.KindNodeInMaintenance, http.StatusBadRequest))
 					a := e.createNode(ctx, states.Available)
-					Expect(api.DoNodeClean(ctx, rpc.CleanArgs{NodeID: a.UUID, CleanSteps: []map[string]any{}})).To(haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
+					Expect(rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: a.UUID, CleanSteps: []map[string]any{}})).To(haveKind(errs.KindInvalidStateRequested, http.StatusBadRequest))
 				})
 
 				It("aborts a clean waiting for its ramdisk", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.CleanWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Manageable) })
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "abort"})).To(Succeed())
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "abort"})).To(Succeed())
 					Eventually(func() string { return str(e.node(ctx, n.UUID).LastError) }).Should(Equal("By request, the clean operation was aborted"))
 					got := e.node(ctx, n.UUID)
 					Expect(str(got.ProvisionState)).To(Equal(states.CleanFail))
@@ -302,7 +302,7 @@ var _ = Describe("Conductor RPC API", func() {
 					n := e.createNode(ctx, states.CleanWait, func(n *model.Node) {
 						n.CleanStep = model.JSONObject{"interface": "deploy", "step": "erase_devices", "abortable": false}
 					})
-					Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "abort"})).To(Succeed())
+					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "abort"})).To(Succeed())
 					got := e.node(ctx, n.UUID)
 					Expect(str(got.ProvisionState)).To(Equal(states.CleanWait))
 					Expect(got.CleanStep).To(HaveKeyWithValue("abort_after", true))
@@ -314,8 +314,8 @@ var _ = Describe("Conductor RPC API", func() {
 						n.DriverInternalInfo = model.JSONObject{"clean_steps": []any{}}
 					})
 					dp := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Active) })
-					Expect(api.ContinueNodeClean(ctx, rpc.NodeArgs{NodeID: cl.UUID})).To(Succeed())
-					Expect(api.ContinueNodeDeploy(ctx, rpc.NodeArgs{NodeID: dp.UUID})).To(Succeed())
+					Expect(rpc.ContinueNodeClean.Call(ctx, api, rpc.NodeArgs{NodeID: cl.UUID})).To(Succeed())
+					Expect(rpc.ContinueNodeDeploy.Call(ctx, api, rpc.NodeArgs{NodeID: dp.UUID})).To(Succeed())
 					Eventually(e.provisionState(ctx, cl.UUID)).Should(Equal(states.Available))
 					Eventually(e.provisionState(ctx, dp.UUID)).Should(Equal(states.Active))
 					Expect(e.node(ctx, cl.UUID).DriverInternalInfo).NotTo(HaveKey("clean_steps"))
@@ -330,25 +330,25 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("changes power state asynchronously and records it", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.PowerState = ptr(states.PowerOff) })
-					Expect(api.ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.PowerOn})).To(Succeed())
+					Expect(rpc.ChangeNodePowerState.Call(ctx, api, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.PowerOn})).To(Succeed())
 					Eventually(func() []any {
 						got := e.node(ctx, n.UUID)
 						return []any{str(got.PowerState), got.TargetPowerState, got.Reservation}
 					}).Should(Equal([]any{states.PowerOn, (*string)(nil), (*string)(nil)}))
 					Expect(e.hwPower(n.UUID)).To(Equal(states.PowerOn))
 
-					Expect(api.ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.SoftPowerOff})).To(Succeed())
+					Expect(rpc.ChangeNodePowerState.Call(ctx, api, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.SoftPowerOff})).To(Succeed())
 					Eventually(func() string { return str(e.node(ctx, n.UUID).PowerState) }).Should(Equal(states.PowerOff))
 					Expect(e.hwPower(n.UUID)).To(Equal(states.PowerOff))
 
-					Expect(api.ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.Rebooting})).To(Succeed())
+					Expect(rpc.ChangeNodePowerState.Call(ctx, api, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.Rebooting})).To(Succeed())
 					Eventually(func() string { return str(e.node(ctx, n.UUID).PowerState) }).Should(Equal(states.PowerOn))
 				})
 
 				It("records a failed power action in last_error and clears the target", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.PowerState = ptr(states.PowerOff) })
 					e.hw.Inject(n.UUID, fake.OpSetPowerState, fake.Fault{Err: errors.New("IPMI timeout")})
-					Expect(api.ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.PowerOn})).To(Succeed())
+					Expect(rpc.ChangeNodePowerState.Call(ctx, api, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.PowerOn})).To(Succeed())
 					Eventually(func() string { return str(e.node(ctx, n.UUID).LastError) }).Should(
 						Equal("Failed to change power state to 'power on' by 'power on'. Error: IPMI timeout"))
 					got := e.node(ctx, n.UUID)
@@ -358,10 +358,10 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("refuses unsupported power states and invalid power credentials", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable)
-					Expect(api.ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: "warp speed"})).To(
+					Expect(rpc.ChangeNodePowerState.Call(ctx, api, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: "warp speed"})).To(
 						haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 					e.hw.Inject(n.UUID, fake.OpPowerValidate, fake.Fault{Err: errors.New("ipmi_address missing")})
-					Expect(api.ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.PowerOn})).To(
+					Expect(rpc.ChangeNodePowerState.Call(ctx, api, rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.PowerOn})).To(
 						haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 					got := e.node(ctx, n.UUID)
 					Expect(got.TargetPowerState).To(BeNil())
@@ -378,7 +378,7 @@ var _ = Describe("Conductor RPC API", func() {
 					patched.Maintenance = false
 					patched.ProvisionState = ptr(states.Active)
 					patched.Reservation = ptr("someone")
-					got, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: patched})
+					got, err := rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: patched})
 					Expect(err).NotTo(HaveOccurred())
 					Expect(str(got.Description)).To(Equal("rack 4"))
 					stored := e.node(ctx, n.UUID)
@@ -404,7 +404,7 @@ var _ = Describe("Conductor RPC API", func() {
 							patch := fmt.Sprintf(`[{"op": "add", "path": "/extra/key%d", "value": %d}]`, i, i)
 							// A client retries 409 NodeLocked, as the message asks.
 							for {
-								_, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, Patch: []byte(patch), APIVersion: "1.65"})
+								_, err := rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{NodeID: n.UUID, Patch: []byte(patch), APIVersion: "1.65"})
 								if !errs.Is(err, errs.KindNodeLocked) {
 									failures[i] = err
 									return
@@ -426,13 +426,13 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("refuses a patch that no longer applies to the stored node, and saves nothing", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.Extra = model.JSONObject{"a": "b"} })
-					_, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "1.65",
+					_, err := rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "1.65",
 						Patch: []byte(`[{"op": "add", "path": "/description", "value": "d"}, {"op": "remove", "path": "/extra/gone"}]`)})
 					Expect(err).To(haveKind(errs.KindPatchError, http.StatusBadRequest))
-					_, err = api.UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "1.65",
+					_, err = rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "1.65",
 						Patch: []byte(`[{"op": "add", "path": "/provision_state", "value": "active"}]`)})
 					Expect(err).To(haveKind(errs.KindInvalid, http.StatusBadRequest))
-					_, err = api.UpdateNode(ctx, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "one",
+					_, err = rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{NodeID: n.UUID, APIVersion: "one",
 						Patch: []byte(`[{"op": "add", "path": "/description", "value": "d"}]`)})
 					Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 					got := e.node(ctx, n.UUID)
@@ -445,33 +445,33 @@ var _ = Describe("Conductor RPC API", func() {
 					n := e.createNode(ctx, states.Active, func(n *model.Node) { n.InstanceUUID = ptr(newUUID()) })
 					patched := *n
 					patched.InstanceUUID = ptr(newUUID())
-					_, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: patched})
+					_, err := rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: patched})
 					Expect(err).To(haveKind(errs.KindNodeAssociated, http.StatusConflict))
 
 					patched = *n
 					patched.InspectInterface = ptr("no-inspect")
-					_, err = api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: patched})
+					_, err = rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: patched})
 					Expect(err).To(haveKind(errs.KindInvalidState, http.StatusConflict))
 					Expect(err.Error()).To(ContainSubstring("inspect_interface"))
 
 					patched.Maintenance = true
-					got, err := api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: patched})
+					got, err := rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: patched})
 					Expect(err).NotTo(HaveOccurred())
 					Expect(str(got.InspectInterface)).To(Equal("no-inspect"))
 
 					patched = *e.node(ctx, n.UUID)
 					patched.PowerInterface = ptr("ipmitool")
-					_, err = api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: patched})
+					_, err = rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: patched})
 					Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 
 					patched.PowerInterface = ptr("fake")
 					patched.Driver = "ipmi"
-					_, err = api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: patched})
+					_, err = rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: patched})
 					Expect(err).To(haveKind(errs.KindDriverNotFound, http.StatusNotFound))
 
 					patched.Driver = fake.Name
 					patched.InstanceUUID = nil
-					got, err = api.UpdateNode(ctx, rpc.UpdateNodeArgs{Node: patched})
+					got, err = rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: patched})
 					Expect(err).NotTo(HaveOccurred())
 					Expect(got.InstanceUUID).To(BeNil())
 					Expect(e.node(ctx, n.UUID).Reservation).To(BeNil())
@@ -481,30 +481,30 @@ var _ = Describe("Conductor RPC API", func() {
 					n := e.createNode(ctx, states.Available)
 					port := &model.Port{UUID: newUUID(), Address: "52:54:00:00:00:01", NodeID: n.ID}
 					Expect(e.store.CreatePort(ctx, port)).To(Succeed())
-					Expect(api.DestroyNode(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+					Expect(rpc.DestroyNode.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
 					_, err := e.store.GetNode(ctx, n.UUID)
 					Expect(err).To(haveKind(errs.KindNodeNotFound, http.StatusNotFound))
 					_, err = e.store.GetPort(ctx, port.UUID)
 					Expect(err).To(haveKind(errs.KindPortNotFound, http.StatusNotFound))
 
 					active := e.createNode(ctx, states.Active)
-					Expect(api.DestroyNode(ctx, rpc.NodeArgs{NodeID: active.UUID})).To(haveKind(errs.KindInvalidState, http.StatusConflict))
+					Expect(rpc.DestroyNode.Call(ctx, api, rpc.NodeArgs{NodeID: active.UUID})).To(haveKind(errs.KindInvalidState, http.StatusConflict))
 					associated := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.InstanceUUID = ptr(newUUID()) })
-					Expect(api.DestroyNode(ctx, rpc.NodeArgs{NodeID: associated.UUID})).To(haveKind(errs.KindNodeAssociated, http.StatusConflict))
+					Expect(rpc.DestroyNode.Call(ctx, api, rpc.NodeArgs{NodeID: associated.UUID})).To(haveKind(errs.KindNodeAssociated, http.StatusConflict))
 					protected := e.createNode(ctx, states.Active, func(n *model.Node) { n.Protected, n.Maintenance = true, true })
-					Expect(api.DestroyNode(ctx, rpc.NodeArgs{NodeID: protected.UUID})).To(haveKind(errs.KindNodeProtected, http.StatusForbidden))
+					Expect(rpc.DestroyNode.Call(ctx, api, rpc.NodeArgs{NodeID: protected.UUID})).To(haveKind(errs.KindNodeProtected, http.StatusForbidden))
 					for _, m := range []*model.Node{active, associated, protected} {
 						Expect(e.node(ctx, m.UUID).Reservation).To(BeNil())
 					}
 
 					maint := e.createNode(ctx, states.Active, func(n *model.Node) { n.Maintenance = true })
-					Expect(api.DestroyNode(ctx, rpc.NodeArgs{NodeID: maint.UUID})).To(Succeed())
-					Expect(api.DestroyNode(ctx, rpc.NodeArgs{NodeID: maint.UUID})).To(haveKind(errs.KindNodeNotFound, http.StatusNotFound))
+					Expect(rpc.DestroyNode.Call(ctx, api, rpc.NodeArgs{NodeID: maint.UUID})).To(Succeed())
+					Expect(rpc.DestroyNode.Call(ctx, api, rpc.NodeArgs{NodeID: maint.UUID})).To(haveKind(errs.KindNodeNotFound, http.StatusNotFound))
 				})
 
 				It("validates every driver interface without locking", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable)
-					res, err := api.ValidateDriverInterfaces(ctx, rpc.NodeArgs{NodeID: n.UUID})
+					res, err := rpc.ValidateDriverInterfaces.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
 					Expect(err).NotTo(HaveOccurred())
 					Expect(res).To(HaveLen(11))
 					Expect(res).NotTo(HaveKey("vendor"))
@@ -513,7 +513,7 @@ var _ = Describe("Conductor RPC API", func() {
 					}
 					e.hw.Inject(n.UUID, fake.OpPowerValidate, fake.Fault{Err: errs.New(errs.KindMissingParameterValue, "ipmi_address is required")})
 					e.hw.Inject(n.UUID, fake.OpBootValidate, fake.Fault{Err: errors.New("segfault")})
-					res, err = api.ValidateDriverInterfaces(ctx, rpc.NodeArgs{NodeID: n.UUID})
+					res, err = rpc.ValidateDriverInterfaces.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
 					Expect(err).NotTo(HaveOccurred())
 					Expect(res["power"]).To(Equal(rpc.ValidationResult{Result: ptr(false), Reason: "ipmi_address is required"}))
 					Expect(*res["boot"].Result).To(BeFalse())
@@ -523,14 +523,14 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("sets and reads the boot device", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Manageable)
-					devices, err := api.GetSupportedBootDevices(ctx, rpc.NodeArgs{NodeID: n.UUID})
+					devices, err := rpc.GetSupportedBootDevices.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
 					Expect(err).NotTo(HaveOccurred())
 					Expect(devices).To(ContainElements("pxe", "disk"))
-					Expect(api.SetBootDevice(ctx, rpc.SetBootDeviceArgs{NodeID: n.UUID, Device: "disk", Persistent: true})).To(Succeed())
-					bd, err := api.GetBootDevice(ctx, rpc.NodeArgs{NodeID: n.UUID})
+					Expect(rpc.SetBootDevice.Call(ctx, api, rpc.SetBootDeviceArgs{NodeID: n.UUID, Device: "disk", Persistent: true})).To(Succeed())
+					bd, err := rpc.GetBootDevice.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
 					Expect(err).NotTo(HaveOccurred())
 					Expect(bd).To(Equal(rpc.BootDevice{BootDevice: ptr("disk"), Persistent: ptr(true)}))
-					Expect(api.SetBootDevice(ctx, rpc.SetBootDeviceArgs{NodeID: n.UUID, Device: "floppy"})).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+					Expect(rpc.SetBootDevice.Call(ctx, api, rpc.SetBootDeviceArgs{NodeID: n.UUID, Device: "floppy"})).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 					Expect(e.node(ctx, n.UUID).Reservation).To(BeNil())
 				})
 
@@ -545,7 +545,7 @@ var _ = Describe("Conductor RPC API", func() {
 					patched.NodeUUID = n.UUID
 					patched.Address = "52:54:00:00:01:09"
 					patched.Extra = model.JSONObject{"x": "y"}
-					got, err := api.UpdatePort(ctx, rpc.PortArgs{Port: patched})
+					got, err := rpc.UpdatePort.Call(ctx, api, rpc.PortArgs{Port: patched})
 					Expect(err).NotTo(HaveOccurred())
 					Expect(got.Address).To(Equal("52:54:00:00:01:09"))
 					stored, err := e.store.GetPort(ctx, p1.UUID)
@@ -553,11 +553,11 @@ var _ = Describe("Conductor RPC API", func() {
 					Expect(stored.Extra).To(Equal(model.JSONObject{"x": "y"}))
 
 					patched.Address = p2.Address
-					_, err = api.UpdatePort(ctx, rpc.PortArgs{Port: patched})
+					_, err = rpc.UpdatePort.Call(ctx, api, rpc.PortArgs{Port: patched})
 					Expect(err).To(haveKind(errs.KindAlreadyExists, http.StatusConflict))
 					Expect(err.Error()).To(ContainSubstring("A port with MAC address " + p2.Address + " already exists."))
 
-					Expect(api.DestroyPort(ctx, rpc.PortArgs{Port: *p2})).To(Succeed())
+					Expect(rpc.DestroyPort.Call(ctx, api, rpc.PortArgs{Port: *p2})).To(Succeed())
 					_, err = e.store.GetPort(ctx, p2.UUID)
 					Expect(err).To(haveKind(errs.KindPortNotFound, http.StatusNotFound))
 					Expect(e.node(ctx, n.UUID).Reservation).To(BeNil())
@@ -570,27 +570,27 @@ var _ = Describe("Conductor RPC API", func() {
 					Expect(e.store.CreatePort(ctx, p)).To(Succeed())
 					patched := *p
 					patched.Address = "52:54:00:00:02:02"
-					_, err := api.UpdatePort(ctx, rpc.PortArgs{Port: patched})
+					_, err := rpc.UpdatePort.Call(ctx, api, rpc.PortArgs{Port: patched})
 					Expect(err).To(haveKind(errs.KindInvalidState, http.StatusConflict))
-					Expect(api.DestroyPort(ctx, rpc.PortArgs{Port: *p})).To(haveKind(errs.KindInvalidState, http.StatusConflict))
+					Expect(rpc.DestroyPort.Call(ctx, api, rpc.PortArgs{Port: *p})).To(haveKind(errs.KindInvalidState, http.StatusConflict))
 					Expect(e.node(ctx, n.UUID).Reservation).To(BeNil())
 				})
 
 				It("refuses heartbeats without the issued token and vendor methods the driver lacks", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.DeployWait)
-					Expect(api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://10.0.0.1:9999"})).To(
+					Expect(rpc.Heartbeat.Call(ctx, api, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://10.0.0.1:9999"})).To(
 						haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
-					_, err := api.VendorPassthru(ctx, rpc.VendorPassthruArgs{NodeID: n.UUID, Method: "pass_deploy_info", HTTPMethod: "POST"})
+					_, err := rpc.VendorPassthru.Call(ctx, api, rpc.VendorPassthruArgs{NodeID: n.UUID, Method: "pass_deploy_info", HTTPMethod: "POST"})
 					Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 				})
 
 				It("answers NodeNotFound for a node that does not exist", func(ctx SpecContext) {
 					missing := newUUID()
-					Expect(api.DoNodeDeploy(ctx, rpc.DeployArgs{NodeID: missing})).To(haveKind(errs.KindNodeNotFound, http.StatusNotFound))
-					Expect(api.ChangeNodePowerState(ctx, rpc.ChangePowerStateArgs{NodeID: missing, NewState: states.PowerOn})).To(haveKind(errs.KindNodeNotFound, http.StatusNotFound))
-					_, err := api.ValidateDriverInterfaces(ctx, rpc.NodeArgs{NodeID: missing})
+					Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: missing})).To(haveKind(errs.KindNodeNotFound, http.StatusNotFound))
+					Expect(rpc.ChangeNodePowerState.Call(ctx, api, rpc.ChangePowerStateArgs{NodeID: missing, NewState: states.PowerOn})).To(haveKind(errs.KindNodeNotFound, http.StatusNotFound))
+					_, err := rpc.ValidateDriverInterfaces.Call(ctx, api, rpc.NodeArgs{NodeID: missing})
 					Expect(err).To(haveKind(errs.KindNodeNotFound, http.StatusNotFound))
-					Expect(api.Heartbeat(ctx, rpc.HeartbeatArgs{NodeID: missing})).To(haveKind(errs.KindNodeNotFound, http.StatusNotFound))
+					Expect(rpc.Heartbeat.Call(ctx, api, rpc.HeartbeatArgs{NodeID: missing})).To(haveKind(errs.KindNodeNotFound, http.StatusNotFound))
 				})
 			})
 
@@ -605,7 +605,7 @@ var _ = Describe("Conductor RPC API", func() {
 					wants := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.AutomatedClean = ptr(true) })
 					e.hw.Inject(wants.UUID, fake.OpPrepareCleaning, fake.Fault{Err: errors.New("cleaned")})
 					for _, n := range []*model.Node{skip, wants} {
-						Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
+						Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
 					}
 					Eventually(e.provisionState(ctx, skip.UUID)).Should(Equal(states.Available))
 					Eventually(e.provisionState(ctx, wants.UUID)).Should(Equal(states.CleanFail))
@@ -619,7 +619,7 @@ var _ = Describe("Conductor RPC API", func() {
 
 				It("refuses to delete an available node", func(ctx SpecContext) {
 					n := e.createNode(ctx, states.Available)
-					Expect(api.DestroyNode(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(haveKind(errs.KindInvalidState, http.StatusConflict))
+					Expect(rpc.DestroyNode.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(haveKind(errs.KindInvalidState, http.StatusConflict))
 				})
 			})
 		})

@@ -73,7 +73,7 @@ var _ = Describe("Clean steps", func() {
 		Context("on "+backend, func() {
 			var (
 				e   *env
-				api rpc.ConductorAPI
+				api rpc.Endpoint
 			)
 			BeforeEach(func(ctx SpecContext) {
 				e = newEnv(backend)
@@ -83,7 +83,7 @@ var _ = Describe("Clean steps", func() {
 
 			It("runs automated steps by priority, waits for the ramdisk, and resumes after it", func(ctx SpecContext) {
 				n := e.createNode(ctx, states.Manageable, stepping)
-				Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
 				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
 				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
 				got := e.node(ctx, n.UUID)
@@ -91,7 +91,7 @@ var _ = Describe("Clean steps", func() {
 				Expect(str(got.TargetProvisionState)).To(Equal(states.Available))
 				Expect(e.stepper.stepsRun(n.UUID)).To(Equal([]string{"erase_devices_metadata", "erase_devices"}))
 
-				Expect(api.ContinueNodeClean(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.ContinueNodeClean.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
 				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Available))
 				Expect(e.stepper.stepsRun(n.UUID)).To(Equal([]string{"erase_devices_metadata", "erase_devices", "final_check"}))
 				got = e.node(ctx, n.UUID)
@@ -102,7 +102,7 @@ var _ = Describe("Clean steps", func() {
 
 			It("runs a manual clean in the user's order, including steps disabled for automated cleaning", func(ctx SpecContext) {
 				n := e.createNode(ctx, states.Manageable, stepping)
-				Expect(api.DoNodeClean(ctx, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: []map[string]any{
+				Expect(rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: []map[string]any{
 					{"interface": "deploy", "step": "final_check"},
 					{"interface": "deploy", "step": "manual_only", "args": map[string]any{"x": 1}},
 				}})).To(Succeed())
@@ -113,13 +113,13 @@ var _ = Describe("Clean steps", func() {
 
 			It("aborts after a non-abortable step completes when an abort was requested during it", func(ctx SpecContext) {
 				n := e.createNode(ctx, states.Manageable, stepping)
-				Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
 				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
 				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
-				Expect(api.DoProvisioningAction(ctx, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "abort"})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "abort"})).To(Succeed())
 				Expect(e.provisionState(ctx, n.UUID)()).To(Equal(states.CleanWait))
 
-				Expect(api.ContinueNodeClean(ctx, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+				Expect(rpc.ContinueNodeClean.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
 				// The abort worker writes last_error after the transition.
 				Eventually(func() string { return str(e.node(ctx, n.UUID).LastError) }).Should(
 					Equal(`By request, the clean operation was aborted after the completion of step "erase_devices"`))

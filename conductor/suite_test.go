@@ -176,7 +176,7 @@ func (e *env) startWith(ctx context.Context, host string, opt func(*conductor.Op
 }
 
 // api is the conductor as the API service reaches it: over RPC.
-func (e *env) api(c *conductor.Conductor) rpc.ConductorAPI { return e.client.Conductor(c.Host()) }
+func (e *env) api(c *conductor.Conductor) rpc.Endpoint { return e.client.Conductor(c.Host()) }
 
 func newUUID() string {
 	var b [16]byte

@@ -21,7 +21,7 @@ var _ = Describe("Volume connector and target RPCs", func() {
 		Context("on "+backend, func() {
 			var (
 				e   *env
-				api rpc.ConductorAPI
+				api rpc.Endpoint
 				ctx = context.Background()
 				// mods configure the conductor a spec starts.
 				mods []func(*config.Config)
@@ -54,7 +54,7 @@ var _ = Describe("Volume connector and target RPCs", func() {
 							defer GinkgoRecover()
 							defer wg.Done()
 							for {
-								out, err := api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
+								out, err := rpc.UpdateVolumeConnector.Call(ctx, api, rpc.VolumeConnectorArgs{Connector: c})
 								if errs.Is(err, errs.KindNodeLocked) {
 									continue
 								}
@@ -79,13 +79,13 @@ var _ = Describe("Volume connector and target RPCs", func() {
 				b := e.createNode(ctx, states.Active, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
 				c := connector(a, "x")
 				c.NodeUUID = b.UUID
-				_, err := api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
+				_, err := rpc.UpdateVolumeConnector.Call(ctx, api, rpc.VolumeConnectorArgs{Connector: c})
 				Expect(errs.Message(err)).To(Equal(`The requested action "volume connector update" can not be performed on node "` + b.UUID + `" while it is in state "power on".`))
 				Expect(e.node(ctx, a.UUID).Reservation).To(BeNil())
 				Expect(e.node(ctx, b.UUID).Reservation).To(BeNil())
 
 				c.NodeUUID = newUUID()
-				_, err = api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
+				_, err = rpc.UpdateVolumeConnector.Call(ctx, api, rpc.VolumeConnectorArgs{Connector: c})
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 				Expect(errs.Message(err)).To(ContainSubstring("Unable to apply the requested node_uuid"))
 			})
@@ -113,11 +113,11 @@ var _ = Describe("Volume connector and target RPCs", func() {
 				Expect(e.store.SaveVolumeConnector(ctx, storedC)).To(Succeed())
 
 				move := `[{"op": "add", "path": "/extra/mine", "value": 1}, {"op": "replace", "path": "/node_uuid", "value": "` + b.UUID + `"}]`
-				vt, err := api.UpdateVolumeTarget(ctx, rpc.VolumeTargetArgs{VolumeTargetID: t.UUID, Patch: []byte(move), APIVersion: "1.32"})
+				vt, err := rpc.UpdateVolumeTarget.Call(ctx, api, rpc.VolumeTargetArgs{VolumeTargetID: t.UUID, Patch: []byte(move), APIVersion: "1.32"})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(vt.NodeUUID).To(Equal(b.UUID))
 				Expect(vt.Extra).To(Equal(model.JSONObject{"other": "kept", "mine": float64(1)}))
-				vc, err := api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{VolumeConnectorID: c.UUID, Patch: []byte(move), APIVersion: "1.32"})
+				vc, err := rpc.UpdateVolumeConnector.Call(ctx, api, rpc.VolumeConnectorArgs{VolumeConnectorID: c.UUID, Patch: []byte(move), APIVersion: "1.32"})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(vc.NodeUUID).To(Equal(b.UUID))
 				Expect(vc.Extra).To(Equal(model.JSONObject{"other": "kept", "mine": float64(1)}))
@@ -126,10 +126,10 @@ var _ = Describe("Volume connector and target RPCs", func() {
 				Expect(stored.NodeUUID).To(Equal(b.UUID))
 				Expect(stored.Extra).To(HaveKey("other"))
 
-				_, err = api.UpdateVolumeTarget(ctx, rpc.VolumeTargetArgs{VolumeTargetID: t.UUID,
+				_, err = rpc.UpdateVolumeTarget.Call(ctx, api, rpc.VolumeTargetArgs{VolumeTargetID: t.UUID,
 					Patch: []byte(`[{"op": "remove", "path": "/extra/gone"}]`), APIVersion: "1.32"})
 				Expect(err).To(haveKind(errs.KindPatchError, http.StatusBadRequest))
-				_, err = api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{VolumeConnectorID: c.UUID,
+				_, err = rpc.UpdateVolumeConnector.Call(ctx, api, rpc.VolumeConnectorArgs{VolumeConnectorID: c.UUID,
 					Patch: []byte(`[{"op": "add", "path": "/extra/x", "value": 1}]`), APIVersion: "one"})
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 				Expect(e.node(ctx, a.UUID).Reservation).To(BeNil())
@@ -140,12 +140,12 @@ var _ = Describe("Volume connector and target RPCs", func() {
 				for _, state := range []string{states.AdoptFail, states.Manageable, states.Enroll} {
 					n := e.createNode(ctx, state, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
 					t, c := target(n), connector(n, "on")
-					_, err := api.UpdateVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t})
+					_, err := rpc.UpdateVolumeTarget.Call(ctx, api, rpc.VolumeTargetArgs{Target: t})
 					Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "power on".`))
-					err = api.DestroyVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t})
+					err = rpc.DestroyVolumeTarget.Call(ctx, api, rpc.VolumeTargetArgs{Target: t})
 					Expect(errs.Status(err)).To(Equal(http.StatusBadRequest), state)
 					Expect(errs.Message(err)).To(Equal(`The requested action "volume target deletion" can not be performed on node "` + n.UUID + `" while it is in state "power on".`))
-					err = api.DestroyVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
+					err = rpc.DestroyVolumeConnector.Call(ctx, api, rpc.VolumeConnectorArgs{Connector: c})
 					Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "power on".`), state)
 					_, err = e.store.GetVolumeTarget(ctx, t.UUID)
 					Expect(err).NotTo(HaveOccurred(), "the refused delete left the target")
@@ -156,12 +156,12 @@ var _ = Describe("Volume connector and target RPCs", func() {
 
 				n := e.createNode(ctx, states.AdoptFail)
 				t := target(n)
-				err := api.DestroyVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t})
+				err := rpc.DestroyVolumeTarget.Call(ctx, api, rpc.VolumeTargetArgs{Target: t})
 				Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "None".`), "an unknown power state is not off")
 
 				off(n)
 				Expect(e.store.SaveNode(ctx, n)).To(Succeed())
-				Expect(api.DestroyVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t})).To(Succeed())
+				Expect(rpc.DestroyVolumeTarget.Call(ctx, api, rpc.VolumeTargetArgs{Target: t})).To(Succeed())
 				_, err = e.store.GetVolumeTarget(ctx, t.UUID)
 				Expect(errs.Is(err, errs.KindVolumeTargetNotFound)).To(BeTrue())
 			})
@@ -176,14 +176,14 @@ var _ = Describe("Volume connector and target RPCs", func() {
 					for _, state := range []string{states.AdoptFail, states.Manageable, states.Enroll} {
 						n := e.createNode(ctx, state, on)
 						c := connector(n, "on")
-						_, err := api.UpdateVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})
+						_, err := rpc.UpdateVolumeConnector.Call(ctx, api, rpc.VolumeConnectorArgs{Connector: c})
 						Expect(errs.Message(err)).To(HaveSuffix(`while it is in state "power on".`), "updates still need power off")
-						Expect(api.DestroyVolumeConnector(ctx, rpc.VolumeConnectorArgs{Connector: c})).To(Succeed(), state)
+						Expect(rpc.DestroyVolumeConnector.Call(ctx, api, rpc.VolumeConnectorArgs{Connector: c})).To(Succeed(), state)
 						_, err = e.store.GetVolumeConnector(ctx, c.UUID)
 						Expect(errs.Is(err, errs.KindVolumeConnectorNotFound)).To(BeTrue())
 					}
 					t := target(e.createNode(ctx, states.Active, on))
-					Expect(errs.Status(api.DestroyVolumeTarget(ctx, rpc.VolumeTargetArgs{Target: t}))).To(Equal(http.StatusBadRequest))
+					Expect(errs.Status(rpc.DestroyVolumeTarget.Call(ctx, api, rpc.VolumeTargetArgs{Target: t}))).To(Equal(http.StatusBadRequest))
 				})
 			})
 		})

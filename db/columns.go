@@ -156,8 +156,8 @@ func (t tableColumns) values(ctx context.Context, m any, columns []string) []any
 // insert writes every column of m but id and returns the new id. It is
 // used instead of gorm's Create, which silently replaces a zero value
 // (pxe_enabled=false) with the column's tagged default.
-func (s *Store) insert(ctx context.Context, t tableColumns, m any) (int64, error) {
-	cols := slices.DeleteFunc(slices.Clone(t.all), func(c string) bool { return c == "id" })
+func (s *Store) insert(ctx context.Context, t tableColumns, m any, omit ...string) (int64, error) {
+	cols := slices.DeleteFunc(slices.Clone(t.all), func(c string) bool { return c == "id" || slices.Contains(omit, c) })
 	quoted := make([]string, len(cols))
 	for i, c := range cols {
 		quoted[i] = s.quote(c)

@@ -29,18 +29,20 @@ var conductorList = listTable{
 }
 
 // RegisterConductor creates or takes over the row for c.Hostname (online,
-// updated_at=now, c's group) and replaces its hardware interface rows, in
-// one transaction. c's ID, CreatedAt, UpdatedAt and Online are filled in.
+// updated_at=now, c's group, the next epoch) and replaces its hardware
+// interface rows, in one transaction. c's ID, Epoch, CreatedAt, UpdatedAt
+// and Online are filled in.
 func (s *Store) RegisterConductor(ctx context.Context, c *model.Conductor, ifaces []model.ConductorHardwareInterface) error {
 	if c.Hostname == "" {
 		return errors.New("register conductor: empty hostname")
 	}
 	ts := now()
 	return s.transaction(ctx, func(tx *gorm.DB) error {
-		row := model.Conductor{Hostname: c.Hostname, Online: true, ConductorGroup: c.ConductorGroup, CreatedAt: ts, UpdatedAt: &ts}
+		row := model.Conductor{Hostname: c.Hostname, Online: true, ConductorGroup: c.ConductorGroup, Epoch: 1, CreatedAt: ts, UpdatedAt: &ts}
 		err := tx.Clauses(clause.OnConflict{
-			Columns:   []clause.Column{{Name: "hostname"}},
-			DoUpdates: clause.Assignments(map[string]any{"online": true, "conductor_group": c.ConductorGroup, "updated_at": ts}),
+			Columns: []clause.Column{{Name: "hostname"}},
+			DoUpdates: clause.Assignments(map[string]any{"online": true, "conductor_group": c.ConductorGroup, "updated_at": ts,
+				"epoch": gorm.Expr("epoch + 1")}),
 		}).Create(&row).Error
 		if err != nil {
 			return fmt.Errorf("register conductor %s: %w", c.Hostname, err)

@@ -87,6 +87,22 @@ func conductorSpecs(store func() *Store) {
 			Expect(types).To(Equal([]string{"ilo"}))
 		})
 
+		It("gives each registration of a hostname the next epoch", func(ctx SpecContext) {
+			s := store()
+			first := &model.Conductor{Hostname: "c1"}
+			Expect(s.RegisterConductor(ctx, first, ifaces("ipmi"))).To(Succeed())
+			Expect(first.Epoch).To(Equal(int64(1)))
+			again := &model.Conductor{Hostname: "c1"}
+			Expect(s.RegisterConductor(ctx, again, ifaces("ipmi"))).To(Succeed())
+			Expect(again.Epoch).To(Equal(int64(2)))
+			other := &model.Conductor{Hostname: "c2"}
+			Expect(s.RegisterConductor(ctx, other, ifaces("ipmi"))).To(Succeed())
+			Expect(other.Epoch).To(Equal(int64(1)))
+			stored, err := s.GetConductor(ctx, "c1")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(stored.Epoch).To(Equal(int64(2)))
+		})
+
 		It("lists the hardware interfaces of live conductors, each in its registration order", func(ctx SpecContext) {
 			s := store()
 			Expect(s.RegisterConductor(ctx, &model.Conductor{Hostname: "b"}, ifaces("redfish", "ipmi"))).To(Succeed())

@@ -38,9 +38,9 @@ func listSpecs(backend string, store func() *Store) {
 				for _, n := range []*model.Node{a, b, c, d} {
 					Expect(s.CreateNode(ctx, n)).To(Succeed())
 				}
-				_, err := s.ReserveNode(ctx, b.UUID, "cond-1")
+				_, err := s.ReserveNode(ctx, b.UUID, "cond-1", 1)
 				Expect(err).NotTo(HaveOccurred())
-				_, err = s.ReserveNode(ctx, c.UUID, "cond-2")
+				_, err = s.ReserveNode(ctx, c.UUID, "cond-2", 1)
 				Expect(err).NotTo(HaveOccurred())
 			})
 

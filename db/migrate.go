@@ -408,6 +408,22 @@ var migrations = []migration{
 			`CREATE INDEX idx_node_configdrives_drive_id ON node_configdrives (drive_id)`,
 		},
 	},
+	{
+		// Each registration of a hostname is a new epoch, and a node lock
+		// records the epoch it was taken under: a worker left over from an
+		// earlier run of a restarted conductor holds the hostname but not
+		// the epoch, so its writes are refused.
+		version: 5,
+		name:    "conductor epochs fence node locks",
+		mysql: []string{
+			`ALTER TABLE conductors ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0`,
+			`ALTER TABLE nodes ADD COLUMN reservation_epoch BIGINT NULL`,
+		},
+		sqlite: []string{
+			`ALTER TABLE conductors ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0`,
+			`ALTER TABLE nodes ADD COLUMN reservation_epoch BIGINT NULL`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the schema version this binary's Upgrade brings a

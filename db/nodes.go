@@ -53,11 +53,12 @@ var nodeList = listTable{
 }
 
 // nodeSaveColumns are the columns SaveNode writes from the struct. id,
-// uuid and created_at never change; reservation belongs to Reserve/Release;
+// uuid and created_at never change; reservation and reservation_epoch
+// belong to Reserve/Release;
 // updated_at and provision_updated_at are set by the statement itself.
 var nodeSaveColumns = slices.DeleteFunc(slices.Clone(nodeColumns.all), func(c string) bool {
 	switch c {
-	case "id", "uuid", "created_at", "reservation", "updated_at", "provision_updated_at":
+	case "id", "uuid", "created_at", "reservation", "reservation_epoch", "updated_at", "provision_updated_at":
 		return true
 	}
 	return false
@@ -74,7 +75,9 @@ func (s *Store) CreateNode(ctx context.Context, n *model.Node) error {
 	n.ProvisionUpdatedAt = normTime(n.ProvisionUpdatedAt)
 	n.InspectionStartedAt = normTime(n.InspectionStartedAt)
 	n.InspectionFinishedAt = normTime(n.InspectionFinishedAt)
-	id, err := s.insert(ctx, nodeColumns, n)
+	// A new node's lock, if any, was taken in no conductor epoch; leaving
+	// the column out also keeps a node insertable before migration 5.
+	id, err := s.insert(ctx, nodeColumns, n, "reservation_epoch")
 	if err != nil {
 		return fmt.Errorf("create node %s: %w", n.UUID, nodeWriteError(err, identOf(n)))
 	}
@@ -239,7 +242,7 @@ func escapeLike(s string) string {
 // it since n was read). n's UpdatedAt and ProvisionUpdatedAt are refreshed
 // from the row.
 func (s *Store) SaveNode(ctx context.Context, n *model.Node) error {
-	_, stmt, args := s.nodeUpdate(ctx, n, "", false)
+	_, stmt, args := s.nodeUpdate(ctx, n, "", 0, false)
 	return s.transaction(ctx, func(tx *gorm.DB) error {
 		res := tx.Exec(stmt, args...)
 		if res.Error != nil {
@@ -253,9 +256,10 @@ func (s *Store) SaveNode(ctx context.Context, n *model.Node) error {
 }
 
 // SaveLockedNode is SaveNode for the holder of the node lock: the UPDATE
-// matches only while host still holds the reservation, so a conductor
-// judged dead, whose locks were cleared and whose node another conductor
-// took over, cannot overwrite the survivor's work. A lost lock is
+// matches only while host, in its registration epoch, still holds the
+// reservation, so a conductor judged dead, whose locks were cleared and
+// whose node another conductor took over, cannot overwrite the survivor's
+// work, and neither can a worker of an earlier run of a restarted host. A lost lock is
 // errs.NodeLocked (or errs.NodeNotFound when the node is gone) and writes
 // nothing.
 //
@@ -265,8 +269,8 @@ func (s *Store) SaveNode(ctx context.Context, n *model.Node) error {
 // does n.ProvisionUpdatedAt when the state moved; otherwise the latter
 // keeps the value n was read with, which a heartbeat may since have moved
 // on in the row.
-func (s *Store) SaveLockedNode(ctx context.Context, n *model.Node, host, from string) error {
-	ts, err := s.saveFenced(ctx, n, host, false)
+func (s *Store) SaveLockedNode(ctx context.Context, n *model.Node, host string, epoch int64, from string) error {
+	ts, err := s.saveFenced(ctx, n, host, epoch, false)
 	if err != nil {
 		return err
 	}
@@ -281,16 +285,16 @@ func (s *Store) SaveLockedNode(ctx context.Context, n *model.Node, host, from st
 // same UPDATE: the end of a conductor's work on a node costs one statement.
 // The row is no longer the caller's afterwards, so n's timestamps are not
 // refreshed from it.
-func (s *Store) SaveAndReleaseNode(ctx context.Context, n *model.Node, host string) error {
-	_, err := s.saveFenced(ctx, n, host, true)
+func (s *Store) SaveAndReleaseNode(ctx context.Context, n *model.Node, host string, epoch int64) error {
+	_, err := s.saveFenced(ctx, n, host, epoch, true)
 	return err
 }
 
-func (s *Store) saveFenced(ctx context.Context, n *model.Node, host string, release bool) (time.Time, error) {
+func (s *Store) saveFenced(ctx context.Context, n *model.Node, host string, epoch int64, release bool) (time.Time, error) {
 	if host == "" {
 		return time.Time{}, fmt.Errorf("save node %s: empty host", n.UUID)
 	}
-	ts, stmt, args := s.nodeUpdate(ctx, n, host, release)
+	ts, stmt, args := s.nodeUpdate(ctx, n, host, epoch, release)
 	res := s.db.WithContext(ctx).Exec(stmt, args...)
 	if res.Error != nil {
 		return time.Time{}, fmt.Errorf("save node %s: %w", n.UUID, nodeWriteError(res.Error, identOf(n)))
@@ -305,13 +309,15 @@ func (s *Store) saveFenced(ctx context.Context, n *model.Node, host string, rele
 	case holder == nil:
 		return time.Time{}, errs.NodeLocked(n.UUID, "None")
 	default:
+		// Held by host in another epoch is still not ours.
 		return time.Time{}, errs.NodeLocked(n.UUID, *holder)
 	}
 }
 
 // nodeUpdate is the UPDATE writing n's saved columns at time ts, fenced by
-// host's reservation when host is set, and releasing it when release is set.
-func (s *Store) nodeUpdate(ctx context.Context, n *model.Node, host string, release bool) (ts time.Time, stmt string, args []any) {
+// the reservation of host in epoch when host is set, and releasing it when
+// release is set.
+func (s *Store) nodeUpdate(ctx context.Context, n *model.Node, host string, epoch int64, release bool) (ts time.Time, stmt string, args []any) {
 	ts = now()
 	n.LastError = clipText(n.LastError)
 	// MySQL evaluates SET assignments left to right, each seeing the
@@ -327,13 +333,13 @@ func (s *Store) nodeUpdate(ctx context.Context, n *model.Node, host string, rele
 	}
 	args = append(args, nodeColumns.values(ctx, n, nodeSaveColumns)...)
 	if release {
-		sets = append(sets, "reservation = NULL")
+		sets = append(sets, "reservation = NULL", "reservation_epoch = NULL")
 	}
 	stmt = "UPDATE nodes SET " + strings.Join(sets, ", ") + " WHERE id = ?"
 	args = append(args, n.ID)
 	if host != "" {
-		stmt += " AND reservation = ?"
-		args = append(args, host)
+		stmt += " AND reservation = ? AND reservation_epoch = ?"
+		args = append(args, host, epoch)
 	}
 	return ts, stmt, args
 }
@@ -382,14 +388,16 @@ func (s *Store) DestroyNode(ctx context.Context, uuid string) error {
 	})
 }
 
-// ReserveNode takes the node lock for host with one compare-and-set UPDATE
-// and returns the node as locked. A node locked by anyone (host included)
-// is errs.NodeLocked; retrying is the caller's business.
-func (s *Store) ReserveNode(ctx context.Context, uuid, host string) (*model.Node, error) {
+// ReserveNode takes the node lock for host in its registration epoch with
+// one compare-and-set UPDATE and returns the node as locked. A node locked
+// by anyone (host included) is errs.NodeLocked; retrying is the caller's
+// business.
+func (s *Store) ReserveNode(ctx context.Context, uuid, host string, epoch int64) (*model.Node, error) {
 	if host == "" {
 		return nil, fmt.Errorf("reserve node %s: empty host", uuid)
 	}
-	res := s.db.WithContext(ctx).Exec("UPDATE nodes SET reservation = ? WHERE uuid = ? AND reservation IS NULL", host, uuid)
+	res := s.db.WithContext(ctx).Exec("UPDATE nodes SET reservation = ?, reservation_epoch = ? WHERE uuid = ? AND reservation IS NULL",
+		host, epoch, uuid)
 	if res.Error != nil {
 		return nil, fmt.Errorf("reserve node %s: %w", uuid, res.Error)
 	}
@@ -421,11 +429,17 @@ func (s *Store) reservationOf(ctx context.Context, uuid string) (*string, error)
 	return n.Reservation, nil
 }
 
-// ReleaseNode drops host's lock on the node. A node that is gone is not an
-// error; one that is not locked is errs.KindInvalidState, one locked by
-// another host errs.NodeLocked.
-func (s *Store) ReleaseNode(ctx context.Context, uuid, host string) error {
-	res := s.db.WithContext(ctx).Exec("UPDATE nodes SET reservation = NULL WHERE uuid = ? AND reservation = ?", uuid, host)
+// ReleaseNode drops host's lock on the node, taken in epoch (0: in any
+// epoch, to clear the locks of a conductor judged dead). A node that is
+// gone is not an error; one that is not locked is errs.KindInvalidState,
+// one locked by another host, or by host in another epoch, errs.NodeLocked.
+func (s *Store) ReleaseNode(ctx context.Context, uuid, host string, epoch int64) error {
+	stmt, args := "UPDATE nodes SET reservation = NULL, reservation_epoch = NULL WHERE uuid = ? AND reservation = ?", []any{uuid, host}
+	if epoch != 0 {
+		stmt += " AND reservation_epoch = ?"
+		args = append(args, epoch)
+	}
+	res := s.db.WithContext(ctx).Exec(stmt, args...)
 	if res.Error != nil {
 		return fmt.Errorf("release node %s: %w", uuid, res.Error)
 	}
@@ -448,7 +462,7 @@ func (s *Store) ReleaseNode(ctx context.Context, uuid, host string) error {
 // ReleaseReservationsOf clears every lock held by host (a conductor
 // starting after a crash, or stopping) and returns how many it cleared.
 func (s *Store) ReleaseReservationsOf(ctx context.Context, host string) (int64, error) {
-	res := s.db.WithContext(ctx).Exec("UPDATE nodes SET reservation = NULL WHERE reservation = ?", host)
+	res := s.db.WithContext(ctx).Exec("UPDATE nodes SET reservation = NULL, reservation_epoch = NULL WHERE reservation = ?", host)
 	if res.Error != nil {
 		return 0, fmt.Errorf("release reservations of %s: %w", host, res.Error)
 	}

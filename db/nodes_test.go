@@ -169,7 +169,7 @@ func nodeSpecs(backend string, store func() *Store) {
 						errCh <- err
 						return
 					}
-					_, err := s.ReserveNode(ctx, n.UUID, "c")
+					_, err := s.ReserveNode(ctx, n.UUID, "c", 1)
 					errCh <- err
 				}()
 			}
@@ -249,7 +249,7 @@ func nodeSpecs(backend string, store func() *Store) {
 				s := store()
 				n := newNode("n1")
 				Expect(s.CreateNode(ctx, n)).To(Succeed())
-				_, err := s.ReserveNode(ctx, n.UUID, "cond-1")
+				_, err := s.ReserveNode(ctx, n.UUID, "cond-1", 1)
 				Expect(err).NotTo(HaveOccurred())
 
 				created := n.CreatedAt
@@ -387,7 +387,7 @@ func lockSpecs(store func() *Store) {
 					defer wg.Done()
 					host := fmt.Sprintf("conductor-%02d", i)
 					<-start
-					got, err := s.ReserveNode(ctx, n.UUID, host)
+					got, err := s.ReserveNode(ctx, n.UUID, host, 1)
 					mu.Lock()
 					defer mu.Unlock()
 					if err != nil {
@@ -413,42 +413,42 @@ func lockSpecs(store func() *Store) {
 		})
 
 		It("is not re-entrant: the holder itself gets NodeLocked", func(ctx SpecContext) {
-			_, err := store().ReserveNode(ctx, n.UUID, "c1")
+			_, err := store().ReserveNode(ctx, n.UUID, "c1", 1)
 			Expect(err).NotTo(HaveOccurred())
-			_, err = store().ReserveNode(ctx, n.UUID, "c1")
+			_, err = store().ReserveNode(ctx, n.UUID, "c1", 1)
 			Expect(errs.Is(err, errs.KindNodeLocked)).To(BeTrue())
 		})
 
 		It("reports a missing node as NodeNotFound", func(ctx SpecContext) {
-			_, err := store().ReserveNode(ctx, "missing", "c1")
+			_, err := store().ReserveNode(ctx, "missing", "c1", 1)
 			expectErr(err, errs.KindNodeNotFound, "Node missing could not be found.", http.StatusNotFound)
 		})
 
 		It("releases only the holder's lock", func(ctx SpecContext) {
 			s := store()
-			_, err := s.ReserveNode(ctx, n.UUID, "c1")
+			_, err := s.ReserveNode(ctx, n.UUID, "c1", 1)
 			Expect(err).NotTo(HaveOccurred())
 
-			expectErr(s.ReleaseNode(ctx, n.UUID, "c2"), errs.KindNodeLocked,
+			expectErr(s.ReleaseNode(ctx, n.UUID, "c2", 1), errs.KindNodeLocked,
 				fmt.Sprintf("Node %s is locked by host c1, please retry after the current operation is completed.", n.UUID), http.StatusConflict)
-			Expect(s.ReleaseNode(ctx, n.UUID, "c1")).To(Succeed())
+			Expect(s.ReleaseNode(ctx, n.UUID, "c1", 1)).To(Succeed())
 			got, err := s.GetNode(ctx, n.UUID)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(got.Reservation).To(BeNil())
 
-			expectErr(s.ReleaseNode(ctx, n.UUID, "c1"), errs.KindInvalidState,
+			expectErr(s.ReleaseNode(ctx, n.UUID, "c1", 1), errs.KindInvalidState,
 				fmt.Sprintf("Node %s found not to be locked on release", n.UUID), http.StatusConflict)
 
-			_, err = s.ReserveNode(ctx, n.UUID, "c2")
+			_, err = s.ReserveNode(ctx, n.UUID, "c2", 1)
 			Expect(err).NotTo(HaveOccurred())
 		})
 
 		It("treats releasing a deleted node as done", func(ctx SpecContext) {
 			s := store()
-			_, err := s.ReserveNode(ctx, n.UUID, "c1")
+			_, err := s.ReserveNode(ctx, n.UUID, "c1", 1)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(s.DestroyNode(ctx, n.UUID)).To(Succeed())
-			Expect(s.ReleaseNode(ctx, n.UUID, "c1")).To(Succeed())
+			Expect(s.ReleaseNode(ctx, n.UUID, "c1", 1)).To(Succeed())
 		})
 
 		It("ReleaseReservationsOf clears every lock of one host", func(ctx SpecContext) {
@@ -458,7 +458,7 @@ func lockSpecs(store func() *Store) {
 			Expect(s.CreateNode(ctx, other)).To(Succeed())
 			Expect(s.CreateNode(ctx, third)).To(Succeed())
 			for _, r := range []struct{ uuid, host string }{{n.UUID, "dead"}, {other.UUID, "dead"}, {third.UUID, "alive"}} {
-				_, err := s.ReserveNode(ctx, r.uuid, r.host)
+				_, err := s.ReserveNode(ctx, r.uuid, r.host, 1)
 				Expect(err).NotTo(HaveOccurred())
 			}
 			cleared, err := s.ReleaseReservationsOf(ctx, "dead")

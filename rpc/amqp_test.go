@@ -97,7 +97,7 @@ var _ = Describe("AMQP transport", func() {
 		var (
 			server, client Transport
 			host           string
-			cond           ConductorAPI
+			cond           Endpoint
 			ctx            context.Context
 		)
 
@@ -110,7 +110,7 @@ var _ = Describe("AMQP transport", func() {
 		})
 
 		serve := func(fake *fakeConductor) {
-			stop, err := Serve(ctx, server, host, fake, testLogger())
+			stop, err := Serve(ctx, server, host, fake.mux(), testLogger())
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(stop)
 		}
@@ -130,7 +130,7 @@ var _ = Describe("AMQP transport", func() {
 			callCtx, cancel := context.WithTimeout(ctx, time.Minute)
 			DeferCleanup(cancel)
 			go func() {
-				_ = cond.Heartbeat(callCtx, HeartbeatArgs{NodeID: "n1", CallbackURL: "http://10.0.0.2:9999", AgentToken: "s3cret-token"})
+				_ = Heartbeat.Call(callCtx, cond, HeartbeatArgs{NodeID: "n1", CallbackURL: "http://10.0.0.2:9999", AgentToken: "s3cret-token"})
 			}()
 			var call amqp.Delivery
 			Eventually(func() bool {
@@ -139,14 +139,14 @@ var _ = Describe("AMQP transport", func() {
 				Expect(err).NotTo(HaveOccurred())
 				return ok
 			}).Should(BeTrue())
-			Expect(string(call.Body)).To(ContainSubstring(MethodHeartbeat))
+			Expect(string(call.Body)).To(ContainSubstring(Heartbeat.Name))
 			Expect(call.DeliveryMode).To(Equal(amqp.Transient))
 
-			Expect(cond.ContinueNodeDeploy(ctx, NodeArgs{NodeID: "n1"})).To(Succeed())
+			Expect(ContinueNodeDeploy.Call(ctx, cond, NodeArgs{NodeID: "n1"})).To(Succeed())
 			cast, ok, err := ch.Get(topicFor(host), true)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(ok).To(BeTrue())
-			Expect(string(cast.Body)).To(ContainSubstring(MethodContinueNodeDeploy))
+			Expect(string(cast.Body)).To(ContainSubstring(ContinueNodeDeploy.Name))
 			Expect(cast.DeliveryMode).To(Equal(amqp.Persistent))
 		})
 
@@ -163,7 +163,7 @@ var _ = Describe("AMQP transport", func() {
 			replies, err := ch.Consume(q.Name, "", true, true, false, false, nil)
 			Expect(err).NotTo(HaveOccurred())
 
-			body, err := encodeRequest(MethodSetBootDevice, "req-twice", SetBootDeviceArgs{NodeID: "twice", Device: "pxe"}, time.Now().Add(time.Minute))
+			body, err := encodeRequest(SetBootDevice.Name, "req-twice", SetBootDeviceArgs{NodeID: "twice", Device: "pxe"}, time.Now().Add(time.Minute))
 			Expect(err).NotTo(HaveOccurred())
 			id := newMessageID()
 			for _, corr := range []string{"first", "second"} {
@@ -178,7 +178,7 @@ var _ = Describe("AMQP transport", func() {
 				answered[d.CorrelationId] = decodeReply(d.Body, nil)
 			}
 			Expect(answered).To(Equal(map[string]error{"first": nil, "second": nil}))
-			Expect(fake.callCount(MethodSetBootDevice, "twice")).To(Equal(1))
+			Expect(fake.callCount(SetBootDevice.Name, "twice")).To(Equal(1))
 		})
 
 		It("runs a call redelivered after the conductor's connection was lost once", func() {
@@ -189,9 +189,9 @@ var _ = Describe("AMQP transport", func() {
 
 			callDone := make(chan error, 1)
 			go func() {
-				callDone <- cond.SetBootDevice(ctx, SetBootDeviceArgs{NodeID: "redelivered", Device: "pxe"})
+				callDone <- SetBootDevice.Call(ctx, cond, SetBootDeviceArgs{NodeID: "redelivered", Device: "pxe"})
 			}()
-			Eventually(func() int { return fake.callCount(MethodSetBootDevice, "redelivered") }).Should(Equal(1))
+			Eventually(func() int { return fake.callCount(SetBootDevice.Name, "redelivered") }).Should(Equal(1))
 			// The broker requeues the unacknowledged request and delivers it
 			// again once the conductor has reconnected, while the first
 			// handling still runs.
@@ -202,17 +202,17 @@ var _ = Describe("AMQP transport", func() {
 			// Only the redelivery can be acknowledged (the first delivery's
 			// channel is gone): an empty queue means it was handled.
 			Eventually(func() int { return queuedMessages(host) }, "60s").Should(BeZero())
-			Expect(fake.callCount(MethodSetBootDevice, "redelivered")).To(Equal(1))
+			Expect(fake.callCount(SetBootDevice.Name, "redelivered")).To(Equal(1))
 		})
 
 		It("keeps casts sent while the conductor is down and delivers them when it is back", func() {
 			first := newFakeConductor()
-			stop, err := Serve(ctx, server, host, first, testLogger())
+			stop, err := Serve(ctx, server, host, first.mux(), testLogger())
 			Expect(err).NotTo(HaveOccurred())
 			stop()
 
 			for i := range 10 {
-				Expect(cond.ContinueNodeClean(ctx, NodeArgs{NodeID: fmt.Sprintf("n%d", i)})).To(Succeed())
+				Expect(ContinueNodeClean.Call(ctx, cond, NodeArgs{NodeID: fmt.Sprintf("n%d", i)})).To(Succeed())
 			}
 			Expect(first.cleanedNodes()).To(BeEmpty())
 
@@ -238,7 +238,7 @@ var _ = Describe("AMQP transport", func() {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						failures[i] = cond.ContinueNodeClean(ctx, NodeArgs{NodeID: ids[i]})
+						failures[i] = ContinueNodeClean.Call(ctx, cond, NodeArgs{NodeID: ids[i]})
 					}()
 				}
 				wg.Wait()
@@ -252,19 +252,19 @@ var _ = Describe("AMQP transport", func() {
 			// MaxInFlight casts are now being handled (held by the gate),
 			// the rest wait in the queue. A call to another conductor
 			// waits for its reply.
-			Eventually(func() int { return fake.methodCount(MethodContinueNodeClean) }).Should(Equal(MaxInFlight))
+			Eventually(func() int { return fake.methodCount(ContinueNodeClean.Name) }).Should(Equal(MaxInFlight))
 			other := newFakeConductor()
 			otherHost := uniqueHost()
 			deleteQueueAfter(otherHost)
-			stopOther, err := Serve(ctx, server, otherHost, other, testLogger())
+			stopOther, err := Serve(ctx, server, otherHost, other.mux(), testLogger())
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(stopOther)
 			DeferCleanup(other.closeGate())
 			callDone := make(chan error, 1)
 			go func() {
-				callDone <- NewClient(client, 5*time.Minute).Conductor(otherHost).SetBootDevice(ctx, SetBootDeviceArgs{NodeID: "pending", Device: "pxe"})
+				callDone <- SetBootDevice.Call(ctx, NewClient(client, 5*time.Minute).Conductor(otherHost), SetBootDeviceArgs{NodeID: "pending", Device: "pxe"})
 			}()
-			Eventually(func() int { return other.callCount(MethodSetBootDevice, "pending") }).Should(Equal(1))
+			Eventually(func() int { return other.callCount(SetBootDevice.Name, "pending") }).Should(Equal(1))
 
 			// More casts are sent while the connections drop: some before,
 			// some during the outage, some after reconnecting.
@@ -293,7 +293,7 @@ var _ = Describe("AMQP transport", func() {
 			}
 
 			// The transports are usable again for calls too.
-			_, err = cond.GetBootDevice(ctx, NodeArgs{NodeID: "n1"})
+			_, err = GetBootDevice.Call(ctx, cond, NodeArgs{NodeID: "n1"})
 			Expect(err).NotTo(HaveOccurred())
 		})
 	})

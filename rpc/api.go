@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/ferricbm/ferric/pkg/model"
@@ -12,28 +11,6 @@ import (
 // message whose version is newer than its own with
 // errs.KindUnsupportedRPCMethodVersion.
 const APIVersion = "1.3"
-
-// Method names on the wire. They are Ironic's names, so operators and
-// external schedulers recognise them.
-const (
-	MethodUpdateNode               = "update_node"
-	MethodDestroyNode              = "destroy_node"
-	MethodChangeNodePowerState     = "change_node_power_state"
-	MethodDoNodeDeploy             = "do_node_deploy"
-	MethodDoNodeTearDown           = "do_node_tear_down"
-	MethodDoNodeClean              = "do_node_clean"
-	MethodDoProvisioningAction     = "do_provisioning_action"
-	MethodContinueNodeClean        = "continue_node_clean"
-	MethodContinueNodeDeploy       = "continue_node_deploy"
-	MethodValidateDriverInterfaces = "validate_driver_interfaces"
-	MethodSetBootDevice            = "set_boot_device"
-	MethodGetBootDevice            = "get_boot_device"
-	MethodGetSupportedBootDevices  = "get_supported_boot_devices"
-	MethodUpdatePort               = "update_port"
-	MethodDestroyPort              = "destroy_port"
-	MethodHeartbeat                = "heartbeat"
-	MethodVendorPassthru           = "vendor_passthru"
-)
 
 // NodeArgs names a node by UUID.
 type NodeArgs struct {
@@ -145,57 +122,4 @@ type VendorPassthruResult struct {
 	Return any  `json:"return"`
 	Async  bool `json:"async"`
 	Attach bool `json:"attach"`
-}
-
-// ConductorAPI is what a conductor serves. The API service calls it through
-// Client (over AMQP or in-process); the conductor implements it. Every error
-// returned should be an *errs.Error so it crosses the wire with its kind and
-// HTTP status. Methods documented "async" return once the work is accepted.
-type ConductorAPI interface {
-	UpdateNode(ctx context.Context, args UpdateNodeArgs) (model.Node, error)
-	DestroyNode(ctx context.Context, args NodeArgs) error
-	// ChangeNodePowerState is async.
-	ChangeNodePowerState(ctx context.Context, args ChangePowerStateArgs) error
-	// DoNodeDeploy is async.
-	DoNodeDeploy(ctx context.Context, args DeployArgs) error
-	// DoNodeTearDown is async.
-	DoNodeTearDown(ctx context.Context, args NodeArgs) error
-	// DoNodeClean is async.
-	DoNodeClean(ctx context.Context, args CleanArgs) error
-	// DoProvisioningAction (manage, provide, abort, adopt, inspect) is async.
-	DoProvisioningAction(ctx context.Context, args ProvisioningActionArgs) error
-	// ContinueNodeClean and ContinueNodeDeploy are sent as casts.
-	ContinueNodeClean(ctx context.Context, args NodeArgs) error
-	ContinueNodeDeploy(ctx context.Context, args NodeArgs) error
-	ValidateDriverInterfaces(ctx context.Context, args NodeArgs) (map[string]ValidationResult, error)
-	SetBootDevice(ctx context.Context, args SetBootDeviceArgs) error
-	GetBootDevice(ctx context.Context, args NodeArgs) (BootDevice, error)
-	GetSupportedBootDevices(ctx context.Context, args NodeArgs) ([]string, error)
-	UpdatePort(ctx context.Context, args PortArgs) (model.Port, error)
-	DestroyPort(ctx context.Context, args PortArgs) error
-	// Heartbeat is async.
-	Heartbeat(ctx context.Context, args HeartbeatArgs) error
-	VendorPassthru(ctx context.Context, args VendorPassthruArgs) (VendorPassthruResult, error)
-	SetTargetRAIDConfig(ctx context.Context, args SetTargetRAIDConfigArgs) error
-	GetRAIDLogicalDiskProperties(ctx context.Context, args DriverArgs) (map[string]string, error)
-	GetDriverProperties(ctx context.Context, args DriverArgs) (map[string]string, error)
-	// SetConsoleMode is async.
-	SetConsoleMode(ctx context.Context, args SetConsoleModeArgs) error
-	GetConsoleInformation(ctx context.Context, args NodeArgs) (map[string]any, error)
-	InjectNMI(ctx context.Context, args NodeArgs) error
-	GetNodeVendorPassthruMethods(ctx context.Context, args NodeArgs) (map[string]VendorMethodInfo, error)
-	GetDriverVendorPassthruMethods(ctx context.Context, args DriverArgs) (map[string]VendorMethodInfo, error)
-	DriverVendorPassthru(ctx context.Context, args DriverVendorPassthruArgs) (VendorPassthruResult, error)
-	// GetNodeWithToken issues the node's agent token on first use.
-	GetNodeWithToken(ctx context.Context, args NodeArgs) (NodeWithToken, error)
-	VIFList(ctx context.Context, args NodeArgs) ([]VIF, error)
-	VIFAttach(ctx context.Context, args VIFAttachArgs) error
-	VIFDetach(ctx context.Context, args VIFDetachArgs) error
-	UpdateVolumeConnector(ctx context.Context, args VolumeConnectorArgs) (model.VolumeConnector, error)
-	DestroyVolumeConnector(ctx context.Context, args VolumeConnectorArgs) error
-	UpdateVolumeTarget(ctx context.Context, args VolumeTargetArgs) (model.VolumeTarget, error)
-	DestroyVolumeTarget(ctx context.Context, args VolumeTargetArgs) error
-	UpdatePortgroup(ctx context.Context, args PortgroupArgs) (model.Portgroup, error)
-	DestroyPortgroup(ctx context.Context, args PortgroupArgs) error
-	NodeFeatures
 }

@@ -33,7 +33,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 
 func benchmarkCalls(b *testing.B, server, client Transport) {
 	host := uniqueHost()
-	stop, err := Serve(context.Background(), server, host, newFakeConductor(), nil)
+	stop, err := Serve(context.Background(), server, host, newFakeConductor().mux(), nil)
 	if err != nil {
 		b.Fatalf("serve: %v", err)
 	}
@@ -47,7 +47,7 @@ func benchmarkCalls(b *testing.B, server, client Transport) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := cond.GetBootDevice(ctx, NodeArgs{NodeID: "n1"}); err != nil {
+			if _, err := GetBootDevice.Call(ctx, cond, NodeArgs{NodeID: "n1"}); err != nil {
 				b.Errorf("call: %v", err)
 				return
 			}

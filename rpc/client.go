@@ -14,10 +14,12 @@ import (
 // context nor NewClient sets a limit (Ironic's rpc_response_timeout).
 const DefaultTimeout = 60 * time.Second
 
-// Client sends ConductorAPI methods to conductors over a Transport.
+// Client sends the declared methods (methods.go) to conductors over a
+// Transport.
 type Client struct {
 	t       Transport
 	timeout time.Duration
+	router  Router
 }
 
 // NewClient returns a client whose calls wait at most timeout for a reply
@@ -29,17 +31,10 @@ func NewClient(t Transport, timeout time.Duration) *Client {
 	return &Client{t: t, timeout: timeout}
 }
 
-// Conductor returns the ConductorAPI of the conductor named hostname. Each
-// method is a call (waits for the reply) except ContinueNodeClean and
-// ContinueNodeDeploy, which are casts: they return once the message is
-// accepted for delivery and report only failures to send it.
-//
-// Errors are *errs.Error: the conductor's own typed error (kind, message and
-// status preserved), errs.KindMessagingTimeout when no reply came before the
-// deadline, or errs.KindTemporaryFailure when the message could not be
-// delivered (no such conductor queue, broker connection lost).
-func (c *Client) Conductor(hostname string) ConductorAPI {
-	return conductorClient{c: c, host: hostname, topic: topicFor(hostname)}
+// Conductor returns the endpoint of the conductor named hostname, for
+// Method.Call and Command.Call.
+func (c *Client) Conductor(hostname string) Endpoint {
+	return Endpoint{c: c, host: hostname}
 }
 
 // withDeadline gives ctx the client's timeout unless it already has a
@@ -58,132 +53,108 @@ func requestIDOf(ctx context.Context) string {
 	return newRequestID()
 }
 
-type conductorClient struct {
-	c     *Client
-	host  string
-	topic string
+// Endpoint is one conductor as a client reaches it: named, or the one
+// owning a node, found when a method is sent.
+type Endpoint struct {
+	c    *Client
+	host string
+	node *model.Node
 }
 
-func (cc conductorClient) call(ctx context.Context, method string, args, result any) error {
-	ctx, cancel := cc.c.withDeadline(ctx)
+// Router finds the conductor owning a node (the hash ring). Its errors
+// (errs.KindNoValidHost when no conductor serves the node's hardware type
+// and group, errs.KindTemporaryFailure when none is alive) are what
+// Method.Call returns for an endpoint it cannot resolve.
+type Router interface {
+	Lookup(ctx context.Context, group, hardwareType, nodeUUID string) (host string, err error)
+}
+
+// WithRouter returns a client that shares c's transport and timeout and
+// routes ForNode endpoints with r.
+func (c *Client) WithRouter(r Router) *Client {
+	routed := *c
+	routed.router = r
+	return &routed
+}
+
+// ForNode returns the endpoint of the conductor owning n (its conductor
+// group, hardware type and uuid, as they are now): the client's Router
+// looks it up each time a method is sent, so a method always reaches the
+// current owner.
+func (c *Client) ForNode(n *model.Node) Endpoint {
+	owner := model.Node{UUID: n.UUID, ConductorGroup: n.ConductorGroup, Driver: n.Driver}
+	return Endpoint{c: c, node: &owner}
+}
+
+// resolve names the conductor the endpoint stands for.
+func (e Endpoint) resolve(ctx context.Context) (string, error) {
+	if e.node == nil {
+		return e.host, nil
+	}
+	if e.c.router == nil {
+		return "", fmt.Errorf("rpc: no router to find the conductor of node %s", e.node.UUID)
+	}
+	return e.c.router.Lookup(ctx, e.node.ConductorGroup, e.node.Driver, e.node.UUID)
+}
+
+// Resolve pins the endpoint to the conductor it stands for now, for a
+// caller that must know a node has a conductor before it goes on.
+func (e Endpoint) Resolve(ctx context.Context) (Endpoint, error) {
+	host, err := e.resolve(ctx)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	return e.c.Conductor(host), nil
+}
+
+func (e Endpoint) call(ctx context.Context, method string, args, result any) error {
+	ctx, cancel := e.c.withDeadline(ctx)
 	defer cancel()
+	host, err := e.resolve(ctx)
+	if err != nil {
+		return err
+	}
 	deadline, _ := ctx.Deadline()
 	body, err := encodeRequest(method, requestIDOf(ctx), args, deadline)
 	if err != nil {
 		return err
 	}
-	data, err := cc.c.t.Call(ctx, cc.topic, body)
+	data, err := e.c.t.Call(ctx, topicFor(host), body)
 	if err != nil {
-		return cc.sendError(method, err)
+		return sendError(method, host, err)
 	}
 	return decodeReply(data, result)
 }
 
-func (cc conductorClient) cast(ctx context.Context, method string, args any) error {
-	ctx, cancel := cc.c.withDeadline(ctx)
+func (e Endpoint) cast(ctx context.Context, method string, args any) error {
+	ctx, cancel := e.c.withDeadline(ctx)
 	defer cancel()
+	host, err := e.resolve(ctx)
+	if err != nil {
+		return err
+	}
 	// A cast carries no deadline: it stays useful however late it is
 	// handled. ctx bounds only the sending.
 	body, err := encodeRequest(method, requestIDOf(ctx), args, time.Time{})
 	if err != nil {
 		return err
 	}
-	if err := cc.c.t.Cast(ctx, cc.topic, body); err != nil {
-		return cc.sendError(method, err)
+	if err := e.c.t.Cast(ctx, topicFor(host), body); err != nil {
+		return sendError(method, host, err)
 	}
 	return nil
 }
 
-func (cc conductorClient) sendError(method string, err error) error {
+func sendError(method, host string, err error) error {
 	if _, ok := errs.As(err); ok {
 		return err
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return &errs.Error{
 			Kind:    errs.KindMessagingTimeout,
-			Message: fmt.Sprintf("Timed out waiting for a reply to %s from conductor %s.", method, cc.host),
+			Message: fmt.Sprintf("Timed out waiting for a reply to %s from conductor %s.", method, host),
 			Err:     err,
 		}
 	}
-	return fmt.Errorf("rpc %s to conductor %s: %w", method, cc.host, err)
-}
-
-func (cc conductorClient) UpdateNode(ctx context.Context, args UpdateNodeArgs) (model.Node, error) {
-	var n model.Node
-	err := cc.call(ctx, MethodUpdateNode, args, &n)
-	return n, err
-}
-
-func (cc conductorClient) DestroyNode(ctx context.Context, args NodeArgs) error {
-	return cc.call(ctx, MethodDestroyNode, args, nil)
-}
-
-func (cc conductorClient) ChangeNodePowerState(ctx context.Context, args ChangePowerStateArgs) error {
-	return cc.call(ctx, MethodChangeNodePowerState, args, nil)
-}
-
-func (cc conductorClient) DoNodeDeploy(ctx context.Context, args DeployArgs) error {
-	return cc.call(ctx, MethodDoNodeDeploy, args, nil)
-}
-
-func (cc conductorClient) DoNodeTearDown(ctx context.Context, args NodeArgs) error {
-	return cc.call(ctx, MethodDoNodeTearDown, args, nil)
-}
-
-func (cc conductorClient) DoNodeClean(ctx context.Context, args CleanArgs) error {
-	return cc.call(ctx, MethodDoNodeClean, args, nil)
-}
-
-func (cc conductorClient) DoProvisioningAction(ctx context.Context, args ProvisioningActionArgs) error {
-	return cc.call(ctx, MethodDoProvisioningAction, args, nil)
-}
-
-func (cc conductorClient) ContinueNodeClean(ctx context.Context, args NodeArgs) error {
-	return cc.cast(ctx, MethodContinueNodeClean, args)
-}
-
-func (cc conductorClient) ContinueNodeDeploy(ctx context.Context, args NodeArgs) error {
-	return cc.cast(ctx, MethodContinueNodeDeploy, args)
-}
-
-func (cc conductorClient) ValidateDriverInterfaces(ctx context.Context, args NodeArgs) (map[string]ValidationResult, error) {
-	var r map[string]ValidationResult
-	err := cc.call(ctx, MethodValidateDriverInterfaces, args, &r)
-	return r, err
-}
-
-func (cc conductorClient) SetBootDevice(ctx context.Context, args SetBootDeviceArgs) error {
-	return cc.call(ctx, MethodSetBootDevice, args, nil)
-}
-
-func (cc conductorClient) GetBootDevice(ctx context.Context, args NodeArgs) (BootDevice, error) {
-	var r BootDevice
-	err := cc.call(ctx, MethodGetBootDevice, args, &r)
-	return r, err
-}
-
-func (cc conductorClient) GetSupportedBootDevices(ctx context.Context, args NodeArgs) ([]string, error) {
-	var r []string
-	err := cc.call(ctx, MethodGetSupportedBootDevices, args, &r)
-	return r, err
-}
-
-func (cc conductorClient) UpdatePort(ctx context.Context, args PortArgs) (model.Port, error) {
-	var p model.Port
-	err := cc.call(ctx, MethodUpdatePort, args, &p)
-	return p, err
-}
-
-func (cc conductorClient) DestroyPort(ctx context.Context, args PortArgs) error {
-	return cc.call(ctx, MethodDestroyPort, args, nil)
-}
-
-func (cc conductorClient) Heartbeat(ctx context.Context, args HeartbeatArgs) error {
-	return cc.call(ctx, MethodHeartbeat, args, nil)
-}
-
-func (cc conductorClient) VendorPassthru(ctx context.Context, args VendorPassthruArgs) (VendorPassthruResult, error) {
-	var r VendorPassthruResult
-	err := cc.call(ctx, MethodVendorPassthru, args, &r)
-	return r, err
+	return fmt.Errorf("rpc %s to conductor %s: %w", method, host, err)
 }

@@ -2,18 +2,23 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-// fakeConductor is a ConductorAPI whose behaviour is chosen by the node id
-// in each request, and which records what reached it.
+// fakeConductor serves every declared method with a behaviour chosen by the
+// node id in each request, and records what reached it: the recording wraps
+// the handlers generically, from the request on the wire.
 type fakeConductor struct {
 	mu sync.Mutex
 	// gate, when not nil, holds ContinueNodeClean, ContinueNodeDeploy and
@@ -34,6 +39,112 @@ func newFakeConductor() *fakeConductor {
 		deadlines:  map[string]time.Time{},
 		calls:      map[string]int{},
 	}
+}
+
+// mux serves f, recording each message once its arguments decoded.
+func (f *fakeConductor) mux() *Mux {
+	mux := NewMux()
+	recordMethod(f, mux, UpdateNode, f.UpdateNode)
+	recordCommand(f, mux, DestroyNode, f.DestroyNode)
+	recordCommand(f, mux, ChangeNodePowerState, f.ChangeNodePowerState)
+	recordCommand(f, mux, DoNodeDeploy, f.DoNodeDeploy)
+	recordCommand(f, mux, DoNodeTearDown, f.DoNodeTearDown)
+	recordCommand(f, mux, DoNodeClean, f.DoNodeClean)
+	recordCommand(f, mux, DoProvisioningAction, f.DoProvisioningAction)
+	recordCommand(f, mux, ContinueNodeClean, f.ContinueNodeClean)
+	recordCommand(f, mux, ContinueNodeDeploy, f.ContinueNodeDeploy)
+	recordMethod(f, mux, ValidateDriverInterfaces, f.ValidateDriverInterfaces)
+	recordCommand(f, mux, SetBootDevice, f.SetBootDevice)
+	recordMethod(f, mux, GetBootDevice, f.GetBootDevice)
+	recordMethod(f, mux, GetSupportedBootDevices, f.GetSupportedBootDevices)
+	recordMethod(f, mux, UpdatePort, f.UpdatePort)
+	recordCommand(f, mux, DestroyPort, f.DestroyPort)
+	recordCommand(f, mux, Heartbeat, f.Heartbeat)
+	recordMethod(f, mux, VendorPassthru, f.VendorPassthru)
+	recordCommand(f, mux, SetTargetRAIDConfig, f.SetTargetRAIDConfig)
+	recordMethod(f, mux, GetRAIDLogicalDiskProperties, f.GetRAIDLogicalDiskProperties)
+	recordMethod(f, mux, GetDriverProperties, f.GetDriverProperties)
+	recordCommand(f, mux, SetConsoleMode, f.SetConsoleMode)
+	recordMethod(f, mux, GetConsoleInformation, f.GetConsoleInformation)
+	recordCommand(f, mux, InjectNMI, f.InjectNMI)
+	recordMethod(f, mux, GetNodeVendorPassthruMethods, f.GetNodeVendorPassthruMethods)
+	recordMethod(f, mux, GetDriverVendorPassthruMethods, f.GetDriverVendorPassthruMethods)
+	recordMethod(f, mux, DriverVendorPassthru, f.DriverVendorPassthru)
+	recordMethod(f, mux, GetNodeWithToken, f.GetNodeWithToken)
+	recordMethod(f, mux, VIFList, f.VIFList)
+	recordCommand(f, mux, VIFAttach, f.VIFAttach)
+	recordCommand(f, mux, VIFDetach, f.VIFDetach)
+	recordMethod(f, mux, UpdateVolumeConnector, f.UpdateVolumeConnector)
+	recordCommand(f, mux, DestroyVolumeConnector, f.DestroyVolumeConnector)
+	recordMethod(f, mux, UpdateVolumeTarget, f.UpdateVolumeTarget)
+	recordCommand(f, mux, DestroyVolumeTarget, f.DestroyVolumeTarget)
+	recordMethod(f, mux, UpdatePortgroup, f.UpdatePortgroup)
+	recordCommand(f, mux, DestroyPortgroup, f.DestroyPortgroup)
+	recordCommand(f, mux, AddNodeTraits, f.AddNodeTraits)
+	recordCommand(f, mux, RemoveNodeTraits, f.RemoveNodeTraits)
+	recordCommand(f, mux, DoNodeRescue, f.DoNodeRescue)
+	recordCommand(f, mux, DoNodeUnrescue, f.DoNodeUnrescue)
+	recordMethod(f, mux, GetBIOSSettings, f.GetBIOSSettings)
+	return mux
+}
+
+// recordMethod and recordCommand register a fake handler that records
+// each call whose arguments decoded.
+func recordMethod[A, R any](f *fakeConductor, mux *Mux, m Method[A, R], h func(context.Context, A) (R, error)) {
+	m.Handle(mux, func(ctx context.Context, args A) (R, error) {
+		f.record(ctx, m.Name, subjectOf(args))
+		return h(ctx, args)
+	})
+}
+
+func recordCommand[A any](f *fakeConductor, mux *Mux, m Command[A], h func(context.Context, A) error) {
+	m.Handle(mux, func(ctx context.Context, args A) error {
+		f.record(ctx, m.Name, subjectOf(args))
+		return h(ctx, args)
+	})
+}
+
+// subjectOf is what a request is about, read from its arguments as they
+// travel: their node_id or driver_name, or the uuid of the one object they
+// carry (a 1.0 update, a port to destroy).
+func subjectOf(decoded any) string {
+	raw, _ := json.Marshal(decoded)
+	var args map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &args)
+	var id string
+	for _, key := range []string{"node_id", "driver_name"} {
+		if json.Unmarshal(args[key], &id) == nil && id != "" {
+			return id
+		}
+	}
+	for _, key := range []string{"node", "port", "portgroup", "connector", "target"} {
+		var obj struct {
+			UUID string `json:"uuid"`
+		}
+		if json.Unmarshal(args[key], &obj) == nil && obj.UUID != "" {
+			return obj.UUID
+		}
+	}
+	return ""
+}
+
+// savedNow is the updated_at of an object the fake "saves".
+func savedNow() *time.Time {
+	now := time.Now().UTC()
+	return &now
+}
+
+// serveFake serves a new fake on a fresh in-process transport and returns it
+// with the endpoint that reaches it.
+func serveFake() (*fakeConductor, Endpoint) {
+	t := NewInProcess()
+	DeferCleanup(t.Close)
+	fake := newFakeConductor()
+	host := uniqueHost()
+	stop, err := Serve(context.Background(), t, host, fake.mux(), testLogger())
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(stop)
+	return fake, NewClient(t, 10*time.Second).Conductor(host)
 }
 
 func (f *fakeConductor) record(ctx context.Context, method, node string) {
@@ -119,7 +230,6 @@ func (f *fakeConductor) wait(ctx context.Context) error {
 }
 
 func (f *fakeConductor) UpdateNode(ctx context.Context, args UpdateNodeArgs) (model.Node, error) {
-	f.record(ctx, MethodUpdateNode, args.Node.UUID)
 	n := args.Node
 	n.Extra = model.JSONObject{"reset_interfaces": args.ResetInterfaces}
 	return n, nil
@@ -128,14 +238,12 @@ func (f *fakeConductor) UpdateNode(ctx context.Context, args UpdateNodeArgs) (mo
 // DestroyNode fails with an untyped error holding a secret, which must not
 // cross the wire.
 func (f *fakeConductor) DestroyNode(ctx context.Context, args NodeArgs) error {
-	f.record(ctx, MethodDestroyNode, args.NodeID)
 	return fmt.Errorf("mysql://ferric:hunter2@db/ferric: connection refused for node %s", args.NodeID)
 }
 
 // ChangeNodePowerState panics on request, and otherwise fails with a typed
 // error whose status differs from its kind's default.
 func (f *fakeConductor) ChangeNodePowerState(ctx context.Context, args ChangePowerStateArgs) error {
-	f.record(ctx, MethodChangeNodePowerState, args.NodeID)
 	if args.NewState == "panic" {
 		panic("driver exploded with password hunter2")
 	}
@@ -143,17 +251,14 @@ func (f *fakeConductor) ChangeNodePowerState(ctx context.Context, args ChangePow
 }
 
 func (f *fakeConductor) DoNodeDeploy(ctx context.Context, args DeployArgs) error {
-	f.record(ctx, MethodDoNodeDeploy, args.NodeID)
 	return nil
 }
 
 func (f *fakeConductor) DoNodeTearDown(ctx context.Context, args NodeArgs) error {
-	f.record(ctx, MethodDoNodeTearDown, args.NodeID)
 	return errs.NodeLocked(args.NodeID, "conductor-1")
 }
 
 func (f *fakeConductor) DoNodeClean(ctx context.Context, args CleanArgs) error {
-	f.record(ctx, MethodDoNodeClean, args.NodeID)
 	if len(args.CleanSteps) == 0 {
 		return errs.InvalidParameterValue("No clean steps for node %s.", args.NodeID)
 	}
@@ -161,12 +266,10 @@ func (f *fakeConductor) DoNodeClean(ctx context.Context, args CleanArgs) error {
 }
 
 func (f *fakeConductor) DoProvisioningAction(ctx context.Context, args ProvisioningActionArgs) error {
-	f.record(ctx, MethodDoProvisioningAction, args.NodeID)
 	return errs.InvalidStateRequested(args.Action, args.NodeID, "active")
 }
 
 func (f *fakeConductor) ContinueNodeClean(ctx context.Context, args NodeArgs) error {
-	f.record(ctx, MethodContinueNodeClean, args.NodeID)
 	if err := f.wait(ctx); err != nil {
 		return err
 	}
@@ -177,7 +280,6 @@ func (f *fakeConductor) ContinueNodeClean(ctx context.Context, args NodeArgs) er
 }
 
 func (f *fakeConductor) ContinueNodeDeploy(ctx context.Context, args NodeArgs) error {
-	f.record(ctx, MethodContinueNodeDeploy, args.NodeID)
 	if err := f.wait(ctx); err != nil {
 		return err
 	}
@@ -190,7 +292,6 @@ func (f *fakeConductor) ContinueNodeDeploy(ctx context.Context, args NodeArgs) e
 // ValidateDriverInterfaces answers with the node id, so concurrent callers
 // can check they got their own answer.
 func (f *fakeConductor) ValidateDriverInterfaces(ctx context.Context, args NodeArgs) (map[string]ValidationResult, error) {
-	f.record(ctx, MethodValidateDriverInterfaces, args.NodeID)
 	yes, no := true, false
 	return map[string]ValidationResult{
 		"power":  {Result: &yes},
@@ -200,35 +301,29 @@ func (f *fakeConductor) ValidateDriverInterfaces(ctx context.Context, args NodeA
 
 // SetBootDevice blocks until the gate opens or the caller's deadline passes.
 func (f *fakeConductor) SetBootDevice(ctx context.Context, args SetBootDeviceArgs) error {
-	f.record(ctx, MethodSetBootDevice, args.NodeID)
 	return f.wait(ctx)
 }
 
 func (f *fakeConductor) GetBootDevice(ctx context.Context, args NodeArgs) (BootDevice, error) {
-	f.record(ctx, MethodGetBootDevice, args.NodeID)
 	dev, persistent := "pxe", true
 	return BootDevice{BootDevice: &dev, Persistent: &persistent}, nil
 }
 
 func (f *fakeConductor) GetSupportedBootDevices(ctx context.Context, args NodeArgs) ([]string, error) {
-	f.record(ctx, MethodGetSupportedBootDevices, args.NodeID)
 	return []string{"pxe", "disk", "cdrom"}, nil
 }
 
 func (f *fakeConductor) UpdatePort(ctx context.Context, args PortArgs) (model.Port, error) {
-	f.record(ctx, MethodUpdatePort, args.Port.UUID)
 	p := args.Port
 	p.PXEEnabled = !p.PXEEnabled
 	return p, nil
 }
 
 func (f *fakeConductor) DestroyPort(ctx context.Context, args PortArgs) error {
-	f.record(ctx, MethodDestroyPort, args.Port.UUID)
 	return errs.PortNotFound(args.Port.UUID)
 }
 
 func (f *fakeConductor) Heartbeat(ctx context.Context, args HeartbeatArgs) error {
-	f.record(ctx, MethodHeartbeat, args.NodeID)
 	if args.AgentVersion == "" {
 		return errs.InvalidParameterValue("Agent version is required.")
 	}
@@ -236,6 +331,5 @@ func (f *fakeConductor) Heartbeat(ctx context.Context, args HeartbeatArgs) error
 }
 
 func (f *fakeConductor) VendorPassthru(ctx context.Context, args VendorPassthruArgs) (VendorPassthruResult, error) {
-	f.record(ctx, MethodVendorPassthru, args.NodeID)
 	return VendorPassthruResult{Return: map[string]any{"method": args.Method, "info": args.Info}, Async: args.HTTPMethod == "POST"}, nil
 }

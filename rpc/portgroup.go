@@ -1,17 +1,9 @@
 package rpc
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/ferricbm/ferric/pkg/model"
-)
-
-// Port group methods. Creation needs no conductor (the API writes the
-// row); updates and deletions take the node lock.
-const (
-	MethodUpdatePortgroup  = "update_portgroup"
-	MethodDestroyPortgroup = "destroy_portgroup"
 )
 
 // PortgroupArgs names the port group to destroy by Portgroup.UUID. An
@@ -26,14 +18,4 @@ type PortgroupArgs struct {
 	// APIVersion is the Bare Metal API microversion the patch is read at.
 	APIVersion string          `json:"api_version,omitempty"`
 	Portgroup  model.Portgroup `json:"portgroup,omitzero"`
-}
-
-func (cc conductorClient) UpdatePortgroup(ctx context.Context, args PortgroupArgs) (model.Portgroup, error) {
-	var r model.Portgroup
-	err := cc.call(ctx, MethodUpdatePortgroup, args, &r)
-	return r, err
-}
-
-func (cc conductorClient) DestroyPortgroup(ctx context.Context, args PortgroupArgs) error {
-	return cc.call(ctx, MethodDestroyPortgroup, args, nil)
 }

@@ -50,7 +50,7 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		server, client Transport
 		fake           *fakeConductor
 		host           string
-		cond           ConductorAPI
+		cond           Endpoint
 		stopServe      func()
 		ctx            context.Context
 	)
@@ -64,7 +64,7 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		}
 		ctx = context.Background()
 		var err error
-		stopServe, err = Serve(ctx, server, host, fake, testLogger())
+		stopServe, err = Serve(ctx, server, host, fake.mux(), testLogger())
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { stopServe() })
 		cond = NewClient(client, 10*time.Second).Conductor(host)
@@ -83,7 +83,7 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 
 	It("round-trips calls with their arguments and results", func() {
 		name := "node-1"
-		node, err := cond.UpdateNode(ctx, UpdateNodeArgs{
+		node, err := UpdateNode.Call(ctx, cond, UpdateNodeArgs{
 			Node:            model.Node{UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", Name: &name, Driver: "ipmi"},
 			ResetInterfaces: true,
 		})
@@ -93,54 +93,54 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		Expect(node.Driver).To(Equal("ipmi"))
 		Expect(node.Extra).To(HaveKeyWithValue("reset_interfaces", true))
 
-		dev, err := cond.GetBootDevice(ctx, NodeArgs{NodeID: "n1"})
+		dev, err := GetBootDevice.Call(ctx, cond, NodeArgs{NodeID: "n1"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(dev.BootDevice).To(HaveValue(Equal("pxe")))
 		Expect(dev.Persistent).To(HaveValue(BeTrue()))
 
-		devs, err := cond.GetSupportedBootDevices(ctx, NodeArgs{NodeID: "n1"})
+		devs, err := GetSupportedBootDevices.Call(ctx, cond, NodeArgs{NodeID: "n1"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(devs).To(Equal([]string{"pxe", "disk", "cdrom"}))
 
-		res, err := cond.VendorPassthru(ctx, VendorPassthruArgs{NodeID: "n1", Method: "pass_deploy_info", HTTPMethod: "POST", Info: map[string]any{"key": "v"}})
+		res, err := VendorPassthru.Call(ctx, cond, VendorPassthruArgs{NodeID: "n1", Method: "pass_deploy_info", HTTPMethod: "POST", Info: map[string]any{"key": "v"}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Async).To(BeTrue())
 		Expect(res.Return).To(Equal(map[string]any{"method": "pass_deploy_info", "info": map[string]any{"key": "v"}}))
 
-		port, err := cond.UpdatePort(ctx, PortArgs{Port: model.Port{UUID: "p1", Address: "52:54:00:12:34:56", NodeUUID: "n1"}})
+		port, err := UpdatePort.Call(ctx, cond, PortArgs{Port: model.Port{UUID: "p1", Address: "52:54:00:12:34:56", NodeUUID: "n1"}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(port.Address).To(Equal("52:54:00:12:34:56"))
 		Expect(port.NodeUUID).To(Equal("n1"))
 		Expect(port.PXEEnabled).To(BeTrue())
 
-		Expect(cond.DoNodeDeploy(ctx, DeployArgs{NodeID: "n1", ConfigDrive: map[string]any{"meta_data": map[string]any{}}})).To(Succeed())
-		Expect(cond.DoNodeClean(ctx, CleanArgs{NodeID: "n1", CleanSteps: []map[string]any{{"interface": "deploy", "step": "erase_devices"}}})).To(Succeed())
-		Expect(cond.Heartbeat(ctx, HeartbeatArgs{NodeID: "n1", CallbackURL: "http://10.0.0.2:9999", AgentVersion: "6.0"})).To(Succeed())
-		Expect(fake.callCount(MethodHeartbeat, "n1")).To(Equal(1))
+		Expect(DoNodeDeploy.Call(ctx, cond, DeployArgs{NodeID: "n1", ConfigDrive: map[string]any{"meta_data": map[string]any{}}})).To(Succeed())
+		Expect(DoNodeClean.Call(ctx, cond, CleanArgs{NodeID: "n1", CleanSteps: []map[string]any{{"interface": "deploy", "step": "erase_devices"}}})).To(Succeed())
+		Expect(Heartbeat.Call(ctx, cond, HeartbeatArgs{NodeID: "n1", CallbackURL: "http://10.0.0.2:9999", AgentVersion: "6.0"})).To(Succeed())
+		Expect(fake.callCount(Heartbeat.Name, "n1")).To(Equal(1))
 	})
 
 	It("carries typed errors with their kind, message and status", func() {
-		e := errorOf(cond.ChangeNodePowerState(ctx, ChangePowerStateArgs{NodeID: "n1", NewState: "power on"}))
+		e := errorOf(ChangeNodePowerState.Call(ctx, cond, ChangePowerStateArgs{NodeID: "n1", NewState: "power on"}))
 		Expect(e.Kind).To(Equal(errs.KindNoValidHost))
 		Expect(e.Message).To(Equal("No conductor for node n1."))
 		Expect(e.HTTPStatus()).To(Equal(http.StatusNotFound))
 
-		e = errorOf(cond.DoNodeTearDown(ctx, NodeArgs{NodeID: "n2"}))
+		e = errorOf(DoNodeTearDown.Call(ctx, cond, NodeArgs{NodeID: "n2"}))
 		Expect(e.Kind).To(Equal(errs.KindNodeLocked))
 		Expect(e.HTTPStatus()).To(Equal(http.StatusConflict))
 		Expect(e.Message).To(ContainSubstring("Node n2 is locked by host conductor-1"))
 
-		e = errorOf(cond.DestroyPort(ctx, PortArgs{Port: model.Port{UUID: "p9"}}))
+		e = errorOf(DestroyPort.Call(ctx, cond, PortArgs{Port: model.Port{UUID: "p9"}}))
 		Expect(e.Kind).To(Equal(errs.KindPortNotFound))
 		Expect(e.HTTPStatus()).To(Equal(http.StatusNotFound))
 
-		e = errorOf(cond.Heartbeat(ctx, HeartbeatArgs{NodeID: "n1"}))
+		e = errorOf(Heartbeat.Call(ctx, cond, HeartbeatArgs{NodeID: "n1"}))
 		Expect(e.Kind).To(Equal(errs.KindInvalidParameterValue))
 		Expect(e.HTTPStatus()).To(Equal(http.StatusBadRequest))
 	})
 
 	It("turns untyped errors into a generic internal error that reveals nothing", func() {
-		e := errorOf(cond.DestroyNode(ctx, NodeArgs{NodeID: "n1"}))
+		e := errorOf(DestroyNode.Call(ctx, cond, NodeArgs{NodeID: "n1"}))
 		Expect(e.Kind).To(Equal(errs.KindInternal))
 		Expect(e.HTTPStatus()).To(Equal(http.StatusInternalServerError))
 		Expect(e.Error()).NotTo(ContainSubstring("hunter2"))
@@ -148,29 +148,29 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 	})
 
 	It("answers a panicking handler with an internal error and keeps serving", func() {
-		e := errorOf(cond.ChangeNodePowerState(ctx, ChangePowerStateArgs{NodeID: "n1", NewState: "panic"}))
+		e := errorOf(ChangeNodePowerState.Call(ctx, cond, ChangePowerStateArgs{NodeID: "n1", NewState: "panic"}))
 		Expect(e.Kind).To(Equal(errs.KindInternal))
 		Expect(e.Error()).NotTo(ContainSubstring("hunter2"))
 
-		_, err := cond.GetBootDevice(ctx, NodeArgs{NodeID: "n1"})
+		_, err := GetBootDevice.Call(ctx, cond, NodeArgs{NodeID: "n1"})
 		Expect(err).NotTo(HaveOccurred())
 	})
 
 	It("refuses a free-form argument holding a number beyond float64 with 400, and carries a stored one in a record", func() {
-		_, err := cond.VendorPassthru(ctx, VendorPassthruArgs{NodeID: "n1", Method: "m", HTTPMethod: "POST",
+		_, err := VendorPassthru.Call(ctx, cond, VendorPassthruArgs{NodeID: "n1", Method: "m", HTTPMethod: "POST",
 			Info: map[string]any{"n": json.Number("1e400")}})
 		Expect(errorOf(err).HTTPStatus()).To(Equal(http.StatusBadRequest))
-		Expect(fake.callCount(MethodVendorPassthru, "n1")).To(BeZero())
+		Expect(fake.callCount(VendorPassthru.Name, "n1")).To(BeZero())
 
 		// A row an older version wrote must still update and delete.
-		port, err := cond.UpdatePort(ctx, PortArgs{Port: model.Port{UUID: "p1", Extra: model.JSONObject{"n": json.Number("1e400")}}})
+		port, err := UpdatePort.Call(ctx, cond, PortArgs{Port: model.Port{UUID: "p1", Extra: model.JSONObject{"n": json.Number("1e400")}}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(port.Extra).To(HaveKeyWithValue("n", json.Number("1e400")))
 	})
 
 	It("delivers casts", func() {
-		Expect(cond.ContinueNodeClean(ctx, NodeArgs{NodeID: "n1"})).To(Succeed())
-		Expect(cond.ContinueNodeDeploy(ctx, NodeArgs{NodeID: "n2"})).To(Succeed())
+		Expect(ContinueNodeClean.Call(ctx, cond, NodeArgs{NodeID: "n1"})).To(Succeed())
+		Expect(ContinueNodeDeploy.Call(ctx, cond, NodeArgs{NodeID: "n2"})).To(Succeed())
 		Eventually(fake.cleanedNodes).Should(HaveKeyWithValue("n1", 1))
 		Eventually(func() int { return fake.deployedCount("n2") }).Should(Equal(1))
 	})
@@ -178,8 +178,8 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 	It("returns from a cast without waiting for the handler", func() {
 		open := fake.closeGate()
 		DeferCleanup(open)
-		Expect(cond.ContinueNodeClean(ctx, NodeArgs{NodeID: "n1"})).To(Succeed())
-		Eventually(func() int { return fake.callCount(MethodContinueNodeClean, "n1") }).Should(Equal(1))
+		Expect(ContinueNodeClean.Call(ctx, cond, NodeArgs{NodeID: "n1"})).To(Succeed())
+		Eventually(func() int { return fake.callCount(ContinueNodeClean.Name, "n1") }).Should(Equal(1))
 		Expect(fake.cleanedNodes()).To(BeEmpty())
 		open()
 		Eventually(fake.cleanedNodes).Should(HaveKeyWithValue("n1", 1))
@@ -193,29 +193,29 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		callCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		want, _ := callCtx.Deadline()
-		e := errorOf(cond.SetBootDevice(callCtx, SetBootDeviceArgs{NodeID: "n1", Device: "pxe"}))
+		e := errorOf(SetBootDevice.Call(callCtx, cond, SetBootDeviceArgs{NodeID: "n1", Device: "pxe"}))
 		Expect(e.Kind).To(Equal(errs.KindMessagingTimeout))
-		Expect(e.Message).To(ContainSubstring(MethodSetBootDevice))
+		Expect(e.Message).To(ContainSubstring(SetBootDevice.Name))
 		Expect(fake.deadline("n1")).To(BeTemporally("~", want, time.Millisecond))
 	})
 
 	It("uses the client timeout when the context has no deadline", func() {
 		DeferCleanup(fake.closeGate())
 		short := NewClient(client, 3*time.Second).Conductor(host)
-		e := errorOf(short.SetBootDevice(ctx, SetBootDeviceArgs{NodeID: "n1", Device: "pxe"}))
+		e := errorOf(SetBootDevice.Call(ctx, short, SetBootDeviceArgs{NodeID: "n1", Device: "pxe"}))
 		Expect(e.Kind).To(Equal(errs.KindMessagingTimeout))
 		Expect(fake.deadline("n1")).NotTo(BeZero())
 	})
 
 	It("passes the request id to the conductor, and makes one when there is none", func() {
-		_, err := cond.GetBootDevice(WithRequestID(ctx, "req-1234"), NodeArgs{NodeID: "n1"})
+		_, err := GetBootDevice.Call(WithRequestID(ctx, "req-1234"), cond, NodeArgs{NodeID: "n1"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(fake.requestID("n1")).To(Equal("req-1234"))
 
-		Expect(cond.ContinueNodeDeploy(WithRequestID(ctx, "req-cast"), NodeArgs{NodeID: "n2"})).To(Succeed())
+		Expect(ContinueNodeDeploy.Call(WithRequestID(ctx, "req-cast"), cond, NodeArgs{NodeID: "n2"})).To(Succeed())
 		Eventually(func() string { return fake.requestID("n2") }).Should(Equal("req-cast"))
 
-		_, err = cond.GetBootDevice(ctx, NodeArgs{NodeID: "n3"})
+		_, err = GetBootDevice.Call(ctx, cond, NodeArgs{NodeID: "n3"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(fake.requestID("n3")).To(MatchRegexp(`^req-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`))
 	})
@@ -229,7 +229,7 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r, err := cond.ValidateDriverInterfaces(ctx, NodeArgs{NodeID: fmt.Sprintf("node-%d", i)})
+				r, err := ValidateDriverInterfaces.Call(ctx, cond, NodeArgs{NodeID: fmt.Sprintf("node-%d", i)})
 				failures[i] = err
 				results[i] = r["deploy"].Reason
 			}()
@@ -249,15 +249,15 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 
 	It("rejects versions newer than its own or of another major", func() {
 		for _, v := range []string{"1.4", "2.0", "0.9", "1", "x.y"} {
-			e := errorOf(send(ctx, map[string]any{"ferric.version": "1", "method": MethodGetBootDevice, "version": v, "args": map[string]any{"node_id": "n1"}}))
+			e := errorOf(send(ctx, map[string]any{"ferric.version": "1", "method": GetBootDevice.Name, "version": v, "args": map[string]any{"node_id": "n1"}}))
 			Expect(e.Kind).To(Equal(errs.KindUnsupportedRPCMethodVersion), "version %s", v)
 		}
-		e := errorOf(send(ctx, map[string]any{"ferric.version": "2", "method": MethodGetBootDevice, "version": APIVersion, "args": map[string]any{"node_id": "n1"}}))
+		e := errorOf(send(ctx, map[string]any{"ferric.version": "2", "method": GetBootDevice.Name, "version": APIVersion, "args": map[string]any{"node_id": "n1"}}))
 		Expect(e.Kind).To(Equal(errs.KindUnsupportedRPCMethodVersion))
-		Expect(fake.callCount(MethodGetBootDevice, "n1")).To(BeZero())
+		Expect(fake.callCount(GetBootDevice.Name, "n1")).To(BeZero())
 
-		Expect(send(ctx, map[string]any{"ferric.version": "1", "method": MethodGetBootDevice, "version": APIVersion, "args": map[string]any{"node_id": "n1"}})).To(Succeed())
-		Expect(send(ctx, map[string]any{"ferric.version": "1", "method": MethodGetBootDevice, "version": "1.0", "args": map[string]any{"node_id": "n1"}})).To(Succeed())
+		Expect(send(ctx, map[string]any{"ferric.version": "1", "method": GetBootDevice.Name, "version": APIVersion, "args": map[string]any{"node_id": "n1"}})).To(Succeed())
+		Expect(send(ctx, map[string]any{"ferric.version": "1", "method": GetBootDevice.Name, "version": "1.0", "args": map[string]any{"node_id": "n1"}})).To(Succeed())
 	})
 
 	It("rejects malformed messages and arguments", func() {
@@ -265,7 +265,7 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		Expect(err).NotTo(HaveOccurred())
 		Expect(errorOf(decodeReply(data, nil)).Kind).To(Equal(errs.KindInvalidParameterValue))
 
-		e := errorOf(send(ctx, map[string]any{"ferric.version": "1", "method": MethodGetBootDevice, "version": APIVersion, "args": map[string]any{"node_id": 7}}))
+		e := errorOf(send(ctx, map[string]any{"ferric.version": "1", "method": GetBootDevice.Name, "version": APIVersion, "args": map[string]any{"node_id": 7}}))
 		Expect(e.Kind).To(Equal(errs.KindInvalidParameterValue))
 		Expect(e.Message).To(ContainSubstring("node_id"))
 	})
@@ -274,27 +274,27 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		callCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		defer cancel()
 		err := send(callCtx, map[string]any{
-			"ferric.version": "1", "method": MethodGetBootDevice, "version": APIVersion,
+			"ferric.version": "1", "method": GetBootDevice.Name, "version": APIVersion,
 			"args": map[string]any{"node_id": "late"}, "deadline": time.Now().Add(-time.Second).Format(time.RFC3339Nano),
 		})
 		Expect(err).To(MatchError(context.DeadlineExceeded))
-		Consistently(func() int { return fake.callCount(MethodGetBootDevice, "late") }, "300ms").Should(BeZero())
+		Consistently(func() int { return fake.callCount(GetBootDevice.Name, "late") }, "300ms").Should(BeZero())
 	})
 
 	It("fails promptly with TemporaryFailure when no conductor serves the topic", func() {
 		nobody := NewClient(client, time.Minute).Conductor(uniqueHost())
-		e := errorOf(nobody.DoNodeDeploy(ctx, DeployArgs{NodeID: "n1"}))
+		e := errorOf(DoNodeDeploy.Call(ctx, nobody, DeployArgs{NodeID: "n1"}))
 		Expect(e.Kind).To(Equal(errs.KindTemporaryFailure))
 		Expect(e.HTTPStatus()).To(Equal(http.StatusServiceUnavailable))
 
-		e = errorOf(nobody.ContinueNodeClean(ctx, NodeArgs{NodeID: "n1"}))
+		e = errorOf(ContinueNodeClean.Call(ctx, nobody, NodeArgs{NodeID: "n1"}))
 		Expect(e.Kind).To(Equal(errs.KindTemporaryFailure))
 	})
 
 	It("lets running handlers finish when serving stops", func() {
 		open := fake.closeGate()
-		Expect(cond.ContinueNodeClean(ctx, NodeArgs{NodeID: "n1"})).To(Succeed())
-		Eventually(func() int { return fake.callCount(MethodContinueNodeClean, "n1") }).Should(Equal(1))
+		Expect(ContinueNodeClean.Call(ctx, cond, NodeArgs{NodeID: "n1"})).To(Succeed())
+		Eventually(func() int { return fake.callCount(ContinueNodeClean.Name, "n1") }).Should(Equal(1))
 		stopped := make(chan struct{})
 		go func() {
 			stopServe()

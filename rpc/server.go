@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 const MaxInFlight = 64
 
 // Serve consumes the RPC topic of the conductor named hostname on t and
-// dispatches every message to impl, up to MaxInFlight concurrently. Each
+// dispatches every message to the handlers on mux, up to MaxInFlight
+// concurrently. mux must handle every declared method (Methods). Each
 // handler's context carries the message's request id (RequestID) and the
 // caller's deadline; it is not cancelled when ctx is. A message whose
 // deadline has passed is dropped unhandled; a panicking handler is answered
@@ -31,7 +33,10 @@ const MaxInFlight = 64
 // started handler has finished (on AMQP, messages not yet started go back to
 // the queue). Serve returns an error if the topic cannot be set up before ctx
 // is done.
-func Serve(ctx context.Context, t Transport, hostname string, impl ConductorAPI, log logrus.FieldLogger) (stop func(), err error) {
+func Serve(ctx context.Context, t Transport, hostname string, mux *Mux, log logrus.FieldLogger) (stop func(), err error) {
+	if missing := mux.missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("serve rpc for conductor %s: no handler for %s", hostname, strings.Join(missing, ", "))
+	}
 	if log == nil {
 		l := logrus.New()
 		l.Out = io.Discard
@@ -39,7 +44,7 @@ func Serve(ctx context.Context, t Transport, hostname string, impl ConductorAPI,
 	}
 	s := &server{
 		base: context.WithoutCancel(ctx),
-		impl: impl,
+		mux:  mux,
 		log:  log.WithField("conductor", hostname),
 	}
 	stopListen, err := t.Listen(ctx, topicFor(hostname), MaxInFlight, s.handle)
@@ -66,7 +71,7 @@ func Serve(ctx context.Context, t Transport, hostname string, impl ConductorAPI,
 
 type server struct {
 	base context.Context
-	impl ConductorAPI
+	mux  *Mux
 	log  logrus.FieldLogger
 }
 
@@ -96,7 +101,7 @@ func (s *server) handle(body []byte) []byte {
 		log.WithField("version", req.Version).Warn("rejecting RPC message of an unsupported version")
 		return encodeReply(nil, err)
 	}
-	m, ok := methods[req.Method]
+	m, ok := s.mux.handlers[req.Method]
 	if !ok {
 		log.Warn("rejecting unknown RPC method")
 		return encodeReply(nil, errs.InvalidParameterValue("Unsupported RPC method %q.", req.Method))
@@ -124,30 +129,36 @@ func (s *server) invoke(ctx context.Context, log logrus.FieldLogger, m serverMet
 			result, err = nil, errs.New(errs.KindInternal, "An internal error occurred.")
 		}
 	}()
-	return m(ctx, s.impl, args)
+	return m(ctx, args)
 }
 
-// serverMethod decodes a method's arguments and runs it on impl.
-type serverMethod func(ctx context.Context, impl ConductorAPI, args json.RawMessage) (any, error)
-
-func returning[A, R any](f func(ConductorAPI, context.Context, A) (R, error)) serverMethod {
-	return func(ctx context.Context, impl ConductorAPI, raw json.RawMessage) (any, error) {
-		var a A
-		if err := decodeArgs(raw, &a); err != nil {
-			return nil, err
-		}
-		return f(impl, ctx, a)
-	}
+// Mux maps method names to their handlers; Method.Handle and
+// Command.Handle fill it.
+type Mux struct {
+	handlers map[string]serverMethod
 }
 
-func errorOnly[A any](f func(ConductorAPI, context.Context, A) error) serverMethod {
-	return func(ctx context.Context, impl ConductorAPI, raw json.RawMessage) (any, error) {
-		var a A
-		if err := decodeArgs(raw, &a); err != nil {
-			return nil, err
-		}
-		return nil, f(impl, ctx, a)
+func NewMux() *Mux { return &Mux{handlers: map[string]serverMethod{}} }
+
+// serverMethod decodes a method's arguments and runs it.
+type serverMethod func(ctx context.Context, args json.RawMessage) (any, error)
+
+func (mux *Mux) handle(name string, h serverMethod) {
+	if _, dup := mux.handlers[name]; dup {
+		panic("rpc: method " + name + " handled twice")
 	}
+	mux.handlers[name] = h
+}
+
+// missing lists the declared methods mux has no handler for.
+func (mux *Mux) missing() []string {
+	var out []string
+	for _, s := range declared {
+		if _, ok := mux.handlers[s.Name]; !ok {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 func decodeArgs(raw json.RawMessage, a any) error {
@@ -167,43 +178,4 @@ func jsonProblem(err error) string {
 		return fmt.Sprintf("field %q must be %s, not %s.", te.Field, te.Type, te.Value)
 	}
 	return "malformed JSON."
-}
-
-var methods = map[string]serverMethod{
-	MethodUpdateNode:                     returning(ConductorAPI.UpdateNode),
-	MethodDestroyNode:                    errorOnly(ConductorAPI.DestroyNode),
-	MethodChangeNodePowerState:           errorOnly(ConductorAPI.ChangeNodePowerState),
-	MethodDoNodeDeploy:                   errorOnly(ConductorAPI.DoNodeDeploy),
-	MethodDoNodeTearDown:                 errorOnly(ConductorAPI.DoNodeTearDown),
-	MethodDoNodeClean:                    errorOnly(ConductorAPI.DoNodeClean),
-	MethodDoProvisioningAction:           errorOnly(ConductorAPI.DoProvisioningAction),
-	MethodContinueNodeClean:              errorOnly(ConductorAPI.ContinueNodeClean),
-	MethodContinueNodeDeploy:             errorOnly(ConductorAPI.ContinueNodeDeploy),
-	MethodValidateDriverInterfaces:       returning(ConductorAPI.ValidateDriverInterfaces),
-	MethodSetBootDevice:                  errorOnly(ConductorAPI.SetBootDevice),
-	MethodGetBootDevice:                  returning(ConductorAPI.GetBootDevice),
-	MethodGetSupportedBootDevices:        returning(ConductorAPI.GetSupportedBootDevices),
-	MethodUpdatePort:                     returning(ConductorAPI.UpdatePort),
-	MethodDestroyPort:                    errorOnly(ConductorAPI.DestroyPort),
-	MethodHeartbeat:                      errorOnly(ConductorAPI.Heartbeat),
-	MethodVendorPassthru:                 returning(ConductorAPI.VendorPassthru),
-	MethodSetTargetRAIDConfig:            errorOnly(ConductorAPI.SetTargetRAIDConfig),
-	MethodGetRAIDLogicalDiskProperties:   returning(ConductorAPI.GetRAIDLogicalDiskProperties),
-	MethodGetDriverProperties:            returning(ConductorAPI.GetDriverProperties),
-	MethodSetConsoleMode:                 errorOnly(ConductorAPI.SetConsoleMode),
-	MethodGetConsoleInformation:          returning(ConductorAPI.GetConsoleInformation),
-	MethodInjectNMI:                      errorOnly(ConductorAPI.InjectNMI),
-	MethodGetNodeVendorPassthruMethods:   returning(ConductorAPI.GetNodeVendorPassthruMethods),
-	MethodGetDriverVendorPassthruMethods: returning(ConductorAPI.GetDriverVendorPassthruMethods),
-	MethodDriverVendorPassthru:           returning(ConductorAPI.DriverVendorPassthru),
-	MethodGetNodeWithToken:               returning(ConductorAPI.GetNodeWithToken),
-	MethodVIFList:                        returning(ConductorAPI.VIFList),
-	MethodVIFAttach:                      errorOnly(ConductorAPI.VIFAttach),
-	MethodVIFDetach:                      errorOnly(ConductorAPI.VIFDetach),
-	MethodUpdateVolumeConnector:          returning(ConductorAPI.UpdateVolumeConnector),
-	MethodDestroyVolumeConnector:         errorOnly(ConductorAPI.DestroyVolumeConnector),
-	MethodUpdateVolumeTarget:             returning(ConductorAPI.UpdateVolumeTarget),
-	MethodDestroyVolumeTarget:            errorOnly(ConductorAPI.DestroyVolumeTarget),
-	MethodUpdatePortgroup:                returning(ConductorAPI.UpdatePortgroup),
-	MethodDestroyPortgroup:               errorOnly(ConductorAPI.DestroyPortgroup),
 }

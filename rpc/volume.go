@@ -1,19 +1,9 @@
 package rpc
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/ferricbm/ferric/pkg/model"
-)
-
-// Volume connector and target methods. Creation needs no conductor (the
-// API writes the row); updates and deletions take the node lock.
-const (
-	MethodUpdateVolumeConnector  = "update_volume_connector"
-	MethodDestroyVolumeConnector = "destroy_volume_connector"
-	MethodUpdateVolumeTarget     = "update_volume_target"
-	MethodDestroyVolumeTarget    = "destroy_volume_target"
 )
 
 // VolumeConnectorArgs names the connector to destroy by Connector.UUID.
@@ -38,24 +28,4 @@ type VolumeTargetArgs struct {
 	Patch          json.RawMessage    `json:"patch,omitempty"`
 	APIVersion     string             `json:"api_version,omitempty"`
 	Target         model.VolumeTarget `json:"target,omitzero"`
-}
-
-func (cc conductorClient) UpdateVolumeConnector(ctx context.Context, args VolumeConnectorArgs) (model.VolumeConnector, error) {
-	var r model.VolumeConnector
-	err := cc.call(ctx, MethodUpdateVolumeConnector, args, &r)
-	return r, err
-}
-
-func (cc conductorClient) DestroyVolumeConnector(ctx context.Context, args VolumeConnectorArgs) error {
-	return cc.call(ctx, MethodDestroyVolumeConnector, args, nil)
-}
-
-func (cc conductorClient) UpdateVolumeTarget(ctx context.Context, args VolumeTargetArgs) (model.VolumeTarget, error) {
-	var r model.VolumeTarget
-	err := cc.call(ctx, MethodUpdateVolumeTarget, args, &r)
-	return r, err
-}
-
-func (cc conductorClient) DestroyVolumeTarget(ctx context.Context, args VolumeTargetArgs) error {
-	return cc.call(ctx, MethodDestroyVolumeTarget, args, nil)
 }

@@ -6,6 +6,7 @@ package nodelock
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -14,14 +15,16 @@ import (
 
 // Store is the part of the repository the lock needs.
 type Store interface {
-	ReserveNode(ctx context.Context, uuid, host string) (*model.Node, error)
-	ReleaseNode(ctx context.Context, uuid, host string) error
+	ReserveNode(ctx context.Context, uuid, host string, epoch int64) (*model.Node, error)
+	ReleaseNode(ctx context.Context, uuid, host string, epoch int64) error
 }
 
-// Locker locks nodes on behalf of one conductor host.
+// Locker locks nodes on behalf of one conductor host, in the epoch of its
+// current registration.
 type Locker struct {
 	store    Store
 	host     string
+	epoch    atomic.Int64
 	attempts int
 	interval time.Duration
 }
@@ -39,9 +42,15 @@ func New(store Store, host string, attempts int, interval time.Duration) *Locker
 // Host is the hostname the locks are taken for.
 func (l *Locker) Host() string { return l.host }
 
-// Acquire reserves the node and returns it as re-read under the lock.
-// NodeLocked is retried; NodeNotFound and other errors are not.
+// SetEpoch makes later locks carry the epoch of the host's registration.
+func (l *Locker) SetEpoch(epoch int64) { l.epoch.Store(epoch) }
+
+// Acquire reserves the node and returns it as re-read under the lock, its
+// ReservationEpoch the epoch the lock was taken in, which writes under the
+// lock must present. NodeLocked is retried; NodeNotFound and other errors
+// are not.
 func (l *Locker) Acquire(ctx context.Context, uuid string) (*model.Node, error) {
+	epoch := l.epoch.Load()
 	var lastErr error
 	for try := 0; try < l.attempts; try++ {
 		if try > 0 {
@@ -53,7 +62,7 @@ func (l *Locker) Acquire(ctx context.Context, uuid string) (*model.Node, error) 
 			case <-t.C:
 			}
 		}
-		node, err := l.store.ReserveNode(ctx, uuid, l.host)
+		node, err := l.store.ReserveNode(ctx, uuid, l.host, epoch)
 		if err == nil {
 			return node, nil
 		}
@@ -65,10 +74,10 @@ func (l *Locker) Acquire(ctx context.Context, uuid string) (*model.Node, error) 
 	return nil, lastErr
 }
 
-// Release drops this host's reservation. A node deleted meanwhile needs
-// no release.
-func (l *Locker) Release(ctx context.Context, uuid string) error {
-	err := l.store.ReleaseNode(ctx, uuid, l.host)
+// Release drops this host's reservation taken in epoch. A node deleted
+// meanwhile needs no release.
+func (l *Locker) Release(ctx context.Context, uuid string, epoch int64) error {
+	err := l.store.ReleaseNode(ctx, uuid, l.host, epoch)
 	if err != nil && !errs.Is(err, errs.KindNodeNotFound) {
 		return fmt.Errorf("release node %s: %w", uuid, err)
 	}

@@ -30,7 +30,7 @@ var _ = Describe("Locker", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(got.UUID).To(Equal(n.UUID))
 		Expect(*got.Reservation).To(Equal("me"))
-		Expect(l.Release(ctx, n.UUID)).To(Succeed())
+		Expect(l.Release(ctx, n.UUID, 0)).To(Succeed())
 		stored, err := store.GetNode(ctx, n.UUID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(stored.Reservation).To(BeNil())
@@ -38,7 +38,7 @@ var _ = Describe("Locker", func() {
 
 	It("retries a locked node the configured number of times, then answers 409", func(ctx SpecContext) {
 		n := newNode(ctx)
-		_, err := store.ReserveNode(ctx, n.UUID, "other")
+		_, err := store.ReserveNode(ctx, n.UUID, "other", 1)
 		Expect(err).NotTo(HaveOccurred())
 		l := nodelock.New(store, "me", 3, 40*time.Millisecond)
 		started := time.Now()
@@ -50,12 +50,12 @@ var _ = Describe("Locker", func() {
 
 	It("gets the node once the holder lets go within the retries", func(ctx SpecContext) {
 		n := newNode(ctx)
-		_, err := store.ReserveNode(ctx, n.UUID, "other")
+		_, err := store.ReserveNode(ctx, n.UUID, "other", 1)
 		Expect(err).NotTo(HaveOccurred())
 		go func() {
 			defer GinkgoRecover()
 			time.Sleep(50 * time.Millisecond)
-			Expect(store.ReleaseNode(ctx, n.UUID, "other")).To(Succeed())
+			Expect(store.ReleaseNode(ctx, n.UUID, "other", 1)).To(Succeed())
 		}()
 		l := nodelock.New(store, "me", 50, 20*time.Millisecond)
 		got, err := l.Acquire(ctx, n.UUID)
@@ -70,14 +70,14 @@ var _ = Describe("Locker", func() {
 		_, err := l.Acquire(ctx, "00000000-0000-4000-8000-ffffffffffff")
 		Expect(errs.Status(err)).To(Equal(http.StatusNotFound))
 		Expect(time.Since(started)).To(BeNumerically("<", time.Minute))
-		Expect(l.Release(ctx, "00000000-0000-4000-8000-ffffffffffff")).To(Succeed())
+		Expect(l.Release(ctx, "00000000-0000-4000-8000-ffffffffffff", 0)).To(Succeed())
 	})
 
 	It("never releases another host's lock", func(ctx SpecContext) {
 		n := newNode(ctx)
-		_, err := store.ReserveNode(ctx, n.UUID, "other")
+		_, err := store.ReserveNode(ctx, n.UUID, "other", 1)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(nodelock.New(store, "me", 1, 0).Release(ctx, n.UUID)).NotTo(Succeed())
+		Expect(nodelock.New(store, "me", 1, 0).Release(ctx, n.UUID, 0)).NotTo(Succeed())
 		stored, err := store.GetNode(ctx, n.UUID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(*stored.Reservation).To(Equal("other"))

@@ -26,8 +26,8 @@ type Store interface {
 	nodelock.Store
 	GetNode(ctx context.Context, uuid string) (*model.Node, error)
 	SaveNode(ctx context.Context, n *model.Node) error
-	SaveLockedNode(ctx context.Context, n *model.Node, host, from string) error
-	SaveAndReleaseNode(ctx context.Context, n *model.Node, host string) error
+	SaveLockedNode(ctx context.Context, n *model.Node, host string, epoch int64, from string) error
+	SaveAndReleaseNode(ctx context.Context, n *model.Node, host string, epoch int64) error
 	ListPorts(ctx context.Context, f db.PortFilter, p db.Page, columns []string) ([]model.Port, error)
 	SavePort(ctx context.Context, p *model.Port) error
 	ListVolumeConnectors(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]model.VolumeConnector, error)
@@ -63,7 +63,10 @@ type Task struct {
 	node *model.Node
 	// stored is the provision state the node's row holds: the lock holder
 	// is the only one to move it, so a save need not read the row back.
-	stored      string
+	stored string
+	// epoch is the conductor epoch the lock was taken in: a worker that
+	// outlived its conductor's restart presents a stale one and is refused.
+	epoch       int64
 	ports       []model.Port
 	portsLoaded bool
 	drv         *driver.Driver
@@ -94,7 +97,7 @@ func (m *Manager) AcquireShared(ctx context.Context, nodeUUID, purpose string) (
 }
 
 func (m *Manager) newTask(node *model.Node, shared bool, purpose string) *Task {
-	return &Task{m: m, node: node, stored: deref(node.ProvisionState), shared: shared, purpose: purpose,
+	return &Task{m: m, node: node, stored: deref(node.ProvisionState), epoch: deref64(node.ReservationEpoch), shared: shared, purpose: purpose,
 		log: m.log.WithFields(logrus.Fields{"node": node.UUID, "purpose": purpose})}
 }
 
@@ -146,6 +149,7 @@ func (t *Task) Upgrade(ctx context.Context) error {
 		return err
 	}
 	t.node, t.stored, t.shared, t.drv, t.portsLoaded, t.ports = node, deref(node.ProvisionState), false, nil, false, nil
+	t.epoch = deref64(node.ReservationEpoch)
 	return nil
 }
 
@@ -165,7 +169,7 @@ func (t *Task) Save(ctx context.Context) error {
 	}
 	// An operation cancelled at shutdown still records where it got to;
 	// a half-saved outcome would be worse than a late one.
-	if err := t.m.store.SaveLockedNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host(), t.stored); err != nil {
+	if err := t.m.store.SaveLockedNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host(), t.epoch, t.stored); err != nil {
 		return fmt.Errorf("save node %s: %w", t.node.UUID, err)
 	}
 	t.stored = t.ProvisionState()
@@ -205,7 +209,7 @@ func (t *Task) ProcessEventAndRelease(ctx context.Context, event, targetOverride
 	if err := t.transition(event, targetOverride); err != nil {
 		return err
 	}
-	if err := t.m.store.SaveAndReleaseNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host()); err != nil {
+	if err := t.m.store.SaveAndReleaseNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host(), t.epoch); err != nil {
 		return fmt.Errorf("save node %s: %w", t.node.UUID, err)
 	}
 	t.released = true
@@ -338,7 +342,7 @@ func (t *Task) recordFailure(ctx context.Context, name string, cause error) {
 	}
 	// The failure and the unlocking land together: whoever sees the
 	// failure can act on the node at once.
-	if err := t.m.store.SaveAndReleaseNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host()); err != nil {
+	if err := t.m.store.SaveAndReleaseNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host(), t.epoch); err != nil {
 		t.log.WithError(err).Error("Cannot record the failure of a worker")
 		return
 	}
@@ -360,9 +364,16 @@ func (t *Task) release(ctx context.Context) {
 	}
 	t.released = true
 	// A cancelled request must not leave the lock behind.
-	if err := t.m.locker.Release(context.WithoutCancel(ctx), t.node.UUID); err != nil {
+	if err := t.m.locker.Release(context.WithoutCancel(ctx), t.node.UUID, t.epoch); err != nil {
 		t.log.WithError(err).Error("Releasing the node lock failed")
 	}
+}
+
+func deref64(i *int64) int64 {
+	if i == nil {
+		return 0
+	}
+	return *i
 }
 
 func deref(s *string) string {

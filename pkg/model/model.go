@@ -31,7 +31,11 @@ type Node struct {
 	Fault                *string    `gorm:"column:fault;type:varchar(255)" json:"fault"`
 	LastError            *string    `gorm:"column:last_error;type:text" json:"last_error"`
 	// Reservation is the node lock: the hostname of the conductor holding it.
-	Reservation       *string    `gorm:"column:reservation;type:varchar(255);index:idx_nodes_reservation;index:idx_nodes_timeouts,priority:2" json:"reservation"`
+	Reservation *string `gorm:"column:reservation;type:varchar(255);index:idx_nodes_reservation;index:idx_nodes_timeouts,priority:2" json:"reservation"`
+	// ReservationEpoch is the registration epoch of the conductor
+	// incarnation holding the lock: a worker of an earlier run of the same
+	// host cannot write under a lock its successor took.
+	ReservationEpoch  *int64     `gorm:"column:reservation_epoch" json:"-"`
 	ConductorAffinity *int64     `gorm:"column:conductor_affinity" json:"-"`
 	ConductorGroup    string     `gorm:"column:conductor_group;type:varchar(255);not null;default:'';index:idx_nodes_conductor_group" json:"conductor_group"`
 	ConsoleEnabled    bool       `gorm:"column:console_enabled;not null;default:false" json:"console_enabled"`
@@ -138,12 +142,15 @@ func (Portgroup) TableName() string { return "portgroups" }
 
 // Conductor is a registered conductor process.
 type Conductor struct {
-	ID             int64      `gorm:"column:id;primaryKey;autoIncrement" json:"-"`
-	Hostname       string     `gorm:"column:hostname;type:varchar(255);not null;uniqueIndex:uniq_conductors_hostname" json:"hostname"`
-	Online         bool       `gorm:"column:online;not null;default:true" json:"-"`
-	ConductorGroup string     `gorm:"column:conductor_group;type:varchar(255);not null;default:''" json:"conductor_group"`
-	CreatedAt      time.Time  `gorm:"column:created_at;not null;precision:6;autoCreateTime:false" json:"created_at"`
-	UpdatedAt      *time.Time `gorm:"column:updated_at;precision:6;autoUpdateTime:false" json:"updated_at"`
+	ID             int64  `gorm:"column:id;primaryKey;autoIncrement" json:"-"`
+	Hostname       string `gorm:"column:hostname;type:varchar(255);not null;uniqueIndex:uniq_conductors_hostname" json:"hostname"`
+	Online         bool   `gorm:"column:online;not null;default:true" json:"-"`
+	ConductorGroup string `gorm:"column:conductor_group;type:varchar(255);not null;default:''" json:"conductor_group"`
+	// Epoch counts the registrations of this hostname: each start of a
+	// conductor is a new incarnation, whose node locks carry its epoch.
+	Epoch     int64      `gorm:"column:epoch;not null;default:0" json:"-"`
+	CreatedAt time.Time  `gorm:"column:created_at;not null;precision:6;autoCreateTime:false" json:"created_at"`
+	UpdatedAt *time.Time `gorm:"column:updated_at;precision:6;autoUpdateTime:false" json:"updated_at"`
 }
 
 func (Conductor) TableName() string { return "conductors" }

@@ -341,7 +341,7 @@ func benchRPC(ctx context.Context, host, nodeUUID string, s settings) ([]row, er
 	defer t.Close()
 	c := rpc.NewClient(t, 30*time.Second).Conductor(host)
 	call := func(ctx context.Context, _ int) error {
-		_, err := c.GetSupportedBootDevices(ctx, rpc.NodeArgs{NodeID: nodeUUID})
+		_, err := rpc.GetSupportedBootDevices.Call(ctx, c, rpc.NodeArgs{NodeID: nodeUUID})
 		return err
 	}
 	seq := measure(ctx, s.rpcCalls/3, 1, call)

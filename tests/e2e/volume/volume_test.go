@@ -402,12 +402,12 @@ var _ = Describe("Volume API", Ordered, func() {
 	It("answers 409 after bounded retries while another conductor holds the node lock", func() {
 		vc, err := connectors.Create(ctx, c, connectors.CreateOpts{NodeUUID: node.UUID, Type: "iqn", ConnectorID: "iqn.locked-" + node.UUID[:8]}).Extract()
 		Expect(err).NotTo(HaveOccurred())
-		_, err = store.ReserveNode(ctx, node.UUID, "ghost-conductor")
+		_, err = store.ReserveNode(ctx, node.UUID, "ghost-conductor", 1)
 		Expect(err).NotTo(HaveOccurred())
 		released := false
 		defer func() {
 			if !released {
-				_ = store.ReleaseNode(ctx, node.UUID, "ghost-conductor")
+				_ = store.ReleaseNode(ctx, node.UUID, "ghost-conductor", 1)
 			}
 		}()
 		start := time.Now()
@@ -417,7 +417,7 @@ var _ = Describe("Volume API", Ordered, func() {
 		Expect(time.Since(start)).To(BeNumerically(">=", 500*time.Millisecond), "the conductor retried before giving up")
 		_, err = connectors.Update(ctx, c, vc.UUID, connectors.UpdateOpts{connectors.UpdateOperation{Op: connectors.AddOp, Path: "/extra/a", Value: 1}}).Extract()
 		isCode(err, 409)
-		Expect(store.ReleaseNode(ctx, node.UUID, "ghost-conductor")).To(Succeed())
+		Expect(store.ReleaseNode(ctx, node.UUID, "ghost-conductor", 1)).To(Succeed())
 		released = true
 		Expect(connectors.Delete(ctx, c, vc.UUID).ExtractErr()).To(Succeed())
 	})

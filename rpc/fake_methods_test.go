@@ -8,7 +8,6 @@ import (
 )
 
 func (f *fakeConductor) SetTargetRAIDConfig(ctx context.Context, args SetTargetRAIDConfigArgs) error {
-	f.record(ctx, MethodSetTargetRAIDConfig, args.NodeID)
 	if _, ok := args.Config["logical_disks"]; !ok {
 		return errs.InvalidParameterValue("no logical_disks for node %s", args.NodeID)
 	}
@@ -16,58 +15,47 @@ func (f *fakeConductor) SetTargetRAIDConfig(ctx context.Context, args SetTargetR
 }
 
 func (f *fakeConductor) GetDriverProperties(ctx context.Context, args DriverArgs) (map[string]string, error) {
-	f.record(ctx, MethodGetDriverProperties, args.DriverName)
 	return map[string]string{"deploy_kernel": "kernel of " + args.DriverName}, nil
 }
 
 func (f *fakeConductor) GetRAIDLogicalDiskProperties(ctx context.Context, args DriverArgs) (map[string]string, error) {
-	f.record(ctx, MethodGetRAIDLogicalDiskProperties, args.DriverName)
 	return map[string]string{"raid_level": "level of " + args.DriverName}, nil
 }
 
 func (f *fakeConductor) SetConsoleMode(ctx context.Context, args SetConsoleModeArgs) error {
-	f.record(ctx, MethodSetConsoleMode, args.NodeID)
 	return nil
 }
 
 func (f *fakeConductor) GetConsoleInformation(ctx context.Context, args NodeArgs) (map[string]any, error) {
-	f.record(ctx, MethodGetConsoleInformation, args.NodeID)
 	return map[string]any{"type": "fake", "url": "fake://" + args.NodeID}, nil
 }
 
 func (f *fakeConductor) InjectNMI(ctx context.Context, args NodeArgs) error {
-	f.record(ctx, MethodInjectNMI, args.NodeID)
 	return errs.New(errs.KindUnsupportedDriverExtension, "Driver x does not support inject_nmi (disabled or not implemented).")
 }
 
 func (f *fakeConductor) GetNodeVendorPassthruMethods(ctx context.Context, args NodeArgs) (map[string]VendorMethodInfo, error) {
-	f.record(ctx, MethodGetNodeVendorPassthruMethods, args.NodeID)
 	yes := true
 	return map[string]VendorMethodInfo{"m": {HTTPMethods: []string{"POST"}, Async: true, RequireExclusiveLock: &yes}}, nil
 }
 
 func (f *fakeConductor) GetDriverVendorPassthruMethods(ctx context.Context, args DriverArgs) (map[string]VendorMethodInfo, error) {
-	f.record(ctx, MethodGetDriverVendorPassthruMethods, args.DriverName)
 	return map[string]VendorMethodInfo{"d": {HTTPMethods: []string{"GET"}}}, nil
 }
 
 func (f *fakeConductor) DriverVendorPassthru(ctx context.Context, args DriverVendorPassthruArgs) (VendorPassthruResult, error) {
-	f.record(ctx, MethodDriverVendorPassthru, args.DriverName)
 	return VendorPassthruResult{Return: args.Info}, nil
 }
 
 func (f *fakeConductor) GetNodeWithToken(ctx context.Context, args NodeArgs) (NodeWithToken, error) {
-	f.record(ctx, MethodGetNodeWithToken, args.NodeID)
 	return NodeWithToken{Node: model.Node{UUID: args.NodeID}, AgentToken: "tok-" + args.NodeID}, nil
 }
 
 func (f *fakeConductor) VIFList(ctx context.Context, args NodeArgs) ([]VIF, error) {
-	f.record(ctx, MethodVIFList, args.NodeID)
 	return []VIF{{ID: "vif-" + args.NodeID}}, nil
 }
 
 func (f *fakeConductor) VIFAttach(ctx context.Context, args VIFAttachArgs) error {
-	f.record(ctx, MethodVIFAttach, args.NodeID)
 	if args.VIF.ID == "" {
 		return errs.New(errs.KindMissingParameterValue, "Missing VIF id")
 	}
@@ -75,6 +63,72 @@ func (f *fakeConductor) VIFAttach(ctx context.Context, args VIFAttachArgs) error
 }
 
 func (f *fakeConductor) VIFDetach(ctx context.Context, args VIFDetachArgs) error {
-	f.record(ctx, MethodVIFDetach, args.NodeID)
 	return errs.InvalidParameterValue("Unable to detach VIF %s from node %s because it is not attached to it.", args.VIFID, args.NodeID)
+}
+
+// The fake answers port group updates with the object it was sent, its
+// updated_at set, and refuses deletions as for a group with ports.
+
+func (f *fakeConductor) UpdatePortgroup(ctx context.Context, args PortgroupArgs) (model.Portgroup, error) {
+	pg := args.Portgroup
+	pg.UpdatedAt = savedNow()
+	return pg, nil
+}
+
+func (f *fakeConductor) DestroyPortgroup(ctx context.Context, args PortgroupArgs) error {
+	return errs.New(errs.KindInvalidState, "Cannot complete the requested action because portgroup %s contains ports.", args.Portgroup.UUID)
+}
+
+// The fake answers volume updates with the object it was sent, its
+// updated_at set, and refuses deletions as a node powered on would.
+
+func (f *fakeConductor) UpdateVolumeConnector(ctx context.Context, args VolumeConnectorArgs) (model.VolumeConnector, error) {
+	c := args.Connector
+	c.UpdatedAt = savedNow()
+	return c, nil
+}
+
+func (f *fakeConductor) DestroyVolumeConnector(ctx context.Context, args VolumeConnectorArgs) error {
+	return errs.InvalidStateRequested("volume connector deletion", args.Connector.NodeUUID, "power on")
+}
+
+func (f *fakeConductor) UpdateVolumeTarget(ctx context.Context, args VolumeTargetArgs) (model.VolumeTarget, error) {
+	t := args.Target
+	t.UpdatedAt = savedNow()
+	return t, nil
+}
+
+func (f *fakeConductor) DestroyVolumeTarget(ctx context.Context, args VolumeTargetArgs) error {
+	return errs.NodeLocked(args.Target.NodeUUID, "other-host")
+}
+
+// The fake refuses to remove a trait named "MISSING", rescues only with
+// a password "good", and reports one BIOS setting.
+
+func (f *fakeConductor) AddNodeTraits(ctx context.Context, args NodeTraitsArgs) error {
+	return nil
+}
+
+func (f *fakeConductor) RemoveNodeTraits(ctx context.Context, args NodeTraitsArgs) error {
+	for _, t := range args.Traits {
+		if t == "MISSING" {
+			return errs.New(errs.KindNotFound, "Node %s doesn't have a trait '%s'", args.NodeID, t)
+		}
+	}
+	return nil
+}
+
+func (f *fakeConductor) DoNodeRescue(ctx context.Context, args RescueArgs) error {
+	if args.RescuePassword != "good" {
+		return errs.InvalidParameterValue("bad password")
+	}
+	return nil
+}
+
+func (f *fakeConductor) DoNodeUnrescue(ctx context.Context, args NodeArgs) error {
+	return nil
+}
+
+func (f *fakeConductor) GetBIOSSettings(ctx context.Context, args NodeArgs) ([]BIOSSetting, error) {
+	return []BIOSSetting{{Name: "BootMode", Value: "Uefi"}}, nil
 }

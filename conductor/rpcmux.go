@@ -1,0 +1,51 @@
+package conductor
+
+import "github.com/ferricbm/ferric/rpc"
+
+// rpcMux registers the conductor's RPC methods: each declared method of
+// rpc/methods.go once (rpc.Serve refuses a mux that misses one).
+func (c *Conductor) rpcMux() *rpc.Mux {
+	mux := rpc.NewMux()
+	rpc.UpdateNode.Handle(mux, c.UpdateNode)
+	rpc.DestroyNode.Handle(mux, c.DestroyNode)
+	rpc.ChangeNodePowerState.Handle(mux, c.ChangeNodePowerState)
+	rpc.DoNodeDeploy.Handle(mux, c.DoNodeDeploy)
+	rpc.DoNodeTearDown.Handle(mux, c.DoNodeTearDown)
+	rpc.DoNodeClean.Handle(mux, c.DoNodeClean)
+	rpc.DoProvisioningAction.Handle(mux, c.DoProvisioningAction)
+	rpc.ContinueNodeClean.Handle(mux, c.ContinueNodeClean)
+	rpc.ContinueNodeDeploy.Handle(mux, c.ContinueNodeDeploy)
+	rpc.ValidateDriverInterfaces.Handle(mux, c.ValidateDriverInterfaces)
+	rpc.SetBootDevice.Handle(mux, c.SetBootDevice)
+	rpc.GetBootDevice.Handle(mux, c.GetBootDevice)
+	rpc.GetSupportedBootDevices.Handle(mux, c.GetSupportedBootDevices)
+	rpc.UpdatePort.Handle(mux, c.UpdatePort)
+	rpc.DestroyPort.Handle(mux, c.DestroyPort)
+	rpc.Heartbeat.Handle(mux, c.Heartbeat)
+	rpc.VendorPassthru.Handle(mux, c.VendorPassthru)
+	rpc.SetTargetRAIDConfig.Handle(mux, c.SetTargetRAIDConfig)
+	rpc.GetRAIDLogicalDiskProperties.Handle(mux, c.GetRAIDLogicalDiskProperties)
+	rpc.GetDriverProperties.Handle(mux, c.GetDriverProperties)
+	rpc.SetConsoleMode.Handle(mux, c.SetConsoleMode)
+	rpc.GetConsoleInformation.Handle(mux, c.GetConsoleInformation)
+	rpc.InjectNMI.Handle(mux, c.InjectNMI)
+	rpc.GetNodeVendorPassthruMethods.Handle(mux, c.GetNodeVendorPassthruMethods)
+	rpc.GetDriverVendorPassthruMethods.Handle(mux, c.GetDriverVendorPassthruMethods)
+	rpc.DriverVendorPassthru.Handle(mux, c.DriverVendorPassthru)
+	rpc.GetNodeWithToken.Handle(mux, c.GetNodeWithToken)
+	rpc.VIFList.Handle(mux, c.VIFList)
+	rpc.VIFAttach.Handle(mux, c.VIFAttach)
+	rpc.VIFDetach.Handle(mux, c.VIFDetach)
+	rpc.UpdateVolumeConnector.Handle(mux, c.UpdateVolumeConnector)
+	rpc.DestroyVolumeConnector.Handle(mux, c.DestroyVolumeConnector)
+	rpc.UpdateVolumeTarget.Handle(mux, c.UpdateVolumeTarget)
+	rpc.DestroyVolumeTarget.Handle(mux, c.DestroyVolumeTarget)
+	rpc.UpdatePortgroup.Handle(mux, c.UpdatePortgroup)
+	rpc.DestroyPortgroup.Handle(mux, c.DestroyPortgroup)
+	rpc.AddNodeTraits.Handle(mux, c.AddNodeTraits)
+	rpc.RemoveNodeTraits.Handle(mux, c.RemoveNodeTraits)
+	rpc.DoNodeRescue.Handle(mux, c.DoNodeRescue)
+	rpc.DoNodeUnrescue.Handle(mux, c.DoNodeUnrescue)
+	rpc.GetBIOSSettings.Handle(mux, c.GetBIOSSettings)
+	return mux
+}
