@@ -53,12 +53,25 @@ func (d tableShape) drift(table string, m tableShape) []string {
 // shapeOf reads a table's shape back from the database. On MySQL a column
 // is its full type; on SQLite, which stores whatever it is given, only the
 // type affinity the declared type maps to has any effect, so that is what
-// is compared.
+// is compared. SQLite's nullability comes from SQLite itself: gorm's
+// driver parses the stored CREATE TABLE text and misreads a column that
+// ALTER TABLE ADD COLUMN appended.
 func shapeOf(g *gorm.DB, dialect, table string) tableShape {
 	GinkgoHelper()
 	m := g.Migrator()
 	cols, err := m.ColumnTypes(table)
 	Expect(err).NotTo(HaveOccurred())
+	notNull := map[string]bool{}
+	if dialect == DialectSQLite {
+		var info []struct {
+			Name    string
+			NotNull bool `gorm:"column:notnull"`
+		}
+		Expect(g.Raw(`SELECT name, "notnull" FROM pragma_table_info(?)`, table).Scan(&info).Error).To(Succeed())
+		for _, c := range info {
+			notNull[c.Name] = c.NotNull
+		}
+	}
 	shape := tableShape{Columns: map[string]string{}, Indexes: map[string]string{}}
 	for _, c := range cols {
 		typ, _ := c.ColumnType()
@@ -66,6 +79,9 @@ func shapeOf(g *gorm.DB, dialect, table string) tableShape {
 			typ = sqliteAffinity(c.DatabaseTypeName())
 		}
 		null, _ := c.Nullable()
+		if dialect == DialectSQLite {
+			null = !notNull[c.Name()]
+		}
 		pk, _ := c.PrimaryKey()
 		shape.Columns[c.Name()] = fmt.Sprintf("%s null=%t pk=%t", strings.ToLower(typ), null && !pk, pk)
 	}
