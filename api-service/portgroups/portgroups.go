@@ -5,9 +5,8 @@ package portgroups
 
 import (
 	"encoding/json"
-	"sort"
-	"strings"
 
+	"github.com/ferricbm/ferric/api-service/catalogue"
 	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
@@ -32,15 +31,8 @@ var (
 // (Ironic's default_portgroup_mode).
 const DefaultMode = "active-backup"
 
-// Field is one top-level port group attribute; see nodes.Field.
-type Field struct {
-	Name          string
-	Since         microversion.Version
-	Create, Patch bool
-	Sortable      bool
-	Get           func(pg *model.Portgroup) any
-	Set           func(pg *model.Portgroup, v any) error
-}
+// Field is one top-level port group attribute.
+type Field = catalogue.Field[model.Portgroup]
 
 func typeErr(name string, v any, want string) error {
 	b, _ := json.Marshal(v)
@@ -145,7 +137,7 @@ var Catalogue = []Field{
 		Get: func(pg *model.Portgroup) any { return present.Str(pg.Name) }, Set: setName},
 	{Name: "address", Since: v1, Create: true, Patch: true, Sortable: true,
 		Get: func(pg *model.Portgroup) any { return present.Str(pg.Address) }, Set: setAddress},
-	{Name: "node_uuid", Since: v1, Create: true, Patch: true,
+	{Name: "node_uuid", Since: v1, Create: true, Patch: true, Required: true,
 		Get: func(pg *model.Portgroup) any { return pg.NodeUUID }, Set: setNodeUUID},
 	{Name: "standalone_ports_supported", Since: v1, Create: true, Patch: true, Sortable: true,
 		Get: func(pg *model.Portgroup) any { return pg.StandalonePortsSupported }, Set: setStandalone},
@@ -164,64 +156,32 @@ var Catalogue = []Field{
 	{Name: "updated_at", Since: v1, Sortable: true, Get: func(pg *model.Portgroup) any { return present.Time(pg.UpdatedAt) }},
 }
 
-var byName = func() map[string]Field {
-	m := map[string]Field{}
-	for _, f := range Catalogue {
-		m[f.Name] = f
-	}
-	return m
-}()
-
-// Lookup finds a catalogue field by name.
-func Lookup(name string) (Field, bool) {
-	f, ok := byName[name]
-	return f, ok
-}
+// Resource is the port group catalogue and representation.
+var Resource = catalogue.New(&catalogue.Catalogue[model.Portgroup]{Resource: "portgroup", Fields: Catalogue,
+	Defaults: []string{"uuid", "address", "name"},
+	Path:     func(pg *model.Portgroup) string { return "portgroups/" + pg.UUID },
+	UUID:     func(pg *model.Portgroup) string { return pg.UUID },
+	SubLinks: []catalogue.SubLink{{Name: "ports", Since: SubResources}},
+	// Dict columns are refused with Ironic's other wording.
+	Unsortable: []string{"extra", "internal_info", "properties"},
+	SizeHint:   768,
+})
 
 // DefaultListFields is the short field set of a non-detail list.
-var DefaultListFields = []string{"uuid", "address", "name"}
-
-// OutputFields is the selection catalogue for ?fields=.
-func OutputFields() []present.Field {
-	out := make([]present.Field, 0, len(Catalogue))
-	for _, f := range Catalogue {
-		out = append(out, present.Field{Name: f.Name, Since: f.Since})
-	}
-	return out
-}
+var DefaultListFields = Resource.Defaults
 
 // DecodeCreate turns a create body into an unsaved port group with
 // NodeUUID set (the caller resolves it to the owning node).
 func DecodeCreate(body map[string]any, v microversion.Version) (*model.Portgroup, error) {
-	var unknown []string
-	for k := range body {
-		if f, ok := byName[k]; !ok || !f.Create {
-			unknown = append(unknown, k)
-		}
+	pg := &model.Portgroup{Extra: model.JSONObject{}, InternalInfo: model.JSONObject{},
+		Properties: model.JSONObject{}, StandalonePortsSupported: true}
+	if err := Resource.Decode(pg, body, v); err != nil {
+		return nil, err
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, errs.New(errs.KindInvalid, "Schema error for portgroup: Additional properties are not allowed ('%s' was unexpected)", strings.Join(unknown, "', '"))
-	}
-	for k, val := range body {
-		if val != nil && !v.AtLeast(byName[k].Since) {
-			return nil, errs.NotAcceptable("")
-		}
-	}
-	if _, ok := body["node_uuid"]; !ok {
-		return nil, errs.New(errs.KindInvalid, "Schema error for portgroup: 'node_uuid' is a required property")
-	}
-	mode := DefaultMode
-	pg := &model.Portgroup{UUID: ident.NewUUID(), Extra: model.JSONObject{}, InternalInfo: model.JSONObject{},
-		Properties: model.JSONObject{}, StandalonePortsSupported: true, Mode: &mode}
-	for _, f := range Catalogue {
-		val, ok := body[f.Name]
-		if !ok || f.Set == nil || (f.Name == "mode" && val == nil) {
-			continue
-		}
-		if err := f.Set(pg, val); err != nil {
-			return nil, err
-		}
+	if pg.Mode == nil {
+		// Absent or null, the mode is the default.
+		mode := DefaultMode
+		pg.Mode = &mode
 	}
 	u, err := ident.CreateUUID(body["uuid"], typeErr)
 	if err != nil {
@@ -231,50 +191,19 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Portgroup
 	return pg, nil
 }
 
-// PatchableNames lists the patchable attributes, alphabetically.
-func PatchableNames() []string {
-	var out []string
-	for _, f := range Catalogue {
-		if f.Patch {
-			out = append(out, f.Name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Apply patches a copy of pg at version v and returns it; pg itself is
 // not changed.
 func Apply(pg *model.Portgroup, ops []jsonpatch.Op, v microversion.Version) (*model.Portgroup, error) {
-	if err := jsonpatch.CheckFields(ops, PatchableNames()); err != nil {
+	if err := Resource.CheckPatch(ops, v); err != nil {
 		return nil, err
 	}
-	for _, op := range ops {
-		if !v.AtLeast(byName[op.Field()].Since) {
-			return nil, errs.NotAcceptable("")
-		}
-	}
-	doc := map[string]any{}
-	touched := map[string]bool{}
-	for _, op := range ops {
-		touched[op.Field()] = true
-	}
-	for name := range touched {
-		doc[name] = jsonpatch.DeepCopy(byName[name].Get(pg))
-	}
-	if err := jsonpatch.Apply(doc, ops); err != nil {
-		return nil, err
-	}
-	out := *pg
-	out.Extra = copyObj(pg.Extra)
-	out.Properties = copyObj(pg.Properties)
-	out.InternalInfo = copyObj(pg.InternalInfo)
-	for name := range touched {
-		if err := byName[name].Set(&out, doc[name]); err != nil {
-			return nil, err
-		}
-	}
-	return &out, nil
+	return Resource.Apply(pg, ops, func(pg *model.Portgroup) *model.Portgroup {
+		out := *pg
+		out.Extra = copyObj(pg.Extra)
+		out.Properties = copyObj(pg.Properties)
+		out.InternalInfo = copyObj(pg.InternalInfo)
+		return &out
+	})
 }
 
 func copyObj(o model.JSONObject) model.JSONObject {
@@ -292,18 +221,5 @@ type View struct {
 
 // Render is the JSON object of pg at the view's version.
 func (vw View) Render(pg *model.Portgroup) map[string]any {
-	obj := make(map[string]any, len(Catalogue)+2)
-	for _, f := range Catalogue {
-		if vw.Version.AtLeast(f.Since) {
-			obj[f.Name] = f.Get(pg)
-		}
-	}
-	obj["links"] = present.Links(vw.Base, "portgroups/"+pg.UUID)
-	if vw.Fields != nil {
-		return present.Select(obj, vw.Fields)
-	}
-	if vw.Version.AtLeast(SubResources) {
-		obj["ports"] = present.Links(vw.Base, "portgroups/"+pg.UUID+"/ports")
-	}
-	return obj
+	return Resource.Render(catalogue.View[model.Portgroup]{Version: vw.Version, Base: vw.Base, Fields: vw.Fields}, pg)
 }

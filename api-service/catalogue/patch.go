@@ -1,0 +1,52 @@
+package catalogue
+
+import (
+	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/pkg/errs"
+)
+
+// CheckPatch enforces the path-level rules of PATCH (docs/api.md §3.8):
+// every op targets a patchable attribute known at version v.
+func (c *Catalogue[M]) CheckPatch(ops []jsonpatch.Op, v microversion.Version) error {
+	if err := jsonpatch.CheckFields(ops, c.PatchableNames()); err != nil {
+		return err
+	}
+	for _, op := range ops {
+		if f, _ := c.Lookup(op.Field()); !v.AtLeast(f.Since) || !f.Implemented() {
+			return errs.NotAcceptable("")
+		}
+	}
+	return nil
+}
+
+// Apply patches the copy of m that clone makes and returns it; m itself
+// is not changed. Each touched attribute is read into a document, the
+// ops are applied to it and the results are set again, in catalogue
+// order, with the create rules.
+func (c *Catalogue[M]) Apply(m *M, ops []jsonpatch.Op, clone func(*M) *M) (*M, error) {
+	doc := map[string]any{}
+	for _, op := range ops {
+		name := op.Field()
+		if _, seen := doc[name]; !seen {
+			f, _ := c.Lookup(name)
+			doc[name] = jsonpatch.DeepCopy(f.Get(m))
+		}
+	}
+	touched := make(map[string]bool, len(doc))
+	for name := range doc {
+		touched[name] = true
+	}
+	if err := jsonpatch.Apply(doc, ops); err != nil {
+		return nil, err
+	}
+	out := clone(m)
+	for i := range c.Fields {
+		if f := &c.Fields[i]; touched[f.Name] {
+			if err := f.Set(out, doc[f.Name]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
