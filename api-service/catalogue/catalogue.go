@@ -217,13 +217,19 @@ func (c *Catalogue[M]) Decode(m *M, body map[string]any, v microversion.Version)
 			return errs.NotAcceptable("")
 		}
 	}
+	return c.set(m, body)
+}
+
+// set checks that doc has every required value and sets its values on m
+// in catalogue order.
+func (c *Catalogue[M]) set(m *M, doc map[string]any) error {
 	for _, f := range c.Fields {
-		if val, ok := body[f.Name]; f.Required && (!ok || (c.RequiredWhenNull && val == nil)) {
+		if val, ok := doc[f.Name]; f.Required && (!ok || (c.RequiredWhenNull && val == nil)) {
 			return c.schemaErr("'%s' is a required property", f.Name)
 		}
 	}
 	for _, f := range c.Fields {
-		val, ok := body[f.Name]
+		val, ok := doc[f.Name]
 		if !ok || f.Set == nil {
 			continue
 		}

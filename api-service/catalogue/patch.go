@@ -50,3 +50,27 @@ func (c *Catalogue[M]) Apply(m *M, ops []jsonpatch.Op, clone func(*M) *M) (*M, e
 	}
 	return out, nil
 }
+
+// ApplyWhole applies ops to a document of every patchable attribute of m
+// and sets all of it on the copy clone makes, as a create body would be
+// set: a removed required attribute is missing. The volume API validates
+// a patched object as a whole.
+func (c *Catalogue[M]) ApplyWhole(m *M, ops []jsonpatch.Op, clone func(*M) *M) (*M, error) {
+	if err := jsonpatch.CheckFields(ops, c.PatchableNames()); err != nil {
+		return nil, err
+	}
+	doc := map[string]any{}
+	for _, f := range c.Fields {
+		if f.Patch {
+			doc[f.Name] = jsonpatch.DeepCopy(f.Get(m))
+		}
+	}
+	if err := jsonpatch.Apply(doc, ops); err != nil {
+		return nil, err
+	}
+	out := clone(m)
+	if err := c.set(out, doc); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
