@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -68,7 +69,10 @@ type Catalogue[M any] struct {
 	// Path is an object's path below /v1, for its links.
 	Path func(m *M) string
 	// UUID identifies an object in a list's next link.
-	UUID     func(m *M) string
+	UUID func(m *M) string
+	// NewUUID, if set, is where Decode stores the uuid a create body
+	// gives, or a new one.
+	NewUUID  func(m *M) *string
 	SubLinks []SubLink
 	// Unsortable are names refused as sort keys with Ironic's unquoted
 	// wording (dict columns), before the catalogue is consulted.
@@ -197,7 +201,7 @@ func (c *Catalogue[M]) schemaErr(format string, args ...any) error {
 // Decode checks a create body at version v and sets its values on m, in
 // catalogue order: keys the catalogue does not take for creation are a
 // 400, values of newer (or unstored) fields a 406, a missing required
-// field a 400. The uuid, which has no Set, is the caller's.
+// field a 400. Then the uuid is set if the catalogue says where.
 func (c *Catalogue[M]) Decode(m *M, body map[string]any, v microversion.Version) error {
 	var unknown []string
 	for k := range body {
@@ -217,7 +221,18 @@ func (c *Catalogue[M]) Decode(m *M, body map[string]any, v microversion.Version)
 			return errs.NotAcceptable("")
 		}
 	}
-	return c.set(m, body)
+	if err := c.set(m, body); err != nil {
+		return err
+	}
+	if c.NewUUID == nil {
+		return nil
+	}
+	u, err := ident.CreateUUID(body["uuid"], TypeErrors(c.Resource))
+	if err != nil {
+		return err
+	}
+	*c.NewUUID(m) = u
+	return nil
 }
 
 // set checks that doc has every required value and sets its values on m

@@ -20,6 +20,14 @@ func (c *Catalogue[M]) CheckPatch(ops []jsonpatch.Op, v microversion.Version) er
 	return nil
 }
 
+// Patch checks ops at version v and applies them as Apply does.
+func (c *Catalogue[M]) Patch(m *M, ops []jsonpatch.Op, v microversion.Version, clone func(*M) *M) (*M, error) {
+	if err := c.CheckPatch(ops, v); err != nil {
+		return nil, err
+	}
+	return c.Apply(m, ops, clone)
+}
+
 // Apply patches the copy of m that clone makes and returns it; m itself
 // is not changed. Each touched attribute is read into a document, the
 // ops are applied to it and the results are set again, in catalogue

@@ -4,14 +4,10 @@
 package chassis
 
 import (
-	"encoding/json"
-
 	"github.com/ferricbm/ferric/api-service/catalogue"
-	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/present"
-	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -23,47 +19,15 @@ var v1 = microversion.Min
 // MaxDescription is the longest description a chassis may have.
 const MaxDescription = 255
 
-func typeErr(name string, v any, want string) error {
-	b, _ := json.Marshal(v)
-	return errs.New(errs.KindInvalid, "Schema error for chassis: %s is not of type '%s' (field '%s')", b, want, name)
-}
-
-func setDescription(c *model.Chassis, v any) error {
-	if v == nil {
-		c.Description = nil
-		return nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("description", v, "string")
-	}
-	if len(s) > MaxDescription {
-		return errs.New(errs.KindInvalid, "Schema error for chassis: 'description' is too long (maximum %d characters)", MaxDescription)
-	}
-	c.Description = &s
-	return nil
-}
-
-func setExtra(c *model.Chassis, v any) error {
-	if v == nil {
-		c.Extra = model.JSONObject{}
-		return nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return typeErr("extra", v, "object")
-	}
-	c.Extra = model.JSONObject(m)
-	return nil
-}
-
 // Catalogue lists every chassis attribute.
 var Catalogue = []Field{
 	{Name: "uuid", Since: v1, Create: true, Sortable: true, Get: func(c *model.Chassis) any { return c.UUID }},
 	{Name: "description", Since: v1, Create: true, Patch: true, Sortable: true,
-		Get: func(c *model.Chassis) any { return present.Str(c.Description) }, Set: setDescription},
+		Get: func(c *model.Chassis) any { return present.Str(c.Description) },
+		Set: catalogue.String("chassis", "description", MaxDescription, func(c *model.Chassis) **string { return &c.Description })},
 	{Name: "extra", Since: v1, Create: true, Patch: true,
-		Get: func(c *model.Chassis) any { return present.Obj(c.Extra) }, Set: setExtra},
+		Get: func(c *model.Chassis) any { return present.Obj(c.Extra) },
+		Set: catalogue.Object("chassis", "extra", func(c *model.Chassis) *model.JSONObject { return &c.Extra })},
 	{Name: "created_at", Since: v1, Sortable: true, Get: func(c *model.Chassis) any { return present.Time(&c.CreatedAt) }},
 	{Name: "updated_at", Since: v1, Sortable: true, Get: func(c *model.Chassis) any { return present.Time(c.UpdatedAt) }},
 }
@@ -73,6 +37,7 @@ var Resource = catalogue.New(&catalogue.Catalogue[model.Chassis]{Resource: "chas
 	Defaults:   []string{"uuid", "description"},
 	Path:       func(c *model.Chassis) string { return "chassis/" + c.UUID },
 	UUID:       func(c *model.Chassis) string { return c.UUID },
+	NewUUID:    func(c *model.Chassis) *string { return &c.UUID },
 	SubLinks:   []catalogue.SubLink{{Name: "nodes", Since: v1}},
 	Unsortable: []string{"extra"},
 	SizeHint:   512,
@@ -87,22 +52,14 @@ func DecodeCreate(body map[string]any) (*model.Chassis, error) {
 	if err := Resource.Decode(c, body, microversion.Min); err != nil {
 		return nil, err
 	}
-	u, err := ident.CreateUUID(body["uuid"], typeErr)
-	if err != nil {
-		return nil, err
-	}
-	c.UUID = u
 	return c, nil
 }
 
 // Apply patches a copy of c and returns it; c itself is not changed.
 func Apply(c *model.Chassis, ops []jsonpatch.Op) (*model.Chassis, error) {
-	if err := Resource.CheckPatch(ops, microversion.Min); err != nil {
-		return nil, err
-	}
-	return Resource.Apply(c, ops, func(c *model.Chassis) *model.Chassis {
+	return Resource.Patch(c, ops, microversion.Min, func(c *model.Chassis) *model.Chassis {
 		out := *c
-		out.Extra = model.JSONObject(jsonpatch.DeepCopy(map[string]any(present.Obj(c.Extra))).(map[string]any))
+		out.Extra = catalogue.CopyObject(c.Extra)
 		return &out
 	})
 }

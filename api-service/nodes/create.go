@@ -22,9 +22,6 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Node, err
 	if err := Resource.Decode(n, body, v); err != nil {
 		return nil, err
 	}
-	if err := setUUID(n, body["uuid"]); err != nil {
-		return nil, err
-	}
 	if n.Name != nil && !ident.ValidNodeName(*n.Name, v) {
 		return nil, errs.InvalidParameterValue("Cannot create node with invalid name '%s'", *n.Name)
 	}
@@ -34,13 +31,4 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Node, err
 	}
 	n.ProvisionState = &initial
 	return n, nil
-}
-
-func setUUID(n *model.Node, raw any) error {
-	u, err := ident.CreateUUID(raw, typeErr)
-	if err != nil {
-		return err
-	}
-	n.UUID = u
-	return nil
 }

@@ -5,13 +5,11 @@
 package nodes
 
 import (
-	"encoding/json"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/ferricbm/ferric/api-service/catalogue"
-	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -22,77 +20,23 @@ import (
 // Field is one top-level node attribute.
 type Field = catalogue.Field[model.Node]
 
-func typeErr(name string, v any, want string) error {
-	b, _ := json.Marshal(v)
-	return errs.New(errs.KindInvalid, "Schema error for node: %s is not of type '%s' (field '%s')", b, want, name)
-}
+var typeErr = catalogue.TypeErrors("node")
 
 func str(name string, nullable bool, maxLen int, ptr func(*model.Node) **string) func(*model.Node, any) error {
-	return func(n *model.Node, v any) error {
-		if v == nil {
-			if !nullable {
-				return errs.New(errs.KindInvalid, "Schema error for node: '%s' is a required property", name)
-			}
-			*ptr(n) = nil
-			return nil
-		}
-		s, ok := v.(string)
-		if !ok {
-			return typeErr(name, v, "string")
-		}
-		if maxLen > 0 && len(s) > maxLen {
-			return errs.New(errs.KindInvalid, "Schema error for node: '%s' is too long (maximum %d characters)", name, maxLen)
-		}
-		*ptr(n) = &s
-		return nil
-	}
+	return catalogue.Text("node", name, catalogue.TextRule{Required: !nullable, MaxLen: maxLen},
+		func(n *model.Node, s *string) { *ptr(n) = s })
 }
 
 func obj(name string, ptr func(*model.Node) *model.JSONObject) func(*model.Node, any) error {
-	return func(n *model.Node, v any) error {
-		if v == nil {
-			*ptr(n) = model.JSONObject{}
-			return nil
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			return typeErr(name, v, "object")
-		}
-		*ptr(n) = model.JSONObject(m)
-		return nil
-	}
+	return catalogue.Object("node", name, ptr)
 }
 
 // AsBool accepts a JSON boolean or a boolean string, as Ironic's schema
 // does for node booleans.
-func AsBool(name string, v any) (bool, error) {
-	switch t := v.(type) {
-	case bool:
-		return t, nil
-	case string:
-		switch strings.ToLower(t) {
-		case "true", "1", "t", "on", "y", "yes":
-			return true, nil
-		case "false", "0", "f", "off", "n", "no":
-			return false, nil
-		}
-	}
-	return false, typeErr(name, v, "boolean")
-}
+func AsBool(name string, v any) (bool, error) { return catalogue.AsBool("node", name, v) }
 
 func boolean(name string, ptr func(*model.Node) *bool) func(*model.Node, any) error {
-	return func(n *model.Node, v any) error {
-		if v == nil {
-			*ptr(n) = false
-			return nil
-		}
-		b, err := AsBool(name, v)
-		if err != nil {
-			return err
-		}
-		*ptr(n) = b
-		return nil
-	}
+	return catalogue.Bool("node", name, false, ptr)
 }
 
 func nullBool(name string, ptr func(*model.Node) **bool) func(*model.Node, any) error {
@@ -115,8 +59,6 @@ func sp(s *string) any { return present.Str(s) }
 func timeVal(t *time.Time) any { return present.Time(t) }
 
 var groupPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]*$`)
-
-func canonicalUUID(s string) (string, bool) { return ident.CanonicalUUID(s) }
 
 func iface(name string, since microversion.Version, ptr func(*model.Node) **string) Field {
 	return Field{Name: name, Since: since, Create: true, Patch: true, Sortable: true,
@@ -142,14 +84,8 @@ var Catalogue = []Field{
 		Set: str("name", true, 255, func(n *model.Node) **string { return &n.Name })},
 	{Name: "driver", Since: v1, Create: true, Patch: true, Required: true, Sortable: true,
 		Get: func(n *model.Node) any { return n.Driver }, Text: func(n *model.Node) *string { return &n.Driver },
-		Set: func(n *model.Node, v any) error {
-			var s *string
-			if err := str("driver", false, 255, func(*model.Node) **string { return &s })(n, v); err != nil {
-				return err
-			}
-			n.Driver = *s
-			return nil
-		}},
+		Set: catalogue.Text("node", "driver", catalogue.TextRule{Required: true, MaxLen: 255},
+			func(n *model.Node, s *string) { n.Driver = *s })},
 	{Name: "driver_info", Since: v1, Create: true, Patch: true, Mask: secrets.MaskValue,
 		Get: func(n *model.Node) any { return map[string]any(n.DriverInfo) },
 		Set: obj("driver_info", func(n *model.Node) *model.JSONObject { return &n.DriverInfo })},
@@ -258,6 +194,7 @@ var Resource = catalogue.New(&catalogue.Catalogue[model.Node]{Resource: "node", 
 	Defaults: []string{"instance_uuid", "maintenance", "power_state", "provision_state", "uuid", "name"},
 	Path:     func(n *model.Node) string { return "nodes/" + n.UUID },
 	UUID:     func(n *model.Node) string { return n.UUID },
+	NewUUID:  func(n *model.Node) *string { return &n.UUID },
 	SubLinks: []catalogue.SubLink{{Name: "ports", Since: microversion.Min}, {Name: "states", Since: microversion.StatesLink},
 		{Name: "portgroups", Since: microversion.PortgroupLinks}, {Name: "volume", Since: microversion.VolumeAPI}},
 	// Dict and list columns are refused with Ironic's other wording.
@@ -267,38 +204,22 @@ var Resource = catalogue.New(&catalogue.Catalogue[model.Node]{Resource: "node", 
 })
 
 func uuidField(name string, ptr func(*model.Node) **string) func(*model.Node, any) error {
-	set := str(name, true, 36, ptr)
-	return func(n *model.Node, v any) error {
-		if err := set(n, v); err != nil {
-			return err
-		}
-		p := *ptr(n)
-		if p == nil {
-			return nil
-		}
-		c, ok := canonicalUUID(*p)
-		if !ok {
-			return errs.InvalidParameterValue("Expected a UUID for %s but received %s.", name, *p)
-		}
-		*p = c
-		return nil
-	}
+	return catalogue.Text("node", name, catalogue.TextRule{MaxLen: 36, Check: catalogue.UUID(name)},
+		func(n *model.Node, s *string) { *ptr(n) = s })
 }
 
 func conductorGroup(n *model.Node, v any) error {
-	if v == nil {
+	return catalogue.Text("node", "conductor_group", catalogue.TextRule{Check: func(s string) (string, error) {
+		if len(s) > 255 || !groupPattern.MatchString(s) {
+			return "", errs.InvalidParameterValue("Invalid conductor group %s: only letters, digits, '_', '.' and '-' are allowed", s)
+		}
+		return strings.ToLower(s), nil
+	}}, func(n *model.Node, s *string) {
 		n.ConductorGroup = ""
-		return nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("conductor_group", v, "string")
-	}
-	if len(s) > 255 || !groupPattern.MatchString(s) {
-		return errs.InvalidParameterValue("Invalid conductor group %s: only letters, digits, '_', '.' and '-' are allowed", s)
-	}
-	n.ConductorGroup = strings.ToLower(s)
-	return nil
+		if s != nil {
+			n.ConductorGroup = *s
+		}
+	})(n, v)
 }
 
 func traits(t model.StringList) []string {

@@ -4,13 +4,10 @@
 package portgroups
 
 import (
-	"encoding/json"
-
 	"github.com/ferricbm/ferric/api-service/catalogue"
 	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/nodes"
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -34,99 +31,25 @@ const DefaultMode = "active-backup"
 // Field is one top-level port group attribute.
 type Field = catalogue.Field[model.Portgroup]
 
-func typeErr(name string, v any, want string) error {
-	b, _ := json.Marshal(v)
-	return errs.New(errs.KindInvalid, "Schema error for portgroup: %s is not of type '%s' (field '%s')", b, want, name)
-}
-
 func obj(name string, ptr func(*model.Portgroup) *model.JSONObject) func(*model.Portgroup, any) error {
-	return func(pg *model.Portgroup, v any) error {
-		if v == nil {
-			*ptr(pg) = model.JSONObject{}
-			return nil
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			return typeErr(name, v, "object")
-		}
-		*ptr(pg) = model.JSONObject(m)
-		return nil
-	}
+	return catalogue.Object("portgroup", name, ptr)
 }
 
-func nullableString(name string, maxLen int, ptr func(*model.Portgroup) **string) func(*model.Portgroup, any) error {
-	return func(pg *model.Portgroup, v any) error {
-		if v == nil {
-			*ptr(pg) = nil
-			return nil
-		}
-		s, ok := v.(string)
-		if !ok {
-			return typeErr(name, v, "string")
-		}
-		if len(s) > maxLen {
-			return errs.New(errs.KindInvalid, "Schema error for portgroup: '%s' is too long (maximum %d characters)", name, maxLen)
-		}
-		*ptr(pg) = &s
-		return nil
+var setName = catalogue.Text("portgroup", "name", catalogue.TextRule{MaxLen: 255, Check: func(s string) (string, error) {
+	if !ident.ValidNodeName(s, Since) {
+		return "", errs.InvalidParameterValue("Cannot use invalid portgroup name '%s'", s)
 	}
-}
+	return s, nil
+}}, func(pg *model.Portgroup, s *string) { pg.Name = s })
 
-func setName(pg *model.Portgroup, v any) error {
-	if err := nullableString("name", 255, func(pg *model.Portgroup) **string { return &pg.Name })(pg, v); err != nil {
-		return err
-	}
-	if pg.Name != nil && !ident.ValidNodeName(*pg.Name, Since) {
-		return errs.InvalidParameterValue("Cannot use invalid portgroup name '%s'", *pg.Name)
-	}
-	return nil
-}
+var setAddress = catalogue.Text("portgroup", "address", catalogue.TextRule{Check: catalogue.MAC},
+	func(pg *model.Portgroup, s *string) { pg.Address = s })
 
-func setAddress(pg *model.Portgroup, v any) error {
-	if v == nil {
-		pg.Address = nil
-		return nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("address", v, "string")
-	}
-	mac, ok := ident.NormalizeMAC(s)
-	if !ok {
-		return errs.InvalidParameterValue("Expected a MAC address but received %s.", s)
-	}
-	pg.Address = &mac
-	return nil
-}
+var setNodeUUID = catalogue.Text("portgroup", "node_uuid", catalogue.TextRule{Required: true, Check: catalogue.UUID("node_uuid")},
+	func(pg *model.Portgroup, s *string) { pg.NodeUUID = *s })
 
-func setNodeUUID(pg *model.Portgroup, v any) error {
-	if v == nil {
-		return errs.New(errs.KindInvalid, "Schema error for portgroup: 'node_uuid' is a required property")
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("node_uuid", v, "string")
-	}
-	u, ok := ident.CanonicalUUID(s)
-	if !ok {
-		return errs.InvalidParameterValue("Expected a UUID for node_uuid but received %s.", s)
-	}
-	pg.NodeUUID = u
-	return nil
-}
-
-func setStandalone(pg *model.Portgroup, v any) error {
-	if v == nil {
-		pg.StandalonePortsSupported = true
-		return nil
-	}
-	b, err := nodes.AsBool("standalone_ports_supported", v)
-	if err != nil {
-		return typeErr("standalone_ports_supported", v, "boolean")
-	}
-	pg.StandalonePortsSupported = b
-	return nil
-}
+var setStandalone = catalogue.Bool("portgroup", "standalone_ports_supported", true,
+	func(pg *model.Portgroup) *bool { return &pg.StandalonePortsSupported })
 
 var v1 = microversion.V1(1)
 
@@ -148,7 +71,7 @@ var Catalogue = []Field{
 		Set: obj("extra", func(pg *model.Portgroup) *model.JSONObject { return &pg.Extra })},
 	{Name: "mode", Since: ModeAndProperties, Create: true, Patch: true, Sortable: true,
 		Get: func(pg *model.Portgroup) any { return present.Str(pg.Mode) },
-		Set: nullableString("mode", 255, func(pg *model.Portgroup) **string { return &pg.Mode })},
+		Set: catalogue.String("portgroup", "mode", 255, func(pg *model.Portgroup) **string { return &pg.Mode })},
 	{Name: "properties", Since: ModeAndProperties, Create: true, Patch: true,
 		Get: func(pg *model.Portgroup) any { return present.Obj(pg.Properties) },
 		Set: obj("properties", func(pg *model.Portgroup) *model.JSONObject { return &pg.Properties })},
@@ -161,6 +84,7 @@ var Resource = catalogue.New(&catalogue.Catalogue[model.Portgroup]{Resource: "po
 	Defaults: []string{"uuid", "address", "name"},
 	Path:     func(pg *model.Portgroup) string { return "portgroups/" + pg.UUID },
 	UUID:     func(pg *model.Portgroup) string { return pg.UUID },
+	NewUUID:  func(pg *model.Portgroup) *string { return &pg.UUID },
 	SubLinks: []catalogue.SubLink{{Name: "ports", Since: SubResources}},
 	// Dict columns are refused with Ironic's other wording.
 	Unsortable: []string{"extra", "internal_info", "properties"},
@@ -183,31 +107,19 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Portgroup
 		mode := DefaultMode
 		pg.Mode = &mode
 	}
-	u, err := ident.CreateUUID(body["uuid"], typeErr)
-	if err != nil {
-		return nil, err
-	}
-	pg.UUID = u
 	return pg, nil
 }
 
 // Apply patches a copy of pg at version v and returns it; pg itself is
 // not changed.
 func Apply(pg *model.Portgroup, ops []jsonpatch.Op, v microversion.Version) (*model.Portgroup, error) {
-	if err := Resource.CheckPatch(ops, v); err != nil {
-		return nil, err
-	}
-	return Resource.Apply(pg, ops, func(pg *model.Portgroup) *model.Portgroup {
+	return Resource.Patch(pg, ops, v, func(pg *model.Portgroup) *model.Portgroup {
 		out := *pg
-		out.Extra = copyObj(pg.Extra)
-		out.Properties = copyObj(pg.Properties)
-		out.InternalInfo = copyObj(pg.InternalInfo)
+		out.Extra = catalogue.CopyObject(pg.Extra)
+		out.Properties = catalogue.CopyObject(pg.Properties)
+		out.InternalInfo = catalogue.CopyObject(pg.InternalInfo)
 		return &out
 	})
-}
-
-func copyObj(o model.JSONObject) model.JSONObject {
-	return model.JSONObject(jsonpatch.DeepCopy(map[string]any(present.Obj(o))).(map[string]any))
 }
 
 // View says how to render port groups.

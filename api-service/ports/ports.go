@@ -4,9 +4,7 @@
 package ports
 
 import (
-	"encoding/json"
 	"regexp"
-	"strings"
 
 	"github.com/ferricbm/ferric/api-service/catalogue"
 	"github.com/ferricbm/ferric/api-service/ident"
@@ -22,24 +20,8 @@ type Field = catalogue.Field[model.Port]
 
 var v1 = microversion.V1(1)
 
-func typeErr(name string, v any, want string) error {
-	b, _ := json.Marshal(v)
-	return errs.New(errs.KindInvalid, "Schema error for port: %s is not of type '%s' (field '%s')", b, want, name)
-}
-
 func obj(name string, ptr func(*model.Port) *model.JSONObject) func(*model.Port, any) error {
-	return func(p *model.Port, v any) error {
-		if v == nil {
-			*ptr(p) = model.JSONObject{}
-			return nil
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			return typeErr(name, v, "object")
-		}
-		*ptr(p) = model.JSONObject(m)
-		return nil
-	}
+	return catalogue.Object("port", name, ptr)
 }
 
 func unstored(name string, since int) Field {
@@ -83,6 +65,7 @@ var Resource = catalogue.New(&catalogue.Catalogue[model.Port]{Resource: "port", 
 	Defaults: []string{"uuid", "address"},
 	Path:     func(p *model.Port) string { return "ports/" + p.UUID },
 	UUID:     func(p *model.Port) string { return p.UUID },
+	NewUUID:  func(p *model.Port) *string { return &p.UUID },
 	// Dict columns are refused with Ironic's other wording.
 	Unsortable: []string{"extra", "internal_info", "local_link_connection"},
 	SizeHint:   640,
@@ -91,94 +74,30 @@ var Resource = catalogue.New(&catalogue.Catalogue[model.Port]{Resource: "port", 
 // DefaultListFields is the short field set of a non-detail port list.
 var DefaultListFields = Resource.Defaults
 
-func setAddress(p *model.Port, v any) error {
-	if v == nil {
-		return errs.New(errs.KindInvalid, "Schema error for port: 'address' is a required property")
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("address", v, "string")
-	}
-	mac, ok := ident.NormalizeMAC(s)
-	if !ok {
-		return errs.InvalidParameterValue("Expected a MAC address but received %s.", s)
-	}
-	p.Address = mac
-	return nil
-}
+var setAddress = catalogue.Text("port", "address", catalogue.TextRule{Required: true, Check: catalogue.MAC},
+	func(p *model.Port, s *string) { p.Address = *s })
 
-func setNodeUUID(p *model.Port, v any) error {
-	if v == nil {
-		return errs.New(errs.KindInvalid, "Schema error for port: 'node_uuid' is a required property")
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("node_uuid", v, "string")
-	}
-	c, ok := ident.CanonicalUUID(s)
-	if !ok {
-		return errs.InvalidParameterValue("Expected a UUID for node_uuid but received %s.", s)
-	}
-	p.NodeUUID = c
-	return nil
-}
+var setNodeUUID = catalogue.Text("port", "node_uuid", catalogue.TextRule{Required: true, Check: catalogue.UUID("node_uuid")},
+	func(p *model.Port, s *string) { p.NodeUUID = *s })
 
 // setPortgroupUUID records the group a port joins by uuid; the caller
 // resolves it and checks it belongs to the port's node.
-func setPortgroupUUID(p *model.Port, v any) error {
-	if v == nil {
-		p.PortgroupUUID, p.PortgroupID = nil, nil
-		return nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("portgroup_uuid", v, "string")
-	}
-	c, ok := ident.CanonicalUUID(s)
-	if !ok {
-		return errs.InvalidParameterValue("Expected a UUID for portgroup_uuid but received %s.", s)
-	}
-	p.PortgroupUUID = &c
-	return nil
-}
-
-func setPXE(p *model.Port, v any) error {
-	if v == nil {
-		p.PXEEnabled = true
-		return nil
-	}
-	switch t := v.(type) {
-	case bool:
-		p.PXEEnabled = t
-		return nil
-	case string:
-		switch strings.ToLower(t) {
-		case "true", "1", "t", "on", "y", "yes":
-			p.PXEEnabled = true
-			return nil
-		case "false", "0", "f", "off", "n", "no":
-			p.PXEEnabled = false
-			return nil
+var setPortgroupUUID = catalogue.Text("port", "portgroup_uuid", catalogue.TextRule{Check: catalogue.UUID("portgroup_uuid")},
+	func(p *model.Port, s *string) {
+		p.PortgroupUUID = s
+		if s == nil {
+			p.PortgroupID = nil
 		}
-	}
-	return typeErr("pxe_enabled", v, "boolean")
-}
+	})
 
-func setPhysnet(p *model.Port, v any) error {
-	if v == nil {
-		p.PhysicalNetwork = nil
-		return nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("physical_network", v, "string")
-	}
+var setPXE = catalogue.Bool("port", "pxe_enabled", true, func(p *model.Port) *bool { return &p.PXEEnabled })
+
+var setPhysnet = catalogue.Text("port", "physical_network", catalogue.TextRule{Check: func(s string) (string, error) {
 	if s == "" || len(s) > 64 {
-		return errs.InvalidParameterValue("physical_network must be a non-empty string of at most 64 characters")
+		return "", errs.InvalidParameterValue("physical_network must be a non-empty string of at most 64 characters")
 	}
-	p.PhysicalNetwork = &s
-	return nil
-}
+	return s, nil
+}}, func(p *model.Port, s *string) { p.PhysicalNetwork = s })
 
 var datapathID = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{16}$`)
 
@@ -220,35 +139,20 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Port, err
 	if err := Resource.Decode(p, body, v); err != nil {
 		return nil, err
 	}
-	u, err := ident.CreateUUID(body["uuid"], typeErr)
-	if err != nil {
-		return nil, err
-	}
-	p.UUID = u
 	return p, nil
 }
 
 // Apply patches a copy of p at version v and returns it.
 func Apply(p *model.Port, ops []jsonpatch.Op, v microversion.Version) (*model.Port, error) {
-	if err := Resource.CheckPatch(ops, v); err != nil {
-		return nil, err
-	}
-	return Resource.Apply(p, ops, clone)
+	return Resource.Patch(p, ops, v, clone)
 }
 
 func clone(p *model.Port) *model.Port {
 	out := *p
-	out.Extra = copyObj(p.Extra)
-	out.LocalLinkConnection = copyObj(p.LocalLinkConnection)
-	out.InternalInfo = copyObj(p.InternalInfo)
+	out.Extra = catalogue.CopyObject(p.Extra)
+	out.LocalLinkConnection = catalogue.CopyObject(p.LocalLinkConnection)
+	out.InternalInfo = catalogue.CopyObject(p.InternalInfo)
 	return &out
-}
-
-func copyObj(o model.JSONObject) model.JSONObject {
-	if o == nil {
-		return model.JSONObject{}
-	}
-	return model.JSONObject(jsonpatch.DeepCopy(map[string]any(o)).(map[string]any))
 }
 
 // View says how to render ports.

@@ -50,7 +50,7 @@ func DecodeConnector(body map[string]any) (*model.VolumeConnector, error) {
 func ApplyConnector(c *model.VolumeConnector, ops []jsonpatch.Op) (*model.VolumeConnector, error) {
 	return apply(ConnectorCatalogue, c, ops, func(c *connector) *connector {
 		out := *c
-		out.Extra = model.JSONObject(copyObject(c.Extra))
+		out.Extra = catalogue.CopyObject(c.Extra)
 		return &out
 	}, func(c *connector) *string { return &c.NodeUUID })
 }

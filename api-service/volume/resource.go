@@ -137,10 +137,3 @@ func times[M any](created func(*M) any, updated func(*M) any) []catalogue.Field[
 		{Name: "updated_at", Since: microversion.VolumeAPI, Sortable: true, Get: updated},
 	}
 }
-
-func copyObject(o model.JSONObject) map[string]any {
-	if o == nil {
-		return map[string]any{}
-	}
-	return jsonpatch.DeepCopy(map[string]any(o)).(map[string]any)
-}

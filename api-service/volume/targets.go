@@ -54,8 +54,8 @@ func DecodeTarget(body map[string]any) (*model.VolumeTarget, error) {
 func ApplyTarget(t *model.VolumeTarget, ops []jsonpatch.Op) (*model.VolumeTarget, error) {
 	return apply(TargetCatalogue, t, ops, func(t *target) *target {
 		out := *t
-		out.Properties = model.JSONObject(copyObject(t.Properties))
-		out.Extra = model.JSONObject(copyObject(t.Extra))
+		out.Properties = catalogue.CopyObject(t.Properties)
+		out.Extra = catalogue.CopyObject(t.Extra)
 		return &out
 	}, func(t *target) *string { return &t.NodeUUID })
 }
