@@ -69,7 +69,7 @@ func (c *Catalogue[M]) ApplyWhole(m *M, ops []jsonpatch.Op, clone func(*M) *M) (
 	}
 	doc := map[string]any{}
 	for _, f := range c.Fields {
-		if f.Patch {
+		if f.Patch && f.Implemented() {
 			doc[f.Name] = jsonpatch.DeepCopy(f.Get(m))
 		}
 	}
