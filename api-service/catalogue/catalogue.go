@@ -42,7 +42,10 @@ type Field[M any] struct {
 	// Show, if set, is the value a client of version v sees instead of
 	// Get's (a state name as that version knew it).
 	Show func(m *M, v microversion.Version) any
-	// Mask, if set, hides the secrets in Get's value for output.
+	// Masked: the value's secrets are hidden for output
+	// (secrets.MaskValue, applied while it is written).
+	Masked bool
+	// Mask, if set, hides the secrets of a value by a rule of its own.
 	Mask func(v any) any
 	// Computed: not stored; the view's Computed function supplies the
 	// value and Columns the stored columns it derives from.

@@ -55,7 +55,7 @@ func gadgets() *catalogue.Catalogue[gadget] {
 					}
 					return nil
 				}},
-			{Name: "secret", Since: v1, Create: true, Patch: true, Mask: secrets.MaskValue,
+			{Name: "secret", Since: v1, Create: true, Patch: true, Masked: true,
 				Get: func(g *gadget) any { return map[string]any(g.Secret) },
 				Set: catalogue.Object("gadget", "secret", func(g *gadget) *model.JSONObject { return &g.Secret })},
 			{Name: "extra", Since: v1, Create: true, Patch: true,

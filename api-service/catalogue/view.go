@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
 // View says how one request sees a resource.
@@ -39,7 +40,10 @@ func (vw *View[M]) value(f *Field[M], m *M) any {
 		return f.Show(m, vw.Version)
 	}
 	v := f.Get(m)
-	if f.Mask != nil {
+	switch {
+	case f.Masked:
+		v = secrets.MaskValue(v)
+	case f.Mask != nil:
 		v = f.Mask(v)
 	}
 	if obj, ok := v.(map[string]any); ok {
@@ -88,11 +92,15 @@ type plan struct{ steps []step }
 // choice, and beyond this many each further one is planned per request.
 const maxPlans = 512
 
+// planKey names a plan; all is a full object (nil fields).
+type planKey struct {
+	v      microversion.Version
+	fields string
+	all    bool
+}
+
 func (c *Catalogue[M]) plan(v microversion.Version, fields []string) *plan {
-	key := v.String() + "|*"
-	if fields != nil {
-		key = v.String() + "|" + strings.Join(fields, ",")
-	}
+	key := planKey{v: v, fields: strings.Join(fields, ","), all: fields == nil}
 	if p, ok := c.plans.Load(key); ok {
 		return p.(*plan)
 	}
@@ -124,10 +132,27 @@ func (c *Catalogue[M]) newPlan(v microversion.Version, fields []string) *plan {
 	return &plan{steps: steps}
 }
 
+// Encoder writes the objects of one view; a list makes one per page.
+type Encoder[M any] struct {
+	c    *Catalogue[M]
+	vw   *View[M]
+	plan *plan
+}
+
+// Encoder is the encoder of view vw.
+func (c *Catalogue[M]) Encoder(vw *View[M]) Encoder[M] {
+	return Encoder[M]{c: c, vw: vw, plan: c.plan(vw.Version, vw.Fields)}
+}
+
 // AppendJSON appends the JSON encoding of c.Render(vw, m) to buf: byte
 // for byte what encoding/json writes for that map, built without it.
 func (c *Catalogue[M]) AppendJSON(buf []byte, vw *View[M], m *M) ([]byte, error) {
-	p := c.plan(vw.Version, vw.Fields)
+	return c.Encoder(vw).Append(buf, m)
+}
+
+// Append appends the JSON encoding of m to buf.
+func (e Encoder[M]) Append(buf []byte, m *M) ([]byte, error) {
+	c, p, vw := e.c, e.plan, e.vw
 	path := c.Path(m)
 	buf = append(buf, '{')
 	var err error
@@ -154,7 +179,7 @@ func (c *Catalogue[M]) AppendJSON(buf []byte, vw *View[M], m *M) ([]byte, error)
 }
 
 func (vw *View[M]) appendField(buf []byte, f *Field[M], m *M) ([]byte, error) {
-	if f.Text != nil && f.Mask == nil && f.Show == nil {
+	if f.Text != nil && !f.Masked && f.Mask == nil && f.Show == nil {
 		if s := f.Text(m); s != nil {
 			return present.AppendString(buf, *s), nil
 		}
@@ -175,7 +200,10 @@ func (vw *View[M]) appendField(buf []byte, f *Field[M], m *M) ([]byte, error) {
 			return append(buf, "[]"...), nil
 		}
 	}
-	if f.Mask != nil {
+	switch {
+	case f.Masked:
+		return present.AppendMasked(buf, v)
+	case f.Mask != nil:
 		v = f.Mask(v)
 	}
 	return appendAny(buf, v)

@@ -229,12 +229,13 @@ func (s Spec[M]) encode(buf []byte, fields []string, items []M, next string) ([]
 	buf = append(buf, ":["...)
 	vw := s.View
 	vw.Fields = fields
+	enc := s.Catalogue.Encoder(&vw)
 	var err error
 	for i := range items {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		if buf, err = s.Catalogue.AppendJSON(buf, &vw, &items[i]); err != nil {
+		if buf, err = enc.Append(buf, &items[i]); err != nil {
 			return nil, err
 		}
 	}

@@ -105,7 +105,9 @@ func view[M any](base string, fields []string) *catalogue.View[M] {
 
 // str is the row of a string property stored at ptr.
 func str[M any](resource string, p prop, ptr func(*M) *string) catalogue.Field[M] {
-	return row(resource, p, func(m *M) any { return *ptr(m) }, func(m *M, v any) { *ptr(m), _ = v.(string) })
+	f := row(resource, p, func(m *M) any { return *ptr(m) }, func(m *M, v any) { *ptr(m), _ = v.(string) })
+	f.Text = ptr
+	return f
 }
 
 // obj is the row of an object property stored at ptr; null is {}.

@@ -5,7 +5,6 @@ import (
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
 type target = model.VolumeTarget
@@ -34,7 +33,7 @@ var Targets = targets.res
 // masked shows a row's value with its credentials masked (the stored value
 // keeps them).
 func masked[M any](f catalogue.Field[M]) catalogue.Field[M] {
-	f.Mask = secrets.MaskValue
+	f.Masked = true
 	return f
 }
 
