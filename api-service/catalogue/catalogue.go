@@ -95,9 +95,10 @@ type Catalogue[M any] struct {
 	LinksField bool
 
 	byName map[string]int
-	plans  sync.Map // planKey -> *plan
-	nplans int32
-	mu     sync.Mutex
+	// plans caches the encoder's plans; a map under a lock rather than a
+	// sync.Map, whose interface keys would cost an allocation a lookup.
+	mu    sync.RWMutex
+	plans map[planKey]*plan
 }
 
 // New indexes a catalogue; call it once, at package initialisation.
@@ -106,7 +107,7 @@ func New[M any](c *Catalogue[M]) *Catalogue[M] {
 	for i, f := range c.Fields {
 		c.byName[f.Name] = i
 	}
-	c.plans = sync.Map{}
+	c.plans = map[planKey]*plan{}
 	return c
 }
 

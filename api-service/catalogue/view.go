@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/present"
@@ -101,13 +100,18 @@ type planKey struct {
 
 func (c *Catalogue[M]) plan(v microversion.Version, fields []string) *plan {
 	key := planKey{v: v, fields: strings.Join(fields, ","), all: fields == nil}
-	if p, ok := c.plans.Load(key); ok {
-		return p.(*plan)
+	c.mu.RLock()
+	p, ok := c.plans[key]
+	c.mu.RUnlock()
+	if ok {
+		return p
 	}
-	p := c.newPlan(v, fields)
-	if atomic.AddInt32(&c.nplans, 1) <= maxPlans {
-		c.plans.Store(key, p)
+	p = c.newPlan(v, fields)
+	c.mu.Lock()
+	if len(c.plans) < maxPlans {
+		c.plans[key] = p
 	}
+	c.mu.Unlock()
 	return p
 }
 
@@ -135,13 +139,13 @@ func (c *Catalogue[M]) newPlan(v microversion.Version, fields []string) *plan {
 // Encoder writes the objects of one view; a list makes one per page.
 type Encoder[M any] struct {
 	c    *Catalogue[M]
-	vw   *View[M]
+	vw   View[M]
 	plan *plan
 }
 
 // Encoder is the encoder of view vw.
 func (c *Catalogue[M]) Encoder(vw *View[M]) Encoder[M] {
-	return Encoder[M]{c: c, vw: vw, plan: c.plan(vw.Version, vw.Fields)}
+	return Encoder[M]{c: c, vw: *vw, plan: c.plan(vw.Version, vw.Fields)}
 }
 
 // AppendJSON appends the JSON encoding of c.Render(vw, m) to buf: byte
@@ -152,7 +156,7 @@ func (c *Catalogue[M]) AppendJSON(buf []byte, vw *View[M], m *M) ([]byte, error)
 
 // Append appends the JSON encoding of m to buf.
 func (e Encoder[M]) Append(buf []byte, m *M) ([]byte, error) {
-	c, p, vw := e.c, e.plan, e.vw
+	c, p, vw := e.c, e.plan, &e.vw
 	path := c.Path(m)
 	buf = append(buf, '{')
 	var err error

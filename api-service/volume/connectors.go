@@ -58,10 +58,11 @@ func ApplyConnector(c *model.VolumeConnector, ops []jsonpatch.Op) (*model.Volume
 // RenderConnector is the JSON value of a connector: every field, or only
 // fields (plus links) when fields is not nil.
 func RenderConnector(base string, c *model.VolumeConnector, fields []string) any {
-	return ConnectorCatalogue.Render(*view[connector](base, fields), c)
+	return ConnectorCatalogue.Render(view[connector](base, fields), c)
 }
 
 // AppendConnector appends the JSON of RenderConnector(base, c, fields).
 func AppendConnector(buf []byte, base string, c *model.VolumeConnector, fields []string) ([]byte, error) {
-	return ConnectorCatalogue.AppendJSON(buf, view[connector](base, fields), c)
+	vw := view[connector](base, fields)
+	return ConnectorCatalogue.AppendJSON(buf, &vw, c)
 }

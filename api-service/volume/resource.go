@@ -99,8 +99,8 @@ func apply[M any](c *catalogue.Catalogue[M], m *M, ops []jsonpatch.Op, clone fun
 
 // view is how a volume object is shown: volume objects do not change
 // with the microversion.
-func view[M any](base string, fields []string) *catalogue.View[M] {
-	return &catalogue.View[M]{Version: microversion.VolumeAPI, Base: base, Fields: fields}
+func view[M any](base string, fields []string) catalogue.View[M] {
+	return catalogue.View[M]{Version: microversion.VolumeAPI, Base: base, Fields: fields}
 }
 
 // str is the row of a string property stored at ptr.

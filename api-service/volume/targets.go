@@ -63,10 +63,11 @@ func ApplyTarget(t *model.VolumeTarget, ops []jsonpatch.Op) (*model.VolumeTarget
 // (plus links), with its properties masked (the stored value keeps its
 // credentials).
 func RenderTarget(base string, t *model.VolumeTarget, fields []string) any {
-	return TargetCatalogue.Render(*view[target](base, fields), t)
+	return TargetCatalogue.Render(view[target](base, fields), t)
 }
 
 // AppendTarget appends the JSON of RenderTarget(base, t, fields).
 func AppendTarget(buf []byte, base string, t *model.VolumeTarget, fields []string) ([]byte, error) {
-	return TargetCatalogue.AppendJSON(buf, view[target](base, fields), t)
+	vw := view[target](base, fields)
+	return TargetCatalogue.AppendJSON(buf, &vw, t)
 }
