@@ -18,6 +18,7 @@ import (
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
 )
 
 // Field is one top-level attribute of a resource stored as M.
@@ -73,6 +74,11 @@ type Catalogue[M any] struct {
 	Path func(m *M) string
 	// UUID identifies an object in a list's next link.
 	UUID func(m *M) string
+	// Objects are the dict attributes a copy for a patch deep-copies (nil
+	// becomes {}), so a patch never writes into the original.
+	Objects []func(m *M) *model.JSONObject
+	// Clone, if set, makes that copy instead.
+	Clone func(m *M) *M
 	// NewUUID, if set, is where Decode stores the uuid a create body
 	// gives, or a new one.
 	NewUUID  func(m *M) *string

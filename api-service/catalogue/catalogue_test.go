@@ -73,6 +73,7 @@ func gadgets() *catalogue.Catalogue[gadget] {
 		},
 		Defaults:   []string{"uuid", "name"},
 		Path:       func(g *gadget) string { return "gadgets/" + g.UUID },
+		Objects:    []func(*gadget) *model.JSONObject{func(g *gadget) *model.JSONObject { return &g.Extra }},
 		UUID:       func(g *gadget) string { return g.UUID },
 		NewUUID:    func(g *gadget) *string { return &g.UUID },
 		SubLinks:   []catalogue.SubLink{{Name: "parts", Since: v5}},
@@ -120,42 +121,37 @@ var _ = Describe("Catalogue", func() {
 
 	Describe("Patch", func() {
 		g := &gadget{UUID: "u", Name: ptr("a"), Extra: model.JSONObject{"k": "v"}}
-		clone := func(g *gadget) *gadget {
-			out := *g
-			out.Extra = catalogue.CopyObject(g.Extra)
-			return &out
-		}
 
 		It("patches a copy with the create rules and leaves the original alone", func() {
-			out, err := c.Patch(g, ops(`[{"op": "add", "path": "/extra/n", "value": 1}, {"op": "replace", "path": "/name", "value": "b"}]`), v5, clone)
+			out, err := c.Patch(g, ops(`[{"op": "add", "path": "/extra/n", "value": 1}, {"op": "replace", "path": "/name", "value": "b"}]`), v5)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(out.Extra).To(Equal(model.JSONObject{"k": "v", "n": json.Number("1")}))
 			Expect(*out.Name).To(Equal("b"))
 			Expect(g.Extra).To(Equal(model.JSONObject{"k": "v"}))
 			Expect(*g.Name).To(Equal("a"))
 			// Each touched field's Set decides what a removal means.
-			out, err = c.Patch(g, ops(`[{"op": "remove", "path": "/name"}]`), v5, clone)
+			out, err = c.Patch(g, ops(`[{"op": "remove", "path": "/name"}]`), v5)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(out.Name).To(BeNil())
-			_, err = c.Patch(g, ops(`[{"op": "replace", "path": "/secret", "value": 1}]`), v5, clone)
+			_, err = c.Patch(g, ops(`[{"op": "replace", "path": "/secret", "value": 1}]`), v5)
 			Expect(message(err)).To(Equal("Schema error for gadget: 1 is not of type 'object' (field 'secret')"))
 		})
 
 		It("refuses read-only paths (400) and paths newer than the version (406)", func() {
-			_, err := c.Patch(g, ops(`[{"op": "replace", "path": "/state", "value": "x"}]`), v5, clone)
+			_, err := c.Patch(g, ops(`[{"op": "replace", "path": "/state", "value": "x"}]`), v5)
 			Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
-			_, err = c.Patch(g, ops(`[{"op": "replace", "path": "/size", "value": 2}]`), v1, clone)
+			_, err = c.Patch(g, ops(`[{"op": "replace", "path": "/size", "value": 2}]`), v1)
 			Expect(errs.Status(err)).To(Equal(http.StatusNotAcceptable))
 		})
 
 		It("validates the whole object after a patch when asked to", func() {
-			out, err := c.ApplyWhole(g, ops(`[{"op": "replace", "path": "/size", "value": 7}]`), clone)
+			out, err := c.ApplyWhole(g, ops(`[{"op": "replace", "path": "/size", "value": 7}]`))
 			Expect(err).NotTo(HaveOccurred())
 			Expect(out.Size).To(Equal(7))
 			// A removed attribute is null, which the volume schemas take for missing.
 			whole := gadgets()
 			whole.RequiredWhenNull = true
-			_, err = whole.ApplyWhole(g, ops(`[{"op": "remove", "path": "/name"}]`), clone)
+			_, err = whole.ApplyWhole(g, ops(`[{"op": "remove", "path": "/name"}]`))
 			Expect(message(err)).To(Equal("Schema error for gadget: 'name' is a required property"))
 		})
 	})

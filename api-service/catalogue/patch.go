@@ -21,18 +21,18 @@ func (c *Catalogue[M]) CheckPatch(ops []jsonpatch.Op, v microversion.Version) er
 }
 
 // Patch checks ops at version v and applies them as Apply does.
-func (c *Catalogue[M]) Patch(m *M, ops []jsonpatch.Op, v microversion.Version, clone func(*M) *M) (*M, error) {
+func (c *Catalogue[M]) Patch(m *M, ops []jsonpatch.Op, v microversion.Version) (*M, error) {
 	if err := c.CheckPatch(ops, v); err != nil {
 		return nil, err
 	}
-	return c.Apply(m, ops, clone)
+	return c.Apply(m, ops)
 }
 
-// Apply patches the copy of m that clone makes and returns it; m itself
+// Apply patches a copy of m and returns it; m itself
 // is not changed. Each touched attribute is read into a document, the
 // ops are applied to it and the results are set again, in catalogue
 // order, with the create rules.
-func (c *Catalogue[M]) Apply(m *M, ops []jsonpatch.Op, clone func(*M) *M) (*M, error) {
+func (c *Catalogue[M]) Apply(m *M, ops []jsonpatch.Op) (*M, error) {
 	doc := map[string]any{}
 	for _, op := range ops {
 		name := op.Field()
@@ -48,7 +48,7 @@ func (c *Catalogue[M]) Apply(m *M, ops []jsonpatch.Op, clone func(*M) *M) (*M, e
 	if err := jsonpatch.Apply(doc, ops); err != nil {
 		return nil, err
 	}
-	out := clone(m)
+	out := c.copy(m)
 	for i := range c.Fields {
 		if f := &c.Fields[i]; touched[f.Name] {
 			if err := f.Set(out, doc[f.Name]); err != nil {
@@ -60,10 +60,10 @@ func (c *Catalogue[M]) Apply(m *M, ops []jsonpatch.Op, clone func(*M) *M) (*M, e
 }
 
 // ApplyWhole applies ops to a document of every patchable attribute of m
-// and sets all of it on the copy clone makes, as a create body would be
+// and sets all of it on a copy of m, as a create body would be
 // set: a removed required attribute is missing. The volume API validates
 // a patched object as a whole.
-func (c *Catalogue[M]) ApplyWhole(m *M, ops []jsonpatch.Op, clone func(*M) *M) (*M, error) {
+func (c *Catalogue[M]) ApplyWhole(m *M, ops []jsonpatch.Op) (*M, error) {
 	if err := jsonpatch.CheckFields(ops, c.PatchableNames()); err != nil {
 		return nil, err
 	}
@@ -76,9 +76,21 @@ func (c *Catalogue[M]) ApplyWhole(m *M, ops []jsonpatch.Op, clone func(*M) *M) (
 	if err := jsonpatch.Apply(doc, ops); err != nil {
 		return nil, err
 	}
-	out := clone(m)
+	out := c.copy(m)
 	if err := c.set(out, doc); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// copy is the copy of m a patch writes into.
+func (c *Catalogue[M]) copy(m *M) *M {
+	if c.Clone != nil {
+		return c.Clone(m)
+	}
+	out := *m
+	for _, obj := range c.Objects {
+		*obj(&out) = CopyObject(*obj(m))
+	}
+	return &out
 }

@@ -41,6 +41,7 @@ var Resource = catalogue.New(&catalogue.Catalogue[model.Chassis]{Resource: "chas
 	SubLinks:   []catalogue.SubLink{{Name: "nodes", Since: v1}},
 	Unsortable: []string{"extra"},
 	SizeHint:   512,
+	Objects:    []func(*model.Chassis) *model.JSONObject{func(c *model.Chassis) *model.JSONObject { return &c.Extra }},
 })
 
 // DefaultListFields is the short field set of a non-detail chassis list.
@@ -57,11 +58,7 @@ func DecodeCreate(body map[string]any) (*model.Chassis, error) {
 
 // Apply patches a copy of c and returns it; c itself is not changed.
 func Apply(c *model.Chassis, ops []jsonpatch.Op) (*model.Chassis, error) {
-	return Resource.Patch(c, ops, microversion.Min, func(c *model.Chassis) *model.Chassis {
-		out := *c
-		out.Extra = catalogue.CopyObject(c.Extra)
-		return &out
-	})
+	return Resource.Patch(c, ops, microversion.Min)
 }
 
 // View says how to render chassis.

@@ -195,6 +195,7 @@ var Resource = catalogue.New(&catalogue.Catalogue[model.Node]{Resource: "node", 
 	Path:     func(n *model.Node) string { return "nodes/" + n.UUID },
 	UUID:     func(n *model.Node) string { return n.UUID },
 	NewUUID:  func(n *model.Node) *string { return &n.UUID },
+	Clone:    Clone,
 	SubLinks: []catalogue.SubLink{{Name: "ports", Since: microversion.Min}, {Name: "states", Since: microversion.StatesLink},
 		{Name: "portgroups", Since: microversion.PortgroupLinks}, {Name: "volume", Since: microversion.VolumeAPI}},
 	// Dict and list columns are refused with Ironic's other wording.

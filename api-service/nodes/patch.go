@@ -74,7 +74,7 @@ func Patch(n *model.Node, raw []byte, v microversion.Version) (*model.Node, erro
 // result is validated with the create rules (types, required fields, name
 // rules of version v).
 func Apply(n *model.Node, ops []jsonpatch.Op, v microversion.Version) (*model.Node, error) {
-	out, err := Resource.Apply(n, ops, Clone)
+	out, err := Resource.Apply(n, ops)
 	if err != nil {
 		return nil, err
 	}

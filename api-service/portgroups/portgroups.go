@@ -89,6 +89,9 @@ var Resource = catalogue.New(&catalogue.Catalogue[model.Portgroup]{Resource: "po
 	// Dict columns are refused with Ironic's other wording.
 	Unsortable: []string{"extra", "internal_info", "properties"},
 	SizeHint:   768,
+	Objects: []func(*model.Portgroup) *model.JSONObject{func(pg *model.Portgroup) *model.JSONObject { return &pg.Extra },
+		func(pg *model.Portgroup) *model.JSONObject { return &pg.Properties },
+		func(pg *model.Portgroup) *model.JSONObject { return &pg.InternalInfo }},
 })
 
 // DefaultListFields is the short field set of a non-detail list.
@@ -113,13 +116,7 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Portgroup
 // Apply patches a copy of pg at version v and returns it; pg itself is
 // not changed.
 func Apply(pg *model.Portgroup, ops []jsonpatch.Op, v microversion.Version) (*model.Portgroup, error) {
-	return Resource.Patch(pg, ops, v, func(pg *model.Portgroup) *model.Portgroup {
-		out := *pg
-		out.Extra = catalogue.CopyObject(pg.Extra)
-		out.Properties = catalogue.CopyObject(pg.Properties)
-		out.InternalInfo = catalogue.CopyObject(pg.InternalInfo)
-		return &out
-	})
+	return Resource.Patch(pg, ops, v)
 }
 
 // View says how to render port groups.

@@ -69,6 +69,9 @@ var Resource = catalogue.New(&catalogue.Catalogue[model.Port]{Resource: "port", 
 	// Dict columns are refused with Ironic's other wording.
 	Unsortable: []string{"extra", "internal_info", "local_link_connection"},
 	SizeHint:   640,
+	Objects: []func(*model.Port) *model.JSONObject{func(p *model.Port) *model.JSONObject { return &p.Extra },
+		func(p *model.Port) *model.JSONObject { return &p.LocalLinkConnection },
+		func(p *model.Port) *model.JSONObject { return &p.InternalInfo }},
 })
 
 // DefaultListFields is the short field set of a non-detail port list.
@@ -144,15 +147,7 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Port, err
 
 // Apply patches a copy of p at version v and returns it.
 func Apply(p *model.Port, ops []jsonpatch.Op, v microversion.Version) (*model.Port, error) {
-	return Resource.Patch(p, ops, v, clone)
-}
-
-func clone(p *model.Port) *model.Port {
-	out := *p
-	out.Extra = catalogue.CopyObject(p.Extra)
-	out.LocalLinkConnection = catalogue.CopyObject(p.LocalLinkConnection)
-	out.InternalInfo = catalogue.CopyObject(p.InternalInfo)
-	return &out
+	return Resource.Patch(p, ops, v)
 }
 
 // View says how to render ports.

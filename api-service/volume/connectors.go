@@ -25,6 +25,7 @@ var connectors = newResource(&catalogue.Catalogue[connector]{Resource: "connecto
 	}, times(func(c *connector) any { return present.Time(&c.CreatedAt) }, func(c *connector) any { return present.Time(c.UpdatedAt) })...),
 	Defaults: []string{"uuid", "node_uuid", "type", "connector_id"},
 	SizeHint: 512,
+	Objects:  []func(*connector) *model.JSONObject{func(c *connector) *model.JSONObject { return &c.Extra }},
 }, "connectors", func(c *connector) string { return c.UUID })
 
 // ConnectorCatalogue lists every connector attribute.
@@ -48,11 +49,7 @@ func DecodeConnector(body map[string]any) (*model.VolumeConnector, error) {
 // ApplyConnector patches a copy of c and returns it; NodeUUID may have
 // changed (the caller checks the new node exists).
 func ApplyConnector(c *model.VolumeConnector, ops []jsonpatch.Op) (*model.VolumeConnector, error) {
-	return apply(ConnectorCatalogue, c, ops, func(c *connector) *connector {
-		out := *c
-		out.Extra = catalogue.CopyObject(c.Extra)
-		return &out
-	}, func(c *connector) *string { return &c.NodeUUID })
+	return apply(ConnectorCatalogue, c, ops, func(c *connector) *string { return &c.NodeUUID })
 }
 
 // RenderConnector is the JSON value of a connector: every field, or only

@@ -82,10 +82,10 @@ func decode[M any](c *catalogue.Catalogue[M], m *M, body map[string]any) (uuid, 
 	return uuid, nodeUUID, err
 }
 
-// apply patches the copy of m that clone makes, validates the result as
+// apply patches a copy of m, validates the result as
 // a create document would be and returns it with the node_uuid it names.
-func apply[M any](c *catalogue.Catalogue[M], m *M, ops []jsonpatch.Op, clone func(*M) *M, nodeUUID func(*M) *string) (*M, error) {
-	out, err := c.ApplyWhole(m, ops, clone)
+func apply[M any](c *catalogue.Catalogue[M], m *M, ops []jsonpatch.Op, nodeUUID func(*M) *string) (*M, error) {
+	out, err := c.ApplyWhole(m, ops)
 	if err != nil {
 		return nil, err
 	}

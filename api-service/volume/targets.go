@@ -22,6 +22,8 @@ var targets = newResource(&catalogue.Catalogue[target]{Resource: "target",
 	}, times(func(t *target) any { return present.Time(&t.CreatedAt) }, func(t *target) any { return present.Time(t.UpdatedAt) })...),
 	Defaults: []string{"uuid", "node_uuid", "volume_type", "boot_index", "volume_id"},
 	SizeHint: 768,
+	Objects: []func(*target) *model.JSONObject{func(t *target) *model.JSONObject { return &t.Properties },
+		func(t *target) *model.JSONObject { return &t.Extra }},
 }, "targets", func(t *target) string { return t.UUID })
 
 // TargetCatalogue lists every target attribute.
@@ -51,12 +53,7 @@ func DecodeTarget(body map[string]any) (*model.VolumeTarget, error) {
 
 // ApplyTarget patches a copy of t and returns it.
 func ApplyTarget(t *model.VolumeTarget, ops []jsonpatch.Op) (*model.VolumeTarget, error) {
-	return apply(TargetCatalogue, t, ops, func(t *target) *target {
-		out := *t
-		out.Properties = catalogue.CopyObject(t.Properties)
-		out.Extra = catalogue.CopyObject(t.Extra)
-		return &out
-	}, func(t *target) *string { return &t.NodeUUID })
+	return apply(TargetCatalogue, t, ops, func(t *target) *string { return &t.NodeUUID })
 }
 
 // RenderTarget is the JSON value of a target, every field or only fields
