@@ -89,16 +89,14 @@ type Catalogue[M any] struct {
 	// SizeHint is about how many bytes a full object takes as JSON, so a
 	// page's buffer is allocated once.
 	SizeHint int
-	// RequiredWhenNull: a null required value is missing too, and every
-	// required value is checked before any is set (the volume schemas).
+	// RequiredWhenNull: a null required value is missing too (the volume
+	// schemas); required values are checked before any value is set.
 	RequiredWhenNull bool
 	// Unknown, if set, words the error for create keys the catalogue does
 	// not take; it gets them sorted.
 	Unknown func(names []string) error
 	// CheckFields, if set, replaces the ?fields check.
 	CheckFields func(fields []string, v microversion.Version) error
-	// LinksField: "links" is a field name ?fields= accepts (volume).
-	LinksField bool
 
 	byName map[string]int
 	// plans caches the encoder's plans; a map under a lock rather than a
