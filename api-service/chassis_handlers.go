@@ -9,8 +9,7 @@ import (
 	"github.com/ferricbm/ferric/api-service/chassis"
 	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
-	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/api-service/list"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -31,13 +30,6 @@ func (s *Server) chassisRoutes(e *echo.Echo) {
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
 		e.Add(m, "/v1/chassis/:chassis/nodes/:node", malformedURI)
 	}
-}
-
-var forbiddenChassisSortKeys = map[string]bool{"extra": true}
-
-func chassisSortable(key string) (bool, microversion.Version, bool) {
-	f, ok := chassis.Lookup(key)
-	return f.Sortable, microversion.Min, ok
 }
 
 func (s *Server) chassisView(c echo.Context, fields []string) chassis.View {
@@ -71,17 +63,14 @@ func (s *Server) listChassis(c echo.Context) error       { return s.chassisList(
 func (s *Server) listChassisDetail(c echo.Context) error { return s.chassisList(c, true) }
 
 func (s *Server) chassisList(c echo.Context, detailPath bool) error {
-	return serveList(s, c, listing[model.Chassis]{collection: "chassis", defaults: chassis.DefaultListFields,
-		catalogue: chassis.OutputFields(), sortable: chassisSortable, forbidden: forbiddenChassisSortKeys,
-		fetch: func(c echo.Context, _ url.Values, _ listScope, page db.Page, columns []string) ([]model.Chassis, []query.Param, error) {
-			list, err := s.store.ListChassis(c.Request().Context(), page, columns)
-			return list, nil, err
-		},
-		uuid: func(ch *model.Chassis) string { return ch.UUID },
-		render: func(c echo.Context, fields []string) func(*model.Chassis) map[string]any {
-			return s.chassisView(c, fields).Render
-		},
-	}, detailPath, listScope{})
+	return serveList(s, c, list.Spec[model.Chassis]{Catalogue: chassis.Resource, Dialect: list.Classic,
+		Collection: "chassis", Path: listScope{}.path("chassis", detailPath), DetailPath: detailPath,
+		Prepare: func(url.Values) (list.Fetch[model.Chassis], error) {
+			return func(page db.Page, _, columns []string) (list.Page[model.Chassis], error) {
+				items, err := s.store.ListChassis(c.Request().Context(), page, columns)
+				return list.Page[model.Chassis]{Items: items}, err
+			}, nil
+		}})
 }
 
 // chassisResource describes chassis to the generic handlers: the API
@@ -90,7 +79,7 @@ func (s *Server) chassisResource() resource[model.Chassis] {
 	return resource[model.Chassis]{
 		param:       "chassis",
 		find:        s.findChassis,
-		checkFields: outputFields(chassis.OutputFields()),
+		checkFields: chassis.Resource.CheckOutputFields,
 		create: func(c echo.Context, body map[string]any) (*model.Chassis, error) {
 			ch, err := chassis.DecodeCreate(body)
 			if err != nil {

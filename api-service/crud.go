@@ -8,7 +8,6 @@ import (
 
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/rpc"
@@ -23,7 +22,7 @@ type resource[T any] struct {
 	param string
 	find  func(c echo.Context, id string) (*T, error)
 	// checkFields validates the ?fields of a GET.
-	checkFields func(c echo.Context, fields []string) error
+	checkFields func(fields []string, v microversion.Version) error
 	// fieldsBeforeFind: the volume API rejects bad fields before looking
 	// the object up; the older resources look it up first.
 	fieldsBeforeFind bool
@@ -54,7 +53,7 @@ func getHandler[T any](r resource[T]) echo.HandlerFunc {
 			if err := microversion.RequireAtLeast(version(c), microversion.Fields); err != nil {
 				return err
 			}
-			return r.checkFields(c, fields)
+			return r.checkFields(fields, version(c))
 		}
 		if r.fieldsBeforeFind {
 			if err := checkFields(); err != nil {
@@ -141,7 +140,7 @@ type nodeObject[T, A any] struct {
 	// below /v1.
 	param, path      string
 	find             func(c echo.Context, id string) (*T, error)
-	checkFields      func(c echo.Context, fields []string) error
+	checkFields      func(fields []string, v microversion.Version) error
 	fieldsBeforeFind bool
 	decode           func(body map[string]any, v microversion.Version) (*T, error)
 	apply            func(item *T, ops []jsonpatch.Op, v microversion.Version) (*T, error)
@@ -222,12 +221,6 @@ func nodeResource[T, A any](s *Server, o nodeObject[T, A]) resource[T] {
 		},
 		render: o.render,
 	}
-}
-
-// outputFields makes the ?fields check of a resource whose fields depend
-// on the microversion.
-func outputFields(all []present.Field) func(echo.Context, []string) error {
-	return func(c echo.Context, fields []string) error { return present.CheckFields(fields, all, version(c)) }
 }
 
 // crudRoutes adds the create, get, patch and delete routes of r below

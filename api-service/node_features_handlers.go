@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ferricbm/ferric/api-service/list"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/nodes"
 	"github.com/ferricbm/ferric/api-service/present"
@@ -189,40 +190,35 @@ func (s *Server) listConductors(c echo.Context) error {
 	if err := query.Check(q, "limit", "marker", "sort_key", "sort_dir", "fields", "detail"); err != nil {
 		return err
 	}
-	lr, err := parseList(c, q, false, defaultConductorFields, conductorFields, s.maxLimit())
+	lr, err := list.Parse(q, version(c), false, list.Classic, defaultConductorFields, func(fields []string, v microversion.Version) error {
+		return present.CheckFields(fields, conductorFields, v)
+	}, s.maxLimit())
 	if err != nil {
 		return err
 	}
-	if key := lr.page.SortKey; !conductorSortKeys[key] {
+	if key := lr.Page.SortKey; !conductorSortKeys[key] {
 		if key == "alive" || key == "drivers" {
 			return errs.InvalidParameterValue("The sort_key value %s is an invalid field for sorting", key)
 		}
 		return errs.InvalidParameterValue("The sort_key value \"%s\" is an invalid field for sorting", key)
 	}
 	ctx := c.Request().Context()
-	list, err := s.store.ListConductors(ctx, db.Page{Limit: lr.page.Limit, Marker: lr.page.Marker,
-		SortKey: lr.page.SortKey, SortDir: lr.page.SortDir})
+	conductors, err := s.store.ListConductors(ctx, db.Page{Limit: lr.Page.Limit, Marker: lr.Page.Marker,
+		SortKey: lr.Page.SortKey, SortDir: lr.Page.SortDir})
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, 0, len(list))
-	for i := range list {
-		obj, err := s.renderConductor(c, &list[i], lr.fields)
+	out := make([]map[string]any, 0, len(conductors))
+	for i := range conductors {
+		obj, err := s.renderConductor(c, &conductors[i], lr.Fields)
 		if err != nil {
 			return err
 		}
 		out = append(out, obj)
 	}
 	doc := map[string]any{"conductors": out}
-	if len(list) == lr.page.Limit {
-		carry := lr.carry
-		if q.Has("detail") {
-			carry = append(carry, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
-		}
-		if lr.fields != nil {
-			carry = append(carry, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
-		}
-		doc["next"] = query.NextURL(s.baseURL(c), "/v1/conductors", carry, lr.page.Limit, list[len(list)-1].Hostname)
+	if len(conductors) == lr.Page.Limit {
+		doc["next"] = lr.Next(s.baseURL(c), "/v1/conductors", nil, conductors[len(conductors)-1].Hostname)
 	}
 	return c.JSON(http.StatusOK, doc)
 }
@@ -278,10 +274,6 @@ func (s *Server) renderConductor(c echo.Context, cd *model.Conductor, fields []s
 	}
 	return obj, nil
 }
-
-// conductorColumns are the stored columns the computed "conductor" field
-// is derived from.
-var conductorColumns = []string{"driver", "conductor_group"}
 
 // nodeConductors returns the hash ring lookup behind the node "conductor"
 // field: the conductor managing a node, nil when none serves it. A miss

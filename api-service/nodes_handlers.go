@@ -1,6 +1,7 @@
 package apiservice
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -10,9 +11,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/list"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/nodes"
-	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -71,109 +72,6 @@ var nodeFilterParams = map[string]microversion.Version{
 var nodeFaults = map[string]bool{"power failure": true, "clean failure": true,
 	"rescue abort failure": true, "service failure": true}
 
-var forbiddenNodeSortKeys = map[string]bool{"properties": true, "driver_info": true, "extra": true,
-	"instance_info": true, "driver_internal_info": true, "clean_step": true, "deploy_step": true,
-	"raid_config": true, "target_raid_config": true, "traits": true, "network_data": true, "service_step": true}
-
-// listRequest is a parsed collection GET shared by nodes and ports.
-type listRequest struct {
-	page   query.Page
-	fields []string
-	detail bool
-	carry  []query.Param
-}
-
-// parseList handles fields/detail/paging for a list endpoint. detailPath
-// is true on the /detail sub-path, where fields and detail are not taken.
-func parseList(c echo.Context, q url.Values, detailPath bool, defaults []string, catalogue []present.Field, maxLimit int) (listRequest, error) {
-	v := version(c)
-	var lr listRequest
-	page, err := query.ParsePage(q, maxLimit)
-	if err != nil {
-		return lr, err
-	}
-	lr.page = page
-	if !detailPath && q.Has("detail") {
-		if !v.AtLeast(microversion.DetailParam) {
-			return lr, errs.New(errs.KindInvalid, "Invalid query parameter ?detail=%s received.", q.Get("detail"))
-		}
-		if lr.detail, err = query.ParseBool("detail", q.Get("detail")); err != nil {
-			return lr, err
-		}
-	}
-	lr.fields = query.Fields(q)
-	if lr.fields != nil {
-		if !v.AtLeast(microversion.Fields) {
-			return lr, errs.NotAcceptable("")
-		}
-		if lr.detail {
-			return lr, errs.New(errs.KindInvalid, "Can not specify ?detail=True and fields in the same request.")
-		}
-		if err := present.CheckFields(lr.fields, catalogue, v); err != nil {
-			return lr, err
-		}
-	}
-	if detailPath {
-		lr.detail = true
-	}
-	lr.carry = []query.Param{{Key: "sort_key", Value: page.SortKey}, {Key: "sort_dir", Value: page.SortDir}}
-	if !lr.detail && lr.fields == nil {
-		lr.fields = defaults
-	}
-	return lr, nil
-}
-
-// nextCarry is what a next link repeats besides the marker and the limit:
-// the sort, the filters, ?detail as the client gave it and the fields in
-// effect.
-func (lr listRequest) nextCarry(q url.Values, detailPath bool, filters []query.Param) []query.Param {
-	carry := append(lr.carry, filters...)
-	if !detailPath && q.Has("detail") {
-		carry = append(carry, query.Param{Key: "detail", Value: query.PyBool(lr.detail)})
-	}
-	if lr.fields != nil {
-		carry = append(carry, query.Param{Key: "fields", Value: strings.Join(lr.fields, ",")})
-	}
-	return carry
-}
-
-// canonicalMarker checks that the marker, if any, is a UUID and writes it
-// as the database stores UUIDs.
-func (lr *listRequest) canonicalMarker() error {
-	if lr.page.Marker == "" {
-		return nil
-	}
-	m, ok := ident.CanonicalUUID(lr.page.Marker)
-	if !ok {
-		return errs.InvalidParameterValue("Expected a UUID but received %s.", lr.page.Marker)
-	}
-	lr.page.Marker = m
-	return nil
-}
-
-// checkSortKey validates sort_key for a catalogue of sortable fields.
-func checkSortKey(key string, v microversion.Version, lookup func(string) (sortable bool, since microversion.Version, known bool), forbidden map[string]bool) error {
-	if key == "id" {
-		return nil
-	}
-	if forbidden[key] {
-		return errs.InvalidParameterValue("The sort_key value %s is an invalid field for sorting", key)
-	}
-	sortable, since, known := lookup(key)
-	if !known || !sortable {
-		return errs.InvalidParameterValue("The sort_key value \"%s\" is an invalid field for sorting", key)
-	}
-	if !v.AtLeast(since) {
-		return errs.NotAcceptable("")
-	}
-	return nil
-}
-
-func nodeSortable(key string) (bool, microversion.Version, bool) {
-	f, ok := nodes.Lookup(key)
-	return f.Sortable && f.Implemented(), f.Since, ok
-}
-
 func (s *Server) listNodes(c echo.Context) error { return s.nodeList(c, false) }
 
 func (s *Server) listNodesDetail(c echo.Context) error { return s.nodeList(c, true) }
@@ -185,135 +83,50 @@ func (s *Server) nodeList(c echo.Context, detailPath bool) error {
 // nodeListIn serves /v1/nodes[/detail] and, with chassisUUID set, the
 // chassis-scoped /v1/chassis/{chassisUUID}/nodes[/detail].
 func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string) error {
-	v := version(c)
-	q := c.QueryParams()
-	allowed := []string{"limit", "marker", "sort_key", "sort_dir"}
-	if !detailPath {
-		allowed = append(allowed, "fields", "detail")
-	}
-	for k := range nodeFilterParams {
-		if k != "chassis_uuid" || chassisUUID == "" {
-			allowed = append(allowed, k)
-		}
-	}
-	if err := query.Check(q, allowed...); err != nil {
-		return err
-	}
-	for k, since := range nodeFilterParams {
-		if q.Has(k) {
-			if err := microversion.RequireAtLeast(v, since); err != nil {
-				return err
-			}
-		}
-	}
-	lr, err := parseList(c, q, detailPath, nodes.DefaultListFields, nodes.OutputFields(), s.maxLimit())
-	if err != nil {
-		return err
-	}
-	if err := checkSortKey(lr.page.SortKey, v, nodeSortable, forbiddenNodeSortKeys); err != nil {
-		return err
-	}
-	filter, filterCarry, err := nodeFilter(q)
-	if err != nil {
-		return err
-	}
+	scope, filters := listScope{}, nodeFilterParams
 	if chassisUUID != "" {
-		filter.ChassisUUID = &chassisUUID
+		scope, filters = listScope{"chassis", chassisUUID}, chassisNodeFilterParams
 	}
-	if err := lr.canonicalMarker(); err != nil {
-		return err
-	}
-	var columns []string
-	if lr.fields != nil {
-		columns = selectColumns(lr.fields)
-		if q.Has("conductor") {
-			columns = selectColumns(append(slices.Clone(lr.fields), "conductor"))
-		}
-	}
-	ctx := c.Request().Context()
-	list, err := s.store.ListNodes(ctx, filter, db.Page{Limit: lr.page.Limit, Marker: lr.page.Marker,
-		SortKey: lr.page.SortKey, SortDir: lr.page.SortDir}, columns)
-	if err != nil {
-		return err
-	}
-	full := len(list) == lr.page.Limit
-	var marker string
-	if full {
-		marker = list[len(list)-1].UUID
-	}
-	if q.Has("conductor") {
-		list = s.onConductor(ctx, list, q.Get("conductor"))
-	}
-	next := ""
-	if full && filter.InstanceUUID == nil {
-		path := "/v1/nodes"
-		if chassisUUID != "" {
-			path = "/v1/chassis/" + chassisUUID + "/nodes"
-		}
-		if detailPath {
-			path += "/detail"
-		}
-		next = query.NextURL(s.baseURL(c), path, lr.nextCarry(q, detailPath, filterCarry), lr.page.Limit, marker)
-	}
-	// {"next": ..., "nodes": [...]}, keys in encoding/json's order, each
-	// node written straight into the buffer.
-	view := s.nodeView(c, lr.fields)
-	buf := jsonBuffer(64 + len(list)*nodeJSONSizeHint(lr.fields))
-	buf = append(buf, '{')
-	if next != "" {
-		buf = append(buf, `"next":`...)
-		buf = present.AppendString(buf, next)
-		buf = append(buf, ',')
-	}
-	buf = append(buf, `"nodes":[`...)
-	for i := range list {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		if buf, err = view.AppendJSON(buf, &list[i]); err != nil {
-			return err
-		}
-	}
-	buf = append(buf, "]}"...)
-	return s.sendJSON(c, http.StatusOK, buf)
+	return serveList(s, c, list.Spec[model.Node]{Catalogue: nodes.Resource, Dialect: list.Classic, Collection: "nodes",
+		Path: scope.path("nodes", detailPath), DetailPath: detailPath, Filters: filters, View: s.nodeView(c, nil).Catalogue(),
+		Prepare: func(q url.Values) (list.Fetch[model.Node], error) {
+			filter, carry, err := nodeFilter(q)
+			if err != nil {
+				return nil, err
+			}
+			if chassisUUID != "" {
+				filter.ChassisUUID = &chassisUUID
+			}
+			return func(page db.Page, fields, columns []string) (list.Page[model.Node], error) {
+				ctx := c.Request().Context()
+				host := q.Get("conductor")
+				if fields != nil && q.Has("conductor") {
+					columns = nodes.Resource.Columns(append(slices.Clone(fields), "conductor"))
+				}
+				items, err := s.store.ListNodes(ctx, filter, page, columns)
+				out := list.Page[model.Node]{Items: items, Carry: carry, NoNext: filter.InstanceUUID != nil}
+				if err == nil && q.Has("conductor") {
+					// The next link follows the page as read.
+					out.Shown = s.onConductor(ctx, slices.Clone(items), host)
+				}
+				return out, err
+			}, nil
+		}})
 }
 
-// nodeJSONSizeHint is about how many bytes one listed node takes, so the
-// page's buffer is allocated once.
-func nodeJSONSizeHint(fields []string) int {
-	if fields != nil {
-		return 128 + 48*len(fields)
-	}
-	return 2560
-}
+// chassisNodeFilterParams are the filters of a chassis's node list, which
+// is already filtered by chassis.
+var chassisNodeFilterParams = func() map[string]microversion.Version {
+	m := maps.Clone(nodeFilterParams)
+	delete(m, "chassis_uuid")
+	return m
+}()
 
 func (s *Server) maxLimit() int {
 	if s.cfg.API.MaxLimit > 0 {
 		return s.cfg.API.MaxLimit
 	}
 	return 1000
-}
-
-// selectColumns are the stored columns needed to render the given fields
-// (field names are column names, except the computed conductor; the
-// repository always loads id and uuid).
-func selectColumns(fields []string) []string {
-	cols := []string{"uuid"}
-	add := func(c string) {
-		if !slices.Contains(cols, c) {
-			cols = append(cols, c)
-		}
-	}
-	for _, f := range fields {
-		if f == "conductor" {
-			for _, c := range conductorColumns {
-				add(c)
-			}
-			continue
-		}
-		add(f)
-	}
-	return cols
 }
 
 // nodeFilter turns the filter parameters into a db.NodeFilter and the
@@ -392,11 +205,11 @@ func (s *Server) getNode(c echo.Context) error {
 		if err := microversion.RequireAtLeast(version(c), microversion.Fields); err != nil {
 			return err
 		}
-		if err := present.CheckFields(fields, nodes.OutputFields(), version(c)); err != nil {
+		if err := nodes.Resource.CheckOutputFields(fields, version(c)); err != nil {
 			return err
 		}
 	}
-	doc, err := s.nodeView(c, fields).AppendJSON(jsonBuffer(nodeJSONSizeHint(fields)), n)
+	doc, err := s.nodeView(c, fields).AppendJSON(jsonBuffer(nodes.Resource.SizeHint), n)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/list"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/portgroups"
 	"github.com/ferricbm/ferric/api-service/query"
@@ -60,13 +61,6 @@ func since(v microversion.Version) func(echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-var forbiddenPortgroupSortKeys = map[string]bool{"extra": true, "internal_info": true, "properties": true}
-
-func portgroupSortable(key string) (bool, microversion.Version, bool) {
-	f, ok := portgroups.Lookup(key)
-	return f.Sortable, f.Since, ok
-}
-
 func (s *Server) portgroupView(c echo.Context, fields []string) portgroups.View {
 	return portgroups.View{Version: version(c), Base: s.baseURL(c), Fields: fields}
 }
@@ -105,20 +99,24 @@ func (s *Server) listPortgroupsDetail(c echo.Context) error { return s.portgroup
 // portgroupList serves /v1/portgroups[/detail] and, with node set, the
 // node-scoped /v1/nodes/{node}/portgroups[/detail].
 func (s *Server) portgroupList(c echo.Context, detailPath bool, node string) error {
-	var scope listScope
+	scope, filters := listScope{}, portgroupFilters
 	if node != "" {
-		scope = listScope{"nodes", node}
+		scope, filters = listScope{"nodes", node}, nil
 	}
-	return serveList(s, c, listing[model.Portgroup]{collection: "portgroups", defaults: portgroups.DefaultListFields,
-		catalogue: portgroups.OutputFields(), sortable: portgroupSortable, forbidden: forbiddenPortgroupSortKeys,
-		filters: []string{"node", "address"}, fetch: s.fetchPortgroups, uuid: func(pg *model.Portgroup) string { return pg.UUID },
-		render: func(c echo.Context, fields []string) func(*model.Portgroup) map[string]any {
-			return s.portgroupView(c, fields).Render
-		},
-	}, detailPath, scope)
+	return serveList(s, c, list.Spec[model.Portgroup]{Catalogue: portgroups.Resource, Dialect: list.Classic,
+		Collection: "portgroups", Path: scope.path("portgroups", detailPath), DetailPath: detailPath, Filters: filters,
+		Prepare: func(q url.Values) (list.Fetch[model.Portgroup], error) {
+			return func(page db.Page, _, columns []string) (list.Page[model.Portgroup], error) {
+				return s.fetchPortgroups(c, q, scope, page, columns)
+			}, nil
+		}})
 }
 
-func (s *Server) fetchPortgroups(c echo.Context, q url.Values, scope listScope, page db.Page, columns []string) ([]model.Portgroup, []query.Param, error) {
+// portgroupFilters are the filters of the unscoped port group list.
+var portgroupFilters = map[string]microversion.Version{"node": microversion.Min, "address": microversion.Min}
+
+func (s *Server) fetchPortgroups(c echo.Context, q url.Values, scope listScope, page db.Page, columns []string) (list.Page[model.Portgroup], error) {
+	var none list.Page[model.Portgroup]
 	var filter db.PortgroupFilter
 	var carry []query.Param
 	nodeIdent := scope.ident
@@ -128,20 +126,20 @@ func (s *Server) fetchPortgroups(c echo.Context, q url.Values, scope listScope, 
 	}
 	nodeID, err := s.listNodeID(c, nodeIdent)
 	if err != nil {
-		return nil, nil, err
+		return none, err
 	}
 	filter.NodeID = nodeID
 	if filter.Address, carry, err = addressFilter(q, carry); err != nil {
-		return nil, nil, err
+		return none, err
 	}
-	list, err := s.store.ListPortgroups(c.Request().Context(), filter, page, columns)
-	return list, carry, err
+	items, err := s.store.ListPortgroups(c.Request().Context(), filter, page, columns)
+	return list.Page[model.Portgroup]{Items: items, Carry: carry}, err
 }
 
 // portgroupResource describes port groups to the generic handlers.
 func (s *Server) portgroupResource() resource[model.Portgroup] {
 	return nodeResource(s, nodeObject[model.Portgroup, rpc.PortgroupArgs]{param: "portgroup", path: "portgroups",
-		find: s.findPortgroup, checkFields: outputFields(portgroups.OutputFields()), newOwner: s.portNode, patchOwner: s.portNode,
+		find: s.findPortgroup, checkFields: portgroups.Resource.CheckOutputFields, newOwner: s.portNode, patchOwner: s.portNode,
 		decode: portgroups.DecodeCreate, apply: portgroups.Apply, insert: s.store.CreatePortgroup,
 		ids: func(pg *model.Portgroup) (string, string, *int64) { return pg.UUID, pg.NodeUUID, &pg.NodeID },
 		render: func(c echo.Context, pg *model.Portgroup, fields []string) any {

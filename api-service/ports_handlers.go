@@ -1,14 +1,13 @@
 package apiservice
 
 import (
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/list"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/ports"
 	"github.com/ferricbm/ferric/api-service/query"
@@ -23,13 +22,6 @@ var portFilterParams = map[string]microversion.Version{
 	"node": microversion.Min, "node_uuid": microversion.Min, "address": microversion.Min,
 	"portgroup": microversion.V1(24), "shard": microversion.V1(82),
 	"description_contains": microversion.V1(97), "conductor_groups": microversion.V1(99),
-}
-
-var forbiddenPortSortKeys = map[string]bool{"extra": true, "internal_info": true, "local_link_connection": true}
-
-func portSortable(key string) (bool, microversion.Version, bool) {
-	f, ok := ports.Lookup(key)
-	return f.Sortable && f.Implemented(), f.Since, ok
 }
 
 func (s *Server) portView(c echo.Context, fields []string) ports.View {
@@ -56,29 +48,23 @@ func (s *Server) listNodePortsDetail(c echo.Context) error {
 // portList serves /v1/ports[/detail] and, with a scope, the nested
 // /v1/nodes/{n}/ports[/detail] and /v1/portgroups/{pg}/ports[/detail].
 func (s *Server) portList(c echo.Context, detailPath bool, scope listScope) error {
-	return serveList(s, c, listing[model.Port]{collection: "ports", defaults: ports.DefaultListFields, catalogue: ports.OutputFields(),
-		sortable: portSortable, forbidden: forbiddenPortSortKeys, filters: slices.Collect(maps.Keys(portFilterParams)),
-		checkFilters: checkPortFilters, fetch: s.fetchPorts, uuid: func(p *model.Port) string { return p.UUID },
-		render: func(c echo.Context, fields []string) func(*model.Port) map[string]any {
-			return s.portView(c, fields).Render
-		},
-	}, detailPath, scope)
-}
-
-func checkPortFilters(v microversion.Version, q url.Values) error {
-	for k, since := range portFilterParams {
-		if q.Has(k) {
-			if err := microversion.RequireAtLeast(v, since); err != nil {
-				return err
-			}
-		}
+	spec := list.Spec[model.Port]{Catalogue: ports.Resource, Dialect: list.Classic, Collection: "ports",
+		Path: scope.path("ports", detailPath), DetailPath: detailPath,
+		Prepare: func(q url.Values) (list.Fetch[model.Port], error) {
+			return func(page db.Page, _, columns []string) (list.Page[model.Port], error) {
+				return s.fetchPorts(c, q, scope, page, columns)
+			}, nil
+		}}
+	if scope.kind == "" {
+		spec.Filters = portFilterParams
 	}
-	return nil
+	return serveList(s, c, spec)
 }
 
-func (s *Server) fetchPorts(c echo.Context, q url.Values, scope listScope, page db.Page, columns []string) ([]model.Port, []query.Param, error) {
+func (s *Server) fetchPorts(c echo.Context, q url.Values, scope listScope, page db.Page, columns []string) (list.Page[model.Port], error) {
+	var none list.Page[model.Port]
 	if (q.Has("node") || q.Has("node_uuid")) && q.Has("portgroup") {
-		return nil, nil, errs.New(errs.KindOperationNotPermitted, "Operation not permitted.")
+		return none, errs.New(errs.KindOperationNotPermitted, "Operation not permitted.")
 	}
 	var filter db.PortFilter
 	var carry []query.Param
@@ -98,28 +84,28 @@ func (s *Server) fetchPorts(c echo.Context, q url.Values, scope listScope, page 
 	if pgIdent != "" {
 		pg, err := s.findPortgroup(c, pgIdent)
 		if err != nil {
-			return nil, nil, err
+			return none, err
 		}
 		filter.PortgroupID = &pg.ID
 	}
 	nodeID, err := s.listNodeID(c, nodeIdent)
 	if err != nil {
-		return nil, nil, err
+		return none, err
 	}
 	filter.NodeID = nodeID
 	if q.Has("node_uuid") {
 		u, ok := ident.CanonicalUUID(q.Get("node_uuid"))
 		if !ok {
-			return nil, nil, errs.InvalidParameterValue("Expected a UUID for node_uuid but received %s.", q.Get("node_uuid"))
+			return none, errs.InvalidParameterValue("Expected a UUID for node_uuid but received %s.", q.Get("node_uuid"))
 		}
 		filter.NodeUUID = &u
 		carry = append(carry, query.Param{Key: "node_uuid", Value: u})
 	}
 	if filter.Address, carry, err = addressFilter(q, carry); err != nil {
-		return nil, nil, err
+		return none, err
 	}
-	list, err := s.store.ListPorts(c.Request().Context(), filter, page, columns)
-	return list, carry, err
+	items, err := s.store.ListPorts(c.Request().Context(), filter, page, columns)
+	return list.Page[model.Port]{Items: items, Carry: carry}, err
 }
 
 // portNode finds the node a port is attached to by the node_uuid a client
@@ -135,7 +121,7 @@ func (s *Server) portNode(c echo.Context, nodeUUID string) (*model.Node, error) 
 // portResource describes ports to the generic handlers.
 func (s *Server) portResource() resource[model.Port] {
 	return nodeResource(s, nodeObject[model.Port, rpc.PortArgs]{param: "port", path: "ports", find: s.findPort,
-		checkFields: outputFields(ports.OutputFields()), newOwner: s.portNode, patchOwner: s.portNode,
+		checkFields: ports.Resource.CheckOutputFields, newOwner: s.portNode, patchOwner: s.portNode,
 		decode: ports.DecodeCreate, join: s.joinPortgroup, apply: ports.Apply, insert: s.store.CreatePort,
 		ids:    func(p *model.Port) (string, string, *int64) { return p.UUID, p.NodeUUID, &p.NodeID },
 		render: func(c echo.Context, p *model.Port, fields []string) any { return s.portView(c, fields).Render(p) },

@@ -3,11 +3,13 @@ package apiservice
 import (
 	"context"
 	"net/http"
-	"strings"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ferricbm/ferric/api-service/catalogue"
 	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/list"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
@@ -115,172 +117,70 @@ func (s *Server) getNodeVolumeRoot(c echo.Context) error {
 	return c.JSON(http.StatusOK, volumeRootDoc(s.baseURL(c), "nodes/"+id+"/volume"))
 }
 
-// volumeCollection binds a list endpoint to one resource type.
-type volumeCollection[T any] struct {
-	res  volume.Resource
-	list func(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]T, error)
-	// appendJSON writes one item's representation.
-	appendJSON func(buf []byte, base string, item *T, fields []string) ([]byte, error)
-	uuid       func(item *T) string
-	// sizeHint is about how many bytes a full item takes.
-	sizeHint int
-}
-
-func (s *Server) connectorCollection() volumeCollection[model.VolumeConnector] {
-	return volumeCollection[model.VolumeConnector]{res: volume.Connectors, list: s.store.ListVolumeConnectors,
-		appendJSON: volume.AppendConnector, uuid: func(v *model.VolumeConnector) string { return v.UUID }, sizeHint: 512}
-}
-
-func (s *Server) targetCollection() volumeCollection[model.VolumeTarget] {
-	return volumeCollection[model.VolumeTarget]{res: volume.Targets, list: s.store.ListVolumeTargets,
-		appendJSON: volume.AppendTarget, uuid: func(v *model.VolumeTarget) string { return v.UUID }, sizeHint: 768}
-}
-
 func (s *Server) listConnectors(c echo.Context) error {
-	return serveVolumeList(s, c, s.connectorCollection(), "", false)
+	return serveVolumeList(s, c, volume.Connectors, volume.ConnectorCatalogue, s.store.ListVolumeConnectors, "", false)
 }
 
 func (s *Server) listConnectorsDetail(c echo.Context) error {
-	return serveVolumeList(s, c, s.connectorCollection(), "", true)
+	return serveVolumeList(s, c, volume.Connectors, volume.ConnectorCatalogue, s.store.ListVolumeConnectors, "", true)
 }
 
 func (s *Server) listNodeConnectors(c echo.Context) error {
-	return serveVolumeList(s, c, s.connectorCollection(), c.Param("node"), false)
+	return serveVolumeList(s, c, volume.Connectors, volume.ConnectorCatalogue, s.store.ListVolumeConnectors, c.Param("node"), false)
 }
 
 func (s *Server) listTargets(c echo.Context) error {
-	return serveVolumeList(s, c, s.targetCollection(), "", false)
+	return serveVolumeList(s, c, volume.Targets, volume.TargetCatalogue, s.store.ListVolumeTargets, "", false)
 }
 
 func (s *Server) listTargetsDetail(c echo.Context) error {
-	return serveVolumeList(s, c, s.targetCollection(), "", true)
+	return serveVolumeList(s, c, volume.Targets, volume.TargetCatalogue, s.store.ListVolumeTargets, "", true)
 }
 
 func (s *Server) listNodeTargets(c echo.Context) error {
-	return serveVolumeList(s, c, s.targetCollection(), c.Param("node"), false)
+	return serveVolumeList(s, c, volume.Targets, volume.TargetCatalogue, s.store.ListVolumeTargets, c.Param("node"), false)
 }
 
-// volumeListRequest is a parsed volume list query.
-type volumeListRequest struct {
-	page   query.Page
-	detail *bool
-	// fields in effect: the requested ones, the defaults, or nil (detail).
-	fields    []string
-	requested bool
-	node      string
-}
-
-// parseVolumeList reads a list query; the /detail path lists full
-// objects and takes neither fields nor detail, like the other /detail lists.
-func parseVolumeList(q map[string][]string, res volume.Resource, maxLimit int, detailPath bool) (volumeListRequest, error) {
-	var r volumeListRequest
-	allowed := []string{"node", "limit", "marker", "sort_key", "sort_dir"}
-	if !detailPath {
-		allowed = append(allowed, "fields", "detail")
-	}
-	if err := query.Check(q, allowed...); err != nil {
-		return r, err
-	}
-	page, err := query.ParsePage(q, maxLimit)
-	if err != nil {
-		return r, err
-	}
-	r.page = page
-	if r.detail, err = query.Bool(q, "detail"); err != nil {
-		return r, err
-	}
-	r.fields = query.Fields(q)
-	r.requested = r.fields != nil
-	if r.requested {
-		if r.detail != nil && *r.detail {
-			return r, errs.InvalidParameterValue("Can't fetch a subset of fields with 'detail' set")
-		}
-		if err := res.CheckFields(r.fields); err != nil {
-			return r, err
-		}
-	} else if !detailPath && (r.detail == nil || !*r.detail) {
-		r.fields = res.DefaultFields
-	}
-	if r.page.Marker != "" {
-		m, ok := ident.CanonicalUUID(r.page.Marker)
-		if !ok {
-			return r, errs.InvalidParameterValue("Expected UUID for marker: %s", r.page.Marker)
-		}
-		r.page.Marker = m
-	}
-	if len(q["node"]) > 0 {
-		r.node = q["node"][0]
-	}
-	return r, nil
-}
+// volumeFilters are the volume list filters; a node-scoped list takes
+// the node parameter too, and ignores it.
+var volumeFilters = map[string]microversion.Version{"node": microversion.Min}
 
 // serveVolumeList serves a connector or target list, node-scoped when
-// scope (a node UUID or name from the path) is set; the node query
-// parameter is then ignored. detailPath is /v1/volume/<collection>/detail.
-func serveVolumeList[T any](s *Server, c echo.Context, vc volumeCollection[T], scope string, detailPath bool) error {
+// scope (a node UUID or name from the path) is set. detailPath is
+// /v1/volume/<collection>/detail.
+func serveVolumeList[M any](s *Server, c echo.Context, res volume.Resource, cat *catalogue.Catalogue[M],
+	read func(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]M, error), scope string, detailPath bool) error {
 	if err := requireVolumeAPI(c); err != nil {
 		return err
 	}
-	q := c.QueryParams()
-	r, err := parseVolumeList(q, vc.res, s.maxLimit(), detailPath)
-	if err != nil {
-		return err
+	sc := listScope{}
+	if scope != "" {
+		sc = listScope{"nodes", scope}
 	}
-	var filter db.VolumeFilter
-	nodeIdent := scope
-	if scope == "" {
-		nodeIdent = r.node
-	}
-	if nodeIdent != "" {
-		id, err := s.volumeNodeID(c, nodeIdent)
-		if err != nil {
-			return err
-		}
-		filter.NodeID = &id
-	}
-	ctx := c.Request().Context()
-	items, err := vc.list(ctx, filter, db.Page{Limit: r.page.Limit, Marker: r.page.Marker,
-		SortKey: r.page.SortKey, SortDir: r.page.SortDir}, vc.res.Columns(r.fields))
-	if err != nil {
-		return err
-	}
-	base := s.baseURL(c)
-	// {"<collection>": [...], "next": ...}: encoding/json's key order.
-	buf := jsonBuffer(128 + len(items)*vc.sizeHint)
-	buf = append(buf, `{"`...)
-	buf = append(buf, vc.res.Collection...)
-	buf = append(buf, `":[`...)
-	for i := range items {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		if buf, err = vc.appendJSON(buf, base, &items[i], r.fields); err != nil {
-			return err
-		}
-	}
-	buf = append(buf, ']')
-	if len(items) == r.page.Limit && len(items) > 0 {
-		path := "/v1/" + vc.res.Path
-		carry := []query.Param{{Key: "sort_key", Value: r.page.SortKey}, {Key: "sort_dir", Value: r.page.SortDir}}
-		if scope != "" {
-			path = "/v1/nodes/" + scope + "/" + vc.res.Path
-		} else if r.node != "" {
-			// Ironic drops the filter here; keeping it keeps the result set.
-			carry = append(carry, query.Param{Key: "node", Value: r.node})
-		}
-		if detailPath {
-			path += "/detail"
-		}
-		if r.detail != nil {
-			carry = append(carry, query.Param{Key: "detail", Value: query.PyBool(*r.detail)})
-		}
-		if r.fields != nil {
-			carry = append(carry, query.Param{Key: "fields", Value: strings.Join(r.fields, ",")})
-		}
-		buf = append(buf, `,"next":`...)
-		buf = present.AppendString(buf, query.NextURL(base, path, carry, r.page.Limit, vc.uuid(&items[len(items)-1])))
-	}
-	return s.sendJSON(c, http.StatusOK, append(buf, '}'))
+	return serveList(s, c, list.Spec[M]{Catalogue: cat, Dialect: list.Volume, Collection: res.Collection,
+		Path: sc.path(res.Path, detailPath), DetailPath: detailPath, Filters: volumeFilters,
+		Prepare: func(q url.Values) (list.Fetch[M], error) {
+			return func(page db.Page, _, columns []string) (list.Page[M], error) {
+				var out list.Page[M]
+				var filter db.VolumeFilter
+				nodeIdent := scope
+				if scope == "" && q.Get("node") != "" {
+					nodeIdent = q.Get("node")
+					// Ironic drops the filter from next; keeping it keeps the result set.
+					out.Carry = []query.Param{{Key: "node", Value: nodeIdent}}
+				}
+				if nodeIdent != "" {
+					id, err := s.volumeNodeID(c, nodeIdent)
+					if err != nil {
+						return out, err
+					}
+					filter.NodeID = &id
+				}
+				items, err := read(c.Request().Context(), filter, page, columns)
+				out.Items = items
+				return out, err
+			}, nil
+		}})
 }
 
 // volumeNodeID resolves the node of a volume list to its id. A UUID is
@@ -303,21 +203,6 @@ func (s *Server) volumeNodeID(c echo.Context, nodeIdent string) (int64, error) {
 		return 0, errs.NodeNotFound(u)
 	}
 	return ns[0].ID, nil
-}
-
-// volumeShowFields reads the query of a single-object GET: fields only.
-func volumeShowFields(c echo.Context, res volume.Resource) ([]string, error) {
-	q := c.QueryParams()
-	if err := query.Check(q, "fields"); err != nil {
-		return nil, err
-	}
-	fields := query.Fields(q)
-	if fields != nil {
-		if err := res.CheckFields(fields); err != nil {
-			return nil, err
-		}
-	}
-	return fields, nil
 }
 
 func volumeID(res volume.Resource, id string) (string, error) {

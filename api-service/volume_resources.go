@@ -54,7 +54,7 @@ type volumeObject[T, A any] struct {
 // answers an unknown node of a new object as an invalid node_uuid.
 func volumeResource[T, A any](s *Server, res volume.Resource, o volumeObject[T, A]) resource[T] {
 	return nodeResource(s, nodeObject[T, A]{param: "id", path: res.Path, find: o.find,
-		checkFields:      func(_ echo.Context, fields []string) error { return res.CheckFields(fields) },
+		checkFields:      func(fields []string, _ microversion.Version) error { return res.CheckFields(fields) },
 		fieldsBeforeFind: true, newOwner: s.volumeOwner, patchOwner: s.patchOwner, insert: o.insert, ids: o.ids,
 		decode: func(body map[string]any, _ microversion.Version) (*T, error) { return o.decode(body) },
 		apply:  func(item *T, ops []jsonpatch.Op, _ microversion.Version) (*T, error) { return o.apply(item, ops) },

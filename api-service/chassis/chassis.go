@@ -4,165 +4,61 @@
 package chassis
 
 import (
-	"encoding/json"
-	"sort"
-	"strings"
-
-	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/catalogue"
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/present"
-	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
 // Field is one top-level chassis attribute; every one exists since 1.1.
-type Field struct {
-	Name          string
-	Create, Patch bool
-	Sortable      bool
-	Get           func(c *model.Chassis) any
-	Set           func(c *model.Chassis, v any) error
-}
+type Field = catalogue.Field[model.Chassis]
+
+var v1 = microversion.Min
 
 // MaxDescription is the longest description a chassis may have.
 const MaxDescription = 255
 
-func typeErr(name string, v any, want string) error {
-	b, _ := json.Marshal(v)
-	return errs.New(errs.KindInvalid, "Schema error for chassis: %s is not of type '%s' (field '%s')", b, want, name)
-}
-
-func setDescription(c *model.Chassis, v any) error {
-	if v == nil {
-		c.Description = nil
-		return nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("description", v, "string")
-	}
-	if len(s) > MaxDescription {
-		return errs.New(errs.KindInvalid, "Schema error for chassis: 'description' is too long (maximum %d characters)", MaxDescription)
-	}
-	c.Description = &s
-	return nil
-}
-
-func setExtra(c *model.Chassis, v any) error {
-	if v == nil {
-		c.Extra = model.JSONObject{}
-		return nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return typeErr("extra", v, "object")
-	}
-	c.Extra = model.JSONObject(m)
-	return nil
-}
-
 // Catalogue lists every chassis attribute.
 var Catalogue = []Field{
-	{Name: "uuid", Create: true, Sortable: true, Get: func(c *model.Chassis) any { return c.UUID }},
-	{Name: "description", Create: true, Patch: true, Sortable: true,
-		Get: func(c *model.Chassis) any { return present.Str(c.Description) }, Set: setDescription},
-	{Name: "extra", Create: true, Patch: true,
-		Get: func(c *model.Chassis) any { return present.Obj(c.Extra) }, Set: setExtra},
-	{Name: "created_at", Sortable: true, Get: func(c *model.Chassis) any { return present.Time(&c.CreatedAt) }},
-	{Name: "updated_at", Sortable: true, Get: func(c *model.Chassis) any { return present.Time(c.UpdatedAt) }},
+	{Name: "uuid", Since: v1, Create: true, Sortable: true, Get: func(c *model.Chassis) any { return c.UUID }},
+	{Name: "description", Since: v1, Create: true, Patch: true, Sortable: true,
+		Get: func(c *model.Chassis) any { return present.Str(c.Description) },
+		Set: catalogue.String("chassis", "description", MaxDescription, func(c *model.Chassis) **string { return &c.Description })},
+	{Name: "extra", Since: v1, Create: true, Patch: true,
+		Get: func(c *model.Chassis) any { return present.Obj(c.Extra) },
+		Set: catalogue.Object("chassis", "extra", func(c *model.Chassis) *model.JSONObject { return &c.Extra })},
+	{Name: "created_at", Since: v1, Sortable: true, Get: func(c *model.Chassis) any { return present.Time(&c.CreatedAt) }},
+	{Name: "updated_at", Since: v1, Sortable: true, Get: func(c *model.Chassis) any { return present.Time(c.UpdatedAt) }},
 }
 
-var byName = func() map[string]Field {
-	m := map[string]Field{}
-	for _, f := range Catalogue {
-		m[f.Name] = f
-	}
-	return m
-}()
-
-// Lookup finds a catalogue field by name.
-func Lookup(name string) (Field, bool) {
-	f, ok := byName[name]
-	return f, ok
-}
+// Resource is the chassis catalogue and representation.
+var Resource = catalogue.New(&catalogue.Catalogue[model.Chassis]{Resource: "chassis", Fields: Catalogue,
+	Defaults:   []string{"uuid", "description"},
+	Path:       func(c *model.Chassis) string { return "chassis/" + c.UUID },
+	UUID:       func(c *model.Chassis) string { return c.UUID },
+	NewUUID:    func(c *model.Chassis) *string { return &c.UUID },
+	SubLinks:   []catalogue.SubLink{{Name: "nodes", Since: v1}},
+	Unsortable: []string{"extra"},
+	SizeHint:   512,
+	Objects:    []func(*model.Chassis) *model.JSONObject{func(c *model.Chassis) *model.JSONObject { return &c.Extra }},
+})
 
 // DefaultListFields is the short field set of a non-detail chassis list.
-var DefaultListFields = []string{"uuid", "description"}
-
-// OutputFields is the selection catalogue for ?fields=.
-func OutputFields() []present.Field {
-	out := make([]present.Field, 0, len(Catalogue))
-	for _, f := range Catalogue {
-		out = append(out, present.Field{Name: f.Name, Since: microversion.Min})
-	}
-	return out
-}
+var DefaultListFields = Resource.Defaults
 
 // DecodeCreate turns a create body into an unsaved chassis.
 func DecodeCreate(body map[string]any) (*model.Chassis, error) {
-	var unknown []string
-	for k := range body {
-		if f, ok := byName[k]; !ok || !f.Create {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, errs.New(errs.KindInvalid, "Schema error for chassis: Additional properties are not allowed ('%s' was unexpected)", strings.Join(unknown, "', '"))
-	}
-	c := &model.Chassis{UUID: ident.NewUUID(), Extra: model.JSONObject{}}
-	for _, f := range Catalogue {
-		if val, ok := body[f.Name]; ok && f.Set != nil {
-			if err := f.Set(c, val); err != nil {
-				return nil, err
-			}
-		}
-	}
-	u, err := ident.CreateUUID(body["uuid"], typeErr)
-	if err != nil {
+	c := &model.Chassis{Extra: model.JSONObject{}}
+	if err := Resource.Decode(c, body, microversion.Min); err != nil {
 		return nil, err
 	}
-	c.UUID = u
 	return c, nil
-}
-
-// PatchableNames lists the patchable attributes, alphabetically.
-func PatchableNames() []string {
-	var out []string
-	for _, f := range Catalogue {
-		if f.Patch {
-			out = append(out, f.Name)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Apply patches a copy of c and returns it; c itself is not changed.
 func Apply(c *model.Chassis, ops []jsonpatch.Op) (*model.Chassis, error) {
-	if err := jsonpatch.CheckFields(ops, PatchableNames()); err != nil {
-		return nil, err
-	}
-	doc := map[string]any{}
-	touched := map[string]bool{}
-	for _, op := range ops {
-		touched[op.Field()] = true
-	}
-	for name := range touched {
-		doc[name] = jsonpatch.DeepCopy(byName[name].Get(c))
-	}
-	if err := jsonpatch.Apply(doc, ops); err != nil {
-		return nil, err
-	}
-	out := *c
-	out.Extra = model.JSONObject(jsonpatch.DeepCopy(map[string]any(present.Obj(c.Extra))).(map[string]any))
-	for name := range touched {
-		if err := byName[name].Set(&out, doc[name]); err != nil {
-			return nil, err
-		}
-	}
-	return &out, nil
+	return Resource.Patch(c, ops, microversion.Min)
 }
 
 // View says how to render chassis.
@@ -175,14 +71,5 @@ type View struct {
 
 // Render is the JSON object of c.
 func (vw View) Render(c *model.Chassis) map[string]any {
-	obj := make(map[string]any, len(Catalogue)+2)
-	for _, f := range Catalogue {
-		obj[f.Name] = f.Get(c)
-	}
-	obj["links"] = present.Links(vw.Base, "chassis/"+c.UUID)
-	if vw.Fields != nil {
-		return present.Select(obj, vw.Fields)
-	}
-	obj["nodes"] = present.Links(vw.Base, "chassis/"+c.UUID+"/nodes")
-	return obj
+	return Resource.Render(catalogue.View[model.Chassis]{Version: microversion.Min, Base: vw.Base, Fields: vw.Fields}, c)
 }

@@ -1,9 +1,6 @@
 package nodes
 
 import (
-	"sort"
-	"strings"
-
 	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -15,24 +12,6 @@ import (
 // version v (docs/api.md §3.7, §4.1). Interface defaults are left to the
 // caller, which knows the hardware types.
 func DecodeCreate(body map[string]any, v microversion.Version) (*model.Node, error) {
-	var unknown []string
-	for k := range body {
-		if f, ok := byName[k]; !ok || !f.Create {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, errs.New(errs.KindInvalid, "Schema error for node: Additional properties are not allowed ('%s' was unexpected)", strings.Join(unknown, "', '"))
-	}
-	for k, val := range body {
-		if f := byName[k]; val != nil && (!v.AtLeast(f.Since) || !f.Implemented()) {
-			return nil, errs.NotAcceptable("")
-		}
-	}
-	if _, ok := body["driver"]; !ok {
-		return nil, errs.New(errs.KindInvalid, "Schema error for node: 'driver' is a required property")
-	}
 	n := &model.Node{
 		DriverInfo: model.JSONObject{}, DriverInternalInfo: model.JSONObject{},
 		Properties: model.JSONObject{}, InstanceInfo: model.JSONObject{}, Extra: model.JSONObject{},
@@ -40,16 +19,7 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Node, err
 		RAIDConfig: model.JSONObject{}, TargetRAIDConfig: model.JSONObject{},
 		Traits: model.StringList{},
 	}
-	for _, f := range Catalogue {
-		val, ok := body[f.Name]
-		if !ok || f.Name == "uuid" || (val == nil && !f.Implemented()) {
-			continue
-		}
-		if err := f.Set(n, val); err != nil {
-			return nil, err
-		}
-	}
-	if err := setUUID(n, body["uuid"]); err != nil {
+	if err := Resource.Decode(n, body, v); err != nil {
 		return nil, err
 	}
 	if n.Name != nil && !ident.ValidNodeName(*n.Name, v) {
@@ -61,13 +31,4 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Node, err
 	}
 	n.ProvisionState = &initial
 	return n, nil
-}
-
-func setUUID(n *model.Node, raw any) error {
-	u, err := ident.CreateUUID(raw, typeErr)
-	if err != nil {
-		return err
-	}
-	n.UUID = u
-	return nil
 }

@@ -5,110 +5,38 @@
 package nodes
 
 import (
-	"encoding/json"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/ferricbm/ferric/api-service/ident"
+	"github.com/ferricbm/ferric/api-service/catalogue"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
 // Field is one top-level node attribute.
-type Field struct {
-	Name  string
-	Since microversion.Version
-	// Create and Patch say whether a create body / PATCH path may set it.
-	Create, Patch bool
-	// Sortable: a stored column clients may sort by.
-	Sortable bool
-	// Get and Set are nil for attributes of newer microversions that this
-	// service does not store; those can never be negotiated (see Max).
-	Get func(n *model.Node) any
-	Set func(n *model.Node, v any) error
-	// Text, set for string fields, reads the value without boxing it, so
-	// AppendJSON writes it without an allocation; nil is null.
-	Text func(n *model.Node) *string
-}
+type Field = catalogue.Field[model.Node]
 
-// Implemented reports whether the field is backed by storage.
-func (f Field) Implemented() bool { return f.Get != nil }
-
-func typeErr(name string, v any, want string) error {
-	b, _ := json.Marshal(v)
-	return errs.New(errs.KindInvalid, "Schema error for node: %s is not of type '%s' (field '%s')", b, want, name)
-}
+var typeErr = catalogue.TypeErrors("node")
 
 func str(name string, nullable bool, maxLen int, ptr func(*model.Node) **string) func(*model.Node, any) error {
-	return func(n *model.Node, v any) error {
-		if v == nil {
-			if !nullable {
-				return errs.New(errs.KindInvalid, "Schema error for node: '%s' is a required property", name)
-			}
-			*ptr(n) = nil
-			return nil
-		}
-		s, ok := v.(string)
-		if !ok {
-			return typeErr(name, v, "string")
-		}
-		if maxLen > 0 && len(s) > maxLen {
-			return errs.New(errs.KindInvalid, "Schema error for node: '%s' is too long (maximum %d characters)", name, maxLen)
-		}
-		*ptr(n) = &s
-		return nil
-	}
+	return catalogue.Text("node", name, catalogue.TextRule{Required: !nullable, MaxLen: maxLen},
+		func(n *model.Node, s *string) { *ptr(n) = s })
 }
 
 func obj(name string, ptr func(*model.Node) *model.JSONObject) func(*model.Node, any) error {
-	return func(n *model.Node, v any) error {
-		if v == nil {
-			*ptr(n) = model.JSONObject{}
-			return nil
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			return typeErr(name, v, "object")
-		}
-		*ptr(n) = model.JSONObject(m)
-		return nil
-	}
+	return catalogue.Object("node", name, ptr)
 }
 
 // AsBool accepts a JSON boolean or a boolean string, as Ironic's schema
 // does for node booleans.
-func AsBool(name string, v any) (bool, error) {
-	switch t := v.(type) {
-	case bool:
-		return t, nil
-	case string:
-		switch strings.ToLower(t) {
-		case "true", "1", "t", "on", "y", "yes":
-			return true, nil
-		case "false", "0", "f", "off", "n", "no":
-			return false, nil
-		}
-	}
-	return false, typeErr(name, v, "boolean")
-}
+func AsBool(name string, v any) (bool, error) { return catalogue.AsBool("node", name, v) }
 
 func boolean(name string, ptr func(*model.Node) *bool) func(*model.Node, any) error {
-	return func(n *model.Node, v any) error {
-		if v == nil {
-			*ptr(n) = false
-			return nil
-		}
-		b, err := AsBool(name, v)
-		if err != nil {
-			return err
-		}
-		*ptr(n) = b
-		return nil
-	}
+	return catalogue.Bool("node", name, false, ptr)
 }
 
 func nullBool(name string, ptr func(*model.Node) **bool) func(*model.Node, any) error {
@@ -132,8 +60,6 @@ func timeVal(t *time.Time) any { return present.Time(t) }
 
 var groupPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]*$`)
 
-func canonicalUUID(s string) (string, bool) { return ident.CanonicalUUID(s) }
-
 func iface(name string, since microversion.Version, ptr func(*model.Node) **string) Field {
 	return Field{Name: name, Since: since, Create: true, Patch: true, Sortable: true,
 		Get:  func(n *model.Node) any { return sp(*ptr(n)) },
@@ -156,27 +82,22 @@ var Catalogue = []Field{
 	{Name: "name", Since: microversion.NodeNames, Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return sp(n.Name) }, Text: func(n *model.Node) *string { return n.Name },
 		Set: str("name", true, 255, func(n *model.Node) **string { return &n.Name })},
-	{Name: "driver", Since: v1, Create: true, Patch: true, Sortable: true,
+	{Name: "driver", Since: v1, Create: true, Patch: true, Required: true, Sortable: true,
 		Get: func(n *model.Node) any { return n.Driver }, Text: func(n *model.Node) *string { return &n.Driver },
-		Set: func(n *model.Node, v any) error {
-			var s *string
-			if err := str("driver", false, 255, func(*model.Node) **string { return &s })(n, v); err != nil {
-				return err
-			}
-			n.Driver = *s
-			return nil
-		}},
-	{Name: "driver_info", Since: v1, Create: true, Patch: true,
+		Set: catalogue.Text("node", "driver", catalogue.TextRule{Required: true, MaxLen: 255},
+			func(n *model.Node, s *string) { n.Driver = *s })},
+	{Name: "driver_info", Since: v1, Create: true, Patch: true, Masked: true,
 		Get: func(n *model.Node) any { return map[string]any(n.DriverInfo) },
 		Set: obj("driver_info", func(n *model.Node) *model.JSONObject { return &n.DriverInfo })},
-	{Name: "driver_internal_info", Since: microversion.V1(3),
+	{Name: "driver_internal_info", Since: microversion.V1(3), Masked: true,
 		Get: func(n *model.Node) any { return map[string]any(n.DriverInternalInfo) }},
 	{Name: "properties", Since: v1, Create: true, Patch: true,
 		Get: func(n *model.Node) any { return map[string]any(n.Properties) },
 		Set: obj("properties", func(n *model.Node) *model.JSONObject { return &n.Properties })},
 	{Name: "instance_info", Since: v1, Create: true, Patch: true,
-		Get: func(n *model.Node) any { return map[string]any(n.InstanceInfo) },
-		Set: obj("instance_info", func(n *model.Node) *model.JSONObject { return &n.InstanceInfo })},
+		Mask: func(v any) any { return secrets.MaskInstanceInfo(v.(map[string]any)) },
+		Get:  func(n *model.Node) any { return map[string]any(n.InstanceInfo) },
+		Set:  obj("instance_info", func(n *model.Node) *model.JSONObject { return &n.InstanceInfo })},
 	{Name: "instance_uuid", Since: v1, Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return sp(n.InstanceUUID) }, Text: func(n *model.Node) *string { return n.InstanceUUID },
 		Set: uuidField("instance_uuid", func(n *model.Node) **string { return &n.InstanceUUID })},
@@ -188,7 +109,8 @@ var Catalogue = []Field{
 		Set: obj("extra", func(n *model.Node) *model.JSONObject { return &n.Extra })},
 	{Name: "power_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.PowerState) }, Text: func(n *model.Node) *string { return n.PowerState }},
 	{Name: "target_power_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.TargetPowerState) }, Text: func(n *model.Node) *string { return n.TargetPowerState }},
-	{Name: "provision_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.ProvisionState) }, Text: func(n *model.Node) *string { return n.ProvisionState }},
+	{Name: "provision_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.ProvisionState) },
+		Show: func(n *model.Node, v microversion.Version) any { return ProvisionStateAt(n.ProvisionState, v) }},
 	{Name: "target_provision_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.TargetProvisionState) }, Text: func(n *model.Node) *string { return n.TargetProvisionState }},
 	{Name: "provision_updated_at", Since: v1, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.ProvisionUpdatedAt) }},
 	{Name: "maintenance", Since: v1, Create: true, Patch: true, Sortable: true,
@@ -196,7 +118,7 @@ var Catalogue = []Field{
 		Set: boolean("maintenance", func(n *model.Node) *bool { return &n.Maintenance })},
 	{Name: "maintenance_reason", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.MaintenanceReason) }, Text: func(n *model.Node) *string { return n.MaintenanceReason }},
 	{Name: "fault", Since: microversion.V1(42), Sortable: true, Get: func(n *model.Node) any { return sp(n.Fault) }, Text: func(n *model.Node) *string { return n.Fault }},
-	{Name: "last_error", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.LastError) }, Text: func(n *model.Node) *string { return n.LastError }},
+	{Name: "last_error", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.LastError) }, Masked: true},
 	{Name: "reservation", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.Reservation) }, Text: func(n *model.Node) *string { return n.Reservation }},
 	{Name: "console_enabled", Since: v1, Create: true, Sortable: true,
 		Get: func(n *model.Node) any { return n.ConsoleEnabled },
@@ -227,8 +149,9 @@ var Catalogue = []Field{
 		Get: func(n *model.Node) any { return n.ConductorGroup },
 		Set: conductorGroup},
 	// conductor is computed from the hash ring, not stored: View.Conductor
-	// supplies the value.
-	{Name: "conductor", Since: microversion.ConductorField, Get: func(*model.Node) any { return nil }},
+	// supplies the value from the columns the ring is keyed by.
+	{Name: "conductor", Since: microversion.ConductorField, Computed: true, Columns: []string{"driver", "conductor_group"},
+		Get: func(*model.Node) any { return nil }},
 	{Name: "automated_clean", Since: microversion.V1(47), Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return boolVal(n.AutomatedClean) },
 		Set: nullBool("automated_clean", func(n *model.Node) **bool { return &n.AutomatedClean })},
@@ -266,66 +189,38 @@ var Catalogue = []Field{
 	unstored("instance_name", 104, true, true),
 }
 
-var byName = func() map[string]Field {
-	m := make(map[string]Field, len(Catalogue))
-	for _, f := range Catalogue {
-		m[f.Name] = f
-	}
-	return m
-}()
-
-// Lookup finds a catalogue field by name.
-func Lookup(name string) (Field, bool) {
-	f, ok := byName[name]
-	return f, ok
-}
-
-// PatchableNames lists the patchable attributes in the order Ironic's
-// error message shows them (alphabetical).
-func PatchableNames() []string {
-	var out []string
-	for _, f := range Catalogue {
-		if f.Patch {
-			out = append(out, f.Name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+// Resource is the node catalogue and representation.
+var Resource = catalogue.New(&catalogue.Catalogue[model.Node]{Resource: "node", Fields: Catalogue,
+	Defaults: []string{"instance_uuid", "maintenance", "power_state", "provision_state", "uuid", "name"},
+	Path:     func(n *model.Node) string { return "nodes/" + n.UUID },
+	UUID:     func(n *model.Node) string { return n.UUID },
+	NewUUID:  func(n *model.Node) *string { return &n.UUID },
+	Clone:    Clone,
+	SubLinks: []catalogue.SubLink{{Name: "ports", Since: microversion.Min}, {Name: "states", Since: microversion.StatesLink},
+		{Name: "portgroups", Since: microversion.PortgroupLinks}, {Name: "volume", Since: microversion.VolumeAPI}},
+	// Dict and list columns are refused with Ironic's other wording.
+	Unsortable: []string{"properties", "driver_info", "extra", "instance_info", "driver_internal_info", "clean_step",
+		"deploy_step", "raid_config", "target_raid_config", "traits", "network_data", "service_step"},
+	SizeHint: 2560,
+})
 
 func uuidField(name string, ptr func(*model.Node) **string) func(*model.Node, any) error {
-	set := str(name, true, 36, ptr)
-	return func(n *model.Node, v any) error {
-		if err := set(n, v); err != nil {
-			return err
-		}
-		p := *ptr(n)
-		if p == nil {
-			return nil
-		}
-		c, ok := canonicalUUID(*p)
-		if !ok {
-			return errs.InvalidParameterValue("Expected a UUID for %s but received %s.", name, *p)
-		}
-		*p = c
-		return nil
-	}
+	return catalogue.Text("node", name, catalogue.TextRule{MaxLen: 36, Check: catalogue.UUID(name)},
+		func(n *model.Node, s *string) { *ptr(n) = s })
 }
 
 func conductorGroup(n *model.Node, v any) error {
-	if v == nil {
+	return catalogue.Text("node", "conductor_group", catalogue.TextRule{Check: func(s string) (string, error) {
+		if len(s) > 255 || !groupPattern.MatchString(s) {
+			return "", errs.InvalidParameterValue("Invalid conductor group %s: only letters, digits, '_', '.' and '-' are allowed", s)
+		}
+		return strings.ToLower(s), nil
+	}}, func(n *model.Node, s *string) {
 		n.ConductorGroup = ""
-		return nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("conductor_group", v, "string")
-	}
-	if len(s) > 255 || !groupPattern.MatchString(s) {
-		return errs.InvalidParameterValue("Invalid conductor group %s: only letters, digits, '_', '.' and '-' are allowed", s)
-	}
-	n.ConductorGroup = strings.ToLower(s)
-	return nil
+		if s != nil {
+			n.ConductorGroup = *s
+		}
+	})(n, v)
 }
 
 func traits(t model.StringList) []string {

@@ -15,15 +15,11 @@ var chassisRemoval = microversion.V1(25)
 // CheckPatch enforces the path-level rules (docs/api.md §3.8 rules 3-4): every
 // op targets a patchable attribute known at version v.
 func CheckPatch(ops []jsonpatch.Op, v microversion.Version) error {
-	if err := jsonpatch.CheckFields(ops, PatchableNames()); err != nil {
+	if err := Resource.CheckPatch(ops, v); err != nil {
 		return err
 	}
 	for _, op := range ops {
-		f := byName[op.Field()]
-		if !v.AtLeast(f.Since) || !f.Implemented() {
-			return errs.NotAcceptable("")
-		}
-		if f.Name == "chassis_uuid" && op.Op == jsonpatch.OpRemove && !v.AtLeast(chassisRemoval) {
+		if op.Field() == "chassis_uuid" && op.Op == jsonpatch.OpRemove && !v.AtLeast(chassisRemoval) {
 			return errs.NotAcceptable("")
 		}
 	}
@@ -78,22 +74,13 @@ func Patch(n *model.Node, raw []byte, v microversion.Version) (*model.Node, erro
 // result is validated with the create rules (types, required fields, name
 // rules of version v).
 func Apply(n *model.Node, ops []jsonpatch.Op, v microversion.Version) (*model.Node, error) {
-	doc := map[string]any{}
+	out, err := Resource.Apply(n, ops)
+	if err != nil {
+		return nil, err
+	}
 	touched := map[string]bool{}
 	for _, op := range ops {
 		touched[op.Field()] = true
-	}
-	for name := range touched {
-		doc[name] = jsonpatch.DeepCopy(byName[name].Get(n))
-	}
-	if err := jsonpatch.Apply(doc, ops); err != nil {
-		return nil, err
-	}
-	out := Clone(n)
-	for name := range touched {
-		if err := byName[name].Set(out, doc[name]); err != nil {
-			return nil, err
-		}
 	}
 	if touched["name"] && out.Name != nil && !ident.ValidNodeName(*out.Name, v) {
 		return nil, errs.InvalidParameterValue("Node %s: Cannot change name to invalid name '%s'", n.UUID, *out.Name)

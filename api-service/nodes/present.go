@@ -1,15 +1,15 @@
 package nodes
 
 import (
+	"github.com/ferricbm/ferric/api-service/catalogue"
 	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/pkg/secrets"
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // DefaultListFields is the short field set of a non-detail node list.
-var DefaultListFields = []string{"instance_uuid", "maintenance", "power_state", "provision_state", "uuid", "name"}
+var DefaultListFields = Resource.Defaults
 
 // View says how to render nodes.
 type View struct {
@@ -24,72 +24,24 @@ type View struct {
 	Conductor func(n *model.Node) *string
 }
 
-func (vw View) conductorOf(n *model.Node) any {
-	if vw.Conductor == nil {
-		return nil
+// Catalogue is the view as the catalogue's encoder takes it.
+func (vw View) Catalogue() catalogue.View[model.Node] {
+	cv := catalogue.View[model.Node]{Version: vw.Version, Base: vw.Base, Fields: vw.Fields}
+	if vw.Conductor != nil {
+		cv.Computed = func(_ string, n *model.Node) any { return present.Str(vw.Conductor(n)) }
 	}
-	return present.Str(vw.Conductor(n))
-}
-
-// OutputFields is the selection catalogue for ?fields=.
-func OutputFields() []present.Field {
-	out := make([]present.Field, 0, len(Catalogue))
-	for _, f := range Catalogue {
-		if f.Implemented() {
-			out = append(out, present.Field{Name: f.Name, Since: f.Since})
-		}
-	}
-	return out
+	return cv
 }
 
 // Render is the JSON object of n at the view's version: newer attributes
 // are omitted, secrets masked, dict fields {} and state names as that
 // version knew them.
-func (vw View) Render(n *model.Node) map[string]any {
-	obj := make(map[string]any, len(Catalogue)+4)
-	for _, f := range Catalogue {
-		if f.Implemented() && vw.Version.AtLeast(f.Since) {
-			obj[f.Name] = renderValue(f.Name, f.Get(n), n)
-		}
-	}
-	obj["provision_state"] = ProvisionStateAt(n.ProvisionState, vw.Version)
-	if vw.Version.AtLeast(microversion.ConductorField) {
-		obj["conductor"] = vw.conductorOf(n)
-	}
-	obj["links"] = present.Links(vw.Base, "nodes/"+n.UUID)
-	if vw.Fields != nil {
-		return present.Select(obj, vw.Fields)
-	}
-	obj["ports"] = present.Links(vw.Base, "nodes/"+n.UUID+"/ports")
-	if vw.Version.AtLeast(microversion.StatesLink) {
-		obj["states"] = present.Links(vw.Base, "nodes/"+n.UUID+"/states")
-	}
-	if vw.Version.AtLeast(microversion.PortgroupLinks) {
-		obj["portgroups"] = present.Links(vw.Base, "nodes/"+n.UUID+"/portgroups")
-	}
-	if vw.Version.AtLeast(microversion.VolumeAPI) {
-		obj["volume"] = present.Links(vw.Base, "nodes/"+n.UUID+"/volume")
-	}
-	return obj
-}
+func (vw View) Render(n *model.Node) map[string]any { return Resource.Render(vw.Catalogue(), n) }
 
-// renderValue applies the representation rules to one field's value:
-// dict fields are {} when empty, secrets masked.
-func renderValue(name string, val any, n *model.Node) any {
-	if m, ok := val.(map[string]any); ok {
-		m = present.Obj(m)
-		switch name {
-		case "driver_info", "driver_internal_info":
-			return secrets.Mask(m)
-		case "instance_info":
-			return secrets.MaskInstanceInfo(m)
-		}
-		return m
-	}
-	if name == "last_error" && n.LastError != nil {
-		return secrets.MaskString(*n.LastError)
-	}
-	return val
+// AppendJSON appends the JSON encoding of vw.Render(n) to buf.
+func (vw View) AppendJSON(buf []byte, n *model.Node) ([]byte, error) {
+	cv := vw.Catalogue()
+	return Resource.AppendJSON(buf, &cv, n)
 }
 
 // ProvisionStateAt is the provision state as a client of version v knows
@@ -107,3 +59,6 @@ func ProvisionStateAt(s *string, v microversion.Version) any {
 	}
 	return *s
 }
+
+// OutputFields is the selection catalogue for ?fields=.
+func OutputFields() []present.Field { return Resource.OutputFields() }

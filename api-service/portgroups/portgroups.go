@@ -4,14 +4,10 @@
 package portgroups
 
 import (
-	"encoding/json"
-	"sort"
-	"strings"
-
+	"github.com/ferricbm/ferric/api-service/catalogue"
 	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/nodes"
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -32,109 +28,28 @@ var (
 // (Ironic's default_portgroup_mode).
 const DefaultMode = "active-backup"
 
-// Field is one top-level port group attribute; see nodes.Field.
-type Field struct {
-	Name          string
-	Since         microversion.Version
-	Create, Patch bool
-	Sortable      bool
-	Get           func(pg *model.Portgroup) any
-	Set           func(pg *model.Portgroup, v any) error
-}
-
-func typeErr(name string, v any, want string) error {
-	b, _ := json.Marshal(v)
-	return errs.New(errs.KindInvalid, "Schema error for portgroup: %s is not of type '%s' (field '%s')", b, want, name)
-}
+// Field is one top-level port group attribute.
+type Field = catalogue.Field[model.Portgroup]
 
 func obj(name string, ptr func(*model.Portgroup) *model.JSONObject) func(*model.Portgroup, any) error {
-	return func(pg *model.Portgroup, v any) error {
-		if v == nil {
-			*ptr(pg) = model.JSONObject{}
-			return nil
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			return typeErr(name, v, "object")
-		}
-		*ptr(pg) = model.JSONObject(m)
-		return nil
-	}
+	return catalogue.Object("portgroup", name, ptr)
 }
 
-func nullableString(name string, maxLen int, ptr func(*model.Portgroup) **string) func(*model.Portgroup, any) error {
-	return func(pg *model.Portgroup, v any) error {
-		if v == nil {
-			*ptr(pg) = nil
-			return nil
-		}
-		s, ok := v.(string)
-		if !ok {
-			return typeErr(name, v, "string")
-		}
-		if len(s) > maxLen {
-			return errs.New(errs.KindInvalid, "Schema error for portgroup: '%s' is too long (maximum %d characters)", name, maxLen)
-		}
-		*ptr(pg) = &s
-		return nil
+var setName = catalogue.Text("portgroup", "name", catalogue.TextRule{MaxLen: 255, Check: func(s string) (string, error) {
+	if !ident.ValidNodeName(s, Since) {
+		return "", errs.InvalidParameterValue("Cannot use invalid portgroup name '%s'", s)
 	}
-}
+	return s, nil
+}}, func(pg *model.Portgroup, s *string) { pg.Name = s })
 
-func setName(pg *model.Portgroup, v any) error {
-	if err := nullableString("name", 255, func(pg *model.Portgroup) **string { return &pg.Name })(pg, v); err != nil {
-		return err
-	}
-	if pg.Name != nil && !ident.ValidNodeName(*pg.Name, Since) {
-		return errs.InvalidParameterValue("Cannot use invalid portgroup name '%s'", *pg.Name)
-	}
-	return nil
-}
+var setAddress = catalogue.Text("portgroup", "address", catalogue.TextRule{Check: catalogue.MAC},
+	func(pg *model.Portgroup, s *string) { pg.Address = s })
 
-func setAddress(pg *model.Portgroup, v any) error {
-	if v == nil {
-		pg.Address = nil
-		return nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("address", v, "string")
-	}
-	mac, ok := ident.NormalizeMAC(s)
-	if !ok {
-		return errs.InvalidParameterValue("Expected a MAC address but received %s.", s)
-	}
-	pg.Address = &mac
-	return nil
-}
+var setNodeUUID = catalogue.Text("portgroup", "node_uuid", catalogue.TextRule{Required: true, Check: catalogue.UUID("node_uuid")},
+	func(pg *model.Portgroup, s *string) { pg.NodeUUID = *s })
 
-func setNodeUUID(pg *model.Portgroup, v any) error {
-	if v == nil {
-		return errs.New(errs.KindInvalid, "Schema error for portgroup: 'node_uuid' is a required property")
-	}
-	s, ok := v.(string)
-	if !ok {
-		return typeErr("node_uuid", v, "string")
-	}
-	u, ok := ident.CanonicalUUID(s)
-	if !ok {
-		return errs.InvalidParameterValue("Expected a UUID for node_uuid but received %s.", s)
-	}
-	pg.NodeUUID = u
-	return nil
-}
-
-func setStandalone(pg *model.Portgroup, v any) error {
-	if v == nil {
-		pg.StandalonePortsSupported = true
-		return nil
-	}
-	b, err := nodes.AsBool("standalone_ports_supported", v)
-	if err != nil {
-		return typeErr("standalone_ports_supported", v, "boolean")
-	}
-	pg.StandalonePortsSupported = b
-	return nil
-}
+var setStandalone = catalogue.Bool("portgroup", "standalone_ports_supported", true,
+	func(pg *model.Portgroup) *bool { return &pg.StandalonePortsSupported })
 
 var v1 = microversion.V1(1)
 
@@ -145,7 +60,7 @@ var Catalogue = []Field{
 		Get: func(pg *model.Portgroup) any { return present.Str(pg.Name) }, Set: setName},
 	{Name: "address", Since: v1, Create: true, Patch: true, Sortable: true,
 		Get: func(pg *model.Portgroup) any { return present.Str(pg.Address) }, Set: setAddress},
-	{Name: "node_uuid", Since: v1, Create: true, Patch: true,
+	{Name: "node_uuid", Since: v1, Create: true, Patch: true, Required: true,
 		Get: func(pg *model.Portgroup) any { return pg.NodeUUID }, Set: setNodeUUID},
 	{Name: "standalone_ports_supported", Since: v1, Create: true, Patch: true, Sortable: true,
 		Get: func(pg *model.Portgroup) any { return pg.StandalonePortsSupported }, Set: setStandalone},
@@ -156,7 +71,7 @@ var Catalogue = []Field{
 		Set: obj("extra", func(pg *model.Portgroup) *model.JSONObject { return &pg.Extra })},
 	{Name: "mode", Since: ModeAndProperties, Create: true, Patch: true, Sortable: true,
 		Get: func(pg *model.Portgroup) any { return present.Str(pg.Mode) },
-		Set: nullableString("mode", 255, func(pg *model.Portgroup) **string { return &pg.Mode })},
+		Set: catalogue.String("portgroup", "mode", 255, func(pg *model.Portgroup) **string { return &pg.Mode })},
 	{Name: "properties", Since: ModeAndProperties, Create: true, Patch: true,
 		Get: func(pg *model.Portgroup) any { return present.Obj(pg.Properties) },
 		Set: obj("properties", func(pg *model.Portgroup) *model.JSONObject { return &pg.Properties })},
@@ -164,121 +79,44 @@ var Catalogue = []Field{
 	{Name: "updated_at", Since: v1, Sortable: true, Get: func(pg *model.Portgroup) any { return present.Time(pg.UpdatedAt) }},
 }
 
-var byName = func() map[string]Field {
-	m := map[string]Field{}
-	for _, f := range Catalogue {
-		m[f.Name] = f
-	}
-	return m
-}()
-
-// Lookup finds a catalogue field by name.
-func Lookup(name string) (Field, bool) {
-	f, ok := byName[name]
-	return f, ok
-}
+// Resource is the port group catalogue and representation.
+var Resource = catalogue.New(&catalogue.Catalogue[model.Portgroup]{Resource: "portgroup", Fields: Catalogue,
+	Defaults: []string{"uuid", "address", "name"},
+	Path:     func(pg *model.Portgroup) string { return "portgroups/" + pg.UUID },
+	UUID:     func(pg *model.Portgroup) string { return pg.UUID },
+	NewUUID:  func(pg *model.Portgroup) *string { return &pg.UUID },
+	SubLinks: []catalogue.SubLink{{Name: "ports", Since: SubResources}},
+	// Dict columns are refused with Ironic's other wording.
+	Unsortable: []string{"extra", "internal_info", "properties"},
+	SizeHint:   768,
+	Objects: []func(*model.Portgroup) *model.JSONObject{func(pg *model.Portgroup) *model.JSONObject { return &pg.Extra },
+		func(pg *model.Portgroup) *model.JSONObject { return &pg.Properties },
+		func(pg *model.Portgroup) *model.JSONObject { return &pg.InternalInfo }},
+})
 
 // DefaultListFields is the short field set of a non-detail list.
-var DefaultListFields = []string{"uuid", "address", "name"}
-
-// OutputFields is the selection catalogue for ?fields=.
-func OutputFields() []present.Field {
-	out := make([]present.Field, 0, len(Catalogue))
-	for _, f := range Catalogue {
-		out = append(out, present.Field{Name: f.Name, Since: f.Since})
-	}
-	return out
-}
+var DefaultListFields = Resource.Defaults
 
 // DecodeCreate turns a create body into an unsaved port group with
 // NodeUUID set (the caller resolves it to the owning node).
 func DecodeCreate(body map[string]any, v microversion.Version) (*model.Portgroup, error) {
-	var unknown []string
-	for k := range body {
-		if f, ok := byName[k]; !ok || !f.Create {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, errs.New(errs.KindInvalid, "Schema error for portgroup: Additional properties are not allowed ('%s' was unexpected)", strings.Join(unknown, "', '"))
-	}
-	for k, val := range body {
-		if val != nil && !v.AtLeast(byName[k].Since) {
-			return nil, errs.NotAcceptable("")
-		}
-	}
-	if _, ok := body["node_uuid"]; !ok {
-		return nil, errs.New(errs.KindInvalid, "Schema error for portgroup: 'node_uuid' is a required property")
-	}
-	mode := DefaultMode
-	pg := &model.Portgroup{UUID: ident.NewUUID(), Extra: model.JSONObject{}, InternalInfo: model.JSONObject{},
-		Properties: model.JSONObject{}, StandalonePortsSupported: true, Mode: &mode}
-	for _, f := range Catalogue {
-		val, ok := body[f.Name]
-		if !ok || f.Set == nil || (f.Name == "mode" && val == nil) {
-			continue
-		}
-		if err := f.Set(pg, val); err != nil {
-			return nil, err
-		}
-	}
-	u, err := ident.CreateUUID(body["uuid"], typeErr)
-	if err != nil {
+	pg := &model.Portgroup{Extra: model.JSONObject{}, InternalInfo: model.JSONObject{},
+		Properties: model.JSONObject{}, StandalonePortsSupported: true}
+	if err := Resource.Decode(pg, body, v); err != nil {
 		return nil, err
 	}
-	pg.UUID = u
-	return pg, nil
-}
-
-// PatchableNames lists the patchable attributes, alphabetically.
-func PatchableNames() []string {
-	var out []string
-	for _, f := range Catalogue {
-		if f.Patch {
-			out = append(out, f.Name)
-		}
+	if pg.Mode == nil {
+		// Absent or null, the mode is the default.
+		mode := DefaultMode
+		pg.Mode = &mode
 	}
-	sort.Strings(out)
-	return out
+	return pg, nil
 }
 
 // Apply patches a copy of pg at version v and returns it; pg itself is
 // not changed.
 func Apply(pg *model.Portgroup, ops []jsonpatch.Op, v microversion.Version) (*model.Portgroup, error) {
-	if err := jsonpatch.CheckFields(ops, PatchableNames()); err != nil {
-		return nil, err
-	}
-	for _, op := range ops {
-		if !v.AtLeast(byName[op.Field()].Since) {
-			return nil, errs.NotAcceptable("")
-		}
-	}
-	doc := map[string]any{}
-	touched := map[string]bool{}
-	for _, op := range ops {
-		touched[op.Field()] = true
-	}
-	for name := range touched {
-		doc[name] = jsonpatch.DeepCopy(byName[name].Get(pg))
-	}
-	if err := jsonpatch.Apply(doc, ops); err != nil {
-		return nil, err
-	}
-	out := *pg
-	out.Extra = copyObj(pg.Extra)
-	out.Properties = copyObj(pg.Properties)
-	out.InternalInfo = copyObj(pg.InternalInfo)
-	for name := range touched {
-		if err := byName[name].Set(&out, doc[name]); err != nil {
-			return nil, err
-		}
-	}
-	return &out, nil
-}
-
-func copyObj(o model.JSONObject) model.JSONObject {
-	return model.JSONObject(jsonpatch.DeepCopy(map[string]any(present.Obj(o))).(map[string]any))
+	return Resource.Patch(pg, ops, v)
 }
 
 // View says how to render port groups.
@@ -292,18 +130,5 @@ type View struct {
 
 // Render is the JSON object of pg at the view's version.
 func (vw View) Render(pg *model.Portgroup) map[string]any {
-	obj := make(map[string]any, len(Catalogue)+2)
-	for _, f := range Catalogue {
-		if vw.Version.AtLeast(f.Since) {
-			obj[f.Name] = f.Get(pg)
-		}
-	}
-	obj["links"] = present.Links(vw.Base, "portgroups/"+pg.UUID)
-	if vw.Fields != nil {
-		return present.Select(obj, vw.Fields)
-	}
-	if vw.Version.AtLeast(SubResources) {
-		obj["ports"] = present.Links(vw.Base, "portgroups/"+pg.UUID+"/ports")
-	}
-	return obj
+	return Resource.Render(catalogue.View[model.Portgroup]{Version: vw.Version, Base: vw.Base, Fields: vw.Fields}, pg)
 }

@@ -2,9 +2,13 @@ package volume
 
 import (
 	"slices"
+	"sort"
 	"strings"
 
+	"github.com/ferricbm/ferric/api-service/catalogue"
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 )
@@ -21,8 +25,7 @@ type Resource struct {
 	Fields []string
 	// DefaultFields are those of a list without fields or detail.
 	DefaultFields []string
-	// Patchable are the top-level attributes a PATCH may touch, sorted.
-	Patchable []string
+	columns       func(fields []string) []string
 }
 
 // CheckFields validates a ?fields= list; an unknown name is a schema
@@ -38,23 +41,38 @@ func (r Resource) CheckFields(fields []string) error {
 
 // Columns are the stored columns needed to render fields (nil: all).
 // node_uuid is read by the store's join; links needs only the uuid.
-func (r Resource) Columns(fields []string) []string {
-	if fields == nil {
-		return nil
-	}
-	cols := []string{"uuid"}
-	for _, f := range fields {
-		if f != "uuid" && f != "links" {
-			cols = append(cols, f)
-		}
-	}
-	return cols
+func (r Resource) Columns(fields []string) []string { return r.columns(fields) }
+
+// resourceOf is one volume resource: its catalogue and its endpoints.
+type resourceOf[M any] struct {
+	cat *catalogue.Catalogue[M]
+	res Resource
 }
 
-// decodeIDs validates a create body against s and reads its uuid (a new
-// one when absent) and node_uuid.
-func decodeIDs(s schema, body map[string]any) (uuid, nodeUUID string, err error) {
-	if err := s.check(body); err != nil {
+// newResource completes the catalogue of a volume resource with what the two
+// share: Ironic's wording for unknown keys and field names, the create
+// schema's way of checking required values, links.
+func newResource[M any](c *catalogue.Catalogue[M], collection string, uuid func(*M) string) resourceOf[M] {
+	res := Resource{Singular: c.Resource, Collection: collection, Path: "volume/" + collection,
+		Fields: []string{"links"}, DefaultFields: c.Defaults, columns: c.Columns}
+	for _, f := range c.Fields {
+		res.Fields = append(res.Fields, f.Name)
+	}
+	sort.Strings(res.Fields)
+	c.UUID = uuid
+	c.Path = func(m *M) string { return res.Path + "/" + uuid(m) }
+	c.RequiredWhenNull = true
+	c.Unknown = func(names []string) error {
+		return schemaErr(c.Resource, "Additional properties are not allowed ('%s' %s unexpected)", strings.Join(names, "', '"), wasWere(len(names)))
+	}
+	c.CheckFields = func(fields []string, _ microversion.Version) error { return res.CheckFields(fields) }
+	return resourceOf[M]{cat: catalogue.New(c), res: res}
+}
+
+// decode sets a create body on m and returns its uuid (a new one when
+// absent) and node_uuid.
+func decode[M any](c *catalogue.Catalogue[M], m *M, body map[string]any) (uuid, nodeUUID string, err error) {
+	if err := c.Decode(m, body, microversion.VolumeAPI); err != nil {
 		return "", "", err
 	}
 	if uuid, err = uuidOf(body); err != nil {
@@ -64,25 +82,60 @@ func decodeIDs(s schema, body map[string]any) (uuid, nodeUUID string, err error)
 	return uuid, nodeUUID, err
 }
 
-// applyPatch checks the ops' paths, applies them to doc, validates the
-// result as a create document would be and returns the node_uuid it
-// names.
-func applyPatch(r Resource, s schema, doc map[string]any, ops []jsonpatch.Op) (string, error) {
-	if err := jsonpatch.CheckFields(ops, r.Patchable); err != nil {
-		return "", err
+// apply patches a copy of m, validates the result as
+// a create document would be and returns it with the node_uuid it names.
+func apply[M any](c *catalogue.Catalogue[M], m *M, ops []jsonpatch.Op, nodeUUID func(*M) *string) (*M, error) {
+	out, err := c.ApplyWhole(m, ops)
+	if err != nil {
+		return nil, err
 	}
-	if err := jsonpatch.Apply(doc, ops); err != nil {
-		return "", err
+	u, err := nodeUUIDOf(map[string]any{"node_uuid": *nodeUUID(out)}, false)
+	if err != nil {
+		return nil, err
 	}
-	if err := s.check(doc); err != nil {
-		return "", err
-	}
-	return nodeUUIDOf(doc, false)
+	*nodeUUID(out) = u
+	return out, nil
 }
 
-func copyObject(o model.JSONObject) map[string]any {
-	if o == nil {
-		return map[string]any{}
+// view is how a volume object is shown: volume objects do not change
+// with the microversion.
+func view[M any](base string, fields []string) catalogue.View[M] {
+	return catalogue.View[M]{Version: microversion.VolumeAPI, Base: base, Fields: fields}
+}
+
+// str is the row of a string property stored at ptr.
+func str[M any](resource string, p prop, ptr func(*M) *string) catalogue.Field[M] {
+	f := row(resource, p, func(m *M) any { return *ptr(m) }, func(m *M, v any) { *ptr(m), _ = v.(string) })
+	f.Text = ptr
+	return f
+}
+
+// obj is the row of an object property stored at ptr; null is {}.
+func obj[M any](resource string, p prop, ptr func(*M) *model.JSONObject) catalogue.Field[M] {
+	return row(resource, p, func(m *M) any { return map[string]any(present.Obj(*ptr(m))) },
+		func(m *M, v any) { *ptr(m) = model.JSONObject(object(v)) })
+}
+
+// row is the catalogue row of a schema property: Set checks a value as
+// the schema does, then stores it.
+func row[M any](resource string, p prop, get func(*M) any, set func(*M, any)) catalogue.Field[M] {
+	return catalogue.Field[M]{Name: p.name, Since: microversion.VolumeAPI, Create: true, Patch: p.name != "uuid",
+		Required: p.required, Sortable: true, Get: get,
+		Set: func(m *M, v any) error {
+			if v != nil {
+				if err := checkValue(resource, p, v); err != nil {
+					return err
+				}
+			}
+			set(m, v)
+			return nil
+		}}
+}
+
+// times are the rows of the timestamps every volume object has.
+func times[M any](created func(*M) any, updated func(*M) any) []catalogue.Field[M] {
+	return []catalogue.Field[M]{
+		{Name: "created_at", Since: microversion.VolumeAPI, Sortable: true, Get: created},
+		{Name: "updated_at", Since: microversion.VolumeAPI, Sortable: true, Get: updated},
 	}
-	return jsonpatch.DeepCopy(map[string]any(o)).(map[string]any)
 }

@@ -1,7 +1,7 @@
 // Package volume holds the volume connector and volume target API rules
-// that do not need HTTP (docs/api.md §4.5): the create and post-patch
-// schemas with Ironic's error wording, JSON-PATCH application, field
-// selection and the representations, with target properties masked.
+// that do not need HTTP (docs/api.md §4.5): their catalogues, whose rows
+// check values as Ironic's create and post-patch schemas do, with its
+// error wording; target properties are masked when shown.
 package volume
 
 import (
@@ -41,54 +41,8 @@ type prop struct {
 	nonNegative bool
 }
 
-// schema is a resource's create document: the JSON-Schema subset Ironic
-// declares for it, checked in a fixed order so errors are stable.
-type schema struct {
-	name  string // "connector" or "target", as in the error text
-	props []prop
-}
-
-func (s schema) prop(name string) (prop, bool) {
-	for _, p := range s.props {
-		if p.name == name {
-			return p, true
-		}
-	}
-	return prop{}, false
-}
-
-func (s schema) fail(format string, args ...any) *errs.Error {
-	return errs.New(errs.KindInvalid, "Schema error for %s: %s", s.name, fmt.Sprintf(format, args...))
-}
-
-// check validates a document: no unknown keys, every required key present
-// (and not null), every value of the declared type.
-func (s schema) check(doc map[string]any) error {
-	var unknown []string
-	for k := range doc {
-		if _, ok := s.prop(k); !ok {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return s.fail("Additional properties are not allowed ('%s' %s unexpected)", strings.Join(unknown, "', '"), wasWere(len(unknown)))
-	}
-	for _, p := range s.props {
-		if v, ok := doc[p.name]; p.required && (!ok || v == nil) {
-			return s.fail("'%s' is a required property", p.name)
-		}
-	}
-	for _, p := range s.props {
-		v, ok := doc[p.name]
-		if !ok || (v == nil && p.nullable) {
-			continue
-		}
-		if err := s.checkValue(p, v); err != nil {
-			return err
-		}
-	}
-	return nil
+func schemaErr(resource, format string, args ...any) *errs.Error {
+	return errs.New(errs.KindInvalid, "Schema error for %s: %s", resource, fmt.Sprintf(format, args...))
 }
 
 func wasWere(n int) string {
@@ -98,33 +52,35 @@ func wasWere(n int) string {
 	return "were"
 }
 
-func (s schema) checkValue(p prop, v any) error {
+// checkValue checks a value of property p of a resource as its create
+// schema does.
+func checkValue(resource string, p prop, v any) error {
 	switch p.kind {
 	case kString:
 		str, ok := v.(string)
 		if !ok {
-			return s.fail("%s is not of type 'string'", pyRepr(v))
+			return schemaErr(resource, "%s is not of type 'string'", pyRepr(v))
 		}
 		if str == "" {
-			return s.fail("'' is too short")
+			return schemaErr(resource, "'' is too short")
 		}
 		if p.maxLen > 0 && len([]rune(str)) > p.maxLen {
-			return s.fail("%s is too long", pyRepr(v))
+			return schemaErr(resource, "%s is too long", pyRepr(v))
 		}
 		if p.enum != nil && !slices.Contains(p.enum, str) {
-			return s.fail("%s is not one of %s", pyRepr(v), pyRepr(anySlice(p.enum)))
+			return schemaErr(resource, "%s is not one of %s", pyRepr(v), pyRepr(anySlice(p.enum)))
 		}
 	case kInteger:
 		n, ok := integer(v)
 		if !ok {
-			return s.fail("%s is not of type 'integer'", pyRepr(v))
+			return schemaErr(resource, "%s is not of type 'integer'", pyRepr(v))
 		}
 		if p.nonNegative && n < 0 {
-			return s.fail("%d is less than the minimum of 0", n)
+			return schemaErr(resource, "%d is less than the minimum of 0", n)
 		}
 	case kObject:
 		if _, ok := v.(map[string]any); !ok {
-			return s.fail("%s is not of type 'object'", pyRepr(v))
+			return schemaErr(resource, "%s is not of type 'object'", pyRepr(v))
 		}
 	}
 	return nil

@@ -1,70 +1,70 @@
 package volume
 
 import (
+	"github.com/ferricbm/ferric/api-service/catalogue"
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
+	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-var targetSchema = schema{name: "target", props: []prop{
-	{name: "uuid", kind: kString, nullable: true, maxLen: 36},
-	{name: "node_uuid", kind: kString, required: true, maxLen: 36},
-	{name: "volume_type", kind: kString, required: true, maxLen: 64},
-	{name: "boot_index", kind: kInteger, required: true, nonNegative: true},
-	{name: "volume_id", kind: kString, required: true, maxLen: 36},
-	{name: "properties", kind: kObject, nullable: true},
-	{name: "extra", kind: kObject, nullable: true},
-}}
+type target = model.VolumeTarget
 
-// Targets describes the volume target resource.
-var Targets = Resource{
-	Singular:   "target",
-	Collection: "targets",
-	Path:       "volume/targets",
-	Fields: []string{"boot_index", "created_at", "extra", "links", "node_uuid", "properties",
-		"updated_at", "uuid", "volume_id", "volume_type"},
-	DefaultFields: []string{"uuid", "node_uuid", "volume_type", "boot_index", "volume_id"},
-	Patchable:     []string{"boot_index", "extra", "node_uuid", "properties", "volume_id", "volume_type"},
+var targets = newResource(&catalogue.Catalogue[target]{Resource: "target",
+	Fields: append([]catalogue.Field[target]{
+		str("target", prop{name: "uuid", kind: kString, nullable: true, maxLen: 36}, func(t *target) *string { return &t.UUID }),
+		str("target", prop{name: "node_uuid", kind: kString, required: true, maxLen: 36}, func(t *target) *string { return &t.NodeUUID }),
+		str("target", prop{name: "volume_type", kind: kString, required: true, maxLen: 64}, func(t *target) *string { return &t.VolumeType }),
+		row("target", prop{name: "boot_index", kind: kInteger, required: true, nonNegative: true},
+			func(t *target) any { return t.BootIndex }, func(t *target, v any) { t.BootIndex, _ = integer(v) }),
+		str("target", prop{name: "volume_id", kind: kString, required: true, maxLen: 36}, func(t *target) *string { return &t.VolumeID }),
+		masked(obj("target", prop{name: "properties", kind: kObject, nullable: true}, func(t *target) *model.JSONObject { return &t.Properties })),
+		obj("target", prop{name: "extra", kind: kObject, nullable: true}, func(t *target) *model.JSONObject { return &t.Extra }),
+	}, times(func(t *target) any { return present.Time(&t.CreatedAt) }, func(t *target) any { return present.Time(t.UpdatedAt) })...),
+	Defaults: []string{"uuid", "node_uuid", "volume_type", "boot_index", "volume_id"},
+	SizeHint: 768,
+	Objects: []func(*target) *model.JSONObject{func(t *target) *model.JSONObject { return &t.Properties },
+		func(t *target) *model.JSONObject { return &t.Extra }},
+}, "targets", func(t *target) string { return t.UUID })
+
+// TargetCatalogue lists every target attribute.
+var TargetCatalogue = targets.cat
+
+// Targets describes the volume target endpoints.
+var Targets = targets.res
+
+// masked shows a row's value with its credentials masked (the stored value
+// keeps them).
+func masked[M any](f catalogue.Field[M]) catalogue.Field[M] {
+	f.Masked = true
+	return f
 }
 
 // DecodeTarget turns a create body into an unsaved target with NodeUUID
 // set; the caller resolves the node.
 func DecodeTarget(body map[string]any) (*model.VolumeTarget, error) {
-	u, node, err := decodeIDs(targetSchema, body)
+	t := &model.VolumeTarget{Properties: model.JSONObject{}, Extra: model.JSONObject{}}
+	u, node, err := decode(TargetCatalogue, t, body)
 	if err != nil {
 		return nil, err
 	}
-	idx, _ := integer(body["boot_index"])
-	return &model.VolumeTarget{
-		UUID:       u,
-		NodeUUID:   node,
-		VolumeType: body["volume_type"].(string),
-		BootIndex:  idx,
-		VolumeID:   body["volume_id"].(string),
-		Properties: model.JSONObject(object(body["properties"])),
-		Extra:      model.JSONObject(object(body["extra"])),
-	}, nil
+	t.UUID, t.NodeUUID = u, node
+	return t, nil
 }
 
 // ApplyTarget patches a copy of t and returns it.
 func ApplyTarget(t *model.VolumeTarget, ops []jsonpatch.Op) (*model.VolumeTarget, error) {
-	doc := map[string]any{
-		"node_uuid":   t.NodeUUID,
-		"volume_type": t.VolumeType,
-		"boot_index":  t.BootIndex,
-		"volume_id":   t.VolumeID,
-		"properties":  copyObject(t.Properties),
-		"extra":       copyObject(t.Extra),
-	}
-	node, err := applyPatch(Targets, targetSchema, doc, ops)
-	if err != nil {
-		return nil, err
-	}
-	out := *t
-	out.NodeUUID = node
-	out.VolumeType = doc["volume_type"].(string)
-	out.BootIndex, _ = integer(doc["boot_index"])
-	out.VolumeID = doc["volume_id"].(string)
-	out.Properties = model.JSONObject(object(doc["properties"]))
-	out.Extra = model.JSONObject(object(doc["extra"]))
-	return &out, nil
+	return apply(TargetCatalogue, t, ops, func(t *target) *string { return &t.NodeUUID })
+}
+
+// RenderTarget is the JSON value of a target, every field or only fields
+// (plus links), with its properties masked (the stored value keeps its
+// credentials).
+func RenderTarget(base string, t *model.VolumeTarget, fields []string) any {
+	return TargetCatalogue.Render(view[target](base, fields), t)
+}
+
+// AppendTarget appends the JSON of RenderTarget(base, t, fields).
+func AppendTarget(buf []byte, base string, t *model.VolumeTarget, fields []string) ([]byte, error) {
+	vw := view[target](base, fields)
+	return TargetCatalogue.AppendJSON(buf, &vw, t)
 }
