@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -24,6 +25,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/vmedia/publish"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -66,6 +68,13 @@ type Options struct {
 	MaxFileSize int64
 	// Server bounds the boot file server's connections.
 	Server httpserver.Limits
+	// Media publishes virtual media in <HTTPRoot>/vmedia: the server hands
+	// that path to it (signed, expiring URLs) and runs its reaper. Without
+	// it the path is refused, so the folder is never served unsigned.
+	Media *publish.WebServer
+	// ReapInterval is how often expired media are removed; default a
+	// minute.
+	ReapInterval time.Duration
 	Log    logrus.FieldLogger
 }
 
@@ -91,8 +100,9 @@ type Boot struct {
 	opts Options
 	log  logrus.FieldLogger
 
-	mu  sync.Mutex
-	srv *http.Server
+	mu         sync.Mutex
+	srv        *http.Server
+	stopReaper context.CancelFunc
 }
 
 // New builds the interface.
@@ -105,6 +115,9 @@ func New(opts Options) *Boot {
 	}
 	if opts.DefaultBootOption == "" {
 		opts.DefaultBootOption = "local"
+	}
+	if opts.ReapInterval <= 0 {
+		opts.ReapInterval = time.Minute
 	}
 	return &Boot{opts: opts, log: opts.Log.WithField("boot_interface", Name)}
 }
@@ -582,6 +595,16 @@ func (b *Boot) StartService(ctx context.Context) error {
 	}
 	prefix := strings.TrimRight(u.Path, "/")
 	var h http.Handler = http.FileServer(http.Dir(b.opts.HTTPRoot))
+	if b.opts.Media != nil {
+		h = b.opts.Media.Wrap(h)
+		reapCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		b.stopReaper = cancel
+		go b.opts.Media.RunReaper(reapCtx, b.opts.ReapInterval, func(err error) {
+			b.log.WithError(err).Warn("Removing expired virtual media failed")
+		})
+	} else {
+		h = refuseMedia(h)
+	}
 	if prefix != "" {
 		h = http.StripPrefix(prefix, h)
 	}
@@ -601,9 +624,26 @@ func (b *Boot) StopService(ctx context.Context) error {
 	b.mu.Lock()
 	srv := b.srv
 	b.srv = nil
+	if b.stopReaper != nil {
+		b.stopReaper()
+		b.stopReaper = nil
+	}
 	b.mu.Unlock()
 	if srv == nil {
 		return nil
 	}
 	return srv.Shutdown(ctx)
+}
+
+// refuseMedia answers 404 for the virtual media folder when no publisher
+// guards it.
+func refuseMedia(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := path.Clean("/" + r.URL.Path)
+		if p+"/" == publish.Prefix || strings.HasPrefix(p, publish.Prefix) {
+			http.NotFound(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
