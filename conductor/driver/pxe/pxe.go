@@ -75,7 +75,7 @@ type Options struct {
 	// ReapInterval is how often expired media are removed; default a
 	// minute.
 	ReapInterval time.Duration
-	Log    logrus.FieldLogger
+	Log          logrus.FieldLogger
 }
 
 // OptionsFrom takes the options from a configuration.
