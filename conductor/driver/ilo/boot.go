@@ -176,7 +176,10 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 		return fmt.Errorf("node %s: parameter floppy URL: %w", n.UUID, err)
 	}
 	if err := c.InsertMedia(ctx, bmc.Floppy, floppyURL); err != nil {
-		return fmt.Errorf("node %s: insert the parameter floppy: %w", n.UUID, err)
+		// The URL is a credential while valid, and a BMC's message may
+		// quote it; the error ends up in last_error.
+		msg := strings.ReplaceAll(err.Error(), floppyURL, "<temporary URL>")
+		return fmt.Errorf("node %s: insert the parameter floppy: %s", n.UUID, msg)
 	}
 	if err := c.InsertMedia(ctx, bmc.CDROM, iso); err != nil {
 		return fmt.Errorf("node %s: insert the deploy ISO: %w", n.UUID, err)

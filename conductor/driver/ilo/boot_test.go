@@ -176,6 +176,22 @@ var _ = Describe("virtual-media boot", func() {
 		Expect(mediaOf(srv).cd).To(BeEmpty())
 	})
 
+	It("keeps the floppy's temporary URL out of the error when the BMC cannot fetch it", func(ctx SpecContext) {
+		_, info := startILO("ProLiant DL360 Gen10", ilo.RedfishName)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		nowhere := "http://" + l.Addr().String()
+		l.Close()
+		unserved, err := publish.NewWebServer(filepath.Join(GinkgoT().TempDir(), "vmedia"), nowhere)
+		Expect(err).NotTo(HaveOccurred())
+		b := hw.Boot(hw.Redfish(), ilo.BootOptions{MediaLifetime: time.Minute,
+			Publisher: func(context.Context) (publish.Publisher, error) { return unserved, nil }})
+		err = b.PrepareRamdisk(ctx, taskCtx{node: deployingNode(info)}, params)
+		Expect(err).To(MatchError(ContainSubstring("insert the parameter floppy")))
+		Expect(err.Error()).To(ContainSubstring("<temporary URL>"))
+		Expect(err.Error()).NotTo(ContainSubstring("sig="))
+	})
+
 	Describe("validation", func() {
 		validate := func(f ilo.Flavor, n *model.Node) error {
 			return boot(f).Validate(context.Background(), taskCtx{node: n})

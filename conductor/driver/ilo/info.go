@@ -158,8 +158,12 @@ func verifyCA(node *model.Node, info model.JSONObject, key string, t *transport.
 		t.Insecure = !x
 		return nil
 	case string:
-		if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
-			t.Insecure = !b
+		// The words oslo's bool_from_string knows.
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "1", "t", "true", "on", "y", "yes":
+			return nil
+		case "0", "f", "false", "off", "n", "no":
+			t.Insecure = true
 			return nil
 		}
 		if isFile(x) {
