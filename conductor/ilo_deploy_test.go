@@ -42,96 +42,139 @@ func iloWorld(ctx context.Context, backend string) *iscsiWorld {
 			cfg := config.Defaults()
 			cfg.ILO.PowerWait, cfg.ILO.PowerRetry = 1, 5
 			hw := ilo.New(ilo.OptionsFrom(cfg, w.e.log))
-			media := hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: 15 * time.Minute,
-				Publisher: func(context.Context) (publish.Publisher, error) { return web, nil }})
-			return []driver.HardwareType{hw.HardwareType(ilo.Name, hw.ILO(), map[hwcatalog.InterfaceType][]driver.Implementation{
-				hwcatalog.Boot:   {{Name: ilo.ILOBootName, Impl: media}},
-				hwcatalog.Deploy: {{Name: iscsideploy.Name, Impl: dep}},
-				hwcatalog.Vendor: {{Name: iscsideploy.Name, Impl: dep.Vendor()}},
-			})}
+			opts := ilo.BootOptions{MediaLifetime: 15 * time.Minute,
+				Publisher: func(context.Context) (publish.Publisher, error) { return web, nil }}
+			var types []driver.HardwareType
+			for _, t := range []struct {
+				name, boot string
+				flavor     ilo.Flavor
+			}{{ilo.Name, ilo.ILOBootName, hw.ILO()}, {ilo.RedfishName, ilo.RedfishBootName, hw.Redfish()}} {
+				types = append(types, hw.HardwareType(t.name, t.flavor, map[hwcatalog.InterfaceType][]driver.Implementation{
+					hwcatalog.Boot:   {{Name: t.boot, Impl: hw.Boot(t.flavor, opts)}},
+					hwcatalog.Deploy: {{Name: iscsideploy.Name, Impl: dep}},
+					hwcatalog.Vendor: {{Name: iscsideploy.Name, Impl: dep.Vendor()}},
+				}))
+			}
+			return types
 		},
 	})
 }
 
-var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
-	It("boots the ramdisk from the fake iLO's virtual CD with its parameters on the virtual floppy, writes the image and boots it from disk", func(ctx SpecContext) {
-		w := iloWorld(ctx, backends[0])
-		srv, err := ilotest.Start("127.0.0.1:0", ilotest.Options{Username: "admin", Password: "s3cret-pw",
-			Model: "ProLiant DL360 Gen9", PowerDelay: 200 * time.Millisecond})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(srv.Close)
-		ca, err := srv.WriteCAFile(w.dir)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(os.WriteFile(filepath.Join(w.dir, "images", "deploy.iso"), []byte("deploy ISO"), 0o644)).To(Succeed())
-
-		n := w.e.createNode(ctx, states.Available, func(n *model.Node) {
-			n.Driver = ilo.Name
-			n.DriverInfo = model.JSONObject{"ilo_address": "127.0.0.1", "client_port": srv.Port, "ilo_username": "admin",
-				"ilo_password": "s3cret-pw", "ca_file": ca, "deploy_iso": w.images.URL + "/deploy.iso"}
-			n.InstanceInfo = model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}
-			n.PowerState = ptr(states.PowerOff)
-		})
-		Expect(str(n.BootInterface)).To(Equal(ilo.ILOBootName))
-		mac := randomMAC()
-		Expect(w.e.store.CreatePort(ctx, &model.Port{UUID: newUUID(), NodeID: n.ID, Address: mac, PXEEnabled: true})).To(Succeed())
-		backing := filepath.Join(w.dir, n.UUID+".disk")
-		Expect(os.WriteFile(backing, nil, 0o644)).To(Succeed())
-		Expect(os.Truncate(backing, 64<<20)).To(Succeed())
-
-		w.deployToWait(ctx, n.UUID)
-
-		By("inserting the floppy and the deploy ISO, booting once from the CD")
-		Expect(srv.RIBCL.Power()).To(Equal("ON"))
-		cd := srv.RIBCL.VirtualMedia("CDROM")
-		Expect(cd.Inserted).To(BeTrue())
-		Expect(cd.URL).To(Equal(w.images.URL + "/deploy.iso"))
-		fl := srv.RIBCL.VirtualMedia("FLOPPY")
-		Expect(fl.Inserted).To(BeTrue())
-		Expect(fl.URL).To(HavePrefix(w.httpURL + "/vmedia/image-" + n.UUID + "?"))
-		Expect(w.pxelinuxPath(mac)).NotTo(BeAnExistingFile(), "no PXE configuration")
-
-		By("serving the ramdisk's parameters on the floppy")
-		resp, err := http.Get(fl.URL)
-		Expect(err).NotTo(HaveOccurred())
-		img, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		Expect(resp.StatusCode).To(Equal(http.StatusOK))
-		fs, err := floppy.Open(bytes.NewReader(img))
-		Expect(err).NotTo(HaveOccurred())
-		txt, err := fs.ReadFile(floppy.ParametersFile)
-		Expect(err).NotTo(HaveOccurred())
-		key := deployKey(w.e.node(ctx, n.UUID))
-		iqn := iscsideploy.IQN(n.UUID)
-		for _, want := range []string{"deployment_id=" + n.UUID, "deployment_key=" + key, "iscsi_target_iqn=" + iqn,
-			"BOOTIF=" + mac, "ipa-driver-name=ilo"} {
-			Expect(string(txt)).To(ContainSubstring(want))
+// vmediaOf reads a fake BMC's virtual drives and first boot device, on
+// whichever side of the fake holds the server's state.
+func vmediaOf(srv *ilotest.Server) (cd, fl string, persistent string) {
+	if srv.Redfish != nil {
+		if m := srv.Redfish.Media("CD"); m.Inserted {
+			cd = m.Image
 		}
+		if m := srv.Redfish.Media("Floppy"); m.Inserted {
+			fl = m.Image
+		}
+		if b := srv.Redfish.Boot(); b.Enabled == "Continuous" {
+			persistent = b.Target
+		}
+		return cd, fl, persistent
+	}
+	if m := srv.RIBCL.VirtualMedia("CDROM"); m.Inserted {
+		cd = m.URL
+	}
+	if m := srv.RIBCL.VirtualMedia("FLOPPY"); m.Inserted {
+		fl = m.URL
+	}
+	return cd, fl, srv.RIBCL.PersistentBoot()[0]
+}
 
-		By("writing the image when the ramdisk calls back, then booting from disk")
-		Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
-		_, err = w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1",
-			"iqn": iqn, "port": strconv.Itoa(w.tgt.port)}))
-		Expect(err).NotTo(HaveOccurred())
-		Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
-		Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
-		Eventually(w.notified).Should(Receive(Equal("done " + key)))
-		written, err := os.ReadFile(backing)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(written[:len(w.refRaw)]).To(Equal(w.refRaw))
+var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
+	for _, c := range []struct{ model, driver, disk string }{
+		{"ProLiant DL360 Gen9", ilo.Name, "HDD"},
+		{"ProLiant DL360 Gen10", ilo.RedfishName, "Hdd"},
+	} {
+		It("boots the ramdisk of a "+c.model+" ("+c.driver+") from the virtual CD with its parameters on the virtual floppy, writes the image and boots it from disk", func(ctx SpecContext) {
+			w := iloWorld(ctx, backends[0])
+			srv, err := ilotest.Start("127.0.0.1:0", ilotest.Options{Username: "admin", Password: "s3cret-pw",
+				Model: c.model, PowerDelay: 200 * time.Millisecond})
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(srv.Close)
+			ca, err := srv.WriteCAFile(w.dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(os.WriteFile(filepath.Join(w.dir, "images", "deploy.iso"), []byte("deploy ISO"), 0o644)).To(Succeed())
 
-		Expect(srv.RIBCL.VirtualMedia("CDROM").Inserted).To(BeFalse())
-		Expect(srv.RIBCL.VirtualMedia("FLOPPY").Inserted).To(BeFalse())
-		resp, err = http.Get(fl.URL)
-		Expect(err).NotTo(HaveOccurred())
-		resp.Body.Close()
-		Expect(resp.StatusCode).To(Equal(http.StatusNotFound), "the floppy and its deploy key are gone")
-		bd, err := w.e.api(w.c).GetBootDevice(ctx, rpc.NodeArgs{NodeID: n.UUID})
-		Expect(err).NotTo(HaveOccurred())
-		Expect(*bd.BootDevice).To(Equal("disk"))
-		Expect(*bd.Persistent).To(BeTrue())
-		Expect(srv.RIBCL.PersistentBoot()[0]).To(Equal("HDD"))
-		final := w.e.node(ctx, n.UUID)
-		Expect(final.LastError).To(BeNil())
-		Expect(str(final.PowerState)).To(Equal(states.PowerOn))
-	})
+			info := model.JSONObject{"ilo_address": "127.0.0.1", "client_port": srv.Port, "ilo_username": "admin",
+				"ilo_password": "s3cret-pw", "ca_file": ca, "deploy_iso": w.images.URL + "/deploy.iso"}
+			if c.driver == ilo.RedfishName {
+				info = model.JSONObject{"redfish_address": "127.0.0.1:" + strconv.Itoa(srv.Port), "redfish_username": "admin",
+					"redfish_password": "s3cret-pw", "redfish_verify_ca": ca, "deploy_iso": w.images.URL + "/deploy.iso"}
+			}
+			n := w.e.createNode(ctx, states.Available, func(n *model.Node) {
+				n.Driver = c.driver
+				n.DriverInfo = info
+				n.InstanceInfo = model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"}
+				n.PowerState = ptr(states.PowerOff)
+			})
+			Expect(str(n.BootInterface)).To(HaveSuffix("-virtual-media"))
+			mac := randomMAC()
+			Expect(w.e.store.CreatePort(ctx, &model.Port{UUID: newUUID(), NodeID: n.ID, Address: mac, PXEEnabled: true})).To(Succeed())
+			backing := filepath.Join(w.dir, n.UUID+".disk")
+			Expect(os.WriteFile(backing, nil, 0o644)).To(Succeed())
+			Expect(os.Truncate(backing, 64<<20)).To(Succeed())
+
+			w.deployToWait(ctx, n.UUID)
+
+			By("inserting the floppy and the deploy ISO, booting once from the CD")
+			if srv.Redfish != nil {
+			Expect(srv.Redfish.PowerState()).To(Equal("On"))
+		} else {
+			Expect(srv.RIBCL.Power()).To(Equal("ON"))
+		}
+			cd, floppyURL, _ := vmediaOf(srv)
+			Expect(cd).To(Equal(w.images.URL + "/deploy.iso"))
+			Expect(floppyURL).To(HavePrefix(w.httpURL + "/vmedia/image-" + n.UUID + "?"))
+			Expect(w.pxelinuxPath(mac)).NotTo(BeAnExistingFile(), "no PXE configuration")
+
+			By("serving the ramdisk's parameters on the floppy")
+			resp, err := http.Get(floppyURL)
+			Expect(err).NotTo(HaveOccurred())
+			img, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			Expect(resp.StatusCode).To(Equal(http.StatusOK))
+			fs, err := floppy.Open(bytes.NewReader(img))
+			Expect(err).NotTo(HaveOccurred())
+			txt, err := fs.ReadFile(floppy.ParametersFile)
+			Expect(err).NotTo(HaveOccurred())
+			key := deployKey(w.e.node(ctx, n.UUID))
+			iqn := iscsideploy.IQN(n.UUID)
+			for _, want := range []string{"deployment_id=" + n.UUID, "deployment_key=" + key, "iscsi_target_iqn=" + iqn,
+				"BOOTIF=" + mac, "ipa-driver-name=" + c.driver} {
+				Expect(string(txt)).To(ContainSubstring(want))
+			}
+
+			By("writing the image when the ramdisk calls back, then booting from disk")
+			Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
+			_, err = w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1",
+				"iqn": iqn, "port": strconv.Itoa(w.tgt.port)}))
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
+			Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+			Eventually(w.notified).Should(Receive(Equal("done " + key)))
+			written, err := os.ReadFile(backing)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(written[:len(w.refRaw)]).To(Equal(w.refRaw))
+
+			cd, inserted, first := vmediaOf(srv)
+			Expect(cd).To(BeEmpty())
+			Expect(inserted).To(BeEmpty())
+			Expect(first).To(Equal(c.disk))
+			resp, err = http.Get(floppyURL)
+			Expect(err).NotTo(HaveOccurred())
+			resp.Body.Close()
+			Expect(resp.StatusCode).To(Equal(http.StatusNotFound), "the floppy and its deploy key are gone")
+			bd, err := w.e.api(w.c).GetBootDevice(ctx, rpc.NodeArgs{NodeID: n.UUID})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(*bd.BootDevice).To(Equal("disk"))
+			Expect(*bd.Persistent).To(BeTrue())
+			final := w.e.node(ctx, n.UUID)
+			Expect(final.LastError).To(BeNil())
+			Expect(str(final.PowerState)).To(Equal(states.PowerOn))
+		})
+	}
 })
