@@ -187,6 +187,9 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 	if err := c.SetBootDevice(ctx, bmc.BootCDROM, false); err != nil {
 		return fmt.Errorf("node %s: set one-time boot from cdrom: %w", n.UUID, err)
 	}
+	// Neither URL is logged: the floppy's is a credential while valid.
+	b.h.log.WithFields(map[string]any{"node": n.UUID, "bmc": c.Protocol()}).
+		Info("Deploy ISO and parameter floppy inserted; the next boot is from the virtual CD")
 	return nil
 }
 
