@@ -1,16 +1,14 @@
 package ilo
 
 import (
-	"fmt"
-	"math"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ferricbm/ferric/conductor/bmc"
 	"github.com/ferricbm/ferric/conductor/bmc/transport"
+	"github.com/ferricbm/ferric/conductor/driver/driverinfo"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 )
@@ -28,7 +26,7 @@ func (h *Hardware) parseILO(node *model.Node) (bmc.Config, error) {
 	var missing []string
 	vals := map[string]string{}
 	for _, k := range []string{"ilo_address", "ilo_username", "ilo_password"} {
-		s, err := stringField(info, k)
+		s, err := driverinfo.String(info, k)
 		if err != nil {
 			return bmc.Config{}, err
 		}
@@ -39,7 +37,7 @@ func (h *Hardware) parseILO(node *model.Node) (bmc.Config, error) {
 	}
 	if len(missing) > 0 {
 		return bmc.Config{}, errs.New(errs.KindMissingParameterValue,
-			"The following required iLO parameters are missing from the node's driver_info: %s", pyList(missing))
+			"The following required iLO parameters are missing from the node's driver_info: %s", driverinfo.PyList(missing))
 	}
 	cfg := bmc.Config{
 		Address:  strings.TrimSpace(vals["ilo_address"]),
@@ -51,14 +49,14 @@ func (h *Hardware) parseILO(node *model.Node) (bmc.Config, error) {
 		TLS:      transport.TLS{CAFile: h.opts.ILO.CAFile},
 	}
 	if v, ok := info["client_port"]; ok && v != nil {
-		port, err := networkPort(v, "client_port")
+		port, err := driverinfo.Port(v, "client_port")
 		if err != nil {
 			return bmc.Config{}, err
 		}
 		cfg.Port = port
 	}
 	if v, ok := info["client_timeout"]; ok && v != nil {
-		n, isInt := integer(v)
+		n, isInt := driverinfo.Int(v)
 		if !isInt {
 			return bmc.Config{}, errs.InvalidParameterValue(
 				"The following iLO parameters from the node's driver_info should be integers: ['client_timeout']")
@@ -68,7 +66,7 @@ func (h *Hardware) parseILO(node *model.Node) (bmc.Config, error) {
 		}
 		cfg.Timeout = time.Duration(n) * time.Second
 	}
-	caFile, err := stringField(info, "ca_file")
+	caFile, err := driverinfo.String(info, "ca_file")
 	if err != nil {
 		return bmc.Config{}, err
 	}
@@ -92,7 +90,7 @@ func (h *Hardware) parseRedfish(node *model.Node) (bmc.Config, error) {
 	var missing []string
 	vals := map[string]string{}
 	for _, k := range []string{"redfish_address", "redfish_username", "redfish_password"} {
-		s, err := stringField(info, k)
+		s, err := driverinfo.String(info, k)
 		if err != nil {
 			return bmc.Config{}, err
 		}
@@ -103,7 +101,7 @@ func (h *Hardware) parseRedfish(node *model.Node) (bmc.Config, error) {
 	}
 	if len(missing) > 0 {
 		return bmc.Config{}, errs.New(errs.KindMissingParameterValue,
-			"Missing the following Redfish properties in node %s driver_info: %s", node.UUID, pyList(missing))
+			"Missing the following Redfish properties in node %s driver_info: %s", node.UUID, driverinfo.PyList(missing))
 	}
 	address := strings.TrimSpace(vals["redfish_address"])
 	if !strings.Contains(address, "://") {
@@ -122,7 +120,7 @@ func (h *Hardware) parseRedfish(node *model.Node) (bmc.Config, error) {
 		Poll:     h.poll(),
 		Protocol: bmc.ProtocolRedfish,
 	}
-	system, err := stringField(info, "redfish_system_id")
+	system, err := driverinfo.String(info, "redfish_system_id")
 	if err != nil {
 		return bmc.Config{}, err
 	}
@@ -177,58 +175,4 @@ func verifyCA(node *model.Node, info model.JSONObject, key string, t *transport.
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
-}
-
-func stringField(info model.JSONObject, key string) (string, error) {
-	switch v := info[key].(type) {
-	case nil:
-		return "", nil
-	case string:
-		return v, nil
-	case float64, int, int64, bool:
-		// A numeric password typed without quotes still means its digits.
-		return fmt.Sprint(v), nil
-	}
-	return "", errs.InvalidParameterValue("%s must be a string.", key)
-}
-
-// networkPort follows Ironic's validate_network_port wording.
-func networkPort(v any, name string) (int, error) {
-	n, ok := integer(v)
-	if !ok {
-		return 0, errs.InvalidParameterValue("%s \"%v\" is not a valid integer.", name, v)
-	}
-	if n < 1 || n > 65535 {
-		return 0, errs.InvalidParameterValue(
-			"%s \"%v\" is out of range. Valid port numbers must be between 1 and 65535.", name, v)
-	}
-	return n, nil
-}
-
-// integer reads an integer given as a JSON number or a decimal string.
-func integer(v any) (int, bool) {
-	switch t := v.(type) {
-	case float64:
-		if t != math.Trunc(t) || math.Abs(t) > 1<<31 {
-			return 0, false
-		}
-		return int(t), true
-	case int:
-		return t, true
-	case int64:
-		return int(t), true
-	case string:
-		n, err := strconv.Atoi(strings.TrimSpace(t))
-		return n, err == nil
-	}
-	return 0, false
-}
-
-// pyList formats names as Ironic's messages do: ['a', 'b'].
-func pyList(names []string) string {
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = "'" + n + "'"
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/driverinfo"
 	"github.com/ferricbm/ferric/conductor/vmedia/publish"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/config"
@@ -149,7 +150,7 @@ func (b *Boot) Validate(ctx context.Context, t driver.TaskContext) error {
 	n := t.Node()
 	if missing := missingKeys(n.DriverInfo, "deploy_kernel", "deploy_ramdisk"); len(missing) > 0 {
 		return errs.New(errs.KindMissingParameterValue,
-			"Cannot validate PXE bootloader. Some parameters were missing in node's driver_info. Missing are: %s", pyList(missing))
+			"Cannot validate PXE bootloader. Some parameters were missing in node's driver_info. Missing are: %s", driverinfo.PyList(missing))
 	}
 	for _, k := range []string{"deploy_kernel", "deploy_ramdisk"} {
 		if err := b.checkRef(n.DriverInfo[k]); err != nil {
@@ -169,7 +170,7 @@ func (b *Boot) Validate(ctx context.Context, t driver.TaskContext) error {
 	if _, ok := n.InstanceInfo["image_source"]; ok && !WholeDisk(n) && b.bootOption(n) == "netboot" {
 		if missing := missingKeys(n.InstanceInfo, "kernel", "ramdisk"); len(missing) > 0 {
 			return errs.New(errs.KindMissingParameterValue,
-				"Cannot validate PXE bootloader. Some parameters were missing in node's instance_info. Missing are: %s", pyList(missing))
+				"Cannot validate PXE bootloader. Some parameters were missing in node's instance_info. Missing are: %s", driverinfo.PyList(missing))
 		}
 		for _, k := range []string{"kernel", "ramdisk"} {
 			if err := b.checkRef(n.InstanceInfo[k]); err != nil {
@@ -489,15 +490,6 @@ func missingKeys(m map[string]any, keys ...string) []string {
 		}
 	}
 	return missing
-}
-
-// pyList formats names as Ironic's messages do: ['a', 'b'].
-func pyList(names []string) string {
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = "'" + n + "'"
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
 }
 
 // checkRef accepts an http(s) URL, or an absolute path or file URL under
