@@ -81,7 +81,7 @@ type RPC struct {
 
 type Conductor struct {
 	ConductorGroup              string        `ini:"conductor.conductor_group" help:"Group of conductors this conductor belongs to; nodes with the same conductor_group are managed by it."`
-	EnabledHardwareTypes        []string      `ini:"conductor.enabled_hardware_types" help:"Hardware types (drivers) this conductor serves."`
+	EnabledHardwareTypes        []string      `ini:"conductor.enabled_hardware_types" help:"Hardware types (drivers) this conductor serves: fake-hardware, ipmi, pxe_ipmitool, ilo, iscsi_ilo, redfish."`
 	WorkersPoolSize             int           `ini:"conductor.workers_pool_size" help:"Size of the worker pool for background tasks; work beyond it is refused with 503."`
 	HeartbeatInterval           time.Duration `ini:"conductor.heartbeat_interval" help:"How often the conductor refreshes its registry entry."`
 	HeartbeatTimeout            time.Duration `ini:"conductor.heartbeat_timeout" help:"A conductor whose entry is older than this is considered dead."`
