@@ -12,6 +12,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/ferricbm/ferric/conductor/bmc/ilotest"
 	"github.com/ferricbm/ferric/conductor/driver"
@@ -146,6 +148,8 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 	} {
 		It("boots the ramdisk of a "+c.model+" ("+c.driver+") from the virtual CD with its parameters on the virtual floppy, writes the image and boots it from disk", func(ctx SpecContext) {
 			w := iloWorld(ctx, backends[0])
+			w.e.log.SetLevel(logrus.DebugLevel)
+			logs := logtest.NewLocal(w.e.log)
 			srv, n, mac, backing := w.vmediaNode(ctx, c.model, c.driver, states.Available,
 				model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"})
 
@@ -195,6 +199,15 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 			final := w.e.node(ctx, n.UUID)
 			Expect(final.LastError).To(BeNil())
 			Expect(str(final.PowerState)).To(Equal(states.PowerOn))
+
+			By("logging neither the BMC password nor the floppy's signed URL")
+			Expect(logs.AllEntries()).To(ContainElement(HaveField("Message", ContainSubstring("parameter floppy inserted"))))
+			for _, e := range logs.AllEntries() {
+				line, err := e.String()
+				Expect(err).NotTo(HaveOccurred())
+				Expect(line).NotTo(ContainSubstring("s3cret-pw"))
+				Expect(line).NotTo(ContainSubstring("sig="))
+			}
 		})
 	}
 
