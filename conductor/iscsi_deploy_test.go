@@ -105,6 +105,19 @@ func (w *iscsiWorld) buildImages() {
 }
 
 func newISCSIWorld(ctx context.Context, backend string, mods ...func(*iscsideploy.Options)) *iscsiWorld {
+	return newISCSIWorldWith(ctx, backend, worldHooks{}, mods...)
+}
+
+// worldHooks add hardware types to a world's conductor.
+type worldHooks struct {
+	// files changes the boot file server's options before it is made.
+	files func(w *iscsiWorld, o *pxe.Options)
+	// types are enabled next to fake-hardware, sharing the world's
+	// interfaces.
+	types func(w *iscsiWorld, boot *pxe.Boot, dep *iscsideploy.Deploy) []driver.HardwareType
+}
+
+func newISCSIWorldWith(ctx context.Context, backend string, hooks worldHooks, mods ...func(*iscsideploy.Options)) *iscsiWorld {
 	w := &iscsiWorld{e: newEnv(backend), dir: GinkgoT().TempDir(), notified: make(chan string, 4)}
 	w.buildImages()
 	daemon, err := tgttest.Start(ctx, w.dir, tgt.Options{Stock: true})
@@ -140,8 +153,12 @@ func newISCSIWorld(ctx context.Context, backend string, mods ...func(*iscsideplo
 	w.httpURL = fmt.Sprintf("http://%s/boot", httpPort.Addr())
 	Expect(httpPort.Close()).To(Succeed())
 	allowed := []string{filepath.Join(w.dir, "images")}
-	boot := pxe.New(pxe.Options{TFTPRoot: w.tftp, HTTPRoot: w.httpRoot, HTTPURL: w.httpURL, IPXE: true,
-		DefaultBootOption: "local", FileAllowedPaths: allowed, Log: w.e.log})
+	files := pxe.Options{TFTPRoot: w.tftp, HTTPRoot: w.httpRoot, HTTPURL: w.httpURL, IPXE: true,
+		DefaultBootOption: "local", FileAllowedPaths: allowed, Log: w.e.log}
+	if hooks.files != nil {
+		hooks.files(w, &files)
+	}
+	boot := pxe.New(files)
 	opts := iscsideploy.Options{
 		APIURL: "http://127.0.0.1:6385/", PortalPort: daemon.Port, MaxConcurrentWrites: 2, WriteWorkers: 4,
 		PowerOffAfterFailure: true, DefaultBootOption: "local", CacheDir: filepath.Join(w.dir, "cache"),
@@ -161,7 +178,13 @@ func newISCSIWorld(ctx context.Context, backend string, mods ...func(*iscsideplo
 	add(hwcatalog.Boot, pxe.Name, boot)
 	add(hwcatalog.Deploy, iscsideploy.Name, dep)
 	add(hwcatalog.Vendor, iscsideploy.Name, dep.Vendor())
-	reg, err := driver.NewRegistry([]string{fake.Name}, ht)
+	types, enabled := []driver.HardwareType{ht}, []string{fake.Name}
+	if hooks.types != nil {
+		for _, t := range hooks.types(w, boot, dep) {
+			types, enabled = append(types, t), append(enabled, t.Name)
+		}
+	}
+	reg, err := driver.NewRegistry(enabled, types...)
 	Expect(err).NotTo(HaveOccurred())
 	w.e.hw, w.e.drivers = hw, reg
 	w.c = w.e.start(ctx, "iscsi-"+newUUID()[:8])

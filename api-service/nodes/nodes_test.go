@@ -35,7 +35,8 @@ func storedNode() *model.Node {
 	created := time.Date(2026, 5, 1, 10, 11, 12, 123456000, time.UTC)
 	return &model.Node{
 		UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", Name: ptr("n1"), Driver: "fake-hardware",
-		DriverInfo:         model.JSONObject{"ipmi_address": "192.0.2.1", "ipmi_password": "s3cret"},
+		DriverInfo: model.JSONObject{"ipmi_address": "192.0.2.1", "ipmi_password": "s3cret",
+			"ilo_username": "admin", "ilo_password": "s3cret", "redfish_password": "s3cret"},
 		InstanceInfo:       model.JSONObject{"configdrive": "H4sI", "image_url": "http://u:p@img", "root_gb": 10},
 		DriverInternalInfo: model.JSONObject{"agent_secret_token": "tok"},
 		ProvisionState:     ptr(states.Available), CreatedAt: created,
@@ -228,6 +229,9 @@ var _ = Describe("View", func() {
 	It("masks secrets, shows dicts as {} and renders timestamps with offset and microseconds", func() {
 		out := render(v1_11, nil)
 		Expect(out["driver_info"]).To(HaveKeyWithValue("ipmi_password", "******"))
+		Expect(out["driver_info"]).To(HaveKeyWithValue("ilo_password", "******"))
+		Expect(out["driver_info"]).To(HaveKeyWithValue("redfish_password", "******"))
+		Expect(out["driver_info"]).To(HaveKeyWithValue("ilo_username", "admin"))
 		Expect(out["driver_info"]).To(HaveKeyWithValue("ipmi_address", "192.0.2.1"))
 		Expect(out["instance_info"]).To(HaveKeyWithValue("configdrive", "******"))
 		Expect(out["instance_info"]).To(HaveKeyWithValue("image_url", "******"))

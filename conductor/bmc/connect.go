@@ -35,6 +35,9 @@ type Config struct {
 	// Protocol forces ProtocolRIBCL or ProtocolRedfish; "" chooses from
 	// the product name.
 	Protocol string
+	// SystemID picks the Redfish system (a member id of
+	// /redfish/v1/Systems); "" takes the first.
+	SystemID string
 }
 
 var generation = regexp.MustCompile(`\bGen(\d+)\b`)
@@ -93,7 +96,7 @@ func connectRedfish(ctx context.Context, cfg Config) (*Controller, error) {
 		addr = net.JoinHostPort(cfg.Address, strconv.Itoa(cfg.Port))
 	}
 	c, err := redfish.New(redfish.Config{Address: addr, Username: cfg.Username, Password: cfg.Password,
-		TLS: cfg.TLS, Timeout: cfg.Timeout})
+		TLS: cfg.TLS, Timeout: cfg.Timeout, SystemID: cfg.SystemID})
 	if err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ type RPC struct {
 
 type Conductor struct {
 	ConductorGroup              string        `ini:"conductor.conductor_group" help:"Group of conductors this conductor belongs to; nodes with the same conductor_group are managed by it."`
-	EnabledHardwareTypes        []string      `ini:"conductor.enabled_hardware_types" help:"Hardware types (drivers) this conductor serves."`
+	EnabledHardwareTypes        []string      `ini:"conductor.enabled_hardware_types" help:"Hardware types (drivers) this conductor serves: fake-hardware, ipmi, pxe_ipmitool, ilo, iscsi_ilo, redfish."`
 	WorkersPoolSize             int           `ini:"conductor.workers_pool_size" help:"Size of the worker pool for background tasks; work beyond it is refused with 503."`
 	HeartbeatInterval           time.Duration `ini:"conductor.heartbeat_interval" help:"How often the conductor refreshes its registry entry."`
 	HeartbeatTimeout            time.Duration `ini:"conductor.heartbeat_timeout" help:"A conductor whose entry is older than this is considered dead."`
@@ -197,9 +197,16 @@ type Glance struct {
 	RegionName        string `ini:"glance.region_name" help:"Region whose image endpoint is taken from the catalog."`
 }
 
-// ILO holds the iLO drivers' options that say where virtual media (the
-// parameter floppy, boot ISOs) are published for the BMC to fetch.
+// ILO holds the iLO drivers' options: how the iLO is reached and how a
+// power change is confirmed (Ironic's names and units: whole seconds), and
+// where virtual media (the parameter floppy, boot ISOs) are published for
+// the BMC to fetch.
 type ILO struct {
+	ClientTimeout int    `ini:"ilo.client_timeout" help:"Seconds each request to an iLO may take; driver_info client_timeout overrides it."`
+	ClientPort    int    `ini:"ilo.client_port" help:"HTTPS port of the iLO; driver_info client_port overrides it."`
+	CAFile        string `ini:"ilo.ca_file" help:"CA bundle that verifies iLO certificates; empty: the system's roots. driver_info ca_file overrides it. Verification is off only for nodes whose driver_info sets ilo_verify_ca to false."`
+	PowerWait     int    `ini:"ilo.power_wait" help:"Seconds between reads of the power state after a power action (iLO and Redfish nodes)."`
+	PowerRetry    int    `ini:"ilo.power_retry" help:"Reads of the power state after a power action before it counts as failed (iLO and Redfish nodes)."`
 	SwiftILOContainer string `ini:"ilo.swift_ilo_container" help:"Swift container that holds the virtual media objects (image-<node uuid> floppies, boot-<node uuid> ISOs); created when missing."`
 	// SwiftObjectExpiryTimeout is Ironic's option, in whole seconds.
 	SwiftObjectExpiryTimeout int  `ini:"ilo.swift_object_expiry_timeout" help:"Seconds a published floppy lives (Swift X-Delete-After, or the web server's expiry) and every temporary URL handed to a BMC stays valid."`
@@ -319,6 +326,10 @@ func Defaults() Config {
 			ProjectDomainName: "Default",
 		},
 		ILO: ILO{
+			ClientTimeout:            60,
+			ClientPort:               443,
+			PowerWait:                2,
+			PowerRetry:               6,
 			SwiftILOContainer:        "ironic_ilo_container",
 			SwiftObjectExpiryTimeout: 900,
 			UseWebServerForImages:    true,

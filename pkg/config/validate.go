@@ -260,6 +260,18 @@ func (c Config) Validate() error {
 	if il.SwiftObjectExpiryTimeout < 1 {
 		bad("ilo", "swift_object_expiry_timeout", "must be positive")
 	}
+	if il.ClientTimeout < 1 {
+		bad("ilo", "client_timeout", "must be positive")
+	}
+	if il.ClientPort < 1 || il.ClientPort > 65535 {
+		bad("ilo", "client_port", "%d is not a port number", il.ClientPort)
+	}
+	if il.PowerWait < 1 {
+		bad("ilo", "power_wait", "must be positive")
+	}
+	if il.PowerRetry < 1 {
+		bad("ilo", "power_retry", "must be positive")
+	}
 	if il.SwiftILOContainer == "" || strings.Contains(il.SwiftILOContainer, "/") {
 		bad("ilo", "swift_ilo_container", "%q is not a container name", il.SwiftILOContainer)
 	}

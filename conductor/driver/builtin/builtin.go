@@ -3,13 +3,23 @@
 package builtin
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
+	"github.com/ferricbm/ferric/conductor/driver/ilo"
 	"github.com/ferricbm/ferric/conductor/driver/ipmi"
 	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/conductor/vmedia/publish"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 )
@@ -31,7 +41,12 @@ func Registry(enabled []string) (*driver.Registry, error) {
 // set up from cfg (the [ipmi], [deploy], [pxe] and [iscsi] sections, power
 // timeouts) and logging to log (nil: discarded).
 func Configured(cfg config.Config, log logrus.FieldLogger) (*driver.Registry, error) {
-	boot := pxe.New(pxe.OptionsFrom(cfg, log))
+	pxeOpts := pxe.OptionsFrom(cfg, log)
+	publisher, err := mediaPublisher(cfg, &pxeOpts)
+	if err != nil {
+		return nil, err
+	}
+	boot := pxe.New(pxeOpts)
 	deploy := iscsideploy.New(iscsideploy.OptionsFrom(cfg, log))
 	hw := ipmi.New(ipmi.OptionsFrom(cfg, log))
 	one := func(name string, impl driver.Interface) []driver.Implementation {
@@ -50,5 +65,63 @@ func Configured(cfg config.Config, log logrus.FieldLogger) (*driver.Registry, er
 		hwcatalog.Vendor: {{Name: iscsideploy.Name, Impl: deploy.Vendor()}, {Name: "no-vendor", Impl: driver.NoOp{}}},
 	})
 	classic.Name = PXEIPMIToolName
-	return driver.NewRegistry(cfg.Conductor.EnabledHardwareTypes, fake.New().HardwareType(), ipmiType, classic)
+
+	bmcs := ilo.New(ilo.OptionsFrom(cfg, log))
+	media := ilo.BootOptions{Publisher: publisher, DefaultBootOption: cfg.Deploy.DefaultBootOption,
+		MediaLifetime: time.Duration(cfg.ILO.SwiftObjectExpiryTimeout) * time.Second}
+	iloBoot := []driver.Implementation{{Name: ilo.ILOBootName, Impl: bmcs.Boot(bmcs.ILO(), media)}, {Name: pxe.Name, Impl: boot}}
+	iloType := bmcs.HardwareType(ilo.Name, bmcs.ILO(), map[hwcatalog.InterfaceType][]driver.Implementation{
+		hwcatalog.Boot:   iloBoot,
+		hwcatalog.Deploy: one(iscsideploy.Name, deploy),
+		hwcatalog.Vendor: {{Name: "no-vendor", Impl: driver.NoOp{}}, {Name: iscsideploy.Name, Impl: deploy.Vendor()}},
+	})
+	iloClassic := bmcs.HardwareType(ilo.ClassicName, bmcs.ILO(), map[hwcatalog.InterfaceType][]driver.Implementation{
+		hwcatalog.Boot:   iloBoot,
+		hwcatalog.Deploy: one(iscsideploy.Name, deploy),
+		hwcatalog.Vendor: {{Name: iscsideploy.Name, Impl: deploy.Vendor()}, {Name: "no-vendor", Impl: driver.NoOp{}}},
+	})
+	redfishType := bmcs.HardwareType(ilo.RedfishName, bmcs.Redfish(), map[hwcatalog.InterfaceType][]driver.Implementation{
+		hwcatalog.Boot:   {{Name: ilo.RedfishBootName, Impl: bmcs.Boot(bmcs.Redfish(), media)}, {Name: pxe.Name, Impl: boot}},
+		hwcatalog.Deploy: one(iscsideploy.Name, deploy),
+		hwcatalog.Vendor: {{Name: "no-vendor", Impl: driver.NoOp{}}, {Name: iscsideploy.Name, Impl: deploy.Vendor()}},
+	})
+	return driver.NewRegistry(cfg.Conductor.EnabledHardwareTypes, fake.New().HardwareType(), ipmiType, classic,
+		iloType, iloClassic, redfishType)
+}
+
+// mediaPublisher is where the virtual-media boot interfaces publish the
+// parameter floppy. With [ilo] use_web_server_for_images and a virtual-media
+// hardware type enabled, that is the boot file server, which then serves
+// the media folder through signed URLs; otherwise the publisher is made at
+// first use, so a missing [deploy] http_url or an unreachable Swift fails
+// the deploy that needs it, not the conductor's start.
+func mediaPublisher(cfg config.Config, files *pxe.Options) (func(context.Context) (publish.Publisher, error), error) {
+	vmedia := slices.ContainsFunc(cfg.Conductor.EnabledHardwareTypes, func(hw string) bool {
+		return hw == ilo.Name || hw == ilo.ClassicName || hw == ilo.RedfishName
+	})
+	if vmedia && cfg.ILO.UseWebServerForImages && cfg.Deploy.HTTPURL != "" {
+		web, err := publish.NewWebServer(filepath.Join(cfg.Deploy.HTTPRoot, strings.Trim(publish.Prefix, "/")), cfg.Deploy.HTTPURL)
+		if err != nil {
+			return nil, err
+		}
+		files.Media = web
+		return func(context.Context) (publish.Publisher, error) { return web, nil }, nil
+	}
+	var (
+		mu  sync.Mutex
+		pub publish.Publisher
+	)
+	return func(ctx context.Context) (publish.Publisher, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if pub != nil {
+			return pub, nil
+		}
+		p, err := publish.New(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("virtual media publisher: %w", err)
+		}
+		pub = p
+		return pub, nil
+	}, nil
 }

@@ -2,12 +2,12 @@ package ipmi
 
 import (
 	"fmt"
-	"math"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/ferricbm/ferric/conductor/driver/driverinfo"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 )
@@ -59,21 +59,21 @@ func parseDriverInfo(node *model.Node) (bmcInfo, error) {
 		CipherSuite: -1,
 	}
 	var err error
-	if b.Username, err = stringField(info, "ipmi_username"); err != nil {
+	if b.Username, err = driverinfo.String(info, "ipmi_username"); err != nil {
 		return bmcInfo{}, err
 	}
-	if b.Password, err = stringField(info, "ipmi_password"); err != nil {
+	if b.Password, err = driverinfo.String(info, "ipmi_password"); err != nil {
 		return bmcInfo{}, err
 	}
 	if v, ok := info["ipmi_port"]; ok && v != nil {
-		if b.Port, err = networkPort(v, "ipmi_port"); err != nil {
+		if b.Port, err = driverinfo.Port(v, "ipmi_port"); err != nil {
 			return bmcInfo{}, err
 		}
 	}
 	// No console here, but a bad terminal port fails validation as in
 	// Ironic, rather than when a console interface appears.
 	if v, ok := info["ipmi_terminal_port"]; ok && v != nil {
-		if _, err = networkPort(v, "ipmi_terminal_port"); err != nil {
+		if _, err = driverinfo.Port(v, "ipmi_terminal_port"); err != nil {
 			return bmcInfo{}, err
 		}
 	}
@@ -105,7 +105,7 @@ func parseDriverInfo(node *model.Node) (bmcInfo, error) {
 			"Invalid privilege level value:%s, the valid value can be one of %s", b.PrivLevel, strings.Join(privLevels, ", "))
 	}
 	if v, ok := info["ipmi_cipher_suite"]; ok && v != nil {
-		n, ok := integer(v)
+		n, ok := driverinfo.Int(v)
 		if !ok || n < 0 || n > 17 {
 			return bmcInfo{}, errs.InvalidParameterValue(
 				"ipmi_cipher_suite \"%v\" is not a valid IPMI cipher suite: expected an integer from 0 to 17.", v)
@@ -121,51 +121,6 @@ func parseDriverInfo(node *model.Node) (bmcInfo, error) {
 		b.DisableBootTimeout = &d
 	}
 	return b, nil
-}
-
-func stringField(info model.JSONObject, key string) (string, error) {
-	switch v := info[key].(type) {
-	case nil:
-		return "", nil
-	case string:
-		return v, nil
-	case float64, int, int64, bool:
-		// A numeric password typed without quotes still means its digits.
-		return fmt.Sprint(v), nil
-	}
-	return "", errs.InvalidParameterValue("%s must be a string.", key)
-}
-
-// networkPort follows Ironic's validate_network_port wording.
-func networkPort(v any, name string) (int, error) {
-	n, ok := integer(v)
-	if !ok {
-		return 0, errs.InvalidParameterValue("%s \"%v\" is not a valid integer.", name, v)
-	}
-	if n < 1 || n > 65535 {
-		return 0, errs.InvalidParameterValue(
-			"%s \"%v\" is out of range. Valid port numbers must be between 1 and 65535.", name, v)
-	}
-	return n, nil
-}
-
-// integer reads an integer given as a JSON number or a decimal string.
-func integer(v any) (int, bool) {
-	switch t := v.(type) {
-	case float64:
-		if t != math.Trunc(t) || math.Abs(t) > 1<<31 {
-			return 0, false
-		}
-		return int(t), true
-	case int:
-		return t, true
-	case int64:
-		return int(t), true
-	case string:
-		n, err := strconv.Atoi(strings.TrimSpace(t))
-		return n, err == nil
-	}
-	return 0, false
 }
 
 // boolean reads Ironic's strict boolean strings or a JSON boolean.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ferricbm/ferric/conductor/driver/driverinfo"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -101,7 +102,7 @@ func parseInstanceInfoWith(n *model.Node, defaultBootOption, defaultEphemeralFor
 	}
 	if len(missing) > 0 {
 		return nil, errs.New(errs.KindMissingParameterValue,
-			"Cannot validate driver deploy. Some parameters were missing in node's instance_info. Missing are: %s", pyList(missing))
+			"Cannot validate driver deploy. Some parameters were missing in node's instance_info. Missing are: %s", driverinfo.PyList(missing))
 	}
 	info.imageSource = source
 	u, err := url.Parse(info.imageSource)
@@ -240,14 +241,6 @@ func strictBool(v any) (bool, error) {
 		}
 	}
 	return false, fmt.Errorf("Unrecognized value '%v', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'", v)
-}
-
-func pyList(names []string) string {
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = "'" + n + "'"
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
 }
 
 // instanceInfo parses the node's instance_info; for a Glance image it

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/driverinfo"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
@@ -126,7 +127,7 @@ func (d *Deploy) parseDeployInfo(t driver.TaskContext, info map[string]any) (*de
 		}
 	}
 	if len(missing) > 0 {
-		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", pyList(missing))
+		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", driverinfo.PyList(missing))
 	}
 	out := &deployInfo{target: target{address: str("address"), iqn: str("iqn"), port: d.opts.PortalPort, lun: 1, notify: true, doneKey: sent,
 		chapUser: str("chap_username"), chapSecret: str("chap_secret")}, ramdiskError: str("error")}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -24,6 +25,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/driverinfo"
+	"github.com/ferricbm/ferric/conductor/vmedia/publish"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -67,7 +70,14 @@ type Options struct {
 	MaxFileSize int64
 	// Server bounds the boot file server's connections.
 	Server httpserver.Limits
-	Log    logrus.FieldLogger
+	// Media publishes virtual media in <HTTPRoot>/vmedia: the server hands
+	// that path to it (signed, expiring URLs) and runs its reaper. Without
+	// it the path is refused, so the folder is never served unsigned.
+	Media *publish.WebServer
+	// ReapInterval is how often expired media are removed; default a
+	// minute.
+	ReapInterval time.Duration
+	Log          logrus.FieldLogger
 }
 
 // OptionsFrom takes the options from a configuration.
@@ -92,8 +102,9 @@ type Boot struct {
 	opts Options
 	log  logrus.FieldLogger
 
-	mu  sync.Mutex
-	srv *http.Server
+	mu         sync.Mutex
+	srv        *http.Server
+	stopReaper context.CancelFunc
 }
 
 // New builds the interface.
@@ -106,6 +117,9 @@ func New(opts Options) *Boot {
 	}
 	if opts.DefaultBootOption == "" {
 		opts.DefaultBootOption = "local"
+	}
+	if opts.ReapInterval <= 0 {
+		opts.ReapInterval = time.Minute
 	}
 	return &Boot{opts: opts, log: opts.Log.WithField("boot_interface", Name)}
 }
@@ -137,7 +151,7 @@ func (b *Boot) Validate(ctx context.Context, t driver.TaskContext) error {
 	n := t.Node()
 	if missing := missingKeys(n.DriverInfo, "deploy_kernel", "deploy_ramdisk"); len(missing) > 0 {
 		return errs.New(errs.KindMissingParameterValue,
-			"Cannot validate PXE bootloader. Some parameters were missing in node's driver_info. Missing are: %s", pyList(missing))
+			"Cannot validate PXE bootloader. Some parameters were missing in node's driver_info. Missing are: %s", driverinfo.PyList(missing))
 	}
 	for _, k := range []string{"deploy_kernel", "deploy_ramdisk"} {
 		if err := b.checkRef(n.DriverInfo[k]); err != nil {
@@ -157,7 +171,7 @@ func (b *Boot) Validate(ctx context.Context, t driver.TaskContext) error {
 	if _, ok := n.InstanceInfo["image_source"]; ok && !WholeDisk(n) && b.bootOption(n) == "netboot" {
 		if missing := missingKeys(n.InstanceInfo, "kernel", "ramdisk"); len(missing) > 0 {
 			return errs.New(errs.KindMissingParameterValue,
-				"Cannot validate PXE bootloader. Some parameters were missing in node's instance_info. Missing are: %s", pyList(missing))
+				"Cannot validate PXE bootloader. Some parameters were missing in node's instance_info. Missing are: %s", driverinfo.PyList(missing))
 		}
 		for _, k := range []string{"kernel", "ramdisk"} {
 			if err := b.checkRef(n.InstanceInfo[k]); err != nil {
@@ -479,15 +493,6 @@ func missingKeys(m map[string]any, keys ...string) []string {
 	return missing
 }
 
-// pyList formats names as Ironic's messages do: ['a', 'b'].
-func pyList(names []string) string {
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = "'" + n + "'"
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
-}
-
 // checkRef accepts an http(s) URL, or an absolute path or file URL under
 // the allowed directories.
 func (b *Boot) checkRef(ref any) error {
@@ -583,6 +588,16 @@ func (b *Boot) StartService(ctx context.Context) error {
 	}
 	prefix := strings.TrimRight(u.Path, "/")
 	var h http.Handler = http.FileServer(http.Dir(b.opts.HTTPRoot))
+	if b.opts.Media != nil {
+		h = b.opts.Media.Wrap(h)
+		reapCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		b.stopReaper = cancel
+		go b.opts.Media.RunReaper(reapCtx, b.opts.ReapInterval, func(err error) {
+			b.log.WithError(err).Warn("Removing expired virtual media failed")
+		})
+	} else {
+		h = refuseMedia(h)
+	}
 	if prefix != "" {
 		h = http.StripPrefix(prefix, h)
 	}
@@ -602,9 +617,26 @@ func (b *Boot) StopService(ctx context.Context) error {
 	b.mu.Lock()
 	srv := b.srv
 	b.srv = nil
+	if b.stopReaper != nil {
+		b.stopReaper()
+		b.stopReaper = nil
+	}
 	b.mu.Unlock()
 	if srv == nil {
 		return nil
 	}
 	return srv.Shutdown(ctx)
+}
+
+// refuseMedia answers 404 for the virtual media folder when no publisher
+// guards it.
+func refuseMedia(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := path.Clean("/" + r.URL.Path)
+		if p+"/" == publish.Prefix || strings.HasPrefix(p, publish.Prefix) {
+			http.NotFound(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

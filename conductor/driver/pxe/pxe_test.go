@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -18,6 +19,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/conductor/vmedia/publish"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -272,6 +274,65 @@ var _ = Describe("pxe boot interface", func() {
 		Expect(srv.StopService(ctx)).To(Succeed())
 		_, err = http.Get("http://" + addr + "/boot/hello")
 		Expect(err).To(HaveOccurred())
+	})
+
+	Describe("virtual media on the boot file server", func() {
+		var addr string
+		BeforeEach(func() {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			Expect(err).NotTo(HaveOccurred())
+			addr = l.Addr().String()
+			l.Close()
+		})
+		get := func(u string) (int, string) {
+			resp, err := http.Get(u)
+			Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(body)
+		}
+
+		It("serves published media only through signed URLs, and reaps expired ones", func(ctx SpecContext) {
+			base := "http://" + addr + "/boot"
+			media, err := publish.NewWebServer(filepath.Join(httpRoot, "vmedia"), base)
+			Expect(err).NotTo(HaveOccurred())
+			srv := pxe.New(pxe.Options{TFTPRoot: tftp, HTTPRoot: httpRoot, HTTPURL: base, Media: media, ReapInterval: 100 * time.Millisecond})
+			Expect(srv.StartService(ctx)).To(Succeed())
+			DeferCleanup(srv.StopService)
+			Expect(media.Publish(ctx, "image-a", strings.NewReader("deploy key"), 0)).To(Succeed())
+			u, err := media.URL(ctx, "image-a", time.Minute)
+			Expect(err).NotTo(HaveOccurred())
+
+			status, body := get(u)
+			Expect(status).To(Equal(http.StatusOK))
+			Expect(body).To(Equal("deploy key"))
+			status, body = get(base + "/vmedia/image-a")
+			Expect(status).To(Equal(http.StatusForbidden))
+			Expect(body).NotTo(ContainSubstring("deploy key"))
+			status, _ = get(base + "//vmedia/image-a")
+			Expect(status).NotTo(Equal(http.StatusOK))
+
+			Expect(media.Publish(ctx, "image-b", strings.NewReader("short-lived"), time.Second)).To(Succeed())
+			Eventually(filepath.Join(httpRoot, "vmedia", "image-b")).WithTimeout(5 * time.Second).ShouldNot(BeAnExistingFile())
+			Expect(filepath.Join(httpRoot, "vmedia", "image-a")).To(BeAnExistingFile())
+		})
+
+		It("refuses the media folder when no publisher guards it", func(ctx SpecContext) {
+			base := "http://" + addr
+			srv := pxe.New(pxe.Options{TFTPRoot: tftp, HTTPRoot: httpRoot, HTTPURL: base})
+			Expect(os.MkdirAll(filepath.Join(httpRoot, "vmedia"), 0o755)).To(Succeed())
+			Expect(os.WriteFile(filepath.Join(httpRoot, "vmedia", "image-a"), []byte("deploy key"), 0o644)).To(Succeed())
+			Expect(os.WriteFile(filepath.Join(httpRoot, "hello"), []byte("hi"), 0o644)).To(Succeed())
+			Expect(srv.StartService(ctx)).To(Succeed())
+			DeferCleanup(srv.StopService)
+			status, _ := get(base + "/hello")
+			Expect(status).To(Equal(http.StatusOK))
+			for _, p := range []string{"/vmedia/image-a", "/vmedia/", "/x/../vmedia/image-a"} {
+				status, body := get(base + p)
+				Expect(status).To(Equal(http.StatusNotFound), p)
+				Expect(body).NotTo(ContainSubstring("deploy key"))
+			}
+		})
 	})
 
 	It("bounds the boot file server's clients as [deploy] configures", func() {

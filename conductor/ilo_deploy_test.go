@@ -1,0 +1,243 @@
+package conductor_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+
+	"github.com/ferricbm/ferric/conductor/bmc/ilotest"
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/ilo"
+	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
+	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/conductor/vmedia/publish"
+	"github.com/ferricbm/ferric/deploy/floppy"
+	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// iloWorld is an iSCSI deploy world whose conductor also drives the ilo
+// hardware type, publishing media on its boot file server.
+func iloWorld(ctx context.Context, backend string) *iscsiWorld {
+	var web *publish.WebServer
+	return newISCSIWorldWith(ctx, backend, worldHooks{
+		files: func(w *iscsiWorld, o *pxe.Options) {
+			var err error
+			web, err = publish.NewWebServer(filepath.Join(w.httpRoot, "vmedia"), w.httpURL)
+			Expect(err).NotTo(HaveOccurred())
+			o.Media = web
+		},
+		types: func(w *iscsiWorld, boot *pxe.Boot, dep *iscsideploy.Deploy) []driver.HardwareType {
+			cfg := config.Defaults()
+			cfg.ILO.PowerWait, cfg.ILO.PowerRetry = 1, 5
+			hw := ilo.New(ilo.OptionsFrom(cfg, w.e.log))
+			opts := ilo.BootOptions{MediaLifetime: 15 * time.Minute,
+				Publisher: func(context.Context) (publish.Publisher, error) { return web, nil }}
+			var types []driver.HardwareType
+			for _, t := range []struct {
+				name, boot string
+				flavor     ilo.Flavor
+			}{{ilo.Name, ilo.ILOBootName, hw.ILO()}, {ilo.RedfishName, ilo.RedfishBootName, hw.Redfish()}} {
+				types = append(types, hw.HardwareType(t.name, t.flavor, map[hwcatalog.InterfaceType][]driver.Implementation{
+					hwcatalog.Boot:   {{Name: t.boot, Impl: hw.Boot(t.flavor, opts)}},
+					hwcatalog.Deploy: {{Name: iscsideploy.Name, Impl: dep}},
+					hwcatalog.Vendor: {{Name: iscsideploy.Name, Impl: dep.Vendor()}},
+				}))
+			}
+			return types
+		},
+	})
+}
+
+// vmediaOf reads a fake BMC's virtual drives and first boot device, on
+// whichever side of the fake holds the server's state.
+func vmediaOf(srv *ilotest.Server) (cd, fl string, persistent string) {
+	if srv.Redfish != nil {
+		if m := srv.Redfish.Media("CD"); m.Inserted {
+			cd = m.Image
+		}
+		if m := srv.Redfish.Media("Floppy"); m.Inserted {
+			fl = m.Image
+		}
+		if b := srv.Redfish.Boot(); b.Enabled == "Continuous" {
+			persistent = b.Target
+		}
+		return cd, fl, persistent
+	}
+	if m := srv.RIBCL.VirtualMedia("CDROM"); m.Inserted {
+		cd = m.URL
+	}
+	if m := srv.RIBCL.VirtualMedia("FLOPPY"); m.Inserted {
+		fl = m.URL
+	}
+	return cd, fl, srv.RIBCL.PersistentBoot()[0]
+}
+
+// vmediaNode starts a fake BMC of model and creates a node of driver
+// reaching it, with a PXE port and a 64 MiB disk file.
+func (w *iscsiWorld) vmediaNode(ctx context.Context, bmcModel, drv, state string, instanceInfo model.JSONObject) (*ilotest.Server, *model.Node, string, string) {
+	GinkgoHelper()
+	srv, err := ilotest.Start("127.0.0.1:0", ilotest.Options{Username: "admin", Password: "s3cret-pw",
+		Model: bmcModel, PowerDelay: 200 * time.Millisecond})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(srv.Close)
+	ca, err := srv.WriteCAFile(w.dir)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(filepath.Join(w.dir, "images", "deploy.iso"), []byte("deploy ISO"), 0o644)).To(Succeed())
+	info := model.JSONObject{"ilo_address": "127.0.0.1", "client_port": srv.Port, "ilo_username": "admin",
+		"ilo_password": "s3cret-pw", "ca_file": ca, "deploy_iso": w.images.URL + "/deploy.iso"}
+	if drv == ilo.RedfishName {
+		info = model.JSONObject{"redfish_address": "127.0.0.1:" + strconv.Itoa(srv.Port), "redfish_username": "admin",
+			"redfish_password": "s3cret-pw", "redfish_verify_ca": ca, "deploy_iso": w.images.URL + "/deploy.iso"}
+	}
+	n := w.e.createNode(ctx, state, func(n *model.Node) {
+		n.Driver = drv
+		n.DriverInfo = info
+		n.InstanceInfo = instanceInfo
+		n.PowerState = ptr(states.PowerOff)
+	})
+	Expect(str(n.BootInterface)).To(HaveSuffix("-virtual-media"))
+	mac := randomMAC()
+	Expect(w.e.store.CreatePort(ctx, &model.Port{UUID: newUUID(), NodeID: n.ID, Address: mac, PXEEnabled: true})).To(Succeed())
+	backing := filepath.Join(w.dir, n.UUID+".disk")
+	Expect(os.WriteFile(backing, nil, 0o644)).To(Succeed())
+	Expect(os.Truncate(backing, 64<<20)).To(Succeed())
+	return srv, n, mac, backing
+}
+
+// floppyParameters fetches a published floppy and reads its parameters.txt.
+func floppyParameters(u string) string {
+	GinkgoHelper()
+	resp, err := http.Get(u)
+	Expect(err).NotTo(HaveOccurred())
+	img, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	fs, err := floppy.Open(bytes.NewReader(img))
+	Expect(err).NotTo(HaveOccurred())
+	txt, err := fs.ReadFile(floppy.ParametersFile)
+	Expect(err).NotTo(HaveOccurred())
+	return string(txt)
+}
+
+func statusOf(u string) int {
+	GinkgoHelper()
+	resp, err := http.Get(u)
+	Expect(err).NotTo(HaveOccurred())
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
+	for _, c := range []struct{ model, driver, disk string }{
+		{"ProLiant DL360 Gen9", ilo.Name, "HDD"},
+		{"ProLiant DL360 Gen10", ilo.RedfishName, "Hdd"},
+	} {
+		It("boots the ramdisk of a "+c.model+" ("+c.driver+") from the virtual CD with its parameters on the virtual floppy, writes the image and boots it from disk", func(ctx SpecContext) {
+			w := iloWorld(ctx, backends[0])
+			w.e.log.SetLevel(logrus.DebugLevel)
+			logs := logtest.NewLocal(w.e.log)
+			srv, n, mac, backing := w.vmediaNode(ctx, c.model, c.driver, states.Available,
+				model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"})
+
+			w.deployToWait(ctx, n.UUID)
+
+			By("inserting the floppy and the deploy ISO, booting once from the CD")
+			if srv.Redfish != nil {
+				Expect(srv.Redfish.PowerState()).To(Equal("On"))
+			} else {
+				Expect(srv.RIBCL.Power()).To(Equal("ON"))
+			}
+			cd, floppyURL, _ := vmediaOf(srv)
+			Expect(cd).To(Equal(w.images.URL + "/deploy.iso"))
+			Expect(floppyURL).To(HavePrefix(w.httpURL + "/vmedia/image-" + n.UUID + "?"))
+			Expect(w.pxelinuxPath(mac)).NotTo(BeAnExistingFile(), "no PXE configuration")
+
+			By("serving the ramdisk's parameters on the floppy")
+			txt := floppyParameters(floppyURL)
+			key := deployKey(w.e.node(ctx, n.UUID))
+			iqn := iscsideploy.IQN(n.UUID)
+			for _, want := range []string{"deployment_id=" + n.UUID, "deployment_key=" + key, "iscsi_target_iqn=" + iqn,
+				"BOOTIF=" + mac, "ipa-driver-name=" + c.driver} {
+				Expect(txt).To(ContainSubstring(want))
+			}
+
+			By("writing the image when the ramdisk calls back, then booting from disk")
+			Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
+			_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1",
+				"iqn": iqn, "port": strconv.Itoa(w.tgt.port)}))
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
+			Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+			Eventually(w.notified).Should(Receive(Equal("done " + key)))
+			written, err := os.ReadFile(backing)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(written[:len(w.refRaw)]).To(Equal(w.refRaw))
+
+			cd, inserted, first := vmediaOf(srv)
+			Expect(cd).To(BeEmpty())
+			Expect(inserted).To(BeEmpty())
+			Expect(first).To(Equal(c.disk))
+			Expect(statusOf(floppyURL)).To(Equal(http.StatusNotFound), "the floppy and its deploy key are gone")
+			bd, err := w.e.api(w.c).GetBootDevice(ctx, rpc.NodeArgs{NodeID: n.UUID})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(*bd.BootDevice).To(Equal("disk"))
+			Expect(*bd.Persistent).To(BeTrue())
+			final := w.e.node(ctx, n.UUID)
+			Expect(final.LastError).To(BeNil())
+			Expect(str(final.PowerState)).To(Equal(states.PowerOn))
+
+			By("logging neither the BMC password nor the floppy's signed URL")
+			Expect(logs.AllEntries()).To(ContainElement(HaveField("Message", ContainSubstring("parameter floppy inserted"))))
+			for _, e := range logs.AllEntries() {
+				line, err := e.String()
+				Expect(err).NotTo(HaveOccurred())
+				Expect(line).NotTo(ContainSubstring("s3cret-pw"))
+				Expect(line).NotTo(ContainSubstring("sig="))
+			}
+		})
+	}
+
+	It("cleans a Gen9's disk through the callback-only ramdisk booted from virtual media, and ejects it", func(ctx SpecContext) {
+		w := iloWorld(ctx, backends[0])
+		srv, n, mac, backing := w.vmediaNode(ctx, "ProLiant DL360 Gen9", ilo.Name, states.Manageable, nil)
+		fillDisk(backing)
+		iqn := iscsideploy.IQN(n.UUID)
+		Expect(w.tgt.exportCHAP(iqn, backing, "ferric-cleaning1", "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5")).To(Succeed())
+		w.provide(ctx, n.UUID)
+
+		cd, floppyURL, _ := vmediaOf(srv)
+		Expect(cd).To(Equal(w.images.URL + "/deploy.iso"))
+		key := deployKey(w.e.node(ctx, n.UUID))
+		txt := floppyParameters(floppyURL)
+		for _, want := range []string{"deployment_key=" + key, "iscsi_target_iqn=" + iqn, "BOOTIF=" + mac} {
+			Expect(txt).To(ContainSubstring(want))
+		}
+
+		_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
+			"port": strconv.Itoa(w.tgt.port), "lun": "1", "chap_username": "ferric-cleaning1", "chap_secret": "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5"})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.Available))
+		Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+		Expect(w.e.node(ctx, n.UUID).LastError).To(BeNil())
+		Expect(allZero(backing)).To(BeTrue())
+		cd, inserted, _ := vmediaOf(srv)
+		Expect(cd).To(BeEmpty())
+		Expect(inserted).To(BeEmpty())
+		Expect(statusOf(floppyURL)).To(Equal(http.StatusNotFound))
+		Expect(srv.RIBCL.Power()).To(Equal("OFF"))
+	})
+})
