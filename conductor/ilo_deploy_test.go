@@ -178,7 +178,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 			By("writing the image when the ramdisk calls back, then booting from disk")
 			Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
 			_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1",
-				"iqn": iqn, "port": strconv.Itoa(w.tgt.port)}))
+				"iqn": iqn, "port": strconv.Itoa(w.tgt.Port)}))
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
 			Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
@@ -192,7 +192,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 			Expect(inserted).To(BeEmpty())
 			Expect(first).To(Equal(c.disk))
 			Expect(statusOf(floppyURL)).To(Equal(http.StatusNotFound), "the floppy and its deploy key are gone")
-			bd, err := w.e.api(w.c).GetBootDevice(ctx, rpc.NodeArgs{NodeID: n.UUID})
+			bd, err := rpc.GetBootDevice.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: n.UUID})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(*bd.BootDevice).To(Equal("disk"))
 			Expect(*bd.Persistent).To(BeTrue())
@@ -216,7 +216,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 		srv, n, mac, backing := w.vmediaNode(ctx, "ProLiant DL360 Gen9", ilo.Name, states.Manageable, nil)
 		fillDisk(backing)
 		iqn := iscsideploy.IQN(n.UUID)
-		Expect(w.tgt.exportCHAP(iqn, backing, "ferric-cleaning1", "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5")).To(Succeed())
+		Expect(w.tgt.ExportCHAP(iqn, backing, "ferric-cleaning1", "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5")).To(Succeed())
 		w.provide(ctx, n.UUID)
 
 		cd, floppyURL, _ := vmediaOf(srv)
@@ -228,7 +228,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 		}
 
 		_, err := w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
-			"port": strconv.Itoa(w.tgt.port), "lun": "1", "chap_username": "ferric-cleaning1", "chap_secret": "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5"})
+			"port": strconv.Itoa(w.tgt.Port), "lun": "1", "chap_username": "ferric-cleaning1", "chap_secret": "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5"})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(w.e.provisionState(ctx, n.UUID), cleanTimeout).Should(Equal(states.Available))
 		Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())

@@ -202,11 +202,11 @@ type Glance struct {
 // where virtual media (the parameter floppy, boot ISOs) are published for
 // the BMC to fetch.
 type ILO struct {
-	ClientTimeout int    `ini:"ilo.client_timeout" help:"Seconds each request to an iLO may take; driver_info client_timeout overrides it."`
-	ClientPort    int    `ini:"ilo.client_port" help:"HTTPS port of the iLO; driver_info client_port overrides it."`
-	CAFile        string `ini:"ilo.ca_file" help:"CA bundle that verifies iLO certificates; empty: the system's roots. driver_info ca_file overrides it. Verification is off only for nodes whose driver_info sets ilo_verify_ca to false."`
-	PowerWait     int    `ini:"ilo.power_wait" help:"Seconds between reads of the power state after a power action (iLO and Redfish nodes)."`
-	PowerRetry    int    `ini:"ilo.power_retry" help:"Reads of the power state after a power action before it counts as failed (iLO and Redfish nodes)."`
+	ClientTimeout     int    `ini:"ilo.client_timeout" help:"Seconds each request to an iLO may take; driver_info client_timeout overrides it."`
+	ClientPort        int    `ini:"ilo.client_port" help:"HTTPS port of the iLO; driver_info client_port overrides it."`
+	CAFile            string `ini:"ilo.ca_file" help:"CA bundle that verifies iLO certificates; empty: the system's roots. driver_info ca_file overrides it. Verification is off only for nodes whose driver_info sets ilo_verify_ca to false."`
+	PowerWait         int    `ini:"ilo.power_wait" help:"Seconds between reads of the power state after a power action (iLO and Redfish nodes)."`
+	PowerRetry        int    `ini:"ilo.power_retry" help:"Reads of the power state after a power action before it counts as failed (iLO and Redfish nodes)."`
 	SwiftILOContainer string `ini:"ilo.swift_ilo_container" help:"Swift container that holds the virtual media objects (image-<node uuid> floppies, boot-<node uuid> ISOs); created when missing."`
 	// SwiftObjectExpiryTimeout is Ironic's option, in whole seconds.
 	SwiftObjectExpiryTimeout int  `ini:"ilo.swift_object_expiry_timeout" help:"Seconds a published floppy lives (Swift X-Delete-After, or the web server's expiry) and every temporary URL handed to a BMC stays valid."`

@@ -285,7 +285,7 @@ func parseBootloaderInfo(n *model.Node, info map[string]any) (*bootloaderInfo, e
 		}
 	}
 	if len(missing) > 0 {
-		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", pyList(missing))
+		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", driverinfo.PyList(missing))
 	}
 	sent, _ := info["key"].(string)
 	if !usedKeyMatches(n, sent) {
