@@ -10,8 +10,8 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 )
 
-// routes is every route of the API, in the order of Ironic's API reference:
-// method, path, handler, then the gates a request passes first. since(v)
+// routes is every route of the API, grouped as Ironic's API reference groups
+// them: method, path, handler, then the gates a request passes first. since(v)
 // answers 404 below the microversion that added an endpoint, as if it did
 // not exist; noConductorIsBadRequest makes "no conductor serves this node"
 // a 400 where Ironic answers so.
