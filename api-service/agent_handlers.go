@@ -32,9 +32,6 @@ func lookupNotFound() error { return errs.New(errs.KindNotFound, "Resource could
 // lookup is GET /v1/lookup: the deploy ramdisk finds its node by MAC
 // addresses or UUID and receives its configuration and agent token.
 func (s *Server) lookup(c echo.Context) error {
-	if err := requireEndpoint(c, microversion.RamdiskAPI); err != nil {
-		return err
-	}
 	q := c.QueryParams()
 	if err := query.Check(q, "addresses", "node_uuid"); err != nil {
 		return err
@@ -129,9 +126,6 @@ func (s *Server) nodeByAddresses(c echo.Context, macs []string) (*model.Node, er
 // heartbeat is POST /v1/heartbeat/{node}: the ramdisk reports where it
 // listens; the owning conductor checks its token and acts on it.
 func (s *Server) heartbeat(c echo.Context) error {
-	if err := requireEndpoint(c, microversion.RamdiskAPI); err != nil {
-		return err
-	}
 	if err := query.Check(c.QueryParams()); err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -125,4 +127,19 @@ func readObject(c echo.Context, allowEmpty bool) (map[string]any, error) {
 		return nil, errs.New(errs.KindInvalid, "The request body must be a JSON object")
 	}
 	return obj, nil
+}
+
+// onlyKeys refuses body keys outside allowed.
+func onlyKeys(body map[string]any, allowed ...string) error {
+	var bad []string
+	for k := range body {
+		if !slices.Contains(allowed, k) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return errs.New(errs.KindInvalid, "Unexpected arguments: %s", strings.Join(bad, ", "))
+	}
+	return nil
 }

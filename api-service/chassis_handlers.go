@@ -15,23 +15,6 @@ import (
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-// chassisRoutes adds /v1/chassis (baseline 1.1). A chassis is written by
-// the API alone: no conductor manages it.
-func (s *Server) chassisRoutes(e *echo.Echo) {
-	e.GET("/v1/chassis", s.listChassis)
-	e.GET("/v1/chassis/detail", s.listChassisDetail)
-	crudRoutes(e, "/v1/chassis", s, s.chassisResource())
-	e.GET("/v1/chassis/:chassis/nodes", func(c echo.Context) error { return s.chassisNodes(c, false) })
-	e.GET("/v1/chassis/:chassis/nodes/detail", func(c echo.Context) error { return s.chassisNodes(c, true) })
-	// The nested node collection is read-only.
-	for _, m := range []string{http.MethodPost, http.MethodPatch, http.MethodDelete} {
-		e.Add(m, "/v1/chassis/:chassis/nodes", malformedURI)
-	}
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
-		e.Add(m, "/v1/chassis/:chassis/nodes/:node", malformedURI)
-	}
-}
-
 func (s *Server) chassisView(c echo.Context, fields []string) chassis.View {
 	return chassis.View{Base: s.baseURL(c), Fields: fields}
 }
@@ -102,6 +85,9 @@ func (s *Server) chassisResource() resource[model.Chassis] {
 		},
 	}
 }
+
+func (s *Server) listChassisNodes(c echo.Context) error       { return s.chassisNodes(c, false) }
+func (s *Server) listChassisNodesDetail(c echo.Context) error { return s.chassisNodes(c, true) }
 
 // chassisNodes serves /v1/chassis/{c}/nodes[/detail]: the node list
 // scoped to an existing chassis.

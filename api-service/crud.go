@@ -222,15 +222,3 @@ func nodeResource[T, A any](s *Server, o nodeObject[T, A]) resource[T] {
 		render: o.render,
 	}
 }
-
-// crudRoutes adds the create, get, patch and delete routes of r below
-// path, each behind gate if any; a node no conductor serves is a 400
-// there.
-func crudRoutes[T any](e *echo.Echo, path string, s *Server, r resource[T], gate ...echo.MiddlewareFunc) {
-	one := path + "/:" + r.param
-	gate = append([]echo.MiddlewareFunc{noConductorIsBadRequest}, gate...)
-	e.POST(path, createHandler(s, r), gate...)
-	e.GET(one, getHandler(r), gate...)
-	e.PATCH(one, patchHandler(r), gate...)
-	e.DELETE(one, deleteHandler(r), gate...)
-}

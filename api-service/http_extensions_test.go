@@ -285,6 +285,9 @@ var _ = Describe("VIFs", func() {
 		path := "/v1/nodes/" + uuid + "/vifs"
 		Expect(e.at("1.27", http.MethodGet, path, "").status).To(Equal(http.StatusNotFound))
 		Expect(e.at("1.27", http.MethodPost, path, `{"id": "vif-1"}`).status).To(Equal(http.StatusNotFound))
+		Expect(e.at("1.27", http.MethodGet, path+"?bogus=1", "").status).To(Equal(http.StatusNotFound),
+			"below 1.28 the endpoint does not exist, whatever the query")
+		Expect(e.at("1.27", http.MethodDelete, path+"/vif-1", "").status).To(Equal(http.StatusNotFound))
 		Expect(e.at("1.28", http.MethodGet, path, "").json()).To(Equal(map[string]any{"vifs": []any{}}))
 		r := e.at("1.28", http.MethodPost, path, `{"id": "vif-1"}`)
 		Expect(r.status).To(Equal(http.StatusNoContent))

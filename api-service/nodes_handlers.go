@@ -1,9 +1,11 @@
 package apiservice
 
 import (
+	"context"
 	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -334,4 +337,23 @@ func (s *Server) deleteNode(c echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// checkInterfaceChange validates interface names a PATCH changed on a node
+// keeping its driver, so a typo is a 400 here rather than at the conductor.
+// A hardware type no live conductor offers is left to the conductor.
+func (s *Server) checkInterfaceChange(ctx context.Context, before, after *model.Node) error {
+	for _, it := range hwcatalog.InterfaceTypes {
+		if !reflect.DeepEqual(*hwcatalog.Field(before, it), *hwcatalog.Field(after, it)) {
+			catalog, err := s.catalog(ctx)
+			if err != nil {
+				return err
+			}
+			if err := catalog.Validate(after); err != nil && !errs.Is(err, errs.KindDriverNotFound) {
+				return err
+			}
+			return nil
+		}
+	}
+	return nil
 }

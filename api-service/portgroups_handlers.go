@@ -17,50 +17,6 @@ import (
 	"github.com/ferricbm/ferric/rpc"
 )
 
-// portgroupRoutes adds /v1/portgroups (1.23) and the port group
-// sub-collections (1.24); below those versions they answer 404.
-func (s *Server) portgroupRoutes(e *echo.Echo) {
-	pg := since(portgroups.Since)
-	sub := since(portgroups.SubResources)
-	e.GET("/v1/portgroups", pg(s.listPortgroups))
-	e.GET("/v1/portgroups/detail", pg(s.listPortgroupsDetail))
-	crudRoutes(e, "/v1/portgroups", s, s.portgroupResource(), pg)
-
-	e.GET("/v1/portgroups/:portgroup/ports", sub(func(c echo.Context) error {
-		return s.portList(c, false, listScope{"portgroups", c.Param("portgroup")})
-	}))
-	e.GET("/v1/portgroups/:portgroup/ports/detail", sub(func(c echo.Context) error {
-		return s.portList(c, true, listScope{"portgroups", c.Param("portgroup")})
-	}))
-	e.GET("/v1/nodes/:node/portgroups", sub(func(c echo.Context) error {
-		return s.portgroupList(c, false, c.Param("node"))
-	}))
-	e.GET("/v1/nodes/:node/portgroups/detail", sub(func(c echo.Context) error {
-		return s.portgroupList(c, true, c.Param("node"))
-	}))
-	// The nested collections are read-only.
-	for _, m := range []string{http.MethodPost, http.MethodPatch, http.MethodDelete} {
-		e.Add(m, "/v1/portgroups/:portgroup/ports", sub(malformedURI))
-		e.Add(m, "/v1/nodes/:node/portgroups", sub(malformedURI))
-	}
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
-		e.Add(m, "/v1/portgroups/:portgroup/ports/:port", sub(malformedURI))
-		e.Add(m, "/v1/nodes/:node/portgroups/:pg", sub(malformedURI))
-	}
-}
-
-// since hides a handler below version v, as if the route did not exist.
-func since(v microversion.Version) func(echo.HandlerFunc) echo.HandlerFunc {
-	return func(h echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if !version(c).AtLeast(v) {
-				return errs.New(errs.KindNotFound, "The API is not supported for this version")
-			}
-			return h(c)
-		}
-	}
-}
-
 func (s *Server) portgroupView(c echo.Context, fields []string) portgroups.View {
 	return portgroups.View{Version: version(c), Base: s.baseURL(c), Fields: fields}
 }
@@ -95,6 +51,12 @@ func (s *Server) memberPortgroup(c echo.Context, uuid string, n *model.Node) (*m
 
 func (s *Server) listPortgroups(c echo.Context) error       { return s.portgroupList(c, false, "") }
 func (s *Server) listPortgroupsDetail(c echo.Context) error { return s.portgroupList(c, true, "") }
+func (s *Server) listNodePortgroups(c echo.Context) error {
+	return s.portgroupList(c, false, c.Param("node"))
+}
+func (s *Server) listNodePortgroupsDetail(c echo.Context) error {
+	return s.portgroupList(c, true, c.Param("node"))
+}
 
 // portgroupList serves /v1/portgroups[/detail] and, with node set, the
 // node-scoped /v1/nodes/{node}/portgroups[/detail].

@@ -44,6 +44,12 @@ func (s *Server) listNodePorts(c echo.Context) error {
 func (s *Server) listNodePortsDetail(c echo.Context) error {
 	return s.portList(c, true, listScope{"nodes", c.Param("node")})
 }
+func (s *Server) listPortgroupPorts(c echo.Context) error {
+	return s.portList(c, false, listScope{"portgroups", c.Param("portgroup")})
+}
+func (s *Server) listPortgroupPortsDetail(c echo.Context) error {
+	return s.portList(c, true, listScope{"portgroups", c.Param("portgroup")})
+}
 
 // portList serves /v1/ports[/detail] and, with a scope, the nested
 // /v1/nodes/{n}/ports[/detail] and /v1/portgroups/{pg}/ports[/detail].

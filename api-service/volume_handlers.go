@@ -19,51 +19,6 @@ import (
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-// volumeRoutes adds the volume API (docs/api.md §4.5). Every route answers
-// 404 below 1.32, as if it did not exist.
-func (s *Server) volumeRoutes(e *echo.Echo) {
-	e.GET("/v1/volume", s.getVolumeRoot)
-	e.GET("/v1/nodes/:node/volume", s.getNodeVolumeRoot)
-
-	connectors, targets := s.volumeResources()
-	e.GET("/v1/volume/connectors", s.listConnectors)
-	e.GET("/v1/volume/connectors/detail", s.listConnectorsDetail)
-	crudRoutes(e, "/v1/volume/connectors", s, connectors, volumeOnly)
-	e.GET("/v1/nodes/:node/volume/connectors", s.listNodeConnectors)
-
-	e.GET("/v1/volume/targets", s.listTargets)
-	e.GET("/v1/volume/targets/detail", s.listTargetsDetail)
-	crudRoutes(e, "/v1/volume/targets", s, targets, volumeOnly)
-	e.GET("/v1/nodes/:node/volume/targets", s.listNodeTargets)
-
-	// The node-scoped collections are read-only.
-	for _, m := range []string{http.MethodPost, http.MethodPatch, http.MethodDelete} {
-		e.Add(m, "/v1/nodes/:node/volume/connectors", volumeOnly(missingVolumeID("connector")))
-		e.Add(m, "/v1/nodes/:node/volume/targets", volumeOnly(missingVolumeID("target")))
-	}
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
-		e.Add(m, "/v1/nodes/:node/volume/connectors/:id", volumeOnly(nodeScoped(connectors)))
-		e.Add(m, "/v1/nodes/:node/volume/targets/:id", volumeOnly(nodeScoped(targets)))
-	}
-}
-
-// volumeOnly hides a handler below 1.32.
-func volumeOnly(h echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if err := requireVolumeAPI(c); err != nil {
-			return err
-		}
-		return h(c)
-	}
-}
-
-func requireVolumeAPI(c echo.Context) error {
-	if !version(c).AtLeast(microversion.VolumeAPI) {
-		return errs.New(errs.KindNotFound, "The API is not supported for this version")
-	}
-	return nil
-}
-
 func missingVolumeID(singular string) echo.HandlerFunc {
 	return func(echo.Context) error {
 		return errs.New(errs.KindMissingParameterValue, "Missing argument: \"%s_uuid\"", singular)
@@ -92,9 +47,6 @@ func volumeRootDoc(base, prefix string) map[string]any {
 }
 
 func (s *Server) getVolumeRoot(c echo.Context) error {
-	if err := requireVolumeAPI(c); err != nil {
-		return err
-	}
 	if err := query.Check(c.QueryParams()); err != nil {
 		return err
 	}
@@ -104,9 +56,6 @@ func (s *Server) getVolumeRoot(c echo.Context) error {
 // getNodeVolumeRoot builds its links from the identifier as given. Unlike
 // Ironic it checks that the node exists.
 func (s *Server) getNodeVolumeRoot(c echo.Context) error {
-	if err := requireVolumeAPI(c); err != nil {
-		return err
-	}
 	if err := query.Check(c.QueryParams()); err != nil {
 		return err
 	}
@@ -150,9 +99,6 @@ var volumeFilters = map[string]microversion.Version{"node": microversion.Min}
 // /v1/volume/<collection>/detail.
 func serveVolumeList[M any](s *Server, c echo.Context, res volume.Resource, cat *catalogue.Catalogue[M],
 	read func(ctx context.Context, f db.VolumeFilter, p db.Page, columns []string) ([]M, error), scope string, detailPath bool) error {
-	if err := requireVolumeAPI(c); err != nil {
-		return err
-	}
 	sc := listScope{}
 	if scope != "" {
 		sc = listScope{"nodes", scope}

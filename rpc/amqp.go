@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	mrand "math/rand/v2"
 	"os"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 )
 
 const (
@@ -65,9 +65,7 @@ var connectionSeq atomic.Int64
 // for its reply anyway. Casts, which carry node ids only, are persistent.
 func NewAMQP(url string, log logrus.FieldLogger) (Transport, error) {
 	if log == nil {
-		l := logrus.New()
-		l.Out = io.Discard
-		log = l
+		log = logging.Discard()
 	}
 	host, _ := os.Hostname()
 	t := &amqpTransport{

@@ -14,11 +14,12 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/rpc/rpctest"
 )
 
 func newTestAMQP() Transport {
 	GinkgoHelper()
-	t, err := NewAMQP(testAMQPURL(), testLogger())
+	t, err := NewAMQP(rpctest.AMQPURL(), testLogger())
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(t.Close)
 	return t
@@ -28,7 +29,7 @@ func newTestAMQP() Transport {
 // the spec, so test runs leave nothing behind in the broker.
 func deleteQueueAfter(host string) {
 	DeferCleanup(func() {
-		conn, err := amqp.Dial(testAMQPURL())
+		conn, err := amqp.Dial(rpctest.AMQPURL())
 		Expect(err).NotTo(HaveOccurred())
 		defer conn.Close()
 		ch, err := conn.Channel()
@@ -116,7 +117,7 @@ var _ = Describe("AMQP transport", func() {
 		}
 
 		It("keeps calls, whose arguments may hold credentials, off the broker's disk, and casts on it", func() {
-			conn, err := amqp.Dial(testAMQPURL())
+			conn, err := amqp.Dial(rpctest.AMQPURL())
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(conn.Close)
 			ch, err := conn.Channel()
@@ -153,7 +154,7 @@ var _ = Describe("AMQP transport", func() {
 		It("runs a message published twice with one message id once, and answers both", func() {
 			fake := newFakeConductor()
 			serve(fake)
-			conn, err := amqp.Dial(testAMQPURL())
+			conn, err := amqp.Dial(rpctest.AMQPURL())
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(conn.Close)
 			ch, err := conn.Channel()

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ferricbm/ferric/rpc/rpctest"
 )
 
 // BenchmarkCallRoundTrip measures one call (encode, send, dispatch, reply,
@@ -17,12 +19,12 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 		benchmarkCalls(b, t, t)
 	})
 	b.Run("amqp", func(b *testing.B) {
-		server, err := NewAMQP(testAMQPURL(), nil)
+		server, err := NewAMQP(rpctest.AMQPURL(), nil)
 		if err != nil {
 			b.Fatalf("connect: %v", err)
 		}
 		defer server.Close()
-		client, err := NewAMQP(testAMQPURL(), nil)
+		client, err := NewAMQP(rpctest.AMQPURL(), nil)
 		if err != nil {
 			b.Fatalf("connect: %v", err)
 		}
@@ -59,7 +61,7 @@ func deleteBenchQueue(b *testing.B, t Transport, host string) {
 	if _, ok := t.(*amqpTransport); !ok {
 		return
 	}
-	conn, err := amqp.Dial(testAMQPURL())
+	conn, err := amqp.Dial(rpctest.AMQPURL())
 	if err != nil {
 		b.Fatalf("connect: %v", err)
 	}

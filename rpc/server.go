@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 )
 
 // MaxInFlight bounds how many messages one Serve handles at once; on AMQP it
@@ -38,9 +38,7 @@ func Serve(ctx context.Context, t Transport, hostname string, mux *Mux, log logr
 		return nil, fmt.Errorf("serve rpc for conductor %s: no handler for %s", hostname, strings.Join(missing, ", "))
 	}
 	if log == nil {
-		l := logrus.New()
-		l.Out = io.Discard
-		log = l
+		log = logging.Discard()
 	}
 	s := &server{
 		base: context.WithoutCancel(ctx),

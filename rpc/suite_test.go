@@ -9,29 +9,20 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	amqp "github.com/rabbitmq/amqp091-go"
-)
 
-const defaultTestAMQPURL = "amqp://guest:guest@127.0.0.1:5672/"
+	"github.com/ferricbm/ferric/rpc/rpctest"
+)
 
 func TestRPC(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "rpc")
 }
 
-// testAMQPURL is the broker the tests use: FERRIC_TEST_AMQP_URL, or the
-// local RabbitMQ.
-func testAMQPURL() string {
-	if u := os.Getenv("FERRIC_TEST_AMQP_URL"); u != "" {
-		return u
-	}
-	return defaultTestAMQPURL
-}
-
 var _ = BeforeSuite(func() {
 	// Deliveries through the broker take far longer than usual on a
 	// loaded machine; waiting longer costs passing specs nothing.
 	SetDefaultEventuallyTimeout(30 * time.Second)
-	Expect(ensureBroker(testAMQPURL())).To(Succeed())
+	Expect(ensureBroker(rpctest.AMQPURL())).To(Succeed())
 })
 
 // ensureBroker waits for a local RabbitMQ that is (re)starting, and starts
@@ -42,7 +33,7 @@ func ensureBroker(url string) error {
 	if err == nil {
 		return conn.Close()
 	}
-	if url != defaultTestAMQPURL {
+	if url != rpctest.DefaultAMQPURL {
 		return err
 	}
 	if _, lookErr := exec.LookPath("rabbitmqctl"); lookErr != nil {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ferricbm/ferric/rpc/rpctest"
 )
 
 // Config is a Ferric INI file: section -> option -> value.
@@ -117,11 +119,6 @@ func BaseConfig(connection, transport string, t Timings) Config {
 	return c
 }
 
-// AMQPURL is the broker the suites use: FERRIC_E2E_AMQP_URL or the local
-// default.
-func AMQPURL() string {
-	if u := os.Getenv("FERRIC_E2E_AMQP_URL"); u != "" {
-		return u
-	}
-	return "amqp://guest:guest@127.0.0.1:5672/"
-}
+// AMQPURL is the broker the suites use (rpctest.EnvAMQP, shared with the
+// rpc unit specs).
+func AMQPURL() string { return rpctest.AMQPURL() }

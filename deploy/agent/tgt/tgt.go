@@ -148,7 +148,7 @@ func (d *Daemon) socketPath() string {
 func (d *Daemon) start(ctx context.Context) error {
 	cmd := exec.Command("tgtd", "-f", "-C", strconv.Itoa(d.opts.ControlPort), "--iscsi", "portal="+d.opts.Portal)
 	if !d.opts.Stock {
-		cmd.Env = append(os.Environ(), mallocEnv...)
+		cmd.Env = append(cmd.Environ(), mallocEnv...)
 	}
 	if d.opts.LogPath != "" {
 		f, err := os.OpenFile(d.opts.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

@@ -10,53 +10,6 @@ import (
 	"github.com/ferricbm/ferric/api-service/present"
 )
 
-func (s *Server) routes(e *echo.Echo) {
-	e.GET("/", s.getRoot)
-	e.HEAD("/", s.getRoot)
-	e.GET("/v1", s.getV1)
-	e.HEAD("/v1", s.getV1)
-
-	e.GET("/v1/nodes", s.listNodes)
-	e.POST("/v1/nodes", s.createNode)
-	e.GET("/v1/nodes/detail", s.listNodesDetail)
-	e.GET("/v1/nodes/validate", s.validateNodeLegacy)
-	e.GET("/v1/nodes/:node", s.getNode)
-	e.PATCH("/v1/nodes/:node", s.patchNode, noConductorIsBadRequest)
-	e.DELETE("/v1/nodes/:node", s.deleteNode, noConductorIsBadRequest)
-	e.GET("/v1/nodes/:node/states", s.getNodeStates)
-	e.PUT("/v1/nodes/:node/states/power", s.setPowerState)
-	e.PUT("/v1/nodes/:node/states/provision", s.setProvisionState)
-	e.PUT("/v1/nodes/:node/maintenance", s.setMaintenance, noConductorIsBadRequest)
-	e.DELETE("/v1/nodes/:node/maintenance", s.unsetMaintenance, noConductorIsBadRequest)
-	e.GET("/v1/nodes/:node/validate", s.validateNode)
-	e.GET("/v1/nodes/:node/management/boot_device", s.getBootDevice)
-	e.PUT("/v1/nodes/:node/management/boot_device", s.setBootDevice)
-	e.GET("/v1/nodes/:node/management/boot_device/supported", s.getSupportedBootDevices)
-	e.Any("/v1/nodes/:node/vendor_passthru", s.nodeVendorPassthru)
-
-	e.GET("/v1/nodes/:node/ports", s.listNodePorts)
-	e.GET("/v1/nodes/:node/ports/detail", s.listNodePortsDetail)
-	for _, m := range []string{http.MethodPost, http.MethodPatch, http.MethodDelete} {
-		e.Add(m, "/v1/nodes/:node/ports", malformedURI)
-	}
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
-		e.Add(m, "/v1/nodes/:node/ports/:port", malformedURI)
-	}
-
-	e.GET("/v1/ports", s.listPorts)
-	e.GET("/v1/ports/detail", s.listPortsDetail)
-	crudRoutes(e, "/v1/ports", s, s.portResource())
-
-	e.GET("/v1/drivers", s.listDrivers)
-	e.GET("/v1/drivers/:driver", s.getDriver)
-
-	s.volumeRoutes(e)
-	s.chassisRoutes(e)
-	s.portgroupRoutes(e)
-	s.extensionRoutes(e)
-	s.featureRoutes(e)
-}
-
 type versionDoc struct {
 	ID         string         `json:"id"`
 	Links      []present.Link `json:"links"`

@@ -11,162 +11,12 @@ import (
 
 	"github.com/ferricbm/ferric/api-service/list"
 	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/nodes"
 	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/rpc"
 )
-
-// featureRoutes are the node traits (1.37), BIOS (1.40) and conductor
-// (1.49) endpoints.
-func (s *Server) featureRoutes(e *echo.Echo) {
-	e.GET("/v1/nodes/:node/traits", s.listTraits)
-	e.PUT("/v1/nodes/:node/traits", s.setTraits)
-	e.DELETE("/v1/nodes/:node/traits", s.removeTraits)
-	e.PUT("/v1/nodes/:node/traits/:trait", s.addTrait)
-	e.DELETE("/v1/nodes/:node/traits/:trait", s.removeTrait)
-
-	e.GET("/v1/nodes/:node/bios", s.listBIOS)
-	e.GET("/v1/nodes/:node/bios/:setting", s.getBIOS)
-
-	e.GET("/v1/conductors", s.listConductors)
-	e.GET("/v1/conductors/:hostname", s.getConductor)
-}
-
-// traitsNode resolves the node of a traits endpoint (404 below 1.37).
-func (s *Server) traitsNode(c echo.Context) (*model.Node, error) {
-	if err := requireEndpoint(c, microversion.NodeTraits); err != nil {
-		return nil, err
-	}
-	if err := query.Check(c.QueryParams()); err != nil {
-		return nil, err
-	}
-	return s.findNode(c, c.Param("node"))
-}
-
-func (s *Server) listTraits(c echo.Context) error {
-	n, err := s.traitsNode(c)
-	if err != nil {
-		return err
-	}
-	traits := []string(n.Traits)
-	if traits == nil {
-		traits = []string{}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"traits": traits})
-}
-
-// changeTraits sends a traits change to the node's conductor, which
-// applies it under the node lock.
-func (s *Server) changeTraits(c echo.Context, n *model.Node, args rpc.NodeTraitsArgs, remove bool) error {
-	ctx := c.Request().Context()
-	args.NodeID = n.UUID
-	change := rpc.AddNodeTraits
-	if remove {
-		change = rpc.RemoveNodeTraits
-	}
-	if err := change.Call(ctx, s.rpc.ForNode(n), args); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
-}
-
-func (s *Server) setTraits(c echo.Context) error {
-	n, err := s.traitsNode(c)
-	if err != nil {
-		return err
-	}
-	body, err := readObject(c, false)
-	if err != nil {
-		return err
-	}
-	traits, err := nodes.DecodeTraits(body)
-	if err != nil {
-		return err
-	}
-	return s.changeTraits(c, n, rpc.NodeTraitsArgs{Traits: traits, Replace: true}, false)
-}
-
-func (s *Server) addTrait(c echo.Context) error {
-	n, err := s.traitsNode(c)
-	if err != nil {
-		return err
-	}
-	if err := nodes.CheckTrait(c.Param("trait")); err != nil {
-		return err
-	}
-	return s.changeTraits(c, n, rpc.NodeTraitsArgs{Traits: []string{c.Param("trait")}}, false)
-}
-
-func (s *Server) removeTraits(c echo.Context) error {
-	n, err := s.traitsNode(c)
-	if err != nil {
-		return err
-	}
-	return s.changeTraits(c, n, rpc.NodeTraitsArgs{}, true)
-}
-
-func (s *Server) removeTrait(c echo.Context) error {
-	n, err := s.traitsNode(c)
-	if err != nil {
-		return err
-	}
-	return s.changeTraits(c, n, rpc.NodeTraitsArgs{Traits: []string{c.Param("trait")}}, true)
-}
-
-// biosSettings reads the node's BIOS settings from its conductor (404
-// below 1.40).
-func (s *Server) biosSettings(c echo.Context) (*model.Node, []rpc.BIOSSetting, error) {
-	if err := requireEndpoint(c, microversion.BIOSAPI); err != nil {
-		return nil, nil, err
-	}
-	if err := query.Check(c.QueryParams()); err != nil {
-		return nil, nil, err
-	}
-	n, err := s.findNode(c, c.Param("node"))
-	if err != nil {
-		return nil, nil, err
-	}
-	settings, err := rpc.GetBIOSSettings.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
-	if err != nil {
-		return nil, nil, err
-	}
-	return n, settings, nil
-}
-
-func (s *Server) biosSetting(c echo.Context, n *model.Node, b rpc.BIOSSetting) map[string]any {
-	return map[string]any{"name": b.Name, "value": b.Value,
-		"links": present.Links(s.baseURL(c), "nodes/"+n.UUID+"/bios/"+b.Name)}
-}
-
-func (s *Server) listBIOS(c echo.Context) error {
-	n, settings, err := s.biosSettings(c)
-	if err != nil {
-		return err
-	}
-	out := make([]map[string]any, len(settings))
-	for i, b := range settings {
-		out[i] = s.biosSetting(c, n, b)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"bios": out})
-}
-
-func (s *Server) getBIOS(c echo.Context) error {
-	n, settings, err := s.biosSettings(c)
-	if err != nil {
-		return err
-	}
-	name := c.Param("setting")
-	for _, b := range settings {
-		if b.Name == name {
-			return c.JSON(http.StatusOK, map[string]any{name: s.biosSetting(c, n, b)})
-		}
-	}
-	return errs.New(errs.KindNotFound, "Node %s doesn't have a BIOS setting '%s'", n.UUID, name)
-}
 
 // conductorFields is the ?fields= catalogue of conductors.
 var conductorFields = []present.Field{
@@ -183,9 +33,6 @@ var conductorSortKeys = map[string]bool{"id": true, "hostname": true, "conductor
 	"created_at": true, "updated_at": true}
 
 func (s *Server) listConductors(c echo.Context) error {
-	if err := requireEndpoint(c, microversion.ConductorsAPI); err != nil {
-		return err
-	}
 	q := c.QueryParams()
 	if err := query.Check(q, "limit", "marker", "sort_key", "sort_dir", "fields", "detail"); err != nil {
 		return err
@@ -224,9 +71,6 @@ func (s *Server) listConductors(c echo.Context) error {
 }
 
 func (s *Server) getConductor(c echo.Context) error {
-	if err := requireEndpoint(c, microversion.ConductorsAPI); err != nil {
-		return err
-	}
 	q := c.QueryParams()
 	if err := query.Check(q, "fields"); err != nil {
 		return err

@@ -1,0 +1,60 @@
+package apiservice
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+// biosSettings reads the node's BIOS settings from its conductor.
+func (s *Server) biosSettings(c echo.Context) (*model.Node, []rpc.BIOSSetting, error) {
+	if err := query.Check(c.QueryParams()); err != nil {
+		return nil, nil, err
+	}
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return nil, nil, err
+	}
+	settings, err := rpc.GetBIOSSettings.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, settings, nil
+}
+
+func (s *Server) biosSetting(c echo.Context, n *model.Node, b rpc.BIOSSetting) map[string]any {
+	return map[string]any{"name": b.Name, "value": b.Value,
+		"links": present.Links(s.baseURL(c), "nodes/"+n.UUID+"/bios/"+b.Name)}
+}
+
+func (s *Server) listBIOS(c echo.Context) error {
+	n, settings, err := s.biosSettings(c)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, len(settings))
+	for i, b := range settings {
+		out[i] = s.biosSetting(c, n, b)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"bios": out})
+}
+
+func (s *Server) getBIOS(c echo.Context) error {
+	n, settings, err := s.biosSettings(c)
+	if err != nil {
+		return err
+	}
+	name := c.Param("setting")
+	for _, b := range settings {
+		if b.Name == name {
+			return c.JSON(http.StatusOK, map[string]any{name: s.biosSetting(c, n, b)})
+		}
+	}
+	return errs.New(errs.KindNotFound, "Node %s doesn't have a BIOS setting '%s'", n.UUID, name)
+}

@@ -1,0 +1,119 @@
+package apiservice
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/rpc"
+)
+
+func (s *Server) nodeVendorMethods(c echo.Context) error {
+	if err := query.Check(c.QueryParams()); err != nil {
+		return err
+	}
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return err
+	}
+	methods, err := rpc.GetNodeVendorPassthruMethods.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, vendorMethods(methods))
+}
+
+func vendorMethods(m map[string]rpc.VendorMethodInfo) map[string]rpc.VendorMethodInfo {
+	if m == nil {
+		return map[string]rpc.VendorMethodInfo{}
+	}
+	return m
+}
+
+// vendorResult answers a vendor passthru call: 202 for an async method
+// (with its return value if it has one), 200 with the value otherwise.
+func vendorResult(c echo.Context, res rpc.VendorPassthruResult) error {
+	if res.Async {
+		if res.Return == nil {
+			return c.NoContent(http.StatusAccepted)
+		}
+		return c.JSON(http.StatusAccepted, res.Return)
+	}
+	return c.JSON(http.StatusOK, res.Return)
+}
+
+// vendorCall reads ?method= and the optional JSON body of a vendor
+// passthru call.
+func vendorCall(c echo.Context) (string, map[string]any, error) {
+	q := c.QueryParams()
+	if err := query.Check(q, "method"); err != nil {
+		return "", nil, err
+	}
+	if !q.Has("method") {
+		return "", nil, errs.New(errs.KindMissingParameterValue, "Missing mandatory parameter: method")
+	}
+	method := q.Get("method")
+	if method == "" {
+		return "", nil, errs.InvalidParameterValue("Method not specified")
+	}
+	info, err := readObject(c, true)
+	if err != nil {
+		return "", nil, err
+	}
+	return method, info, nil
+}
+
+// nodeVendorPassthru forwards <ANY> /v1/nodes/{n}/vendor_passthru?method=X
+// to the node's driver; an async method answers 202, a sync one 200 with
+// its return value.
+func (s *Server) nodeVendorPassthru(c echo.Context) error {
+	method, info, err := vendorCall(c)
+	if err != nil {
+		return err
+	}
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return err
+	}
+	res, err := rpc.VendorPassthru.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.VendorPassthruArgs{NodeID: n.UUID, Method: method,
+		HTTPMethod: c.Request().Method, Info: info})
+	if err != nil {
+		return err
+	}
+	return vendorResult(c, res)
+}
+
+func (s *Server) driverVendorMethods(c echo.Context) error {
+	if err := query.Check(c.QueryParams()); err != nil {
+		return err
+	}
+	name, api, err := s.driverConductor(c)
+	if err != nil {
+		return err
+	}
+	methods, err := rpc.GetDriverVendorPassthruMethods.Call(c.Request().Context(), api, rpc.DriverArgs{DriverName: name})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, vendorMethods(methods))
+}
+
+// driverVendorPassthru is <ANY> /v1/drivers/{name}/vendor_passthru?method=X.
+func (s *Server) driverVendorPassthru(c echo.Context) error {
+	method, info, err := vendorCall(c)
+	if err != nil {
+		return err
+	}
+	name, api, err := s.driverConductor(c)
+	if err != nil {
+		return err
+	}
+	res, err := rpc.DriverVendorPassthru.Call(c.Request().Context(), api, rpc.DriverVendorPassthruArgs{DriverName: name,
+		Method: method, HTTPMethod: c.Request().Method, Info: info})
+	if err != nil {
+		return err
+	}
+	return vendorResult(c, res)
+}
