@@ -212,7 +212,6 @@ func (c *Conductor) doNextCleanStep(ctx context.Context, t *task.Task, index int
 // cleaningFailed puts the node into clean failed and maintenance. The
 // cleaning environment is torn down first when it may have been set up.
 func (c *Conductor) cleaningFailed(ctx context.Context, t *task.Task, msg string, tearDown bool) error {
-	t.Log().Error(msg)
 	if tearDown {
 		if d, err := t.Driver(); err == nil {
 			if err := d.Deploy.TearDownCleaning(ctx, t); err != nil {
@@ -223,8 +222,9 @@ func (c *Conductor) cleaningFailed(ctx context.Context, t *task.Task, msg string
 	cleanFailure(t.Node(), msg)
 	state := t.ProvisionState()
 	if state == states.Cleaning || state == states.CleanWait {
-		return t.ProcessEvent(ctx, states.EventFail, t.TargetProvisionState())
+		return t.FailKeepingTarget(ctx, msg)
 	}
+	t.Log().Error(msg)
 	return t.Save(ctx)
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // nodeInfoColumns is what periodic tasks read of every candidate node: the
@@ -53,20 +52,17 @@ func (c *Conductor) failIfInState(ctx context.Context, uuid string, inStates []s
 	if !slices.Contains(inStates, t.ProvisionState()) || (f.skipMaintenance && n.Maintenance) {
 		return false
 	}
-	target := ""
-	if f.keepTarget {
-		target = t.TargetProvisionState()
-	}
-	msg := f.lastError
-	n.LastError = &msg
 	if f.apply != nil {
 		f.apply(n)
 	}
-	if err := t.ProcessEvent(ctx, states.EventFail, target); err != nil {
+	fail := t.Fail
+	if f.keepTarget {
+		fail = t.FailKeepingTarget
+	}
+	if err := fail(ctx, f.lastError); err != nil {
 		t.Log().WithError(err).Error("Cannot fail node")
 		return false
 	}
-	t.Log().Warn(msg)
 	if f.cleanup != nil {
 		if err := t.Spawn(ctx, *f.cleanup, nil); err != nil {
 			t.Log().WithError(err).Warnf("Skipping %s", f.cleanup.Name)

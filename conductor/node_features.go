@@ -182,10 +182,7 @@ func (c *Conductor) rescueStepDone(ctx context.Context, t *task.Task, op, result
 		}
 		err = fmt.Errorf("the rescue interface returned an unexpected state %q", result)
 	}
-	msg := fmt.Sprintf("Failed to %s node %s. Error: %s", op, n.UUID, err)
-	t.Log().Error(msg)
-	n.LastError = &msg
-	return t.ProcessEvent(ctx, states.EventFail, "")
+	return t.Fail(ctx, fmt.Sprintf("Failed to %s node %s. Error: %s", op, n.UUID, err))
 }
 
 // abortWait aborts an inspection or a rescue waiting for its ramdisk.

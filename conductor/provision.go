@@ -92,11 +92,11 @@ func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task) error {
 		return err
 	}
 	if err := d.Deploy.Prepare(ctx, t); err != nil {
-		return c.deployFailed(ctx, t, fmt.Sprintf("Failed to prepare to deploy. Error: %s", err))
+		return t.Fail(ctx, fmt.Sprintf("Failed to prepare to deploy. Error: %s", err))
 	}
 	result, err := d.Deploy.Deploy(ctx, t)
 	if err != nil {
-		return c.deployFailed(ctx, t, fmt.Sprintf("Failed to deploy. Error: %s", err))
+		return t.Fail(ctx, fmt.Sprintf("Failed to deploy. Error: %s", err))
 	}
 	return c.deployStepDone(ctx, t, result)
 }
@@ -111,13 +111,7 @@ func (c *Conductor) deployStepDone(ctx context.Context, t *task.Task, result str
 	case states.DeployWait:
 		return t.ProcessEventAndRelease(ctx, states.EventWait, "")
 	}
-	return c.deployFailed(ctx, t, fmt.Sprintf("Failed to deploy. Error: the deploy interface returned an unexpected state %q", result))
-}
-
-func (c *Conductor) deployFailed(ctx context.Context, t *task.Task, msg string) error {
-	t.Log().Error(msg)
-	t.Node().LastError = &msg
-	return t.ProcessEvent(ctx, states.EventFail, "")
+	return t.Fail(ctx, fmt.Sprintf("Failed to deploy. Error: the deploy interface returned an unexpected state %q", result))
 }
 
 // ContinueNodeDeploy resumes a deploy waiting for its ramdisk.
@@ -139,7 +133,7 @@ func (c *Conductor) ContinueNodeDeploy(ctx context.Context, args rpc.NodeArgs) e
 			}
 			result, err := d.Deploy.ContinueDeploy(ctx, t)
 			if err != nil {
-				return c.deployFailed(ctx, t, fmt.Sprintf("Failed to deploy. Error: %s", err))
+				return t.Fail(ctx, fmt.Sprintf("Failed to deploy. Error: %s", err))
 			}
 			return c.deployStepDone(ctx, t, result)
 		}})
@@ -211,9 +205,7 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 	}
 	if err != nil {
 		msg := fmt.Sprintf("Failed to tear down. Error: %s", err)
-		t.Log().Error(msg)
-		n.LastError = &msg
-		return t.ProcessEvent(ctx, states.EventFail, "")
+		return t.Fail(ctx, msg)
 	}
 	target := ""
 	if n.Retired {
@@ -288,9 +280,7 @@ func (c *Conductor) doNodeVerify(ctx context.Context, t *task.Task) error {
 	}
 	if err != nil {
 		msg := fmt.Sprintf("Failed to get power state for node %s. Error: %s", n.UUID, err)
-		t.Log().Error(msg)
-		n.LastError = &msg
-		return t.ProcessEvent(ctx, states.EventFail, "")
+		return t.Fail(ctx, msg)
 	}
 	n.PowerState = &ps
 	return t.ProcessEventAndRelease(ctx, states.EventDone, "")
@@ -298,13 +288,8 @@ func (c *Conductor) doNodeVerify(ctx context.Context, t *task.Task) error {
 
 // doNodeAdoption takes an already deployed machine under management.
 func (c *Conductor) doNodeAdoption(ctx context.Context, t *task.Task) error {
-	n := t.Node()
-	err := c.takeOver(ctx, t, true)
-	if err != nil {
-		msg := fmt.Sprintf("Error while attempting to adopt node %s: %s.", n.UUID, err)
-		t.Log().Error(msg)
-		n.LastError = &msg
-		return t.ProcessEvent(ctx, states.EventFail, "")
+	if err := c.takeOver(ctx, t, true); err != nil {
+		return t.Fail(ctx, fmt.Sprintf("Error while attempting to adopt node %s: %s.", t.Node().UUID, err))
 	}
 	return t.ProcessEvent(ctx, states.EventDone, "")
 }
@@ -346,10 +331,7 @@ func (c *Conductor) doInspect(ctx context.Context, t *task.Task) error {
 	n.InspectionStartedAt, n.InspectionFinishedAt = ptr(time.Now().UTC()), nil
 	result, err := d.Inspect.InspectHardware(ctx, t)
 	if err != nil {
-		msg := fmt.Sprintf("Failed to inspect hardware. Reason: %s", err)
-		t.Log().Error(msg)
-		n.LastError = &msg
-		return t.ProcessEvent(ctx, states.EventFail, "")
+		return t.Fail(ctx, fmt.Sprintf("Failed to inspect hardware. Reason: %s", err))
 	}
 	switch result {
 	case states.Manageable:
@@ -358,6 +340,5 @@ func (c *Conductor) doInspect(ctx context.Context, t *task.Task) error {
 	case states.InspectWait:
 		return t.ProcessEvent(ctx, states.EventWait, "")
 	}
-	n.LastError = ptr(fmt.Sprintf("Failed to inspect hardware. Reason: the inspect interface returned an unexpected state %q", result))
-	return t.ProcessEvent(ctx, states.EventFail, "")
+	return t.Fail(ctx, fmt.Sprintf("Failed to inspect hardware. Reason: the inspect interface returned an unexpected state %q", result))
 }

@@ -196,6 +196,27 @@ func (t *Task) ProcessEvent(ctx context.Context, event, targetOverride string) e
 	return t.Save(ctx)
 }
 
+// Fail ends the operation under way: msg becomes the node's last_error
+// (the API and the logs mask any secret in it), is logged, and fail is
+// fired with the failed state's default target. It is the one way a
+// conductor operation or a driver records a failure.
+func (t *Task) Fail(ctx context.Context, msg string) error {
+	return t.fail(ctx, msg, "")
+}
+
+// FailKeepingTarget is Fail for a failure that must remember where the
+// operation was heading: a failed clean keeps manageable or available, so
+// the node's next step after repair is known.
+func (t *Task) FailKeepingTarget(ctx context.Context, msg string) error {
+	return t.fail(ctx, msg, t.TargetProvisionState())
+}
+
+func (t *Task) fail(ctx context.Context, msg, target string) error {
+	t.log.Error(msg)
+	t.node.LastError = &msg
+	return t.ProcessEvent(ctx, states.EventFail, target)
+}
+
 // ProcessEventAndRelease is ProcessEvent as the task's last act: the new
 // state and the unlocking are one write, so a client that sees the new
 // state finds the node free, and the end of the work costs one statement

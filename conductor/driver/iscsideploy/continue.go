@@ -130,7 +130,6 @@ func (d *Deploy) installBootloader(ctx context.Context, conn agentConn, w writte
 func (d *Deploy) fail(ctx context.Context, t conductorTask, drv *driver.Driver, msg string) error {
 	n := t.Node()
 	log := d.log.WithField("node", n.UUID)
-	log.Error(msg)
 	if d.opts.PowerOffAfterFailure {
 		if err := d.setPower(ctx, t, drv, states.PowerOff); err != nil {
 			log.WithError(err).Error("Could not power off the node after its deploy failed")
@@ -143,8 +142,7 @@ func (d *Deploy) fail(ctx context.Context, t conductorTask, drv *driver.Driver, 
 	delete(n.DriverInternalInfo, deployKeyKey)
 	delete(n.DriverInternalInfo, bootloaderWaitKey)
 	delete(n.DriverInternalInfo, bootloaderProofKey)
-	n.LastError = &msg
-	return t.ProcessEvent(ctx, states.EventFail, "")
+	return t.Fail(ctx, msg)
 }
 
 // written is what writeImage wrote.

@@ -209,6 +209,7 @@ type conductorTask interface {
 	driver.TaskContext
 	Driver() (*driver.Driver, error)
 	ProcessEvent(ctx context.Context, event, targetOverride string) error
+	Fail(ctx context.Context, msg string) error
 	Save(ctx context.Context) error
 	ConfigDrive(ctx context.Context) (string, error)
 }
