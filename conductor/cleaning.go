@@ -186,7 +186,7 @@ func (c *Conductor) doNextCleanStep(ctx context.Context, t *task.Task, index int
 		if err := t.Save(ctx); err != nil {
 			return err
 		}
-		stepper, ok := d.Interface(hwcatalog.InterfaceType(step.Interface)).(driver.CleanStepper)
+		stepper, ok := driver.Lookup[driver.CleanStepper](d, hwcatalog.InterfaceType(step.Interface))
 		if !ok {
 			return c.cleaningFailed(ctx, t, fmt.Sprintf("Node %s failed step %s: the %s interface has no clean steps", n.UUID, jsonText(step), step.Interface), true)
 		}

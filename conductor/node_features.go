@@ -76,14 +76,6 @@ func (c *Conductor) RemoveNodeTraits(ctx context.Context, args rpc.NodeTraitsArg
 	return t.Save(ctx)
 }
 
-func rescueInterface(d *driver.Driver, hwType string) (driver.RescueInterface, error) {
-	ri, ok := d.Interface(hwcatalog.Rescue).(driver.RescueInterface)
-	if !ok {
-		return nil, driver.Unsupported(hwType, string(hwcatalog.Rescue))
-	}
-	return ri, nil
-}
-
 // hashRescuePassword is a salted SHA-512 of the password.
 func hashRescuePassword(password string) (string, error) {
 	salt := make([]byte, 16)
@@ -114,7 +106,7 @@ func (c *Conductor) DoNodeRescue(ctx context.Context, args rpc.RescueArgs) error
 	if err != nil {
 		return err
 	}
-	ri, err := rescueInterface(d, n.Driver)
+	ri, err := driver.Require[driver.RescueInterface](d, hwcatalog.Rescue)
 	if err != nil {
 		return err
 	}
@@ -152,7 +144,7 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, args rpc.NodeArgs) error
 	if err != nil {
 		return err
 	}
-	ri, err := rescueInterface(d, n.Driver)
+	ri, err := driver.Require[driver.RescueInterface](d, hwcatalog.Rescue)
 	if err != nil {
 		return err
 	}
@@ -209,7 +201,7 @@ func (c *Conductor) GetBIOSSettings(ctx context.Context, args rpc.NodeArgs) ([]r
 	if err != nil {
 		return nil, err
 	}
-	bi, ok := d.Interface(hwcatalog.Bios).(driver.BIOSInterface)
+	bi, ok := driver.Lookup[driver.BIOSInterface](d, hwcatalog.Bios)
 	if !ok {
 		return []rpc.BIOSSetting{}, nil
 	}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -178,7 +180,7 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 	}
 	if n.ConsoleEnabled {
 		// Nobody may keep a console on a machine the next tenant gets.
-		if ci, cerr := consoleInterface(d, n.Driver); cerr != nil {
+		if ci, cerr := driver.Require[driver.ConsoleInterface](d, hwcatalog.Console); cerr != nil {
 			t.Log().WithError(cerr).Warn("Cannot stop the console of a node being torn down")
 		} else if cerr := ci.StopConsole(ctx, t); cerr != nil {
 			t.Log().WithError(cerr).Error("Stopping the console of a node being torn down failed")

@@ -180,3 +180,44 @@ var _ = Describe("fake-hardware", func() {
 		Expect(kindOf(d.Management.SetBootDevice(ctx, tsk, "floppy", false))).To(Equal(errs.KindInvalidParameterValue))
 	})
 })
+
+var _ = Describe("Optional capabilities", func() {
+	var (
+		reg *driver.Registry
+		d   *driver.Driver
+	)
+	BeforeEach(func() {
+		var err error
+		reg, err = builtin.Registry([]string{fake.Name})
+		Expect(err).NotTo(HaveOccurred())
+		n := &model.Node{Driver: fake.Name}
+		Expect(reg.ResolveInterfaces(n)).To(Succeed())
+		d, err = reg.Load(n)
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("finds a capability the node's interface has", func() {
+		raid, err := driver.Require[driver.RAIDInterface](d, hwcatalog.RAID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(raid).To(BeIdenticalTo(d.Interface(hwcatalog.RAID)))
+		_, ok := driver.Lookup[driver.VendorInterface](d, hwcatalog.Vendor)
+		Expect(ok).To(BeTrue())
+	})
+
+	It("reports a missing one as an unsupported driver extension naming the hardware type", func() {
+		_, ok := driver.Lookup[driver.ConsoleInterface](d, hwcatalog.Console)
+		Expect(ok).To(BeFalse())
+		_, err := driver.Require[driver.ConsoleInterface](d, hwcatalog.Console)
+		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		Expect(err.Error()).To(ContainSubstring("Driver fake-hardware does not support console"))
+	})
+
+	It("looks driver-level calls up in the hardware type's defaults", func() {
+		_, err := driver.RequireDefault[driver.VendorInterface](reg, fake.Name, hwcatalog.Vendor)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = driver.RequireDefault[driver.ConsoleInterface](reg, fake.Name, hwcatalog.Console)
+		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		_, err = driver.RequireDefault[driver.VendorInterface](reg, "idrac", hwcatalog.Vendor)
+		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
+	})
+})
