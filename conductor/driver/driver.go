@@ -20,6 +20,29 @@ type TaskContext interface {
 	Node() *model.Node
 	Ports(ctx context.Context) ([]model.Port, error)
 	Shared() bool
+	TaskControl
+}
+
+// TaskControl is what a task offers an implementation beyond the node. A
+// deploy that goes on from a ramdisk callback (heartbeat, vendor
+// passthru) acts for the conductor: it drives the node's other
+// interfaces, reads the stored config drive, records progress before a
+// long step, and moves the state machine itself. Save, ProcessEvent and
+// Fail need the node lock. Test doubles that never get this far may embed
+// a nil TaskControl.
+type TaskControl interface {
+	// Driver is the node's resolved set of interfaces.
+	Driver() (*Driver, error)
+	// ConfigDrive is the instance's config drive, read from the database
+	// when the API stored it there.
+	ConfigDrive(ctx context.Context) (string, error)
+	// Save persists the node now.
+	Save(ctx context.Context) error
+	// ProcessEvent fires a state-machine event and persists the node;
+	// targetOverride replaces the new state's default target ("" keeps it).
+	ProcessEvent(ctx context.Context, event, targetOverride string) error
+	// Fail records msg as last_error, logs it and fires fail.
+	Fail(ctx context.Context, msg string) error
 }
 
 // Interface is implemented by every interface implementation. Validate

@@ -95,7 +95,7 @@ func cleanOptionsFrom(cfg config.Config, log logrus.FieldLogger) CleanOptions {
 // After ContinueCleaning or FailCleaning the conductor has saved the node
 // (and may have released it): the caller returns at once.
 type cleaningTask interface {
-	conductorTask
+	driver.TaskContext
 	// SetCleanSteps computes the steps of an automated clean from every
 	// interface's, or checks a manual clean's against them.
 	SetCleanSteps(ctx context.Context) error
@@ -123,7 +123,7 @@ var _ driver.CleanStepper = (*Deploy)(nil)
 // noop network interfaces have no cleaning network to add (Ironic's
 // Neutron cleaning ports have no counterpart here).
 func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (string, error) {
-	ct, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return "", err
 	}
@@ -154,7 +154,7 @@ func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (str
 	}
 	// The new ramdisk may look the node up before this worker ends: it
 	// must find the old agent token gone, or it gets no token of its own.
-	if err := ct.Save(ctx); err != nil {
+	if err := t.Save(ctx); err != nil {
 		return "", err
 	}
 	if err := d.reboot(ctx, t, drv); err != nil {
@@ -180,7 +180,7 @@ func (d *Deploy) agentCleanParams() map[string]any {
 // set up: the ramdisk's boot files, its deploy key, agent and target
 // addresses, and the cleaning settings.
 func (d *Deploy) TearDownCleaning(ctx context.Context, t driver.TaskContext) error {
-	_, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return err
 	}
@@ -239,11 +239,7 @@ func (d *Deploy) withPriority(s driver.CleanStep) driver.CleanStep {
 func (d *Deploy) ExecuteCleanStep(ctx context.Context, t driver.TaskContext, step driver.CleanStep) (string, error) {
 	n := t.Node()
 	if tgt, ok := cleaningTarget(n); ok {
-		ct, _, err := asConductorTask(t)
-		if err != nil {
-			return "", err
-		}
-		return "", d.conductorErase(ctx, ct, tgt, step)
+		return "", d.conductorErase(ctx, t, tgt, step)
 	}
 	agentURL, _ := n.DriverInternalInfo[agentURLKey].(string)
 	if agentURL == "" {

@@ -2,6 +2,7 @@ package iscsideploy
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -20,6 +21,15 @@ type nodeTask struct{ n *model.Node }
 func (t nodeTask) Node() *model.Node                           { return t.n }
 func (t nodeTask) Ports(context.Context) ([]model.Port, error) { return nil, nil }
 func (t nodeTask) Shared() bool                                { return true }
+
+// The conductor is not part of these tests.
+var errNoConductor = errors.New("no conductor in this test")
+
+func (t nodeTask) Driver() (*driver.Driver, error)                    { return nil, errNoConductor }
+func (t nodeTask) ConfigDrive(context.Context) (string, error)        { return "", errNoConductor }
+func (t nodeTask) Save(context.Context) error                         { return errNoConductor }
+func (t nodeTask) ProcessEvent(context.Context, string, string) error { return errNoConductor }
+func (t nodeTask) Fail(context.Context, string) error                 { return errNoConductor }
 
 var _ = Describe("clean steps and their configuration", func() {
 	agentNode := func() *model.Node {

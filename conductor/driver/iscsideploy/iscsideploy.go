@@ -202,30 +202,6 @@ var (
 	_ driver.HeartbeatHandler = (*Deploy)(nil)
 )
 
-// conductorTask is what the conductor's tasks offer beyond TaskContext:
-// the node's other interfaces, state machine events and saving, which a
-// deploy that continues on a ramdisk callback needs.
-type conductorTask interface {
-	driver.TaskContext
-	Driver() (*driver.Driver, error)
-	ProcessEvent(ctx context.Context, event, targetOverride string) error
-	Fail(ctx context.Context, msg string) error
-	Save(ctx context.Context) error
-	ConfigDrive(ctx context.Context) (string, error)
-}
-
-func asConductorTask(t driver.TaskContext) (conductorTask, *driver.Driver, error) {
-	ct, ok := t.(conductorTask)
-	if !ok {
-		return nil, nil, errors.New("iscsi deploy: the task does not give access to the node's driver")
-	}
-	d, err := ct.Driver()
-	if err != nil {
-		return nil, nil, err
-	}
-	return ct, d, nil
-}
-
 func (d *Deploy) imageCache() (*image.Cache, error) {
 	d.cacheOnce.Do(func() {
 		d.cache, d.cacheErr = image.NewCache(image.CacheOptions{Dir: d.opts.CacheDir, MaxBytes: d.opts.CacheMaxBytes,
@@ -240,7 +216,7 @@ func IQN(nodeUUID string) string { return IQNPrefix + nodeUUID }
 // Validate checks the boot interface, the API URL the ramdisk needs and
 // instance_info.
 func (d *Deploy) Validate(ctx context.Context, t driver.TaskContext) error {
-	_, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return err
 	}
@@ -258,7 +234,7 @@ func (d *Deploy) Validate(ctx context.Context, t driver.TaskContext) error {
 // otherwise it issues a new deploy key, valid for the coming wait state
 // only, and prepares the deploy ramdisk.
 func (d *Deploy) Prepare(ctx context.Context, t driver.TaskContext) error {
-	_, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return err
 	}
@@ -328,7 +304,7 @@ func rootDeviceHints(v any) string {
 // Deploy caches the image (one download however many nodes want it),
 // checks it fits, and boots the node into the deploy ramdisk.
 func (d *Deploy) Deploy(ctx context.Context, t driver.TaskContext) (string, error) {
-	_, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return "", err
 	}
@@ -415,7 +391,7 @@ func (d *Deploy) ContinueDeploy(context.Context, driver.TaskContext) (string, er
 
 // TearDown powers the node off.
 func (d *Deploy) TearDown(ctx context.Context, t driver.TaskContext) (string, error) {
-	_, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return "", err
 	}
@@ -427,7 +403,7 @@ func (d *Deploy) TearDown(ctx context.Context, t driver.TaskContext) (string, er
 
 // CleanUp drops the node's image reference, boot files and deploy key.
 func (d *Deploy) CleanUp(ctx context.Context, t driver.TaskContext) error {
-	_, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return err
 	}
