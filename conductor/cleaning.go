@@ -83,7 +83,7 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, userSteps []m
 	if err != nil {
 		return c.cleaningFailed(ctx, t, fmt.Sprintf("Failed to prepare node %s for cleaning: %s", n.UUID, err), true)
 	}
-	if result == states.CleanWait {
+	if result == driver.Wait {
 		// Steps are known once the ramdisk is up; it resumes through
 		// continue_node_clean.
 		return t.ProcessEvent(ctx, states.EventWait, t.TargetProvisionState())
@@ -194,11 +194,8 @@ func (c *Conductor) doNextCleanStep(ctx context.Context, t *task.Task, index int
 		if err != nil {
 			return c.cleaningFailed(ctx, t, fmt.Sprintf("Node %s failed step %s: %s", n.UUID, jsonText(step), err), true)
 		}
-		if result == states.CleanWait {
+		if result == driver.Wait {
 			return t.ProcessEvent(ctx, states.EventWait, t.TargetProvisionState())
-		}
-		if result != "" {
-			return c.cleaningFailed(ctx, t, fmt.Sprintf("While executing step %s on node %s, step returned invalid value: %s", jsonText(step), n.UUID, result), true)
 		}
 	}
 	clearCleaningInfo(n)

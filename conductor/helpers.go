@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // nodeInfoColumns is what periodic tasks read of every candidate node: the
@@ -92,6 +94,15 @@ func clearCleaningInfo(n *model.Node) {
 	for _, k := range cleaningInfoKeys {
 		delete(n.DriverInternalInfo, k)
 	}
+}
+
+// resultEvent is the state-machine event a driver's result fires: drivers
+// say what happened, the conductor decides what it means for the node.
+func resultEvent(r driver.Result) string {
+	if r == driver.Wait {
+		return states.EventWait
+	}
+	return states.EventDone
 }
 
 // validationError keeps typed driver validation errors and turns anything

@@ -154,7 +154,7 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, args rpc.NodeArgs) error
 	return t.ProcessEventAsync(ctx, states.EventUnrescue, "", task.Work{Name: "do_node_unrescue",
 		Run: func(ctx context.Context, t *task.Task) error {
 			result, err := ri.Unrescue(ctx, t)
-			if err == nil && result == states.Active {
+			if err == nil && result == driver.Done {
 				delete(t.Node().InstanceInfo, rescuePasswordKey)
 			}
 			return c.rescueStepDone(ctx, t, "unrescue", result, err)
@@ -163,18 +163,11 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, args rpc.NodeArgs) error
 
 // rescueStepDone moves a rescuing or unrescuing node on after its rescue
 // interface returned.
-func (c *Conductor) rescueStepDone(ctx context.Context, t *task.Task, op, result string, err error) error {
-	n := t.Node()
-	if err == nil {
-		switch {
-		case op == "rescue" && result == states.Rescue, op == "unrescue" && result == states.Active:
-			return t.ProcessEvent(ctx, states.EventDone, "")
-		case op == "rescue" && result == states.RescueWait:
-			return t.ProcessEvent(ctx, states.EventWait, "")
-		}
-		err = fmt.Errorf("the rescue interface returned an unexpected state %q", result)
+func (c *Conductor) rescueStepDone(ctx context.Context, t *task.Task, op string, result driver.Result, err error) error {
+	if err != nil {
+		return t.Fail(ctx, fmt.Sprintf("Failed to %s node %s. Error: %s", op, t.Node().UUID, err))
 	}
-	return t.Fail(ctx, fmt.Sprintf("Failed to %s node %s. Error: %s", op, n.UUID, err))
+	return t.ProcessEvent(ctx, resultEvent(result), "")
 }
 
 // abortWait aborts an inspection or a rescue waiting for its ramdisk.

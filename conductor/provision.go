@@ -105,15 +105,9 @@ func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task) error {
 
 // deployStepDone moves the node on after the deploy interface returned;
 // it ends the worker's work on the node.
-func (c *Conductor) deployStepDone(ctx context.Context, t *task.Task, result string) error {
+func (c *Conductor) deployStepDone(ctx context.Context, t *task.Task, result driver.Result) error {
 	t.Node().ConductorAffinity = c.conductorID()
-	switch result {
-	case states.DeployDone:
-		return t.ProcessEventAndRelease(ctx, states.EventDone, "")
-	case states.DeployWait:
-		return t.ProcessEventAndRelease(ctx, states.EventWait, "")
-	}
-	return t.Fail(ctx, fmt.Sprintf("Failed to deploy. Error: the deploy interface returned an unexpected state %q", result))
+	return t.ProcessEventAndRelease(ctx, resultEvent(result), "")
 }
 
 // ContinueNodeDeploy resumes a deploy waiting for its ramdisk.
@@ -335,12 +329,8 @@ func (c *Conductor) doInspect(ctx context.Context, t *task.Task) error {
 	if err != nil {
 		return t.Fail(ctx, fmt.Sprintf("Failed to inspect hardware. Reason: %s", err))
 	}
-	switch result {
-	case states.Manageable:
+	if result == driver.Done {
 		n.InspectionFinishedAt = ptr(time.Now().UTC())
-		return t.ProcessEvent(ctx, states.EventDone, "")
-	case states.InspectWait:
-		return t.ProcessEvent(ctx, states.EventWait, "")
 	}
-	return t.Fail(ctx, fmt.Sprintf("Failed to inspect hardware. Reason: the inspect interface returned an unexpected state %q", result))
+	return t.ProcessEvent(ctx, resultEvent(result), "")
 }

@@ -45,6 +45,19 @@ type TaskControl interface {
 	Fail(ctx context.Context, msg string) error
 }
 
+// Result is how a deploy, clean, inspect or rescue step ended when it did
+// not fail (failure is the error beside it). A driver says what happened;
+// which state-machine event that fires is the conductor's business.
+type Result int
+
+const (
+	// Done: the step finished; the operation moves on.
+	Done Result = iota
+	// Wait: the step goes on without the conductor, which waits for a
+	// ramdisk's callback.
+	Wait
+)
+
 // Interface is implemented by every interface implementation. Validate
 // checks that the node carries what the implementation needs; it returns
 // InvalidParameterValue / MissingParameterValue errors for the user.
@@ -82,21 +95,21 @@ type ManagementInterface interface {
 type DeployInterface interface {
 	Interface
 	Prepare(ctx context.Context, t TaskContext) error
-	// Deploy returns states.DeployDone when it finished synchronously or
-	// states.DeployWait when the ramdisk will call back.
-	Deploy(ctx context.Context, t TaskContext) (string, error)
+	// Deploy returns Done when it finished synchronously or Wait when the
+	// ramdisk will call back.
+	Deploy(ctx context.Context, t TaskContext) (Result, error)
 	// ContinueDeploy resumes a deploy after the ramdisk called back; same
 	// results as Deploy.
-	ContinueDeploy(ctx context.Context, t TaskContext) (string, error)
-	// TearDown returns states.Deleted when done.
-	TearDown(ctx context.Context, t TaskContext) (string, error)
+	ContinueDeploy(ctx context.Context, t TaskContext) (Result, error)
+	// TearDown returns Done once the instance is gone.
+	TearDown(ctx context.Context, t TaskContext) (Result, error)
 	CleanUp(ctx context.Context, t TaskContext) error
 	// TakeOver rebuilds local state (boot configuration) on a conductor
 	// that took an active node over from another.
 	TakeOver(ctx context.Context, t TaskContext) error
-	// PrepareCleaning returns states.CleanWait when the ramdisk must boot
-	// before steps can run, "" when cleaning can go on at once.
-	PrepareCleaning(ctx context.Context, t TaskContext) (string, error)
+	// PrepareCleaning returns Wait when the ramdisk must boot before steps
+	// can run, Done when cleaning can go on at once.
+	PrepareCleaning(ctx context.Context, t TaskContext) (Result, error)
 	TearDownCleaning(ctx context.Context, t TaskContext) error
 }
 
@@ -113,9 +126,9 @@ type BootInterface interface {
 // InspectInterface discovers a node's properties.
 type InspectInterface interface {
 	Interface
-	// InspectHardware returns states.Manageable when finished or
-	// states.InspectWait when an inspection ramdisk will report back.
-	InspectHardware(ctx context.Context, t TaskContext) (string, error)
+	// InspectHardware returns Done when finished or Wait when an
+	// inspection ramdisk will report back.
+	InspectHardware(ctx context.Context, t TaskContext) (Result, error)
 }
 
 // CleanStep is one clean step as stored in driver_internal_info.clean_steps
@@ -133,7 +146,7 @@ type CleanStep struct {
 // CleanStepper is implemented by interfaces that offer clean steps.
 type CleanStepper interface {
 	CleanSteps(ctx context.Context, t TaskContext) ([]CleanStep, error)
-	// ExecuteCleanStep returns "" when the step finished, states.CleanWait
-	// when it continues asynchronously.
-	ExecuteCleanStep(ctx context.Context, t TaskContext, step CleanStep) (string, error)
+	// ExecuteCleanStep returns Done when the step finished, Wait when it
+	// continues asynchronously.
+	ExecuteCleanStep(ctx context.Context, t TaskContext, step CleanStep) (Result, error)
 }

@@ -151,9 +151,9 @@ var _ = Describe("fake-hardware", func() {
 	})
 
 	It("finishes deploy and tear down synchronously", func(ctx SpecContext) {
-		Expect(d.Deploy.Deploy(ctx, tsk)).To(Equal(states.DeployDone))
-		Expect(d.Deploy.TearDown(ctx, tsk)).To(Equal(states.Deleted))
-		Expect(d.Deploy.PrepareCleaning(ctx, tsk)).To(BeEmpty())
+		Expect(d.Deploy.Deploy(ctx, tsk)).To(Equal(driver.Done))
+		Expect(d.Deploy.TearDown(ctx, tsk)).To(Equal(driver.Done))
+		Expect(d.Deploy.PrepareCleaning(ctx, tsk)).To(Equal(driver.Done))
 	})
 
 	It("fails, panics or stalls an operation as injected, for that node only", func(ctx SpecContext) {
@@ -161,7 +161,7 @@ var _ = Describe("fake-hardware", func() {
 		_, err := d.Deploy.Deploy(ctx, tsk)
 		Expect(err).To(MatchError("nope"))
 		other := taskCtx{&model.Node{UUID: "node-2", Driver: fake.Name}}
-		Expect(d.Deploy.Deploy(ctx, other)).To(Equal(states.DeployDone))
+		Expect(d.Deploy.Deploy(ctx, other)).To(Equal(driver.Done))
 
 		hw.Inject(n.UUID, fake.OpTearDown, fake.Fault{Panic: "boom"})
 		Expect(func() { _, _ = d.Deploy.TearDown(ctx, tsk) }).To(PanicWith("boom"))
@@ -175,7 +175,7 @@ var _ = Describe("fake-hardware", func() {
 		Eventually(done).Should(Receive(BeNil()))
 
 		hw.Clear(n.UUID)
-		Expect(d.Deploy.Deploy(ctx, tsk)).To(Equal(states.DeployDone))
+		Expect(d.Deploy.Deploy(ctx, tsk)).To(Equal(driver.Done))
 	})
 
 	It("keeps the boot device it was given", func(ctx SpecContext) {

@@ -47,8 +47,9 @@ const (
 	Deleted = "deleted"
 	// Rebuild is an API target and event only.
 	Rebuild = "rebuild"
-	// DeployDone is what a deploy that finished synchronously returns; the
-	// conductor then fires EventDone.
+	// DeployDone is Ironic's name for a deploy that finished synchronously:
+	// a valid state name, though no node rests in it (drivers report a
+	// driver.Result instead).
 	DeployDone = "deploy complete"
 )
 

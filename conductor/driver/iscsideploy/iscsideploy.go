@@ -303,15 +303,15 @@ func rootDeviceHints(v any) string {
 
 // Deploy caches the image (one download however many nodes want it),
 // checks it fits, and boots the node into the deploy ramdisk.
-func (d *Deploy) Deploy(ctx context.Context, t driver.TaskContext) (string, error) {
+func (d *Deploy) Deploy(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
 	drv, err := t.Driver()
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	n := t.Node()
 	info, err := d.instanceInfo(ctx, n)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	err = d.startDeploy(ctx, t, drv, info)
 	if err != nil {
@@ -322,9 +322,9 @@ func (d *Deploy) Deploy(ctx context.Context, t driver.TaskContext) (string, erro
 		if cerr := errors.Join(drv.Boot.CleanUpRamdisk(ctx, t), drv.Boot.CleanUpInstance(ctx, t)); cerr != nil {
 			d.log.WithField("node", n.UUID).WithError(cerr).Error("Could not remove the boot files of a failed deploy")
 		}
-		return "", err
+		return 0, err
 	}
-	return states.DeployWait, nil
+	return driver.Wait, nil
 }
 
 func (d *Deploy) startDeploy(ctx context.Context, t driver.TaskContext, drv *driver.Driver, info *instanceInfo) error {
@@ -385,20 +385,20 @@ func (d *Deploy) maxImageSize(n *model.Node) int64 {
 
 // ContinueDeploy has nothing to resume: an iSCSI deploy continues when the
 // ramdisk calls back, so the node goes on waiting for it.
-func (d *Deploy) ContinueDeploy(context.Context, driver.TaskContext) (string, error) {
-	return states.DeployWait, nil
+func (d *Deploy) ContinueDeploy(context.Context, driver.TaskContext) (driver.Result, error) {
+	return driver.Wait, nil
 }
 
 // TearDown powers the node off.
-func (d *Deploy) TearDown(ctx context.Context, t driver.TaskContext) (string, error) {
+func (d *Deploy) TearDown(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
 	drv, err := t.Driver()
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	if err := d.setPower(ctx, t, drv, states.PowerOff); err != nil {
-		return "", err
+		return 0, err
 	}
-	return states.Deleted, nil
+	return driver.Done, nil
 }
 
 // CleanUp drops the node's image reference, boot files and deploy key.
