@@ -51,7 +51,7 @@ func (c *Conductor) skipAutomatedClean(n *model.Node) bool {
 
 // finishEvent ends a clean: manual cleans (and retired nodes) go back to
 // manageable, automated ones to available.
-func finishEvent(t *task.Task) string {
+func finishEvent(t *task.Task) states.Event {
 	if t.TargetProvisionState() == states.Manageable {
 		return states.EventManage
 	}

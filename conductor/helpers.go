@@ -98,7 +98,7 @@ func clearCleaningInfo(n *model.Node) {
 
 // resultEvent is the state-machine event a driver's result fires: drivers
 // say what happened, the conductor decides what it means for the node.
-func resultEvent(r driver.Result) string {
+func resultEvent(r driver.Result) states.Event {
 	if r == driver.Wait {
 		return states.EventWait
 	}

@@ -49,7 +49,7 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, args rpc.DeployArgs) error
 		return nodeProtected(n.UUID)
 	}
 	if !states.Allowed(t.ProvisionState(), event) {
-		return errs.InvalidStateRequested(event, n.UUID, t.ProvisionState())
+		return errs.InvalidStateRequested(string(event), n.UUID, t.ProvisionState())
 	}
 	d, err := t.Driver()
 	if err != nil {
@@ -147,7 +147,7 @@ func (c *Conductor) DoNodeTearDown(ctx context.Context, args rpc.NodeArgs) error
 		return nodeProtected(n.UUID)
 	}
 	if !states.Allowed(t.ProvisionState(), states.EventDelete) {
-		return errs.InvalidStateRequested(states.EventDelete, n.UUID, t.ProvisionState())
+		return errs.InvalidStateRequested(string(states.EventDelete), n.UUID, t.ProvisionState())
 	}
 	d, err := t.Driver()
 	if err != nil {
@@ -216,7 +216,9 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 
 // DoProvisioningAction runs manage, provide, adopt, inspect or abort.
 func (c *Conductor) DoProvisioningAction(ctx context.Context, args rpc.ProvisioningActionArgs) error {
-	switch args.Action {
+	// The RPC carries the API's string; from here on it is an event.
+	action := states.Event(args.Action)
+	switch action {
 	case states.EventManage, states.EventProvide, states.EventAdopt, states.EventInspect, states.EventAbort:
 	default:
 		return errs.InvalidParameterValue("The provisioning action %q is not supported by this call.", args.Action)
@@ -229,17 +231,17 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, args rpc.Provision
 	n := t.Node()
 	state := t.ProvisionState()
 	switch {
-	case args.Action == states.EventProvide && state == states.Manageable:
+	case action == states.EventProvide && state == states.Manageable:
 		if n.Retired {
 			return errs.New(errs.KindInvalid, "The providing operation can't be performed on node %s because it is retired.", n.UUID)
 		}
 		return t.ProcessEventAsync(ctx, states.EventProvide, "", task.Work{Name: "do_node_clean",
 			Run: func(ctx context.Context, t *task.Task) error { return c.doNodeClean(ctx, t, nil, false) }})
-	case args.Action == states.EventManage && state == states.Enroll:
+	case action == states.EventManage && state == states.Enroll:
 		return t.ProcessEventAsync(ctx, states.EventManage, "", task.Work{Name: "do_node_verify", Run: c.doNodeVerify})
-	case args.Action == states.EventAdopt && (state == states.Manageable || state == states.AdoptFail):
+	case action == states.EventAdopt && (state == states.Manageable || state == states.AdoptFail):
 		return t.ProcessEventAsync(ctx, states.EventAdopt, "", task.Work{Name: "do_node_adoption", Run: c.doNodeAdoption})
-	case args.Action == states.EventInspect && (state == states.Manageable || state == states.InspectFail):
+	case action == states.EventInspect && (state == states.Manageable || state == states.InspectFail):
 		d, err := t.Driver()
 		if err != nil {
 			return err
@@ -251,14 +253,14 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, args rpc.Provision
 			return validationError(err)
 		}
 		return t.ProcessEventAsync(ctx, states.EventInspect, "", task.Work{Name: "inspect_hardware", Run: c.doInspect})
-	case args.Action == states.EventAbort && state == states.CleanWait:
+	case action == states.EventAbort && state == states.CleanWait:
 		return c.abortCleaning(ctx, t)
-	case args.Action == states.EventAbort && (state == states.InspectWait || state == states.RescueWait):
+	case action == states.EventAbort && (state == states.InspectWait || state == states.RescueWait):
 		return c.abortWait(ctx, t)
-	case args.Action == states.EventAbort:
+	case action == states.EventAbort:
 		return errs.InvalidStateRequested(args.Action, n.UUID, state)
 	}
-	return t.ProcessEvent(ctx, args.Action, "")
+	return t.ProcessEvent(ctx, action, "")
 }
 
 // doNodeVerify checks the power credentials of an enrolled node by reading

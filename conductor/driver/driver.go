@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // TaskContext is what an interface implementation sees of the node it acts
@@ -40,7 +41,7 @@ type TaskControl interface {
 	Save(ctx context.Context) error
 	// ProcessEvent fires a state-machine event and persists the node;
 	// targetOverride replaces the new state's default target ("" keeps it).
-	ProcessEvent(ctx context.Context, event, targetOverride string) error
+	ProcessEvent(ctx context.Context, event states.Event, targetOverride string) error
 	// Fail records msg as last_error, logs it and fires fail.
 	Fail(ctx context.Context, msg string) error
 }

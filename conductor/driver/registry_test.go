@@ -29,11 +29,11 @@ func (t taskCtx) Shared() bool                                { return false }
 // The conductor is not part of these tests.
 var errNoConductor = errors.New("no conductor in this test")
 
-func (t taskCtx) Driver() (*driver.Driver, error)                    { return nil, errNoConductor }
-func (t taskCtx) ConfigDrive(context.Context) (string, error)        { return "", errNoConductor }
-func (t taskCtx) Save(context.Context) error                         { return errNoConductor }
-func (t taskCtx) ProcessEvent(context.Context, string, string) error { return errNoConductor }
-func (t taskCtx) Fail(context.Context, string) error                 { return errNoConductor }
+func (t taskCtx) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
+func (t taskCtx) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
+func (t taskCtx) Save(context.Context) error                               { return errNoConductor }
+func (t taskCtx) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
+func (t taskCtx) Fail(context.Context, string) error                       { return errNoConductor }
 
 func kindOf(err error) errs.Kind {
 	e, ok := errs.As(err)

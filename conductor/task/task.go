@@ -186,7 +186,7 @@ func (t *Task) TargetProvisionState() string { return deref(t.node.TargetProvisi
 // states. targetOverride replaces the new state's default target ("" keeps
 // it). An event the current state does not allow is InvalidStateRequested
 // and changes nothing.
-func (t *Task) ProcessEvent(ctx context.Context, event, targetOverride string) error {
+func (t *Task) ProcessEvent(ctx context.Context, event states.Event, targetOverride string) error {
 	if err := t.requireExclusive(); err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (t *Task) fail(ctx context.Context, msg, target string) error {
 // instead of a save and a release. The task must not be used afterwards
 // (its Release becomes a no-op). On failure the lock is still held and
 // Release (or the worker's end) releases it.
-func (t *Task) ProcessEventAndRelease(ctx context.Context, event, targetOverride string) error {
+func (t *Task) ProcessEventAndRelease(ctx context.Context, event states.Event, targetOverride string) error {
 	if err := t.requireExclusive(); err != nil {
 		return err
 	}
@@ -237,11 +237,11 @@ func (t *Task) ProcessEventAndRelease(ctx context.Context, event, targetOverride
 	return nil
 }
 
-func (t *Task) transition(event, targetOverride string) error {
+func (t *Task) transition(event states.Event, targetOverride string) error {
 	current := t.ProvisionState()
 	next, target, err := states.Transition(current, event, targetOverride)
 	if err != nil {
-		return errs.InvalidStateRequested(event, t.node.UUID, current)
+		return errs.InvalidStateRequested(string(event), t.node.UUID, current)
 	}
 	t.node.ProvisionState = &next
 	t.node.TargetProvisionState = ptrOrNil(target)
@@ -277,7 +277,7 @@ type Work struct {
 // no worker is free the previous provision and target states are restored
 // with last_error "No free conductor workers available" and
 // NoFreeConductorWorker is returned.
-func (t *Task) ProcessEventAsync(ctx context.Context, event, targetOverride string, w Work) error {
+func (t *Task) ProcessEventAsync(ctx context.Context, event states.Event, targetOverride string, w Work) error {
 	if err := t.requireExclusive(); err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/httpserver"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // task is a node with its ports and driver, as the conductor's task gives
@@ -41,10 +42,10 @@ func (t *task) Driver() (*driver.Driver, error)             { return t.drv, nil 
 // The conductor is not part of these tests.
 var errNoConductor = errors.New("no conductor in this test")
 
-func (t *task) ConfigDrive(context.Context) (string, error)        { return "", errNoConductor }
-func (t *task) Save(context.Context) error                         { return errNoConductor }
-func (t *task) ProcessEvent(context.Context, string, string) error { return errNoConductor }
-func (t *task) Fail(context.Context, string) error                 { return errNoConductor }
+func (t *task) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
+func (t *task) Save(context.Context) error                               { return errNoConductor }
+func (t *task) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
+func (t *task) Fail(context.Context, string) error                       { return errNoConductor }
 func (t *task) bootDevice(ctx context.Context) (driver.BootDevice, error) {
 	return t.drv.Management.GetBootDevice(ctx, t)
 }
