@@ -116,18 +116,18 @@ func dispatchProvision(c echo.Context, api rpc.Endpoint, deploy rpc.DeployArgs, 
 	ctx := c.Request().Context()
 	nodeUUID := deploy.NodeID
 	switch req.Target {
-	case states.Active, states.EventDeploy:
+	case states.Active, string(states.EventDeploy):
 		return rpc.DoNodeDeploy.Call(ctx, api, deploy)
 	case states.Rebuild:
 		deploy.Rebuild = true
 		return rpc.DoNodeDeploy.Call(ctx, api, deploy)
 	case states.Deleted, "undeploy":
 		return rpc.DoNodeTearDown.Call(ctx, api, rpc.NodeArgs{NodeID: nodeUUID})
-	case states.EventClean:
+	case string(states.EventClean):
 		return rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: nodeUUID, CleanSteps: req.CleanSteps})
-	case states.EventRescue:
+	case string(states.EventRescue):
 		return rpc.DoNodeRescue.Call(ctx, api, rpc.RescueArgs{NodeID: nodeUUID, RescuePassword: req.RescuePassword()})
-	case states.EventUnrescue:
+	case string(states.EventUnrescue):
 		return rpc.DoNodeUnrescue.Call(ctx, api, rpc.NodeArgs{NodeID: nodeUUID})
 	default:
 		return rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: nodeUUID, Action: req.Target})

@@ -157,7 +157,7 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 	}
 	// Whatever the agent must be asked is asked now, before the lock is
 	// taken: a slow agent must not keep the node locked.
-	poller, polls := d.Deploy.(driver.AgentPoller)
+	poller, polls := driver.Lookup[driver.AgentPoller](d, hwcatalog.Deploy)
 	var polled any
 	var pollErr error
 	if polls {
@@ -205,7 +205,7 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 			return t.Save(ctx)
 		}}, nil)
 	}
-	handler, ok := d.Deploy.(driver.HeartbeatHandler)
+	handler, ok := driver.Lookup[driver.HeartbeatHandler](d, hwcatalog.Deploy)
 	if !ok {
 		t.Log().Warnf("Got a heartbeat, but the %s deploy interface does not handle heartbeats", d.InterfaceName(hwcatalog.Deploy))
 		return nil

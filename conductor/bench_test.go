@@ -84,10 +84,10 @@ func BenchmarkEnrollToActive(b *testing.B) {
 			send   func(uuid string) error
 		}{
 			{states.Manageable, func(u string) error {
-				return rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: u, Action: states.EventManage})
+				return rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: u, Action: string(states.EventManage)})
 			}},
 			{states.Available, func(u string) error {
-				return rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: u, Action: states.EventProvide})
+				return rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: u, Action: string(states.EventProvide)})
 			}},
 			{states.Active, func(u string) error { return rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: u}) }},
 		}

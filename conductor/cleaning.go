@@ -51,7 +51,7 @@ func (c *Conductor) skipAutomatedClean(n *model.Node) bool {
 
 // finishEvent ends a clean: manual cleans (and retired nodes) go back to
 // manageable, automated ones to available.
-func finishEvent(t *task.Task) string {
+func finishEvent(t *task.Task) states.Event {
 	if t.TargetProvisionState() == states.Manageable {
 		return states.EventManage
 	}
@@ -83,7 +83,7 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, userSteps []m
 	if err != nil {
 		return c.cleaningFailed(ctx, t, fmt.Sprintf("Failed to prepare node %s for cleaning: %s", n.UUID, err), true)
 	}
-	if result == states.CleanWait {
+	if result == driver.Wait {
 		// Steps are known once the ramdisk is up; it resumes through
 		// continue_node_clean.
 		return t.ProcessEvent(ctx, states.EventWait, t.TargetProvisionState())
@@ -186,7 +186,7 @@ func (c *Conductor) doNextCleanStep(ctx context.Context, t *task.Task, index int
 		if err := t.Save(ctx); err != nil {
 			return err
 		}
-		stepper, ok := d.Interface(hwcatalog.InterfaceType(step.Interface)).(driver.CleanStepper)
+		stepper, ok := driver.Lookup[driver.CleanStepper](d, hwcatalog.InterfaceType(step.Interface))
 		if !ok {
 			return c.cleaningFailed(ctx, t, fmt.Sprintf("Node %s failed step %s: the %s interface has no clean steps", n.UUID, jsonText(step), step.Interface), true)
 		}
@@ -194,11 +194,8 @@ func (c *Conductor) doNextCleanStep(ctx context.Context, t *task.Task, index int
 		if err != nil {
 			return c.cleaningFailed(ctx, t, fmt.Sprintf("Node %s failed step %s: %s", n.UUID, jsonText(step), err), true)
 		}
-		if result == states.CleanWait {
+		if result == driver.Wait {
 			return t.ProcessEvent(ctx, states.EventWait, t.TargetProvisionState())
-		}
-		if result != "" {
-			return c.cleaningFailed(ctx, t, fmt.Sprintf("While executing step %s on node %s, step returned invalid value: %s", jsonText(step), n.UUID, result), true)
 		}
 	}
 	clearCleaningInfo(n)
@@ -212,7 +209,6 @@ func (c *Conductor) doNextCleanStep(ctx context.Context, t *task.Task, index int
 // cleaningFailed puts the node into clean failed and maintenance. The
 // cleaning environment is torn down first when it may have been set up.
 func (c *Conductor) cleaningFailed(ctx context.Context, t *task.Task, msg string, tearDown bool) error {
-	t.Log().Error(msg)
 	if tearDown {
 		if d, err := t.Driver(); err == nil {
 			if err := d.Deploy.TearDownCleaning(ctx, t); err != nil {
@@ -223,8 +219,9 @@ func (c *Conductor) cleaningFailed(ctx context.Context, t *task.Task, msg string
 	cleanFailure(t.Node(), msg)
 	state := t.ProvisionState()
 	if state == states.Cleaning || state == states.CleanWait {
-		return t.ProcessEvent(ctx, states.EventFail, t.TargetProvisionState())
+		return t.FailKeepingTarget(ctx, msg)
 	}
+	t.Log().Error(msg)
 	return t.Save(ctx)
 }
 

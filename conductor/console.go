@@ -11,14 +11,6 @@ import (
 	"github.com/ferricbm/ferric/rpc"
 )
 
-func consoleInterface(d *driver.Driver, hwType string) (driver.ConsoleInterface, error) {
-	ci, ok := d.Interface(hwcatalog.Console).(driver.ConsoleInterface)
-	if !ok {
-		return nil, driver.Unsupported(hwType, string(hwcatalog.Console))
-	}
-	return ci, nil
-}
-
 // SetConsoleMode starts or stops the node's console in a worker;
 // console_enabled changes once the driver succeeded, last_error records a
 // failure. Asking for the mode the node is already in does nothing.
@@ -33,7 +25,7 @@ func (c *Conductor) SetConsoleMode(ctx context.Context, args rpc.SetConsoleModeA
 	if err != nil {
 		return err
 	}
-	ci, err := consoleInterface(d, n.Driver)
+	ci, err := driver.Require[driver.ConsoleInterface](d, hwcatalog.Console)
 	if err != nil {
 		return err
 	}
@@ -93,7 +85,7 @@ func (c *Conductor) GetConsoleInformation(ctx context.Context, args rpc.NodeArgs
 	if err != nil {
 		return nil, err
 	}
-	ci, err := consoleInterface(d, n.Driver)
+	ci, err := driver.Require[driver.ConsoleInterface](d, hwcatalog.Console)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +106,7 @@ func (c *Conductor) InjectNMI(ctx context.Context, args rpc.NodeArgs) error {
 	if err != nil {
 		return err
 	}
-	nmi, ok := d.Management.(driver.NMIInjector)
+	nmi, ok := driver.Lookup[driver.NMIInjector](d, hwcatalog.Management)
 	if !ok {
 		return driver.Unsupported(t.Node().Driver, "inject_nmi")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -53,20 +54,17 @@ func (c *Conductor) failIfInState(ctx context.Context, uuid string, inStates []s
 	if !slices.Contains(inStates, t.ProvisionState()) || (f.skipMaintenance && n.Maintenance) {
 		return false
 	}
-	target := ""
-	if f.keepTarget {
-		target = t.TargetProvisionState()
-	}
-	msg := f.lastError
-	n.LastError = &msg
 	if f.apply != nil {
 		f.apply(n)
 	}
-	if err := t.ProcessEvent(ctx, states.EventFail, target); err != nil {
+	fail := t.Fail
+	if f.keepTarget {
+		fail = t.FailKeepingTarget
+	}
+	if err := fail(ctx, f.lastError); err != nil {
 		t.Log().WithError(err).Error("Cannot fail node")
 		return false
 	}
-	t.Log().Warn(msg)
 	if f.cleanup != nil {
 		if err := t.Spawn(ctx, *f.cleanup, nil); err != nil {
 			t.Log().WithError(err).Warnf("Skipping %s", f.cleanup.Name)
@@ -96,6 +94,15 @@ func clearCleaningInfo(n *model.Node) {
 	for _, k := range cleaningInfoKeys {
 		delete(n.DriverInternalInfo, k)
 	}
+}
+
+// resultEvent is the state-machine event a driver's result fires: drivers
+// say what happened, the conductor decides what it means for the node.
+func resultEvent(r driver.Result) states.Event {
+	if r == driver.Wait {
+		return states.EventWait
+	}
+	return states.EventDone
 }
 
 // validationError keeps typed driver validation errors and turns anything

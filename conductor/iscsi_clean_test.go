@@ -143,7 +143,7 @@ func (w *iscsiWorld) heartbeatUntil(ctx context.Context, uuid string, r *ramdisk
 
 func (w *iscsiWorld) provide(ctx context.Context, uuid string) {
 	GinkgoHelper()
-	Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: uuid, Action: states.EventProvide})).To(Succeed())
+	Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: uuid, Action: string(states.EventProvide)})).To(Succeed())
 	Eventually(w.e.provisionState(ctx, uuid)).Should(Equal(states.CleanWait))
 	Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
 }
@@ -355,7 +355,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(recs).To(HaveEach(HaveKeyWithValue("identity_verified", true)))
 
 				By("refusing to erase a LUN that reports another serial number")
-				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventManage})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: string(states.EventManage)})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				Expect(w.tgt.SetSerial("SN-ELSEWHERE")).To(Succeed())
@@ -509,7 +509,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				w := newISCSIWorld(ctx, backend)
 				n, mac, _ := w.manageableNode(ctx, 16)
 				w.provide(ctx, n.UUID)
-				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventAbort})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: string(states.EventAbort)})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				final := w.e.node(ctx, n.UUID)
@@ -517,7 +517,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(final.Maintenance).To(BeFalse())
 				w.expectCleanedUp(final, mac)
 
-				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventManage})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: string(states.EventManage)})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
 			})
 

@@ -594,7 +594,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(filepath.Join(w.tftp, n.UUID, "kernel")).NotTo(BeAnExistingFile())
 
 				By("aborting the clean (iscsi_clean_test.go cleans for real): power off, files removed")
-				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: states.EventAbort})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, w.e.api(w.c), rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: string(states.EventAbort)})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				Expect(w.e.hwPower(n.UUID)).To(Equal(states.PowerOff))

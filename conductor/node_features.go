@@ -76,14 +76,6 @@ func (c *Conductor) RemoveNodeTraits(ctx context.Context, args rpc.NodeTraitsArg
 	return t.Save(ctx)
 }
 
-func rescueInterface(d *driver.Driver, hwType string) (driver.RescueInterface, error) {
-	ri, ok := d.Interface(hwcatalog.Rescue).(driver.RescueInterface)
-	if !ok {
-		return nil, driver.Unsupported(hwType, string(hwcatalog.Rescue))
-	}
-	return ri, nil
-}
-
 // hashRescuePassword is a salted SHA-512 of the password.
 func hashRescuePassword(password string) (string, error) {
 	salt := make([]byte, 16)
@@ -108,13 +100,13 @@ func (c *Conductor) DoNodeRescue(ctx context.Context, args rpc.RescueArgs) error
 		return errs.InvalidParameterValue("A non-empty \"rescue_password\" is required to rescue node %s.", n.UUID)
 	}
 	if !states.Allowed(t.ProvisionState(), states.EventRescue) {
-		return errs.InvalidStateRequested(states.EventRescue, n.UUID, t.ProvisionState())
+		return errs.InvalidStateRequested(string(states.EventRescue), n.UUID, t.ProvisionState())
 	}
 	d, err := t.Driver()
 	if err != nil {
 		return err
 	}
-	ri, err := rescueInterface(d, n.Driver)
+	ri, err := driver.Require[driver.RescueInterface](d, hwcatalog.Rescue)
 	if err != nil {
 		return err
 	}
@@ -146,13 +138,13 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, args rpc.NodeArgs) error
 	defer t.Release(ctx)
 	n := t.Node()
 	if !states.Allowed(t.ProvisionState(), states.EventUnrescue) {
-		return errs.InvalidStateRequested(states.EventUnrescue, n.UUID, t.ProvisionState())
+		return errs.InvalidStateRequested(string(states.EventUnrescue), n.UUID, t.ProvisionState())
 	}
 	d, err := t.Driver()
 	if err != nil {
 		return err
 	}
-	ri, err := rescueInterface(d, n.Driver)
+	ri, err := driver.Require[driver.RescueInterface](d, hwcatalog.Rescue)
 	if err != nil {
 		return err
 	}
@@ -162,7 +154,7 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, args rpc.NodeArgs) error
 	return t.ProcessEventAsync(ctx, states.EventUnrescue, "", task.Work{Name: "do_node_unrescue",
 		Run: func(ctx context.Context, t *task.Task) error {
 			result, err := ri.Unrescue(ctx, t)
-			if err == nil && result == states.Active {
+			if err == nil && result == driver.Done {
 				delete(t.Node().InstanceInfo, rescuePasswordKey)
 			}
 			return c.rescueStepDone(ctx, t, "unrescue", result, err)
@@ -171,21 +163,11 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, args rpc.NodeArgs) error
 
 // rescueStepDone moves a rescuing or unrescuing node on after its rescue
 // interface returned.
-func (c *Conductor) rescueStepDone(ctx context.Context, t *task.Task, op, result string, err error) error {
-	n := t.Node()
-	if err == nil {
-		switch {
-		case op == "rescue" && result == states.Rescue, op == "unrescue" && result == states.Active:
-			return t.ProcessEvent(ctx, states.EventDone, "")
-		case op == "rescue" && result == states.RescueWait:
-			return t.ProcessEvent(ctx, states.EventWait, "")
-		}
-		err = fmt.Errorf("the rescue interface returned an unexpected state %q", result)
+func (c *Conductor) rescueStepDone(ctx context.Context, t *task.Task, op string, result driver.Result, err error) error {
+	if err != nil {
+		return t.Fail(ctx, fmt.Sprintf("Failed to %s node %s. Error: %s", op, t.Node().UUID, err))
 	}
-	msg := fmt.Sprintf("Failed to %s node %s. Error: %s", op, n.UUID, err)
-	t.Log().Error(msg)
-	n.LastError = &msg
-	return t.ProcessEvent(ctx, states.EventFail, "")
+	return t.ProcessEvent(ctx, resultEvent(result), "")
 }
 
 // abortWait aborts an inspection or a rescue waiting for its ramdisk.
@@ -212,7 +194,7 @@ func (c *Conductor) GetBIOSSettings(ctx context.Context, args rpc.NodeArgs) ([]r
 	if err != nil {
 		return nil, err
 	}
-	bi, ok := d.Interface(hwcatalog.Bios).(driver.BIOSInterface)
+	bi, ok := driver.Lookup[driver.BIOSInterface](d, hwcatalog.Bios)
 	if !ok {
 		return []rpc.BIOSSetting{}, nil
 	}

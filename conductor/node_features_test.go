@@ -116,7 +116,7 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 
 			It("aborts an inspection or a rescue waiting for its ramdisk", func(ctx SpecContext) {
 				insp := e.createNode(ctx, states.InspectWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Manageable) })
-				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: insp.UUID, Action: states.EventAbort})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: insp.UUID, Action: string(states.EventAbort)})).To(Succeed())
 				Expect(str(e.node(ctx, insp.UUID).ProvisionState)).To(Equal(states.InspectFail))
 				Expect(str(e.node(ctx, insp.UUID).LastError)).To(ContainSubstring("aborted"))
 
@@ -124,7 +124,7 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 					n.TargetProvisionState = ptr(states.Rescue)
 					n.InstanceInfo = model.JSONObject{"hashed_rescue_password": "x"}
 				})
-				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: resc.UUID, Action: states.EventAbort})).To(Succeed())
+				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: resc.UUID, Action: string(states.EventAbort)})).To(Succeed())
 				got := e.node(ctx, resc.UUID)
 				Expect(str(got.ProvisionState)).To(Equal(states.RescueFail))
 				Expect(got.InstanceInfo).NotTo(HaveKey("hashed_rescue_password"))

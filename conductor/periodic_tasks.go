@@ -245,14 +245,11 @@ func (c *Conductor) abortTakenOver(ctx context.Context, uuid string) {
 		msg := "Operation was aborted due to conductor take over"
 		if state == states.Cleaning {
 			cleanFailure(n, msg)
-		} else {
-			n.LastError = &msg
 		}
-		if err := t.ProcessEvent(ctx, states.EventFail, t.TargetProvisionState()); err != nil {
+		if err := t.FailKeepingTarget(ctx, msg); err != nil {
 			t.Log().WithError(err).Error("Cannot fail node taken over")
 			return
 		}
-		t.Log().Warn(msg)
 		if state == states.Cleaning {
 			if err := t.Spawn(ctx, *tearDownCleaningWork, nil); err != nil {
 				t.Log().WithError(err).Warn("Skipping tear down of cleaning")

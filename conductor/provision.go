@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -47,7 +49,7 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, args rpc.DeployArgs) error
 		return nodeProtected(n.UUID)
 	}
 	if !states.Allowed(t.ProvisionState(), event) {
-		return errs.InvalidStateRequested(event, n.UUID, t.ProvisionState())
+		return errs.InvalidStateRequested(string(event), n.UUID, t.ProvisionState())
 	}
 	d, err := t.Driver()
 	if err != nil {
@@ -92,32 +94,20 @@ func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task) error {
 		return err
 	}
 	if err := d.Deploy.Prepare(ctx, t); err != nil {
-		return c.deployFailed(ctx, t, fmt.Sprintf("Failed to prepare to deploy. Error: %s", err))
+		return t.Fail(ctx, fmt.Sprintf("Failed to prepare to deploy. Error: %s", err))
 	}
 	result, err := d.Deploy.Deploy(ctx, t)
 	if err != nil {
-		return c.deployFailed(ctx, t, fmt.Sprintf("Failed to deploy. Error: %s", err))
+		return t.Fail(ctx, fmt.Sprintf("Failed to deploy. Error: %s", err))
 	}
 	return c.deployStepDone(ctx, t, result)
 }
 
 // deployStepDone moves the node on after the deploy interface returned;
 // it ends the worker's work on the node.
-func (c *Conductor) deployStepDone(ctx context.Context, t *task.Task, result string) error {
+func (c *Conductor) deployStepDone(ctx context.Context, t *task.Task, result driver.Result) error {
 	t.Node().ConductorAffinity = c.conductorID()
-	switch result {
-	case states.DeployDone:
-		return t.ProcessEventAndRelease(ctx, states.EventDone, "")
-	case states.DeployWait:
-		return t.ProcessEventAndRelease(ctx, states.EventWait, "")
-	}
-	return c.deployFailed(ctx, t, fmt.Sprintf("Failed to deploy. Error: the deploy interface returned an unexpected state %q", result))
-}
-
-func (c *Conductor) deployFailed(ctx context.Context, t *task.Task, msg string) error {
-	t.Log().Error(msg)
-	t.Node().LastError = &msg
-	return t.ProcessEvent(ctx, states.EventFail, "")
+	return t.ProcessEventAndRelease(ctx, resultEvent(result), "")
 }
 
 // ContinueNodeDeploy resumes a deploy waiting for its ramdisk.
@@ -139,7 +129,7 @@ func (c *Conductor) ContinueNodeDeploy(ctx context.Context, args rpc.NodeArgs) e
 			}
 			result, err := d.Deploy.ContinueDeploy(ctx, t)
 			if err != nil {
-				return c.deployFailed(ctx, t, fmt.Sprintf("Failed to deploy. Error: %s", err))
+				return t.Fail(ctx, fmt.Sprintf("Failed to deploy. Error: %s", err))
 			}
 			return c.deployStepDone(ctx, t, result)
 		}})
@@ -157,7 +147,7 @@ func (c *Conductor) DoNodeTearDown(ctx context.Context, args rpc.NodeArgs) error
 		return nodeProtected(n.UUID)
 	}
 	if !states.Allowed(t.ProvisionState(), states.EventDelete) {
-		return errs.InvalidStateRequested(states.EventDelete, n.UUID, t.ProvisionState())
+		return errs.InvalidStateRequested(string(states.EventDelete), n.UUID, t.ProvisionState())
 	}
 	d, err := t.Driver()
 	if err != nil {
@@ -184,7 +174,7 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 	}
 	if n.ConsoleEnabled {
 		// Nobody may keep a console on a machine the next tenant gets.
-		if ci, cerr := consoleInterface(d, n.Driver); cerr != nil {
+		if ci, cerr := driver.Require[driver.ConsoleInterface](d, hwcatalog.Console); cerr != nil {
 			t.Log().WithError(cerr).Warn("Cannot stop the console of a node being torn down")
 		} else if cerr := ci.StopConsole(ctx, t); cerr != nil {
 			t.Log().WithError(cerr).Error("Stopping the console of a node being torn down failed")
@@ -211,9 +201,7 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 	}
 	if err != nil {
 		msg := fmt.Sprintf("Failed to tear down. Error: %s", err)
-		t.Log().Error(msg)
-		n.LastError = &msg
-		return t.ProcessEvent(ctx, states.EventFail, "")
+		return t.Fail(ctx, msg)
 	}
 	target := ""
 	if n.Retired {
@@ -228,7 +216,9 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 
 // DoProvisioningAction runs manage, provide, adopt, inspect or abort.
 func (c *Conductor) DoProvisioningAction(ctx context.Context, args rpc.ProvisioningActionArgs) error {
-	switch args.Action {
+	// The RPC carries the API's string; from here on it is an event.
+	action := states.Event(args.Action)
+	switch action {
 	case states.EventManage, states.EventProvide, states.EventAdopt, states.EventInspect, states.EventAbort:
 	default:
 		return errs.InvalidParameterValue("The provisioning action %q is not supported by this call.", args.Action)
@@ -241,17 +231,17 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, args rpc.Provision
 	n := t.Node()
 	state := t.ProvisionState()
 	switch {
-	case args.Action == states.EventProvide && state == states.Manageable:
+	case action == states.EventProvide && state == states.Manageable:
 		if n.Retired {
 			return errs.New(errs.KindInvalid, "The providing operation can't be performed on node %s because it is retired.", n.UUID)
 		}
 		return t.ProcessEventAsync(ctx, states.EventProvide, "", task.Work{Name: "do_node_clean",
 			Run: func(ctx context.Context, t *task.Task) error { return c.doNodeClean(ctx, t, nil, false) }})
-	case args.Action == states.EventManage && state == states.Enroll:
+	case action == states.EventManage && state == states.Enroll:
 		return t.ProcessEventAsync(ctx, states.EventManage, "", task.Work{Name: "do_node_verify", Run: c.doNodeVerify})
-	case args.Action == states.EventAdopt && (state == states.Manageable || state == states.AdoptFail):
+	case action == states.EventAdopt && (state == states.Manageable || state == states.AdoptFail):
 		return t.ProcessEventAsync(ctx, states.EventAdopt, "", task.Work{Name: "do_node_adoption", Run: c.doNodeAdoption})
-	case args.Action == states.EventInspect && (state == states.Manageable || state == states.InspectFail):
+	case action == states.EventInspect && (state == states.Manageable || state == states.InspectFail):
 		d, err := t.Driver()
 		if err != nil {
 			return err
@@ -263,14 +253,14 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, args rpc.Provision
 			return validationError(err)
 		}
 		return t.ProcessEventAsync(ctx, states.EventInspect, "", task.Work{Name: "inspect_hardware", Run: c.doInspect})
-	case args.Action == states.EventAbort && state == states.CleanWait:
+	case action == states.EventAbort && state == states.CleanWait:
 		return c.abortCleaning(ctx, t)
-	case args.Action == states.EventAbort && (state == states.InspectWait || state == states.RescueWait):
+	case action == states.EventAbort && (state == states.InspectWait || state == states.RescueWait):
 		return c.abortWait(ctx, t)
-	case args.Action == states.EventAbort:
+	case action == states.EventAbort:
 		return errs.InvalidStateRequested(args.Action, n.UUID, state)
 	}
-	return t.ProcessEvent(ctx, args.Action, "")
+	return t.ProcessEvent(ctx, action, "")
 }
 
 // doNodeVerify checks the power credentials of an enrolled node by reading
@@ -288,9 +278,7 @@ func (c *Conductor) doNodeVerify(ctx context.Context, t *task.Task) error {
 	}
 	if err != nil {
 		msg := fmt.Sprintf("Failed to get power state for node %s. Error: %s", n.UUID, err)
-		t.Log().Error(msg)
-		n.LastError = &msg
-		return t.ProcessEvent(ctx, states.EventFail, "")
+		return t.Fail(ctx, msg)
 	}
 	n.PowerState = &ps
 	return t.ProcessEventAndRelease(ctx, states.EventDone, "")
@@ -298,13 +286,8 @@ func (c *Conductor) doNodeVerify(ctx context.Context, t *task.Task) error {
 
 // doNodeAdoption takes an already deployed machine under management.
 func (c *Conductor) doNodeAdoption(ctx context.Context, t *task.Task) error {
-	n := t.Node()
-	err := c.takeOver(ctx, t, true)
-	if err != nil {
-		msg := fmt.Sprintf("Error while attempting to adopt node %s: %s.", n.UUID, err)
-		t.Log().Error(msg)
-		n.LastError = &msg
-		return t.ProcessEvent(ctx, states.EventFail, "")
+	if err := c.takeOver(ctx, t, true); err != nil {
+		return t.Fail(ctx, fmt.Sprintf("Error while attempting to adopt node %s: %s.", t.Node().UUID, err))
 	}
 	return t.ProcessEvent(ctx, states.EventDone, "")
 }
@@ -346,18 +329,10 @@ func (c *Conductor) doInspect(ctx context.Context, t *task.Task) error {
 	n.InspectionStartedAt, n.InspectionFinishedAt = ptr(time.Now().UTC()), nil
 	result, err := d.Inspect.InspectHardware(ctx, t)
 	if err != nil {
-		msg := fmt.Sprintf("Failed to inspect hardware. Reason: %s", err)
-		t.Log().Error(msg)
-		n.LastError = &msg
-		return t.ProcessEvent(ctx, states.EventFail, "")
+		return t.Fail(ctx, fmt.Sprintf("Failed to inspect hardware. Reason: %s", err))
 	}
-	switch result {
-	case states.Manageable:
+	if result == driver.Done {
 		n.InspectionFinishedAt = ptr(time.Now().UTC())
-		return t.ProcessEvent(ctx, states.EventDone, "")
-	case states.InspectWait:
-		return t.ProcessEvent(ctx, states.EventWait, "")
 	}
-	n.LastError = ptr(fmt.Sprintf("Failed to inspect hardware. Reason: the inspect interface returned an unexpected state %q", result))
-	return t.ProcessEvent(ctx, states.EventFail, "")
+	return t.ProcessEvent(ctx, resultEvent(result), "")
 }

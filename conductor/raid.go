@@ -9,14 +9,6 @@ import (
 	"github.com/ferricbm/ferric/rpc"
 )
 
-func raidInterface(d *driver.Driver, hwType string) (driver.RAIDInterface, error) {
-	r, ok := d.Interface(hwcatalog.RAID).(driver.RAIDInterface)
-	if !ok {
-		return nil, driver.Unsupported(hwType, string(hwcatalog.RAID))
-	}
-	return r, nil
-}
-
 // SetTargetRAIDConfig validates a target RAID configuration against the
 // node's RAID interface and stores it; a later create_configuration clean
 // step builds it. An empty configuration clears the target.
@@ -31,7 +23,7 @@ func (c *Conductor) SetTargetRAIDConfig(ctx context.Context, args rpc.SetTargetR
 	if err != nil {
 		return err
 	}
-	raid, err := raidInterface(d, n.Driver)
+	raid, err := driver.Require[driver.RAIDInterface](d, hwcatalog.RAID)
 	if err != nil {
 		return err
 	}
@@ -57,13 +49,9 @@ func (c *Conductor) GetDriverProperties(_ context.Context, args rpc.DriverArgs) 
 // GetRAIDLogicalDiskProperties describes the logical disk keys the hardware
 // type's default RAID interface understands.
 func (c *Conductor) GetRAIDLogicalDiskProperties(_ context.Context, args rpc.DriverArgs) (map[string]string, error) {
-	impl, err := c.drivers.DefaultInterface(args.DriverName, hwcatalog.RAID)
+	raid, err := driver.RequireDefault[driver.RAIDInterface](c.drivers, args.DriverName, hwcatalog.RAID)
 	if err != nil {
 		return nil, err
-	}
-	raid, ok := impl.(driver.RAIDInterface)
-	if !ok {
-		return nil, driver.Unsupported(args.DriverName, string(hwcatalog.RAID))
 	}
 	return raid.LogicalDiskProperties(), nil
 }

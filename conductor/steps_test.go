@@ -46,14 +46,16 @@ func (s *steppingDeploy) CleanSteps(context.Context, driver.TaskContext) ([]driv
 	}, nil
 }
 
-func (s *steppingDeploy) ExecuteCleanStep(_ context.Context, t driver.TaskContext, step driver.CleanStep) (string, error) {
+var _ driver.CleanStepper = (*steppingDeploy)(nil)
+
+func (s *steppingDeploy) ExecuteCleanStep(_ context.Context, t driver.TaskContext, step driver.CleanStep) (driver.Result, error) {
 	s.mu.Lock()
 	s.ran = append(s.ran, t.Node().UUID+":"+step.Step)
 	s.mu.Unlock()
 	if step.Step == "erase_devices" {
-		return states.CleanWait, nil
+		return driver.Wait, nil
 	}
-	return "", nil
+	return driver.Done, nil
 }
 
 func (s *steppingDeploy) stepsRun(uuid string) []string {

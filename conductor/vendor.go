@@ -11,14 +11,6 @@ import (
 	"github.com/ferricbm/ferric/rpc"
 )
 
-func vendorInterface(impl driver.Interface, hwType string) (driver.VendorInterface, error) {
-	v, ok := impl.(driver.VendorInterface)
-	if !ok {
-		return nil, driver.Unsupported(hwType, string(hwcatalog.Vendor))
-	}
-	return v, nil
-}
-
 func methodInfos(methods map[string]driver.VendorMethod, node bool) map[string]rpc.VendorMethodInfo {
 	out := make(map[string]rpc.VendorMethodInfo, len(methods))
 	for name, m := range methods {
@@ -56,7 +48,7 @@ func (c *Conductor) GetNodeVendorPassthruMethods(ctx context.Context, args rpc.N
 	if err != nil {
 		return nil, err
 	}
-	v, err := vendorInterface(d.Interface(hwcatalog.Vendor), t.Node().Driver)
+	v, err := driver.Require[driver.VendorInterface](d, hwcatalog.Vendor)
 	if err != nil {
 		return nil, err
 	}
@@ -66,11 +58,7 @@ func (c *Conductor) GetNodeVendorPassthruMethods(ctx context.Context, args rpc.N
 // GetDriverVendorPassthruMethods lists the driver-level vendor methods of
 // the hardware type's default vendor interface.
 func (c *Conductor) GetDriverVendorPassthruMethods(_ context.Context, args rpc.DriverArgs) (map[string]rpc.VendorMethodInfo, error) {
-	impl, err := c.drivers.DefaultInterface(args.DriverName, hwcatalog.Vendor)
-	if err != nil {
-		return nil, err
-	}
-	v, err := vendorInterface(impl, args.DriverName)
+	v, err := driver.RequireDefault[driver.VendorInterface](c.drivers, args.DriverName, hwcatalog.Vendor)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +77,7 @@ func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruA
 	if err != nil {
 		return rpc.VendorPassthruResult{}, err
 	}
-	v, err := vendorInterface(d.Interface(hwcatalog.Vendor), t.Node().Driver)
+	v, err := driver.Require[driver.VendorInterface](d, hwcatalog.Vendor)
 	if err != nil {
 		return rpc.VendorPassthruResult{}, err
 	}
@@ -147,11 +135,7 @@ func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruA
 // DriverVendorPassthru calls a driver-level vendor method of the hardware
 // type's default vendor interface; asynchronous ones run in a worker.
 func (c *Conductor) DriverVendorPassthru(ctx context.Context, args rpc.DriverVendorPassthruArgs) (rpc.VendorPassthruResult, error) {
-	impl, err := c.drivers.DefaultInterface(args.DriverName, hwcatalog.Vendor)
-	if err != nil {
-		return rpc.VendorPassthruResult{}, err
-	}
-	v, err := vendorInterface(impl, args.DriverName)
+	v, err := driver.RequireDefault[driver.VendorInterface](c.drivers, args.DriverName, hwcatalog.Vendor)
 	if err != nil {
 		return rpc.VendorPassthruResult{}, err
 	}

@@ -15,11 +15,7 @@ func networkInterface(t *task.Task) (driver.NetworkInterface, error) {
 	if err != nil {
 		return nil, err
 	}
-	ni, ok := d.Interface(hwcatalog.Network).(driver.NetworkInterface)
-	if !ok {
-		return nil, driver.Unsupported(t.Node().Driver, string(hwcatalog.Network))
-	}
-	return ni, nil
+	return driver.Require[driver.NetworkInterface](d, hwcatalog.Network)
 }
 
 // VIFList lists the tenant VIFs attached to the node.

@@ -87,7 +87,7 @@ var (
 // Validate applies the checks of docs/api.md §5.2 (steps 2-9) in order to a
 // request for node n at version v, and returns the state machine event the
 // target fires.
-func (r ProvisionRequest) Validate(n *model.Node, v microversion.Version) (string, error) {
+func (r ProvisionRequest) Validate(n *model.Node, v microversion.Version) (states.Event, error) {
 	if since, ok := targetSince[r.Target]; ok && !v.AtLeast(since) {
 		return "", errs.NotAcceptable("")
 	}
@@ -109,11 +109,11 @@ func (r ProvisionRequest) Validate(n *model.Node, v microversion.Version) (strin
 		if !v.AtLeast(disableRamdiskSince) {
 			return "", errs.NotAcceptable("")
 		}
-		if r.Target != states.EventClean {
+		if states.Event(r.Target) != states.EventClean {
 			return "", errs.InvalidParameterValue("disable_ramdisk can be used only with the clean target")
 		}
 	}
-	if r.Has("clean_steps") && r.Target != states.EventClean {
+	if r.Has("clean_steps") && states.Event(r.Target) != states.EventClean {
 		return "", errs.InvalidParameterValue("\"clean_steps\" is only valid when setting target provision state to %s", states.EventClean)
 	}
 	if r.Has("deploy_steps") {
@@ -124,10 +124,10 @@ func (r ProvisionRequest) Validate(n *model.Node, v microversion.Version) (strin
 			return "", errs.InvalidParameterValue("\"deploy_steps\" is only valid when setting target provision state to %s or %s", states.Active, states.Rebuild)
 		}
 	}
-	if r.Has("rescue_password") && r.Target != states.EventRescue {
+	if r.Has("rescue_password") && states.Event(r.Target) != states.EventRescue {
 		return "", errs.InvalidParameterValue("\"rescue_password\" is only valid when setting target provision state to %s", states.EventRescue)
 	}
-	if r.Target == states.EventAbort {
+	if states.Event(r.Target) == states.EventAbort {
 		if ps == states.InspectWait && !v.AtLeast(microversion.AbortInspectWait) {
 			return "", errs.NotAcceptable("")
 		}
@@ -135,13 +135,13 @@ func (r ProvisionRequest) Validate(n *model.Node, v microversion.Version) (strin
 			return "", errs.NotAcceptable("")
 		}
 	}
-	if (r.Has("service_steps") || r.Has("runbook")) && r.Target != states.EventService {
+	if (r.Has("service_steps") || r.Has("runbook")) && states.Event(r.Target) != states.EventService {
 		return "", errs.InvalidParameterValue("\"service_steps\" is only valid when setting target provision state to %s", states.EventService)
 	}
-	if r.Target == states.EventClean && r.CleanSteps == nil {
+	if states.Event(r.Target) == states.EventClean && r.CleanSteps == nil {
 		return "", errs.InvalidParameterValue("\"clean_steps\" is required when setting target provision state to %s", states.EventClean)
 	}
-	if r.Target == states.EventRescue {
+	if states.Event(r.Target) == states.EventRescue {
 		pw, _ := r.rescuePassword.(string)
 		if strings.TrimSpace(pw) == "" {
 			return "", errs.InvalidParameterValue("A non-empty \"rescue_password\" is required when setting target provision state to %s", states.EventRescue)

@@ -17,7 +17,7 @@ func inState(s string) *model.Node {
 	return n
 }
 
-func provision(raw string, n *model.Node, v microversion.Version) (string, error) {
+func provision(raw string, n *model.Node, v microversion.Version) (states.Event, error) {
 	req, err := nodes.DecodeProvision(body(raw))
 	if err != nil {
 		return "", err
@@ -27,7 +27,7 @@ func provision(raw string, n *model.Node, v microversion.Version) (string, error
 
 var _ = Describe("provision requests", func() {
 	DescribeTable("map valid targets to events",
-		func(raw, state string, v microversion.Version, event string) {
+		func(raw, state string, v microversion.Version, event states.Event) {
 			got, err := provision(raw, inState(state), v)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(got).To(Equal(event))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // TaskContext is what an interface implementation sees of the node it acts
@@ -20,7 +21,43 @@ type TaskContext interface {
 	Node() *model.Node
 	Ports(ctx context.Context) ([]model.Port, error)
 	Shared() bool
+	TaskControl
 }
+
+// TaskControl is what a task offers an implementation beyond the node. A
+// deploy that goes on from a ramdisk callback (heartbeat, vendor
+// passthru) acts for the conductor: it drives the node's other
+// interfaces, reads the stored config drive, records progress before a
+// long step, and moves the state machine itself. Save, ProcessEvent and
+// Fail need the node lock. Test doubles that never get this far may embed
+// a nil TaskControl.
+type TaskControl interface {
+	// Driver is the node's resolved set of interfaces.
+	Driver() (*Driver, error)
+	// ConfigDrive is the instance's config drive, read from the database
+	// when the API stored it there.
+	ConfigDrive(ctx context.Context) (string, error)
+	// Save persists the node now.
+	Save(ctx context.Context) error
+	// ProcessEvent fires a state-machine event and persists the node;
+	// targetOverride replaces the new state's default target ("" keeps it).
+	ProcessEvent(ctx context.Context, event states.Event, targetOverride string) error
+	// Fail records msg as last_error, logs it and fires fail.
+	Fail(ctx context.Context, msg string) error
+}
+
+// Result is how a deploy, clean, inspect or rescue step ended when it did
+// not fail (failure is the error beside it). A driver says what happened;
+// which state-machine event that fires is the conductor's business.
+type Result int
+
+const (
+	// Done: the step finished; the operation moves on.
+	Done Result = iota
+	// Wait: the step goes on without the conductor, which waits for a
+	// ramdisk's callback.
+	Wait
+)
 
 // Interface is implemented by every interface implementation. Validate
 // checks that the node carries what the implementation needs; it returns
@@ -59,21 +96,21 @@ type ManagementInterface interface {
 type DeployInterface interface {
 	Interface
 	Prepare(ctx context.Context, t TaskContext) error
-	// Deploy returns states.DeployDone when it finished synchronously or
-	// states.DeployWait when the ramdisk will call back.
-	Deploy(ctx context.Context, t TaskContext) (string, error)
+	// Deploy returns Done when it finished synchronously or Wait when the
+	// ramdisk will call back.
+	Deploy(ctx context.Context, t TaskContext) (Result, error)
 	// ContinueDeploy resumes a deploy after the ramdisk called back; same
 	// results as Deploy.
-	ContinueDeploy(ctx context.Context, t TaskContext) (string, error)
-	// TearDown returns states.Deleted when done.
-	TearDown(ctx context.Context, t TaskContext) (string, error)
+	ContinueDeploy(ctx context.Context, t TaskContext) (Result, error)
+	// TearDown returns Done once the instance is gone.
+	TearDown(ctx context.Context, t TaskContext) (Result, error)
 	CleanUp(ctx context.Context, t TaskContext) error
 	// TakeOver rebuilds local state (boot configuration) on a conductor
 	// that took an active node over from another.
 	TakeOver(ctx context.Context, t TaskContext) error
-	// PrepareCleaning returns states.CleanWait when the ramdisk must boot
-	// before steps can run, "" when cleaning can go on at once.
-	PrepareCleaning(ctx context.Context, t TaskContext) (string, error)
+	// PrepareCleaning returns Wait when the ramdisk must boot before steps
+	// can run, Done when cleaning can go on at once.
+	PrepareCleaning(ctx context.Context, t TaskContext) (Result, error)
 	TearDownCleaning(ctx context.Context, t TaskContext) error
 }
 
@@ -90,9 +127,9 @@ type BootInterface interface {
 // InspectInterface discovers a node's properties.
 type InspectInterface interface {
 	Interface
-	// InspectHardware returns states.Manageable when finished or
-	// states.InspectWait when an inspection ramdisk will report back.
-	InspectHardware(ctx context.Context, t TaskContext) (string, error)
+	// InspectHardware returns Done when finished or Wait when an
+	// inspection ramdisk will report back.
+	InspectHardware(ctx context.Context, t TaskContext) (Result, error)
 }
 
 // CleanStep is one clean step as stored in driver_internal_info.clean_steps
@@ -110,7 +147,7 @@ type CleanStep struct {
 // CleanStepper is implemented by interfaces that offer clean steps.
 type CleanStepper interface {
 	CleanSteps(ctx context.Context, t TaskContext) ([]CleanStep, error)
-	// ExecuteCleanStep returns "" when the step finished, states.CleanWait
-	// when it continues asynchronously.
-	ExecuteCleanStep(ctx context.Context, t TaskContext, step CleanStep) (string, error)
+	// ExecuteCleanStep returns Done when the step finished, Wait when it
+	// continues asynchronously.
+	ExecuteCleanStep(ctx context.Context, t TaskContext, step CleanStep) (Result, error)
 }

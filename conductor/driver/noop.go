@@ -25,6 +25,8 @@ func (NoOp) Validate(context.Context, TaskContext) error { return nil }
 // NoInspect refuses inspection.
 type NoInspect struct{ NoOp }
 
-func (NoInspect) InspectHardware(_ context.Context, t TaskContext) (string, error) {
-	return "", Unsupported(t.Node().Driver, string(hwcatalog.Inspect))
+var _ InspectInterface = NoInspect{}
+
+func (NoInspect) InspectHardware(_ context.Context, t TaskContext) (Result, error) {
+	return 0, Unsupported(t.Node().Driver, string(hwcatalog.Inspect))
 }

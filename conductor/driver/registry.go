@@ -179,7 +179,7 @@ func (d *Driver) InterfaceName(it hwcatalog.InterfaceType) string { return d.nam
 func (d *Driver) CleanSteps(ctx context.Context, t TaskContext) ([]CleanStep, error) {
 	var steps []CleanStep
 	for _, it := range hwcatalog.InterfaceTypes {
-		cs, ok := d.impls[it].(CleanStepper)
+		cs, ok := Lookup[CleanStepper](d, it)
 		if !ok {
 			continue
 		}

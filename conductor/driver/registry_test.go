@@ -26,6 +26,15 @@ func (t taskCtx) Node() *model.Node                           { return t.node }
 func (t taskCtx) Ports(context.Context) ([]model.Port, error) { return nil, nil }
 func (t taskCtx) Shared() bool                                { return false }
 
+// The conductor is not part of these tests.
+var errNoConductor = errors.New("no conductor in this test")
+
+func (t taskCtx) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
+func (t taskCtx) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
+func (t taskCtx) Save(context.Context) error                               { return errNoConductor }
+func (t taskCtx) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
+func (t taskCtx) Fail(context.Context, string) error                       { return errNoConductor }
+
 func kindOf(err error) errs.Kind {
 	e, ok := errs.As(err)
 	if !ok {
@@ -142,9 +151,9 @@ var _ = Describe("fake-hardware", func() {
 	})
 
 	It("finishes deploy and tear down synchronously", func(ctx SpecContext) {
-		Expect(d.Deploy.Deploy(ctx, tsk)).To(Equal(states.DeployDone))
-		Expect(d.Deploy.TearDown(ctx, tsk)).To(Equal(states.Deleted))
-		Expect(d.Deploy.PrepareCleaning(ctx, tsk)).To(BeEmpty())
+		Expect(d.Deploy.Deploy(ctx, tsk)).To(Equal(driver.Done))
+		Expect(d.Deploy.TearDown(ctx, tsk)).To(Equal(driver.Done))
+		Expect(d.Deploy.PrepareCleaning(ctx, tsk)).To(Equal(driver.Done))
 	})
 
 	It("fails, panics or stalls an operation as injected, for that node only", func(ctx SpecContext) {
@@ -152,7 +161,7 @@ var _ = Describe("fake-hardware", func() {
 		_, err := d.Deploy.Deploy(ctx, tsk)
 		Expect(err).To(MatchError("nope"))
 		other := taskCtx{&model.Node{UUID: "node-2", Driver: fake.Name}}
-		Expect(d.Deploy.Deploy(ctx, other)).To(Equal(states.DeployDone))
+		Expect(d.Deploy.Deploy(ctx, other)).To(Equal(driver.Done))
 
 		hw.Inject(n.UUID, fake.OpTearDown, fake.Fault{Panic: "boom"})
 		Expect(func() { _, _ = d.Deploy.TearDown(ctx, tsk) }).To(PanicWith("boom"))
@@ -166,7 +175,7 @@ var _ = Describe("fake-hardware", func() {
 		Eventually(done).Should(Receive(BeNil()))
 
 		hw.Clear(n.UUID)
-		Expect(d.Deploy.Deploy(ctx, tsk)).To(Equal(states.DeployDone))
+		Expect(d.Deploy.Deploy(ctx, tsk)).To(Equal(driver.Done))
 	})
 
 	It("keeps the boot device it was given", func(ctx SpecContext) {
@@ -178,5 +187,46 @@ var _ = Describe("fake-hardware", func() {
 		Expect(*bd.Device).To(Equal("cdrom"))
 		Expect(*bd.Persistent).To(BeTrue())
 		Expect(kindOf(d.Management.SetBootDevice(ctx, tsk, "floppy", false))).To(Equal(errs.KindInvalidParameterValue))
+	})
+})
+
+var _ = Describe("Optional capabilities", func() {
+	var (
+		reg *driver.Registry
+		d   *driver.Driver
+	)
+	BeforeEach(func() {
+		var err error
+		reg, err = builtin.Registry([]string{fake.Name})
+		Expect(err).NotTo(HaveOccurred())
+		n := &model.Node{Driver: fake.Name}
+		Expect(reg.ResolveInterfaces(n)).To(Succeed())
+		d, err = reg.Load(n)
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("finds a capability the node's interface has", func() {
+		raid, err := driver.Require[driver.RAIDInterface](d, hwcatalog.RAID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(raid).To(BeIdenticalTo(d.Interface(hwcatalog.RAID)))
+		_, ok := driver.Lookup[driver.VendorInterface](d, hwcatalog.Vendor)
+		Expect(ok).To(BeTrue())
+	})
+
+	It("reports a missing one as an unsupported driver extension naming the hardware type", func() {
+		_, ok := driver.Lookup[driver.ConsoleInterface](d, hwcatalog.Console)
+		Expect(ok).To(BeFalse())
+		_, err := driver.Require[driver.ConsoleInterface](d, hwcatalog.Console)
+		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		Expect(err.Error()).To(ContainSubstring("Driver fake-hardware does not support console"))
+	})
+
+	It("looks driver-level calls up in the hardware type's defaults", func() {
+		_, err := driver.RequireDefault[driver.VendorInterface](reg, fake.Name, hwcatalog.Vendor)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = driver.RequireDefault[driver.ConsoleInterface](reg, fake.Name, hwcatalog.Console)
+		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		_, err = driver.RequireDefault[driver.VendorInterface](reg, "idrac", hwcatalog.Vendor)
+		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
 	})
 })

@@ -10,6 +10,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // volumeTask is a node with its volume records, as a task shows them.
@@ -19,9 +20,14 @@ type volumeTask struct {
 	targets    []model.VolumeTarget
 }
 
-func (t *volumeTask) Node() *model.Node                           { return t.node }
-func (t *volumeTask) Ports(context.Context) ([]model.Port, error) { return nil, nil }
-func (t *volumeTask) Shared() bool                                { return true }
+func (t *volumeTask) Node() *model.Node                                        { return t.node }
+func (t *volumeTask) Ports(context.Context) ([]model.Port, error)              { return nil, nil }
+func (t *volumeTask) Shared() bool                                             { return true }
+func (t *volumeTask) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
+func (t *volumeTask) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
+func (t *volumeTask) Save(context.Context) error                               { return errNoConductor }
+func (t *volumeTask) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
+func (t *volumeTask) Fail(context.Context, string) error                       { return errNoConductor }
 func (t *volumeTask) VolumeConnectors(context.Context) ([]model.VolumeConnector, error) {
 	return t.connectors, nil
 }

@@ -186,7 +186,7 @@ func (t *Task) TargetProvisionState() string { return deref(t.node.TargetProvisi
 // states. targetOverride replaces the new state's default target ("" keeps
 // it). An event the current state does not allow is InvalidStateRequested
 // and changes nothing.
-func (t *Task) ProcessEvent(ctx context.Context, event, targetOverride string) error {
+func (t *Task) ProcessEvent(ctx context.Context, event states.Event, targetOverride string) error {
 	if err := t.requireExclusive(); err != nil {
 		return err
 	}
@@ -196,13 +196,34 @@ func (t *Task) ProcessEvent(ctx context.Context, event, targetOverride string) e
 	return t.Save(ctx)
 }
 
+// Fail ends the operation under way: msg becomes the node's last_error
+// (the API and the logs mask any secret in it), is logged, and fail is
+// fired with the failed state's default target. It is the one way a
+// conductor operation or a driver records a failure.
+func (t *Task) Fail(ctx context.Context, msg string) error {
+	return t.fail(ctx, msg, "")
+}
+
+// FailKeepingTarget is Fail for a failure that must remember where the
+// operation was heading: a failed clean keeps manageable or available, so
+// the node's next step after repair is known.
+func (t *Task) FailKeepingTarget(ctx context.Context, msg string) error {
+	return t.fail(ctx, msg, t.TargetProvisionState())
+}
+
+func (t *Task) fail(ctx context.Context, msg, target string) error {
+	t.log.Error(msg)
+	t.node.LastError = &msg
+	return t.ProcessEvent(ctx, states.EventFail, target)
+}
+
 // ProcessEventAndRelease is ProcessEvent as the task's last act: the new
 // state and the unlocking are one write, so a client that sees the new
 // state finds the node free, and the end of the work costs one statement
 // instead of a save and a release. The task must not be used afterwards
 // (its Release becomes a no-op). On failure the lock is still held and
 // Release (or the worker's end) releases it.
-func (t *Task) ProcessEventAndRelease(ctx context.Context, event, targetOverride string) error {
+func (t *Task) ProcessEventAndRelease(ctx context.Context, event states.Event, targetOverride string) error {
 	if err := t.requireExclusive(); err != nil {
 		return err
 	}
@@ -216,11 +237,11 @@ func (t *Task) ProcessEventAndRelease(ctx context.Context, event, targetOverride
 	return nil
 }
 
-func (t *Task) transition(event, targetOverride string) error {
+func (t *Task) transition(event states.Event, targetOverride string) error {
 	current := t.ProvisionState()
 	next, target, err := states.Transition(current, event, targetOverride)
 	if err != nil {
-		return errs.InvalidStateRequested(event, t.node.UUID, current)
+		return errs.InvalidStateRequested(string(event), t.node.UUID, current)
 	}
 	t.node.ProvisionState = &next
 	t.node.TargetProvisionState = ptrOrNil(target)
@@ -256,7 +277,7 @@ type Work struct {
 // no worker is free the previous provision and target states are restored
 // with last_error "No free conductor workers available" and
 // NoFreeConductorWorker is returned.
-func (t *Task) ProcessEventAsync(ctx context.Context, event, targetOverride string, w Work) error {
+func (t *Task) ProcessEventAsync(ctx context.Context, event states.Event, targetOverride string, w Work) error {
 	if err := t.requireExclusive(); err != nil {
 		return err
 	}

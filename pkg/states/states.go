@@ -47,8 +47,9 @@ const (
 	Deleted = "deleted"
 	// Rebuild is an API target and event only.
 	Rebuild = "rebuild"
-	// DeployDone is what a deploy that finished synchronously returns; the
-	// conductor then fires EventDone.
+	// DeployDone is Ironic's name for a deploy that finished synchronously:
+	// a valid state name, though no node rests in it (drivers report a
+	// driver.Result instead).
 	DeployDone = "deploy complete"
 )
 
@@ -63,29 +64,36 @@ const (
 	PowerError    = "error"
 )
 
+// Event is a state-machine event: what an operation or its outcome asks
+// of the node's provision state.
+type Event string
+
 // Events of the state machine.
 const (
-	EventManage   = "manage"
-	EventProvide  = "provide"
-	EventClean    = "clean"
-	EventInspect  = "inspect"
-	EventAdopt    = "adopt"
-	EventDeploy   = "deploy"
-	EventRebuild  = "rebuild"
-	EventDelete   = "delete"
-	EventDone     = "done"
-	EventFail     = "fail"
-	EventWait     = "wait"
-	EventResume   = "resume"
-	EventAbort    = "abort"
-	EventHold     = "hold"
-	EventUnhold   = "unhold"
-	EventRescue   = "rescue"
-	EventUnrescue = "unrescue"
-	EventService  = "service"
+	EventManage   Event = "manage"
+	EventProvide  Event = "provide"
+	EventClean    Event = "clean"
+	EventInspect  Event = "inspect"
+	EventAdopt    Event = "adopt"
+	EventDeploy   Event = "deploy"
+	EventRebuild  Event = "rebuild"
+	EventDelete   Event = "delete"
+	EventDone     Event = "done"
+	EventFail     Event = "fail"
+	EventWait     Event = "wait"
+	EventResume   Event = "resume"
+	EventAbort    Event = "abort"
+	EventHold     Event = "hold"
+	EventUnhold   Event = "unhold"
+	EventRescue   Event = "rescue"
+	EventUnrescue Event = "unrescue"
+	EventService  Event = "service"
 )
 
-type edge struct{ from, event string }
+type edge struct {
+	from  string
+	event Event
+}
 
 // transitions is the complete machine (docs/states.md §3.1: Ironic's table
 // extended with hold, rescue and service states). Anything absent is invalid.
@@ -287,22 +295,22 @@ var (
 
 // verbs maps the API's provision targets to events. Internal events (done,
 // fail, wait, resume, hold) are deliberately absent: clients cannot fire them.
-var verbs = map[string]string{
-	Active:        EventDeploy,
-	EventDeploy:   EventDeploy,
-	Deleted:       EventDelete,
-	"undeploy":    EventDelete,
-	EventRebuild:  EventRebuild,
-	EventManage:   EventManage,
-	EventProvide:  EventProvide,
-	EventInspect:  EventInspect,
-	EventClean:    EventClean,
-	EventAdopt:    EventAdopt,
-	EventAbort:    EventAbort,
-	EventRescue:   EventRescue,
-	EventUnrescue: EventUnrescue,
-	EventUnhold:   EventUnhold,
-	EventService:  EventService,
+var verbs = map[string]Event{
+	Active:                EventDeploy,
+	string(EventDeploy):   EventDeploy,
+	Deleted:               EventDelete,
+	"undeploy":            EventDelete,
+	string(EventRebuild):  EventRebuild,
+	string(EventManage):   EventManage,
+	string(EventProvide):  EventProvide,
+	string(EventInspect):  EventInspect,
+	string(EventClean):    EventClean,
+	string(EventAdopt):    EventAdopt,
+	string(EventAbort):    EventAbort,
+	string(EventRescue):   EventRescue,
+	string(EventUnrescue): EventUnrescue,
+	string(EventUnhold):   EventUnhold,
+	string(EventService):  EventService,
 }
 
 // Transition fires event on a node in state current. It returns the next
@@ -311,7 +319,7 @@ var verbs = map[string]string{
 // cleaning heads for manageable; a timed-out clean keeps its goal), else the
 // next state's default target. An event the table does not hold for current
 // is an InvalidState error and nothing changes.
-func Transition(current, event, targetOverride string) (next, target string, err error) {
+func Transition(current string, event Event, targetOverride string) (next, target string, err error) {
 	next, ok := transitions[edge{current, event}]
 	if !ok {
 		return "", "", errs.New(errs.KindInvalidState,
@@ -327,7 +335,7 @@ func Transition(current, event, targetOverride string) (next, target string, err
 }
 
 // Allowed reports whether event is valid in state current.
-func Allowed(current, event string) bool {
+func Allowed(current string, event Event) bool {
 	_, ok := transitions[edge{current, event}]
 	return ok
 }
@@ -338,7 +346,7 @@ func DefaultTarget(s string) string { return defaultTargets[s] }
 
 // VerbEvent maps a provision target of PUT /v1/nodes/{n}/states/provision to
 // the event it fires; ok is false for anything a client may not request.
-func VerbEvent(target string) (event string, ok bool) {
+func VerbEvent(target string) (event Event, ok bool) {
 	event, ok = verbs[target]
 	return event, ok
 }

@@ -141,10 +141,10 @@ var _ = Describe("Transition", func() {
 
 	for _, r := range rows {
 		It("moves "+r.from+" on "+r.event+" to "+r.to, func() {
-			next, _, err := states.Transition(r.from, r.event, "")
+			next, _, err := states.Transition(r.from, states.Event(r.event), "")
 			Expect(err).NotTo(HaveOccurred())
 			Expect(next).To(Equal(r.to))
-			Expect(states.Allowed(r.from, r.event)).To(BeTrue())
+			Expect(states.Allowed(r.from, states.Event(r.event))).To(BeTrue())
 		})
 	}
 
@@ -160,13 +160,13 @@ var _ = Describe("Transition", func() {
 				if listed[[2]string{s, ev}] {
 					continue
 				}
-				next, target, err := states.Transition(s, ev, "manageable")
+				next, target, err := states.Transition(s, states.Event(ev), "manageable")
 				Expect(err).To(HaveOccurred(), "%q on %q", s, ev)
 				Expect(errs.Is(err, errs.KindInvalidState)).To(BeTrue())
 				Expect(errs.Status(err)).To(Equal(http.StatusConflict))
 				Expect(next).To(BeEmpty())
 				Expect(target).To(BeEmpty())
-				Expect(states.Allowed(s, ev)).To(BeFalse())
+				Expect(states.Allowed(s, states.Event(ev))).To(BeFalse())
 				checked++
 			}
 		}
@@ -185,7 +185,7 @@ var _ = Describe("Transition", func() {
 				if !states.IsStable(r.to) {
 					continue
 				}
-				_, target, err := states.Transition(r.from, r.event, "manageable")
+				_, target, err := states.Transition(r.from, states.Event(r.event), "manageable")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(target).To(BeEmpty(), "%s on %s", r.from, r.event)
 			}
@@ -193,7 +193,7 @@ var _ = Describe("Transition", func() {
 
 		DescribeTable("is the nominal goal of the state entered",
 			func(from, event, next, target string) {
-				n, t, err := states.Transition(from, event, "")
+				n, t, err := states.Transition(from, states.Event(event), "")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(n).To(Equal(next))
 				Expect(t).To(Equal(target))
@@ -254,7 +254,7 @@ var _ = Describe("VerbEvent", func() {
 		func(target, event string) {
 			ev, ok := states.VerbEvent(target)
 			Expect(ok).To(BeTrue())
-			Expect(ev).To(Equal(event))
+			Expect(ev).To(Equal(states.Event(event)))
 		},
 		Entry(nil, "active", "deploy"),
 		Entry(nil, "deploy", "deploy"),

@@ -81,23 +81,23 @@ func (r *raid) CleanSteps(context.Context, driver.TaskContext) ([]driver.CleanSt
 	}, nil
 }
 
-func (r *raid) ExecuteCleanStep(ctx context.Context, t driver.TaskContext, step driver.CleanStep) (string, error) {
+func (r *raid) ExecuteCleanStep(ctx context.Context, t driver.TaskContext, step driver.CleanStep) (driver.Result, error) {
 	if err := r.h.fault(ctx, t, OpRAIDStep); err != nil {
-		return "", err
+		return 0, err
 	}
 	n := t.Node()
 	switch step.Step {
 	case "create_configuration":
 		if len(n.TargetRAIDConfig) == 0 {
-			return "", errs.InvalidParameterValue("Node %s has no target RAID configuration.", n.UUID)
+			return 0, errs.InvalidParameterValue("Node %s has no target RAID configuration.", n.UUID)
 		}
 		n.RAIDConfig = model.JSONObject(cloneJSON(n.TargetRAIDConfig))
 	case "delete_configuration":
 		n.RAIDConfig = model.JSONObject{}
 	default:
-		return "", errs.InvalidParameterValue("Unknown RAID clean step %s.", step.Step)
+		return 0, errs.InvalidParameterValue("Unknown RAID clean step %s.", step.Step)
 	}
-	return "", nil
+	return driver.Done, nil
 }
 
 func cloneJSON(m map[string]any) map[string]any {
@@ -205,3 +205,10 @@ func (v *vendor) CallDriver(_ context.Context, method, _ string, info map[string
 	}
 	return nil, errs.InvalidParameterValue("No handler for method %s", method)
 }
+
+var (
+	_ driver.CleanStepper     = (*raid)(nil)
+	_ driver.RescueInterface  = (*rescue)(nil)
+	_ driver.DeployInterface  = (*deploy)(nil)
+	_ driver.InspectInterface = (*inspect)(nil)
+)

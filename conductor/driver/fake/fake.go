@@ -257,25 +257,25 @@ func (d *deploy) Prepare(ctx context.Context, t driver.TaskContext) error {
 	return d.h.fault(ctx, t, OpPrepare)
 }
 
-func (d *deploy) Deploy(ctx context.Context, t driver.TaskContext) (string, error) {
+func (d *deploy) Deploy(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
 	if err := d.h.fault(ctx, t, OpDeploy); err != nil {
-		return "", err
+		return 0, err
 	}
-	return states.DeployDone, nil
+	return driver.Done, nil
 }
 
-func (d *deploy) ContinueDeploy(ctx context.Context, t driver.TaskContext) (string, error) {
+func (d *deploy) ContinueDeploy(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
 	if err := d.h.fault(ctx, t, OpContinueDeploy); err != nil {
-		return "", err
+		return 0, err
 	}
-	return states.DeployDone, nil
+	return driver.Done, nil
 }
 
-func (d *deploy) TearDown(ctx context.Context, t driver.TaskContext) (string, error) {
+func (d *deploy) TearDown(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
 	if err := d.h.fault(ctx, t, OpTearDown); err != nil {
-		return "", err
+		return 0, err
 	}
-	return states.Deleted, nil
+	return driver.Done, nil
 }
 
 func (d *deploy) CleanUp(ctx context.Context, t driver.TaskContext) error {
@@ -286,8 +286,8 @@ func (d *deploy) TakeOver(ctx context.Context, t driver.TaskContext) error {
 	return d.h.fault(ctx, t, OpTakeOver)
 }
 
-func (d *deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (string, error) {
-	return "", d.h.fault(ctx, t, OpPrepareCleaning)
+func (d *deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
+	return driver.Done, d.h.fault(ctx, t, OpPrepareCleaning)
 }
 
 func (d *deploy) TearDownCleaning(ctx context.Context, t driver.TaskContext) error {
@@ -309,9 +309,9 @@ type inspect struct{ h *Hardware }
 
 func (i *inspect) Validate(context.Context, driver.TaskContext) error { return nil }
 
-func (i *inspect) InspectHardware(ctx context.Context, t driver.TaskContext) (string, error) {
+func (i *inspect) InspectHardware(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
 	if err := i.h.fault(ctx, t, OpInspect); err != nil {
-		return "", err
+		return 0, err
 	}
-	return states.Manageable, nil
+	return driver.Done, nil
 }

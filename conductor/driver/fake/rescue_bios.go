@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/ferricbm/ferric/conductor/driver"
-	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // More operations faults can be injected into.
@@ -69,16 +68,16 @@ type rescue struct{ h *Hardware }
 
 func (r *rescue) Validate(context.Context, driver.TaskContext) error { return nil }
 
-func (r *rescue) Rescue(ctx context.Context, t driver.TaskContext, _ string) (string, error) {
+func (r *rescue) Rescue(ctx context.Context, t driver.TaskContext, _ string) (driver.Result, error) {
 	if err := r.h.fault(ctx, t, OpRescue); err != nil {
-		return "", err
+		return 0, err
 	}
-	return states.Rescue, nil
+	return driver.Done, nil
 }
 
-func (r *rescue) Unrescue(ctx context.Context, t driver.TaskContext) (string, error) {
+func (r *rescue) Unrescue(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
 	if err := r.h.fault(ctx, t, OpUnrescue); err != nil {
-		return "", err
+		return 0, err
 	}
-	return states.Active, nil
+	return driver.Done, nil
 }

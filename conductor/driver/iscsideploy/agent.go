@@ -65,34 +65,34 @@ func (d *Deploy) Heartbeat(ctx context.Context, t driver.TaskContext, callbackUR
 		// installs its boot loader and calls back.
 		return nil
 	}
-	ct, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return err
 	}
 	// The agent continues this deploy: a pass_deploy_info with the key
 	// from now on is a second callback.
 	consumeDeployKey(n)
-	if err := ct.ProcessEvent(ctx, states.EventResume, ""); err != nil {
+	if err := t.ProcessEvent(ctx, states.EventResume, ""); err != nil {
 		return err
 	}
 	u, err := url.Parse(callbackURL)
 	if err != nil || u.Hostname() == "" {
-		return d.fail(ctx, ct, drv, fmt.Sprintf("Asynchronous exception for node %s: the agent URL %q is not usable", n.UUID, callbackURL))
+		return d.fail(ctx, t, drv, fmt.Sprintf("Asynchronous exception for node %s: the agent URL %q is not usable", n.UUID, callbackURL))
 	}
 	iqn := IQN(n.UUID)
 	info, err := parseInstanceInfo(n, d.opts.DefaultBootOption, d.opts.DefaultEphemeralFormat)
 	if err != nil {
-		return d.fail(ctx, ct, drv, fmt.Sprintf("Asynchronous exception for node %s: %s", n.UUID, err))
+		return d.fail(ctx, t, drv, fmt.Sprintf("Asynchronous exception for node %s: %s", n.UUID, err))
 	}
 	conn, err := d.agentConn(n, callbackURL)
 	if err != nil {
-		return d.fail(ctx, ct, drv, fmt.Sprintf("Asynchronous exception for node %s: %s", n.UUID, err))
+		return d.fail(ctx, t, drv, fmt.Sprintf("Asynchronous exception for node %s: %s", n.UUID, err))
 	}
 	export := target{address: u.Hostname(), port: d.opts.PortalPort, iqn: iqn, lun: 1, agent: conn}
 	if err := d.startTarget(ctx, &export, !info.preserveEphemeral); err != nil {
-		return d.fail(ctx, ct, drv, fmt.Sprintf("Failed to start the iSCSI target to deploy the node %s. Error: %s", n.UUID, err))
+		return d.fail(ctx, t, drv, fmt.Sprintf("Failed to start the iSCSI target to deploy the node %s. Error: %s", n.UUID, err))
 	}
-	return d.continueDeploy(ctx, ct, drv, export)
+	return d.continueDeploy(ctx, t, drv, export)
 }
 
 // commandResult is an agent command result (docs/cleaning.md §6).

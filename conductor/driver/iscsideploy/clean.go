@@ -95,7 +95,7 @@ func cleanOptionsFrom(cfg config.Config, log logrus.FieldLogger) CleanOptions {
 // After ContinueCleaning or FailCleaning the conductor has saved the node
 // (and may have released it): the caller returns at once.
 type cleaningTask interface {
-	conductorTask
+	driver.TaskContext
 	// SetCleanSteps computes the steps of an automated clean from every
 	// interface's, or checks a manual clean's against them.
 	SetCleanSteps(ctx context.Context) error
@@ -122,15 +122,15 @@ var _ driver.CleanStepper = (*Deploy)(nil)
 // both kinds of parameters, so whichever boots calls back. The flat and
 // noop network interfaces have no cleaning network to add (Ironic's
 // Neutron cleaning ports have no counterpart here).
-func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (string, error) {
-	ct, drv, err := asConductorTask(t)
+func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
+	drv, err := t.Driver()
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	n := t.Node()
 	key, err := issueDeployKey(n)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	info := n.DriverInternalInfo
 	// Whatever ran before (a deploy's agent, a cleaning target) is gone
@@ -147,20 +147,20 @@ func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (str
 	// netboot: the callback-only ramdisk would otherwise try to install a
 	// boot loader on the disk being cleaned.
 	if err := drv.Boot.PrepareRamdisk(ctx, t, d.ramdiskParams(n, key, "netboot", bootMode)); err != nil {
-		return "", fmt.Errorf("prepare the cleaning ramdisk: %w", err)
+		return 0, fmt.Errorf("prepare the cleaning ramdisk: %w", err)
 	}
 	if err := drv.Management.SetBootDevice(ctx, t, "pxe", false); err != nil {
-		return "", fmt.Errorf("set boot device to pxe: %w", err)
+		return 0, fmt.Errorf("set boot device to pxe: %w", err)
 	}
 	// The new ramdisk may look the node up before this worker ends: it
 	// must find the old agent token gone, or it gets no token of its own.
-	if err := ct.Save(ctx); err != nil {
-		return "", err
+	if err := t.Save(ctx); err != nil {
+		return 0, err
 	}
 	if err := d.reboot(ctx, t, drv); err != nil {
-		return "", err
+		return 0, err
 	}
-	return states.CleanWait, nil
+	return driver.Wait, nil
 }
 
 // agentCleanParams are the erase settings the agent reads from the node
@@ -180,7 +180,7 @@ func (d *Deploy) agentCleanParams() map[string]any {
 // set up: the ramdisk's boot files, its deploy key, agent and target
 // addresses, and the cleaning settings.
 func (d *Deploy) TearDownCleaning(ctx context.Context, t driver.TaskContext) error {
-	_, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return err
 	}
@@ -236,30 +236,26 @@ func (d *Deploy) withPriority(s driver.CleanStep) driver.CleanStep {
 // ExecuteCleanStep starts the step on the agent and waits for it in clean
 // wait, or, with the callback-only ramdisk, erases through its target
 // before returning.
-func (d *Deploy) ExecuteCleanStep(ctx context.Context, t driver.TaskContext, step driver.CleanStep) (string, error) {
+func (d *Deploy) ExecuteCleanStep(ctx context.Context, t driver.TaskContext, step driver.CleanStep) (driver.Result, error) {
 	n := t.Node()
 	if tgt, ok := cleaningTarget(n); ok {
-		ct, _, err := asConductorTask(t)
-		if err != nil {
-			return "", err
-		}
-		return "", d.conductorErase(ctx, ct, tgt, step)
+		return driver.Done, d.conductorErase(ctx, t, tgt, step)
 	}
 	agentURL, _ := n.DriverInternalInfo[agentURLKey].(string)
 	if agentURL == "" {
-		return "", fmt.Errorf("no agent runs on node %s to execute clean step %s", n.UUID, step.Step)
+		return 0, fmt.Errorf("no agent runs on node %s to execute clean step %s", n.UUID, step.Step)
 	}
 	ports, err := t.Ports(ctx)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	var stepParam map[string]any
 	if err := remarshal(step, &stepParam); err != nil {
-		return "", err
+		return 0, err
 	}
 	conn, err := d.agentConn(n, agentURL)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	// The agent answers at once (the step runs in the background); the
 	// node is locked meanwhile, so an agent that does not answer must not
@@ -271,13 +267,13 @@ func (d *Deploy) ExecuteCleanStep(ctx context.Context, t driver.TaskContext, ste
 		"clean_version": n.DriverInternalInfo[hwVersionKey],
 	}, false)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	if res.Status == "" {
-		return "", fmt.Errorf("Agent on node %s returned bad command result: %s", n.UUID, res.errorText())
+		return 0, fmt.Errorf("Agent on node %s returned bad command result: %s", n.UUID, res.errorText())
 	}
 	delete(n.DriverInternalInfo, cleanProgressKey)
-	return states.CleanWait, nil
+	return driver.Wait, nil
 }
 
 // agentNode is the node as the agent gets it: what its steps read,

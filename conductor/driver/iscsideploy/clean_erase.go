@@ -107,7 +107,7 @@ func storeCleaningTarget(n *model.Node, tgt target) {
 // callback-only ramdisk exported: the same erase and verification the
 // agent runs on its own disks, over iSCSI, in a write slot shared with
 // deploys.
-func (d *Deploy) conductorErase(ctx context.Context, t conductorTask, tgt target, step driver.CleanStep) error {
+func (d *Deploy) conductorErase(ctx context.Context, t driver.TaskContext, tgt target, step driver.CleanStep) error {
 	if step.Step != stepEraseDevices && step.Step != stepEraseMetadata {
 		return fmt.Errorf("clean step %s cannot run through the callback-only ramdisk", step.Step)
 	}
@@ -130,7 +130,7 @@ func (d *Deploy) conductorErase(ctx context.Context, t conductorTask, tgt target
 }
 
 // eraseThrough logs in to the target and erases its LUN.
-func (d *Deploy) eraseThrough(ctx context.Context, t conductorTask, tgt target, step driver.CleanStep) (eraseRecord, error) {
+func (d *Deploy) eraseThrough(ctx context.Context, t driver.TaskContext, tgt target, step driver.CleanStep) (eraseRecord, error) {
 	n := t.Node()
 	if err := d.slots.acquire(ctx); err != nil {
 		return eraseRecord{}, fmt.Errorf("waiting for a write slot: %w", err)
@@ -171,7 +171,7 @@ func (d *Deploy) eraseThrough(ctx context.Context, t conductorTask, tgt target, 
 
 // eraseProgress keeps the erase's progress in driver_internal_info, saved
 // at most every ProgressInterval, as the agent reports its own.
-func (d *Deploy) eraseProgress(ctx context.Context, t conductorTask, step driver.CleanStep) func(done, total int64) {
+func (d *Deploy) eraseProgress(ctx context.Context, t driver.TaskContext, step driver.CleanStep) func(done, total int64) {
 	var lastSave time.Time
 	return func(done, total int64) {
 		percent := 100.0

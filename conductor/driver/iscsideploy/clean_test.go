@@ -2,6 +2,7 @@ package iscsideploy
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
 )
 
 type nodeTask struct{ n *model.Node }
@@ -20,6 +22,15 @@ type nodeTask struct{ n *model.Node }
 func (t nodeTask) Node() *model.Node                           { return t.n }
 func (t nodeTask) Ports(context.Context) ([]model.Port, error) { return nil, nil }
 func (t nodeTask) Shared() bool                                { return true }
+
+// The conductor is not part of these tests.
+var errNoConductor = errors.New("no conductor in this test")
+
+func (t nodeTask) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
+func (t nodeTask) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
+func (t nodeTask) Save(context.Context) error                               { return errNoConductor }
+func (t nodeTask) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
+func (t nodeTask) Fail(context.Context, string) error                       { return errNoConductor }
 
 var _ = Describe("clean steps and their configuration", func() {
 	agentNode := func() *model.Node {

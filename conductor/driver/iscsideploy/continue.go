@@ -40,7 +40,7 @@ type target struct {
 // continueDeploy runs in the worker holding the node lock, with the node in
 // deploying: it writes the image, boots the instance and ends in active,
 // or in deploy failed with everything the deploy set up undone.
-func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *driver.Driver, tgt target) error {
+func (d *Deploy) continueDeploy(ctx context.Context, t driver.TaskContext, drv *driver.Driver, tgt target) error {
 	n := t.Node()
 	log := d.log.WithField("node", n.UUID)
 	// Only the write stops at a second callback: failing the deploy must
@@ -90,7 +90,7 @@ func (d *Deploy) continueDeploy(ctx context.Context, t conductorTask, drv *drive
 // the deploy in active, unless stopped reports that a second callback
 // came, after which the written disk may be the attacker's and the deploy
 // fails.
-func (d *Deploy) bootInstance(ctx context.Context, t conductorTask, drv *driver.Driver, stopped func() bool) error {
+func (d *Deploy) bootInstance(ctx context.Context, t driver.TaskContext, drv *driver.Driver, stopped func() bool) error {
 	n := t.Node()
 	if err := d.setPower(ctx, t, drv, states.PowerOff); err != nil {
 		return d.fail(ctx, t, drv, fmt.Sprintf("Error rebooting node %s after deploy. Error: %s", n.UUID, err))
@@ -127,10 +127,9 @@ func (d *Deploy) installBootloader(ctx context.Context, conn agentConn, w writte
 // fail ends the deploy in deploy failed: power off if configured, image
 // reference, boot files and deploy key dropped, last_error written after
 // the power action.
-func (d *Deploy) fail(ctx context.Context, t conductorTask, drv *driver.Driver, msg string) error {
+func (d *Deploy) fail(ctx context.Context, t driver.TaskContext, drv *driver.Driver, msg string) error {
 	n := t.Node()
 	log := d.log.WithField("node", n.UUID)
-	log.Error(msg)
 	if d.opts.PowerOffAfterFailure {
 		if err := d.setPower(ctx, t, drv, states.PowerOff); err != nil {
 			log.WithError(err).Error("Could not power off the node after its deploy failed")
@@ -143,8 +142,7 @@ func (d *Deploy) fail(ctx context.Context, t conductorTask, drv *driver.Driver, 
 	delete(n.DriverInternalInfo, deployKeyKey)
 	delete(n.DriverInternalInfo, bootloaderWaitKey)
 	delete(n.DriverInternalInfo, bootloaderProofKey)
-	n.LastError = &msg
-	return t.ProcessEvent(ctx, states.EventFail, "")
+	return t.Fail(ctx, msg)
 }
 
 // written is what writeImage wrote.
@@ -159,7 +157,7 @@ type written struct {
 
 // writeImage writes the cached image onto the node's disk through the
 // target.
-func (d *Deploy) writeImage(ctx context.Context, t conductorTask, tgt target) (written, error) {
+func (d *Deploy) writeImage(ctx context.Context, t driver.TaskContext, tgt target) (written, error) {
 	n := t.Node()
 	info, err := d.instanceInfo(ctx, n)
 	if err != nil {
@@ -270,7 +268,7 @@ func (d *Deploy) dial(ctx context.Context, tgt target) (*iscsi.Session, error) {
 // progressRecorder keeps the write's progress in driver_internal_info and
 // saves it at most every ProgressInterval; the writer calls it from one
 // goroutine while the worker waits for the write.
-func (d *Deploy) progressRecorder(ctx context.Context, t conductorTask) func(disk.Progress) {
+func (d *Deploy) progressRecorder(ctx context.Context, t driver.TaskContext) func(disk.Progress) {
 	var lastSave time.Time
 	return func(p disk.Progress) {
 		t.Node().DriverInternalInfo[progressKey] = map[string]any{

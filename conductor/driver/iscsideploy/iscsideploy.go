@@ -202,29 +202,6 @@ var (
 	_ driver.HeartbeatHandler = (*Deploy)(nil)
 )
 
-// conductorTask is what the conductor's tasks offer beyond TaskContext:
-// the node's other interfaces, state machine events and saving, which a
-// deploy that continues on a ramdisk callback needs.
-type conductorTask interface {
-	driver.TaskContext
-	Driver() (*driver.Driver, error)
-	ProcessEvent(ctx context.Context, event, targetOverride string) error
-	Save(ctx context.Context) error
-	ConfigDrive(ctx context.Context) (string, error)
-}
-
-func asConductorTask(t driver.TaskContext) (conductorTask, *driver.Driver, error) {
-	ct, ok := t.(conductorTask)
-	if !ok {
-		return nil, nil, errors.New("iscsi deploy: the task does not give access to the node's driver")
-	}
-	d, err := ct.Driver()
-	if err != nil {
-		return nil, nil, err
-	}
-	return ct, d, nil
-}
-
 func (d *Deploy) imageCache() (*image.Cache, error) {
 	d.cacheOnce.Do(func() {
 		d.cache, d.cacheErr = image.NewCache(image.CacheOptions{Dir: d.opts.CacheDir, MaxBytes: d.opts.CacheMaxBytes,
@@ -239,7 +216,7 @@ func IQN(nodeUUID string) string { return IQNPrefix + nodeUUID }
 // Validate checks the boot interface, the API URL the ramdisk needs and
 // instance_info.
 func (d *Deploy) Validate(ctx context.Context, t driver.TaskContext) error {
-	_, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return err
 	}
@@ -257,7 +234,7 @@ func (d *Deploy) Validate(ctx context.Context, t driver.TaskContext) error {
 // otherwise it issues a new deploy key, valid for the coming wait state
 // only, and prepares the deploy ramdisk.
 func (d *Deploy) Prepare(ctx context.Context, t driver.TaskContext) error {
-	_, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return err
 	}
@@ -326,15 +303,15 @@ func rootDeviceHints(v any) string {
 
 // Deploy caches the image (one download however many nodes want it),
 // checks it fits, and boots the node into the deploy ramdisk.
-func (d *Deploy) Deploy(ctx context.Context, t driver.TaskContext) (string, error) {
-	_, drv, err := asConductorTask(t)
+func (d *Deploy) Deploy(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
+	drv, err := t.Driver()
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	n := t.Node()
 	info, err := d.instanceInfo(ctx, n)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	err = d.startDeploy(ctx, t, drv, info)
 	if err != nil {
@@ -345,9 +322,9 @@ func (d *Deploy) Deploy(ctx context.Context, t driver.TaskContext) (string, erro
 		if cerr := errors.Join(drv.Boot.CleanUpRamdisk(ctx, t), drv.Boot.CleanUpInstance(ctx, t)); cerr != nil {
 			d.log.WithField("node", n.UUID).WithError(cerr).Error("Could not remove the boot files of a failed deploy")
 		}
-		return "", err
+		return 0, err
 	}
-	return states.DeployWait, nil
+	return driver.Wait, nil
 }
 
 func (d *Deploy) startDeploy(ctx context.Context, t driver.TaskContext, drv *driver.Driver, info *instanceInfo) error {
@@ -408,25 +385,25 @@ func (d *Deploy) maxImageSize(n *model.Node) int64 {
 
 // ContinueDeploy has nothing to resume: an iSCSI deploy continues when the
 // ramdisk calls back, so the node goes on waiting for it.
-func (d *Deploy) ContinueDeploy(context.Context, driver.TaskContext) (string, error) {
-	return states.DeployWait, nil
+func (d *Deploy) ContinueDeploy(context.Context, driver.TaskContext) (driver.Result, error) {
+	return driver.Wait, nil
 }
 
 // TearDown powers the node off.
-func (d *Deploy) TearDown(ctx context.Context, t driver.TaskContext) (string, error) {
-	_, drv, err := asConductorTask(t)
+func (d *Deploy) TearDown(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
+	drv, err := t.Driver()
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	if err := d.setPower(ctx, t, drv, states.PowerOff); err != nil {
-		return "", err
+		return 0, err
 	}
-	return states.Deleted, nil
+	return driver.Done, nil
 }
 
 // CleanUp drops the node's image reference, boot files and deploy key.
 func (d *Deploy) CleanUp(ctx context.Context, t driver.TaskContext) error {
-	_, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return err
 	}

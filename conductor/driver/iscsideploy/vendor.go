@@ -173,16 +173,16 @@ func (v *Vendor) Call(ctx context.Context, t driver.TaskContext, method, _ strin
 	if method != PassDeployInfo && method != PassBootloaderInstallInfo {
 		return nil, errs.InvalidParameterValue("No handler for method %s", method)
 	}
-	ct, drv, err := asConductorTask(t)
+	drv, err := t.Driver()
 	if err != nil {
 		return nil, err
 	}
 	if method == PassBootloaderInstallInfo {
-		return nil, v.d.bootloaderCallback(ctx, ct, drv, info)
+		return nil, v.d.bootloaderCallback(ctx, t, drv, info)
 	}
 	n := t.Node()
 	if secondCallback(n, info) {
-		return nil, v.d.failOnSecondCallback(ctx, ct, drv)
+		return nil, v.d.failOnSecondCallback(ctx, t, drv)
 	}
 	// The lock was held since ValidateCall; parsing again only recovers
 	// the values.
@@ -194,16 +194,16 @@ func (v *Vendor) Call(ctx context.Context, t driver.TaskContext, method, _ strin
 	if deref(n.ProvisionState) == states.CleanWait {
 		return nil, v.d.cleanCallback(ctx, t, di)
 	}
-	if err := ct.ProcessEvent(ctx, states.EventResume, ""); err != nil {
+	if err := t.ProcessEvent(ctx, states.EventResume, ""); err != nil {
 		return nil, err
 	}
 	if di.ramdiskError != "" {
-		return nil, v.d.fail(ctx, ct, drv, "Error returned from deploy ramdisk: "+di.ramdiskError)
+		return nil, v.d.fail(ctx, t, drv, "Error returned from deploy ramdisk: "+di.ramdiskError)
 	}
 	if err := v.d.checkCallbackCHAP(di); err != nil {
-		return nil, v.d.fail(ctx, ct, drv, fmt.Sprintf("Failed to deploy the node %s. Error: %s", n.UUID, err))
+		return nil, v.d.fail(ctx, t, drv, fmt.Sprintf("Failed to deploy the node %s. Error: %s", n.UUID, err))
 	}
-	return nil, v.d.continueDeploy(ctx, ct, drv, di.target)
+	return nil, v.d.continueDeploy(ctx, t, drv, di.target)
 }
 
 // cleanCallback continues a clean the callback-only ramdisk booted for.
@@ -243,7 +243,7 @@ func (d *Deploy) checkCallbackCHAP(di *deployInfo) error {
 
 // failOnSecondCallback ends the deploy or clean waiting for a ramdisk
 // whose key was used already.
-func (d *Deploy) failOnSecondCallback(ctx context.Context, t conductorTask, drv *driver.Driver) error {
+func (d *Deploy) failOnSecondCallback(ctx context.Context, t driver.TaskContext, drv *driver.Driver) error {
 	n := t.Node()
 	d.log.WithField("node", n.UUID).Error(secondCallbackMessage)
 	if deref(n.ProvisionState) == states.CleanWait {
@@ -300,7 +300,7 @@ func parseBootloaderInfo(n *model.Node, info map[string]any) (*bootloaderInfo, e
 // bootloaderCallback ends a deploy the callback-only ramdisk installed
 // the boot loader for: in active when it succeeded, else in deploy failed,
 // never active with a disk that cannot boot.
-func (d *Deploy) bootloaderCallback(ctx context.Context, t conductorTask, drv *driver.Driver, info map[string]any) error {
+func (d *Deploy) bootloaderCallback(ctx context.Context, t driver.TaskContext, drv *driver.Driver, info map[string]any) error {
 	n := t.Node()
 	bi, err := parseBootloaderInfo(n, info)
 	if err != nil {

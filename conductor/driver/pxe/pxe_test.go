@@ -25,6 +25,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/httpserver"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // task is a node with its ports and driver, as the conductor's task gives
@@ -39,6 +40,14 @@ func (t *task) Node() *model.Node                           { return t.node }
 func (t *task) Ports(context.Context) ([]model.Port, error) { return t.ports, nil }
 func (t *task) Shared() bool                                { return false }
 func (t *task) Driver() (*driver.Driver, error)             { return t.drv, nil }
+
+// The conductor is not part of these tests.
+var errNoConductor = errors.New("no conductor in this test")
+
+func (t *task) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
+func (t *task) Save(context.Context) error                               { return errNoConductor }
+func (t *task) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
+func (t *task) Fail(context.Context, string) error                       { return errNoConductor }
 func (t *task) bootDevice(ctx context.Context) (driver.BootDevice, error) {
 	return t.drv.Management.GetBootDevice(ctx, t)
 }

@@ -3,12 +3,15 @@ package bmc_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ferricbm/ferric/conductor/driver"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -29,6 +32,15 @@ type taskCtx struct{ node *model.Node }
 func (t taskCtx) Node() *model.Node                           { return t.node }
 func (t taskCtx) Ports(context.Context) ([]model.Port, error) { return nil, nil }
 func (t taskCtx) Shared() bool                                { return false }
+
+// The conductor is not part of these tests.
+var errNoConductor = errors.New("no conductor in this test")
+
+func (t taskCtx) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
+func (t taskCtx) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
+func (t taskCtx) Save(context.Context) error                               { return errNoConductor }
+func (t taskCtx) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
+func (t taskCtx) Fail(context.Context, string) error                       { return errNoConductor }
 
 func kindOf(err error) errs.Kind {
 	if e, ok := errs.As(err); ok {
