@@ -86,6 +86,14 @@ func vmediaOf(srv *ilotest.Server) (cd, fl string, persistent string) {
 	return cd, fl, srv.RIBCL.PersistentBoot()[0]
 }
 
+// lastBootOf is the device a fake BMC's server last started from.
+func lastBootOf(srv *ilotest.Server) string {
+	if srv.Redfish != nil {
+		return srv.Redfish.LastBoot()
+	}
+	return srv.RIBCL.LastBoot()
+}
+
 // vmediaNode starts a fake BMC of model and creates a node of driver
 // reaching it, with a PXE port and a 64 MiB disk file.
 func (w *iscsiWorld) vmediaNode(ctx context.Context, bmcModel, drv, state string, instanceInfo model.JSONObject) (*ilotest.Server, *model.Node, string, string) {
@@ -142,9 +150,9 @@ func statusOf(u string) int {
 }
 
 var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
-	for _, c := range []struct{ model, driver, disk string }{
-		{"ProLiant DL360 Gen9", ilo.Name, "HDD"},
-		{"ProLiant DL360 Gen10", ilo.RedfishName, "Hdd"},
+	for _, c := range []struct{ model, driver, disk, cd string }{
+		{"ProLiant DL360 Gen9", ilo.Name, "HDD", "CDROM"},
+		{"ProLiant DL360 Gen10", ilo.RedfishName, "Hdd", "Cd"},
 	} {
 		It("boots the ramdisk of a "+c.model+" ("+c.driver+") from the virtual CD with its parameters on the virtual floppy, writes the image and boots it from disk", func(ctx SpecContext) {
 			w := iloWorld(ctx, backends[0])
@@ -161,6 +169,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 			} else {
 				Expect(srv.RIBCL.Power()).To(Equal("ON"))
 			}
+			Expect(lastBootOf(srv)).To(Equal(c.cd), "the server started from the virtual CD")
 			cd, floppyURL, _ := vmediaOf(srv)
 			Expect(cd).To(Equal(w.images.URL + "/deploy.iso"))
 			Expect(floppyURL).To(HavePrefix(w.httpURL + "/vmedia/image-" + n.UUID + "?"))
@@ -219,6 +228,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 		Expect(w.tgt.ExportCHAP(iqn, backing, "ferric-cleaning1", "Hq4Ws8Ez2Xr6Tb9Yn3Um7Kp5")).To(Succeed())
 		w.provide(ctx, n.UUID)
 
+		Expect(srv.RIBCL.LastBoot()).To(Equal("CDROM"), "the server started from the virtual CD")
 		cd, floppyURL, _ := vmediaOf(srv)
 		Expect(cd).To(Equal(w.images.URL + "/deploy.iso"))
 		key := deployKey(w.e.node(ctx, n.UUID))

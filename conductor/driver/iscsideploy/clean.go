@@ -149,9 +149,6 @@ func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (dri
 	if err := drv.Boot.PrepareRamdisk(ctx, t, d.ramdiskParams(n, key, "netboot", bootMode)); err != nil {
 		return 0, fmt.Errorf("prepare the cleaning ramdisk: %w", err)
 	}
-	if err := drv.Management.SetBootDevice(ctx, t, "pxe", false); err != nil {
-		return 0, fmt.Errorf("set boot device to pxe: %w", err)
-	}
 	// The new ramdisk may look the node up before this worker ends: it
 	// must find the old agent token gone, or it gets no token of its own.
 	if err := t.Save(ctx); err != nil {

@@ -331,9 +331,8 @@ func (d *Deploy) startDeploy(ctx context.Context, t driver.TaskContext, drv *dri
 	if _, err := d.cacheImage(ctx, t.Node(), info); err != nil {
 		return err
 	}
-	if err := drv.Management.SetBootDevice(ctx, t, "pxe", false); err != nil {
-		return fmt.Errorf("set boot device to pxe: %w", err)
-	}
+	// The boot interface's PrepareRamdisk chose what the node boots
+	// next (PXE, or the virtual CD).
 	return d.reboot(ctx, t, drv)
 }
 

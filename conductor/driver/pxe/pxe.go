@@ -138,13 +138,6 @@ func (b *Boot) Properties() map[string]string {
 	}
 }
 
-// driverTask is what the conductor's tasks offer beyond TaskContext: the
-// node's other interfaces, which the boot interface drives for local boot.
-type driverTask interface {
-	driver.TaskContext
-	Driver() (*driver.Driver, error)
-}
-
 // Validate checks the deploy ramdisk images, the ports to boot from and,
 // for a netbooted partition image, the instance kernel and ramdisk.
 func (b *Boot) Validate(ctx context.Context, t driver.TaskContext) error {
@@ -183,18 +176,31 @@ func (b *Boot) Validate(ctx context.Context, t driver.TaskContext) error {
 }
 
 // PrepareRamdisk writes the node's deploy boot configuration, booting the
-// deploy kernel and ramdisk with params on the kernel command line.
+// deploy kernel and ramdisk with params on the kernel command line, and
+// makes the node's next boot a network boot. The boot device is the boot
+// interface's choice: a virtual-media boot interface sets the CD instead.
 func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params map[string]any) error {
 	n := t.Node()
 	cmdline, err := kernelParams(params)
 	if err != nil {
 		return err
 	}
-	return b.writeConfigs(ctx, t, bootFiles{
+	err = b.writeConfigs(ctx, t, bootFiles{
 		label: "deploy", kernel: "deploy_kernel", ramdisk: "deploy_ramdisk",
 		kernelRef: n.DriverInfo["deploy_kernel"], ramdiskRef: n.DriverInfo["deploy_ramdisk"],
 		cmdline: joinNonEmpty(cmdline, b.opts.AppendParams),
 	})
+	if err != nil {
+		return err
+	}
+	d, err := t.Driver()
+	if err != nil {
+		return err
+	}
+	if err := d.Management.SetBootDevice(ctx, t, devicePXE, false); err != nil {
+		return fmt.Errorf("set boot device to pxe: %w", err)
+	}
+	return nil
 }
 
 // CleanUpRamdisk removes the node's boot configuration and deploy images.
@@ -208,11 +214,7 @@ func (b *Boot) CleanUpRamdisk(ctx context.Context, t driver.TaskContext) error {
 // stale one cannot catch the node.
 func (b *Boot) PrepareInstance(ctx context.Context, t driver.TaskContext) error {
 	n := t.Node()
-	dt, ok := t.(driverTask)
-	if !ok {
-		return errors.New("pxe: the task does not give access to the node's management interface")
-	}
-	d, err := dt.Driver()
+	d, err := t.Driver()
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,7 @@ type BMC struct {
 	target   string
 	changeAt time.Time
 	boots    int
+	lastBoot string
 	boot     redfish.Boot
 	media    map[string]*Media
 	refuseVM bool
@@ -146,6 +147,15 @@ func (b *BMC) Boot() redfish.Boot {
 	return b.boot
 }
 
+// LastBoot is the boot source the system last started from (the
+// override's target, else Hdd); "" before its first start.
+func (b *BMC) LastBoot() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.settle()
+	return b.lastBoot
+}
+
 // Media is the state of the device that takes mediaType.
 func (b *BMC) Media(mediaType string) Media {
 	b.mu.Lock()
@@ -215,6 +225,10 @@ func (b *BMC) settle() {
 // start is a boot, which uses up a one-time override.
 func (b *BMC) start() {
 	b.boots++
+	b.lastBoot = redfish.BootHdd
+	if b.boot.Enabled != redfish.BootDisabled && b.boot.Target != redfish.BootNone {
+		b.lastBoot = b.boot.Target
+	}
 	if b.boot.Enabled == redfish.BootOnce {
 		b.boot = redfish.Boot{Target: redfish.BootNone, Enabled: redfish.BootDisabled}
 	}

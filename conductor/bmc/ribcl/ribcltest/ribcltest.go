@@ -84,6 +84,7 @@ type ILO struct {
 	target     string
 	changeAt   time.Time
 	boots      int
+	lastBoot   string
 	oneTime    string
 	persistent []bootEntry
 	bootMode   string
@@ -161,6 +162,15 @@ func (i *ILO) Boots() int {
 	defer i.mu.Unlock()
 	i.settle()
 	return i.boots
+}
+
+// LastBoot is the device the server last started from (the one-time
+// device, else the first of the boot order); "" before its first boot.
+func (i *ILO) LastBoot() string {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.settle()
+	return i.lastBoot
 }
 
 // OneTimeBoot is the device of the next boot, "Normal" if none.
@@ -253,6 +263,10 @@ func (i *ILO) settle() {
 // the pending boot mode, whose boot order is the mode's own.
 func (i *ILO) boot() {
 	i.boots++
+	i.lastBoot = i.oneTime
+	if i.lastBoot == ribcl.BootNormal && len(i.persistent) > 0 {
+		i.lastBoot = i.persistent[0].value
+	}
 	i.oneTime = ribcl.BootNormal
 	if i.pending != i.bootMode {
 		i.bootMode = i.pending
