@@ -81,12 +81,16 @@ var _ = Describe("virtual-media parameters", func() {
 	})
 
 	It("waits for the floppy to appear and gives up when it does not", func() {
+		// The goroutine works on copies and is waited for: the next spec's
+		// BeforeEach rewrites the variables it would otherwise read.
+		target, link := image, filepath.Join(roots.ByLabel, "ir-vfd-dev")
+		linked := make(chan error, 1)
 		go func() {
-			defer GinkgoRecover()
 			time.Sleep(300 * time.Millisecond)
-			Expect(os.Symlink(image, filepath.Join(roots.ByLabel, "ir-vfd-dev"))).To(Succeed())
+			linked <- os.Symlink(target, link)
 		}()
-		Expect(find()).To(Equal(filepath.Join(roots.ByLabel, "ir-vfd-dev")))
+		Expect(find()).To(Equal(link))
+		Expect(<-linked).To(Succeed())
 
 		Expect(os.Remove(filepath.Join(roots.ByLabel, "ir-vfd-dev"))).To(Succeed())
 		_, err := find()
