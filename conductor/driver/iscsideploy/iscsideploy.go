@@ -258,7 +258,13 @@ func (d *Deploy) Prepare(ctx context.Context, t driver.TaskContext) error {
 		// The callback ramdisk installs a boot loader when it sees local.
 		bootOption = "netboot"
 	}
-	return drv.Boot.PrepareRamdisk(ctx, t, d.ramdiskParams(n, key, bootOption, info.bootMode))
+	if err := drv.Boot.PrepareRamdisk(ctx, t, d.ramdiskParams(n, key, bootOption, info.bootMode)); err != nil {
+		// No ramdisk will call back with a key issued for a boot that
+		// was never set up.
+		delete(n.DriverInternalInfo, deployKeyKey)
+		return err
+	}
+	return nil
 }
 
 // ramdiskParams are the deploy ramdisk's kernel parameters: the agent's

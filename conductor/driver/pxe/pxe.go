@@ -198,7 +198,8 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 		return err
 	}
 	if err := d.Management.SetBootDevice(ctx, t, devicePXE, false); err != nil {
-		return fmt.Errorf("set boot device to pxe: %w", err)
+		// Nothing may stay published for a node that will not boot it.
+		return errors.Join(fmt.Errorf("set boot device to pxe: %w", err), b.remove(n.UUID))
 	}
 	return nil
 }

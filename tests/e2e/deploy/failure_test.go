@@ -79,7 +79,9 @@ var _ = Describe("Failed deploys of lab nodes", Ordered, func() {
 		Expect(node.BMC.Stop()).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) { Expect(node.BMC.Start(ctx)).To(Succeed()) }, NodeTimeout(time.Minute))
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
-		n := expectFailedCleanly(ctx, node, uuid, "Failed to deploy")
+		// The BMC is first asked in prepare, by the PXE boot interface
+		// setting the next boot device.
+		n := expectFailedCleanly(ctx, node, uuid, "Failed to prepare to deploy")
 		Expect(n.LastError).To(ContainSubstring(node.BMC.Address), "the message names the BMC that did not answer")
 		Expect(node.Boots()).To(HaveLen(boots), "the node was never booted")
 	}, SpecTimeout(3*time.Minute))
