@@ -24,48 +24,9 @@ OBJECT_PORT=$((PROXY_PORT - 3))
 MEMCACHED_PORT=$((PROXY_PORT - 4))
 PACKAGES=(swift swift-proxy swift-account swift-container swift-object memcached)
 
-log() { echo "swift-aio: $*" >&2; }
-die() {
-	log "ERROR: $*"
-	exit 1
-}
-
-port_open() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-# wait_port PORT SECONDS NAME
-wait_port() {
-	local deadline=$((SECONDS + $2))
-	until port_open "$1"; do
-		((SECONDS < deadline)) || die "$3 did not open 127.0.0.1:$1 within $2 s (log: $DIR/log/$3.log)"
-		sleep 0.3
-	done
-}
-
-install_packages() {
-	local missing=() p
-	for p in "${PACKAGES[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-	done
-	((${#missing[@]} == 0)) && return 0
-	[[ $(id -u) == 0 ]] || die "packages missing (${missing[*]}) and not root: install them first"
-	log "installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get -o DPkg::Lock::Timeout=600 update -qq
-	# No init system here: keep the packages' scripts from starting the
-	# system-wide services; this script runs its own.
-	local policy=/usr/sbin/policy-rc.d created_policy=
-	if [[ ! -e $policy ]]; then
-		printf '#!/bin/sh\nexit 101\n' >"$policy"
-		chmod +x "$policy"
-		created_policy=1
-	fi
-	local rc=0
-	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" || rc=$?
-	[[ -n $created_policy ]] && rm -f "$policy"
-	((rc == 0)) || die "apt-get install ${missing[*]} failed (exit $rc)"
-}
+LOG_TAG=swift-aio
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # server_conf NAME PORT EXTRA: the [DEFAULT] and pipeline of a storage server.
 server_conf() {
@@ -170,7 +131,7 @@ start() {
 	log "starting $name on 127.0.0.1:$port"
 	setsid "$@" >>"$DIR/log/$name.log" 2>&1 </dev/null &
 	echo $! >"$DIR/run/$name.pid"
-	wait_port "$port" 60 "$name"
+	wait_port "$port" 60 "$name" "log: $DIR/log/$name.log"
 }
 
 install_packages

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -22,6 +23,31 @@ type Implementation struct {
 type HardwareType struct {
 	Name       string
 	Interfaces map[hwcatalog.InterfaceType][]Implementation
+}
+
+// One is the implementation list of an interface type with a single
+// implementation.
+func One(name string, impl Interface) []Implementation {
+	return []Implementation{{Name: name, Impl: impl}}
+}
+
+// WithNoOps returns ifaces completed with the no-op implementation of
+// every optional interface type they leave out (bios, console, inspect,
+// network, raid, rescue, storage, vendor), as every BMC-backed hardware
+// type offers them.
+func WithNoOps(ifaces map[hwcatalog.InterfaceType][]Implementation) map[hwcatalog.InterfaceType][]Implementation {
+	out := map[hwcatalog.InterfaceType][]Implementation{
+		hwcatalog.Bios:    One("no-bios", NoOp{}),
+		hwcatalog.Console: One("no-console", NoOp{}),
+		hwcatalog.Inspect: One("no-inspect", NoInspect{}),
+		hwcatalog.Network: One("noop", NoopNetwork{}),
+		hwcatalog.RAID:    One("no-raid", NoOp{}),
+		hwcatalog.Rescue:  One("no-rescue", NoOp{}),
+		hwcatalog.Storage: One("noop", NoOp{}),
+		hwcatalog.Vendor:  One("no-vendor", NoOp{}),
+	}
+	maps.Copy(out, ifaces)
+	return out
 }
 
 // Registry holds the hardware types enabled on this process.

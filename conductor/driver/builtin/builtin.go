@@ -49,19 +49,16 @@ func Configured(cfg config.Config, log logrus.FieldLogger) (*driver.Registry, er
 	boot := pxe.New(pxeOpts)
 	deploy := iscsideploy.New(iscsideploy.OptionsFrom(cfg, log))
 	hw := ipmi.New(ipmi.OptionsFrom(cfg, log))
-	one := func(name string, impl driver.Interface) []driver.Implementation {
-		return []driver.Implementation{{Name: name, Impl: impl}}
-	}
 	ipmiType := hw.HardwareType(map[hwcatalog.InterfaceType][]driver.Implementation{
-		hwcatalog.Boot:   one(pxe.Name, boot),
-		hwcatalog.Deploy: one(iscsideploy.Name, deploy),
+		hwcatalog.Boot:   driver.One(pxe.Name, boot),
+		hwcatalog.Deploy: driver.One(iscsideploy.Name, deploy),
 		hwcatalog.Vendor: {{Name: "no-vendor", Impl: driver.NoOp{}}, {Name: iscsideploy.Name, Impl: deploy.Vendor()}},
 	})
 	// The classic driver answered pass_deploy_info without naming a vendor
 	// interface.
 	classic := hw.HardwareType(map[hwcatalog.InterfaceType][]driver.Implementation{
-		hwcatalog.Boot:   one(pxe.Name, boot),
-		hwcatalog.Deploy: one(iscsideploy.Name, deploy),
+		hwcatalog.Boot:   driver.One(pxe.Name, boot),
+		hwcatalog.Deploy: driver.One(iscsideploy.Name, deploy),
 		hwcatalog.Vendor: {{Name: iscsideploy.Name, Impl: deploy.Vendor()}, {Name: "no-vendor", Impl: driver.NoOp{}}},
 	})
 	classic.Name = PXEIPMIToolName
@@ -72,17 +69,17 @@ func Configured(cfg config.Config, log logrus.FieldLogger) (*driver.Registry, er
 	iloBoot := []driver.Implementation{{Name: ilo.ILOBootName, Impl: bmcs.Boot(bmcs.ILO(), media)}, {Name: pxe.Name, Impl: boot}}
 	iloType := bmcs.HardwareType(ilo.Name, bmcs.ILO(), map[hwcatalog.InterfaceType][]driver.Implementation{
 		hwcatalog.Boot:   iloBoot,
-		hwcatalog.Deploy: one(iscsideploy.Name, deploy),
+		hwcatalog.Deploy: driver.One(iscsideploy.Name, deploy),
 		hwcatalog.Vendor: {{Name: "no-vendor", Impl: driver.NoOp{}}, {Name: iscsideploy.Name, Impl: deploy.Vendor()}},
 	})
 	iloClassic := bmcs.HardwareType(ilo.ClassicName, bmcs.ILO(), map[hwcatalog.InterfaceType][]driver.Implementation{
 		hwcatalog.Boot:   iloBoot,
-		hwcatalog.Deploy: one(iscsideploy.Name, deploy),
+		hwcatalog.Deploy: driver.One(iscsideploy.Name, deploy),
 		hwcatalog.Vendor: {{Name: iscsideploy.Name, Impl: deploy.Vendor()}, {Name: "no-vendor", Impl: driver.NoOp{}}},
 	})
 	redfishType := bmcs.HardwareType(ilo.RedfishName, bmcs.Redfish(), map[hwcatalog.InterfaceType][]driver.Implementation{
 		hwcatalog.Boot:   {{Name: ilo.RedfishBootName, Impl: bmcs.Boot(bmcs.Redfish(), media)}, {Name: pxe.Name, Impl: boot}},
-		hwcatalog.Deploy: one(iscsideploy.Name, deploy),
+		hwcatalog.Deploy: driver.One(iscsideploy.Name, deploy),
 		hwcatalog.Vendor: {{Name: "no-vendor", Impl: driver.NoOp{}}, {Name: iscsideploy.Name, Impl: deploy.Vendor()}},
 	})
 	return driver.NewRegistry(cfg.Conductor.EnabledHardwareTypes, fake.New().HardwareType(), ipmiType, classic,

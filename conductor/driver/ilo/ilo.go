@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/sirupsen/logrus"
 
@@ -108,22 +107,9 @@ func (h *Hardware) Management(f Flavor) *Management { return &Management{h: h, f
 // other interface types, the first of each the default. Optional
 // interface types left out get their no-op implementation.
 func (h *Hardware) HardwareType(name string, f Flavor, others map[hwcatalog.InterfaceType][]driver.Implementation) driver.HardwareType {
-	one := func(name string, impl driver.Interface) []driver.Implementation {
-		return []driver.Implementation{{Name: name, Impl: impl}}
-	}
-	ifaces := map[hwcatalog.InterfaceType][]driver.Implementation{
-		hwcatalog.Bios:    one("no-bios", driver.NoOp{}),
-		hwcatalog.Console: one("no-console", driver.NoOp{}),
-		hwcatalog.Inspect: one("no-inspect", driver.NoInspect{}),
-		hwcatalog.Network: one("noop", driver.NoopNetwork{}),
-		hwcatalog.RAID:    one("no-raid", driver.NoOp{}),
-		hwcatalog.Rescue:  one("no-rescue", driver.NoOp{}),
-		hwcatalog.Storage: one("noop", driver.NoOp{}),
-		hwcatalog.Vendor:  one("no-vendor", driver.NoOp{}),
-	}
-	maps.Copy(ifaces, others)
-	ifaces[hwcatalog.Power] = one(f.name, h.Power(f))
-	ifaces[hwcatalog.Management] = one(f.name, h.Management(f))
+	ifaces := driver.WithNoOps(others)
+	ifaces[hwcatalog.Power] = driver.One(f.name, h.Power(f))
+	ifaces[hwcatalog.Management] = driver.One(f.name, h.Management(f))
 	return driver.HardwareType{Name: name, Interfaces: ifaces}
 }
 

@@ -85,22 +85,9 @@ func (h *Hardware) Management() *Management { return &Management{h: h} }
 // their no-op implementation; boot and deploy must be given for the
 // registry to accept the type.
 func (h *Hardware) HardwareType(others map[hwcatalog.InterfaceType][]driver.Implementation) driver.HardwareType {
-	one := func(name string, impl driver.Interface) []driver.Implementation {
-		return []driver.Implementation{{Name: name, Impl: impl}}
-	}
-	ifaces := map[hwcatalog.InterfaceType][]driver.Implementation{
-		hwcatalog.Bios:    one("no-bios", driver.NoOp{}),
-		hwcatalog.Console: one("no-console", driver.NoOp{}),
-		hwcatalog.Inspect: one("no-inspect", driver.NoInspect{}),
-		hwcatalog.Network: one("noop", driver.NoopNetwork{}),
-		hwcatalog.RAID:    one("no-raid", driver.NoOp{}),
-		hwcatalog.Rescue:  one("no-rescue", driver.NoOp{}),
-		hwcatalog.Storage: one("noop", driver.NoOp{}),
-		hwcatalog.Vendor:  one("no-vendor", driver.NoOp{}),
-	}
-	maps.Copy(ifaces, others)
-	ifaces[hwcatalog.Power] = one(InterfaceName, h.Power())
-	ifaces[hwcatalog.Management] = one(InterfaceName, h.Management())
+	ifaces := driver.WithNoOps(others)
+	ifaces[hwcatalog.Power] = driver.One(InterfaceName, h.Power())
+	ifaces[hwcatalog.Management] = driver.One(InterfaceName, h.Management())
 	return driver.HardwareType{Name: Name, Interfaces: ifaces}
 }
 
