@@ -53,7 +53,9 @@ func newImageServer() *imageServer {
 			select {
 			case <-gate:
 			case <-r.Context().Done():
-				return
+				// No answer to a client that gave up: a plain return sends an
+				// empty 200 that can race the client's deadline.
+				panic(http.ErrAbortHandler)
 			}
 		}
 		if !ok {

@@ -250,7 +250,9 @@ func (b *BMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(delay):
 		case <-r.Context().Done():
-			return
+			// No answer to a client that gave up: a plain return sends an
+			// empty 200 that can race the client's deadline.
+			panic(http.ErrAbortHandler)
 		}
 	}
 	path := strings.TrimRight(r.URL.Path, "/")

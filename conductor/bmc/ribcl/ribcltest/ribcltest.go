@@ -303,7 +303,9 @@ func (i *ILO) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(delay):
 		case <-r.Context().Done():
-			return
+			// No answer to a client that gave up: a plain return sends an
+			// empty 200 that can race the client's deadline.
+			panic(http.ErrAbortHandler)
 		}
 	}
 	w.Header().Set("Content-Type", "text/xml")
