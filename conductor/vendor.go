@@ -109,8 +109,7 @@ func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruA
 	if m.Async {
 		err := t.Spawn(ctx, task.Work{Name: "vendor passthru " + args.Method, Run: func(ctx context.Context, t *task.Task) error {
 			// A ramdisk's callback may move a clean on.
-			ct := c.cleanTask(t)
-			if _, err := v.Call(ctx, ct, args.Method, args.HTTPMethod, args.Info); err != nil || ct.ended {
+			if _, err := v.Call(ctx, t, args.Method, args.HTTPMethod, args.Info); err != nil || t.CleanMovedOn() {
 				return err
 			}
 			return t.Save(ctx)

@@ -1,7 +1,6 @@
 package driver_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/builtin"
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
@@ -19,21 +19,6 @@ import (
 )
 
 func ptr[T any](v T) *T { return &v }
-
-type taskCtx struct{ node *model.Node }
-
-func (t taskCtx) Node() *model.Node                           { return t.node }
-func (t taskCtx) Ports(context.Context) ([]model.Port, error) { return nil, nil }
-func (t taskCtx) Shared() bool                                { return false }
-
-// The conductor is not part of these tests.
-var errNoConductor = errors.New("no conductor in this test")
-
-func (t taskCtx) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
-func (t taskCtx) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
-func (t taskCtx) Save(context.Context) error                               { return errNoConductor }
-func (t taskCtx) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
-func (t taskCtx) Fail(context.Context, string) error                       { return errNoConductor }
 
 func kindOf(err error) errs.Kind {
 	e, ok := errs.As(err)
@@ -112,9 +97,9 @@ var _ = Describe("Registry", func() {
 		d, err := reg.Load(n)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.InterfaceName(hwcatalog.Inspect)).To(Equal("no-inspect"))
-		_, err = d.Inspect.InspectHardware(ctx, taskCtx{n})
+		_, err = d.Inspect.InspectHardware(ctx, drivertest.New(n))
 		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
-		steps, err := d.CleanSteps(ctx, taskCtx{n})
+		steps, err := d.CleanSteps(ctx, drivertest.New(n))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(steps).To(ContainElement(HaveField("Step", "create_configuration")))
 		Expect(steps).To(HaveEach(HaveField("Priority", 0)), "no step runs in automated cleaning")
@@ -126,7 +111,7 @@ var _ = Describe("fake-hardware", func() {
 		hw  *fake.Hardware
 		d   *driver.Driver
 		n   *model.Node
-		tsk taskCtx
+		tsk *drivertest.Task
 	)
 	BeforeEach(func() {
 		hw = fake.New()
@@ -135,7 +120,7 @@ var _ = Describe("fake-hardware", func() {
 		n = &model.Node{UUID: "node-1", Driver: fake.Name}
 		d, err = reg.Load(n)
 		Expect(err).NotTo(HaveOccurred())
-		tsk = taskCtx{n}
+		tsk = drivertest.New(n)
 	})
 
 	It("reports the recorded power state until told another, then remembers it", func(ctx SpecContext) {
@@ -160,7 +145,7 @@ var _ = Describe("fake-hardware", func() {
 		hw.Inject(n.UUID, fake.OpDeploy, fake.Fault{Err: errors.New("nope")})
 		_, err := d.Deploy.Deploy(ctx, tsk)
 		Expect(err).To(MatchError("nope"))
-		other := taskCtx{&model.Node{UUID: "node-2", Driver: fake.Name}}
+		other := drivertest.New(&model.Node{UUID: "node-2", Driver: fake.Name})
 		Expect(d.Deploy.Deploy(ctx, other)).To(Equal(driver.Done))
 
 		hw.Inject(n.UUID, fake.OpTearDown, fake.Fault{Panic: "boom"})

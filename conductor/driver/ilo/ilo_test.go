@@ -2,7 +2,6 @@ package ilo_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,7 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/conductor/bmc/ilotest"
-	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
 	"github.com/ferricbm/ferric/conductor/driver/ilo"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -21,24 +20,6 @@ import (
 	"github.com/ferricbm/ferric/pkg/secrets"
 	"github.com/ferricbm/ferric/pkg/states"
 )
-
-type taskCtx struct {
-	node  *model.Node
-	ports []model.Port
-}
-
-func (t taskCtx) Node() *model.Node                           { return t.node }
-func (t taskCtx) Ports(context.Context) ([]model.Port, error) { return t.ports, nil }
-func (t taskCtx) Shared() bool                                { return false }
-
-// The conductor is not part of these tests.
-var errNoConductor = errors.New("no conductor in this test")
-
-func (t taskCtx) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
-func (t taskCtx) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
-func (t taskCtx) Save(context.Context) error                               { return errNoConductor }
-func (t taskCtx) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
-func (t taskCtx) Fail(context.Context, string) error                       { return errNoConductor }
 
 func kindOf(err error) errs.Kind {
 	if e, ok := errs.As(err); ok {
@@ -93,7 +74,7 @@ var _ = Describe("iLO and Redfish power and management", func() {
 				f = hw.Redfish()
 			}
 			power, mgmt := hw.Power(f), hw.Management(f)
-			t := taskCtx{node: &model.Node{UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", DriverInfo: info}}
+			t := drivertest.New(&model.Node{UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", DriverInfo: info})
 			Expect(power.Validate(ctx, t)).To(Succeed())
 
 			Expect(power.SetPowerState(ctx, t, states.PowerOn, 0)).To(Succeed())
@@ -135,7 +116,7 @@ var _ = Describe("iLO and Redfish power and management", func() {
 				f, key = hw.Redfish(), "redfish_password"
 			}
 			info[key] = "wrong-pw-123"
-			t := taskCtx{node: &model.Node{UUID: "n1", DriverInfo: info}}
+			t := drivertest.New(&model.Node{UUID: "n1", DriverInfo: info})
 			_, err := hw.Power(f).GetPowerState(ctx, t)
 			Expect(err).To(HaveOccurred())
 			Expect(err.Error()).To(ContainSubstring("refused the user name and password of driver_info"))
@@ -147,7 +128,7 @@ var _ = Describe("iLO and Redfish power and management", func() {
 	It("refuses a BMC whose certificate it cannot verify unless told not to verify", func(ctx SpecContext) {
 		srv, info := startILO("ProLiant DL360 Gen9", ilo.Name)
 		delete(info, "ca_file")
-		t := taskCtx{node: &model.Node{UUID: "n1", DriverInfo: info}}
+		t := drivertest.New(&model.Node{UUID: "n1", DriverInfo: info})
 		_, err := hw.Power(hw.ILO()).GetPowerState(ctx, t)
 		Expect(err).To(MatchError(ContainSubstring("certificate")))
 		info["ilo_verify_ca"] = "False"
@@ -165,7 +146,7 @@ var _ = Describe("iLO and Redfish power and management", func() {
 var _ = Describe("driver_info validation", func() {
 	hw := ilo.New(ilo.OptionsFrom(config.Defaults(), nil))
 	validate := func(f ilo.Flavor, info model.JSONObject) error {
-		t := taskCtx{node: &model.Node{UUID: "n1", DriverInfo: info}}
+		t := drivertest.New(&model.Node{UUID: "n1", DriverInfo: info})
 		perr := hw.Power(f).Validate(context.Background(), t)
 		merr := hw.Management(f).Validate(context.Background(), t)
 		Expect(errs.Message(merr)).To(Equal(errs.Message(perr)), "power and management agree")
@@ -232,7 +213,5 @@ func bootsOf(srv *ilotest.Server) int {
 	}
 	return srv.RIBCL.Boots()
 }
-
-var _ driver.TaskContext = taskCtx{}
 
 func itoa(n int) string { return strconv.Itoa(n) }
