@@ -102,11 +102,7 @@ func (c *Conductor) DoNodeRescue(ctx context.Context, args rpc.RescueArgs) error
 	if !states.Allowed(t.ProvisionState(), states.EventRescue) {
 		return errs.InvalidStateRequested(string(states.EventRescue), n.UUID, string(t.ProvisionState()))
 	}
-	d, err := t.Driver()
-	if err != nil {
-		return err
-	}
-	ri, err := driver.Require[driver.RescueInterface](d, hwcatalog.Rescue)
+	d, ri, err := driver.RequireFor[driver.RescueInterface](t, hwcatalog.Rescue)
 	if err != nil {
 		return err
 	}
@@ -140,11 +136,7 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, args rpc.NodeArgs) error
 	if !states.Allowed(t.ProvisionState(), states.EventUnrescue) {
 		return errs.InvalidStateRequested(string(states.EventUnrescue), n.UUID, string(t.ProvisionState()))
 	}
-	d, err := t.Driver()
-	if err != nil {
-		return err
-	}
-	ri, err := driver.Require[driver.RescueInterface](d, hwcatalog.Rescue)
+	d, ri, err := driver.RequireFor[driver.RescueInterface](t, hwcatalog.Rescue)
 	if err != nil {
 		return err
 	}

@@ -44,11 +44,7 @@ func (c *Conductor) GetNodeVendorPassthruMethods(ctx context.Context, args rpc.N
 	if err != nil {
 		return nil, err
 	}
-	d, err := t.Driver()
-	if err != nil {
-		return nil, err
-	}
-	v, err := driver.Require[driver.VendorInterface](d, hwcatalog.Vendor)
+	_, v, err := driver.RequireFor[driver.VendorInterface](t, hwcatalog.Vendor)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +69,7 @@ func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruA
 	if err != nil {
 		return rpc.VendorPassthruResult{}, err
 	}
-	d, err := t.Driver()
-	if err != nil {
-		return rpc.VendorPassthruResult{}, err
-	}
-	v, err := driver.Require[driver.VendorInterface](d, hwcatalog.Vendor)
+	_, v, err := driver.RequireFor[driver.VendorInterface](t, hwcatalog.Vendor)
 	if err != nil {
 		return rpc.VendorPassthruResult{}, err
 	}

@@ -206,6 +206,19 @@ var _ = Describe("Optional capabilities", func() {
 		Expect(err.Error()).To(ContainSubstring("Driver fake-hardware does not support console"))
 	})
 
+	It("resolves a task's driver and capability together", func() {
+		t := drivertest.New(&model.Node{Driver: fake.Name})
+		_, _, err := driver.RequireFor[driver.RAIDInterface](t, hwcatalog.RAID)
+		Expect(err).To(MatchError(drivertest.ErrNoDriver))
+		t.Drv = d
+		got, raid, err := driver.RequireFor[driver.RAIDInterface](t, hwcatalog.RAID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(BeIdenticalTo(d))
+		Expect(raid).To(BeIdenticalTo(d.Interface(hwcatalog.RAID)))
+		_, _, err = driver.RequireFor[driver.ConsoleInterface](t, hwcatalog.Console)
+		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+	})
+
 	It("looks driver-level calls up in the hardware type's defaults", func() {
 		_, err := driver.RequireDefault[driver.VendorInterface](reg, fake.Name, hwcatalog.Vendor)
 		Expect(err).NotTo(HaveOccurred())
