@@ -38,7 +38,7 @@ var _ = Describe("RAID configuration validation", func() {
 	DescribeTable("refuses invalid ones with 400 naming the problem",
 		func(doc, problem string) {
 			err := driver.ValidateRAIDConfig(decode(doc))
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 			Expect(err.Error()).To(ContainSubstring(problem))
 		},
 		Entry("unknown top-level key", `{"logical_disks": [], "extra": 1}`, "'extra' was unexpected"),
@@ -77,7 +77,7 @@ var _ = Describe("Registry properties and default interfaces", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(props).To(Equal(map[string]string{"bmc_address": "where the BMC listens"}))
 		_, err = reg.Properties("ipmi")
-		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindDriverNotFound))
 		impl, err := reg.DefaultInterface("described", hwcatalog.RAID)
 		Expect(err).NotTo(HaveOccurred())
 		_, isRAID := impl.(driver.RAIDInterface)
@@ -99,16 +99,16 @@ var _ = Describe("network interfaces", func() {
 		flat := driver.FlatNetwork{}
 		Expect(flat.VIFAttach(ctx, t, driver.VIF{ID: "v1"})).To(Succeed())
 		Expect(t.PortList[1].InternalInfo).To(HaveKeyWithValue("tenant_vif_port_id", "v1"))
-		Expect(kindOf(flat.VIFAttach(ctx, t, driver.VIF{ID: "legacy"}))).To(Equal(errs.KindConflict))
+		Expect(errs.KindOf(flat.VIFAttach(ctx, t, driver.VIF{ID: "legacy"}))).To(Equal(errs.KindConflict))
 		Expect(flat.VIFAttach(ctx, t, driver.VIF{ID: "v2"})).To(Succeed())
 		Expect(t.PortList[0].InternalInfo).To(HaveKeyWithValue("tenant_vif_port_id", "v2"))
-		Expect(kindOf(flat.VIFAttach(ctx, t, driver.VIF{ID: "v3"}))).To(Equal(errs.KindInvalid))
+		Expect(errs.KindOf(flat.VIFAttach(ctx, t, driver.VIF{ID: "v3"}))).To(Equal(errs.KindInvalid))
 		vifs, err := flat.VIFList(ctx, t)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(vifs).To(ConsistOf(driver.VIF{ID: "v1"}, driver.VIF{ID: "v2"}, driver.VIF{ID: "legacy"}))
 		Expect(flat.VIFDetach(ctx, t, "legacy")).To(Succeed())
 		Expect(t.PortList[2].Extra).NotTo(HaveKey("vif_port_id"))
-		Expect(kindOf(flat.VIFDetach(ctx, t, "legacy"))).To(Equal(errs.KindInvalid))
+		Expect(errs.KindOf(flat.VIFDetach(ctx, t, "legacy"))).To(Equal(errs.KindInvalid))
 		Expect(len(t.SavedPorts)).To(Equal(3))
 	})
 

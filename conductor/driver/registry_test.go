@@ -20,14 +20,6 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-func kindOf(err error) errs.Kind {
-	e, ok := errs.As(err)
-	if !ok {
-		return ""
-	}
-	return e.Kind
-}
-
 var _ = Describe("Registry", func() {
 	var reg *driver.Registry
 	BeforeEach(func() {
@@ -38,7 +30,7 @@ var _ = Describe("Registry", func() {
 
 	It("refuses to enable a hardware type it does not know", func() {
 		_, err := builtin.Registry([]string{"idrac"})
-		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindDriverNotFound))
 	})
 
 	It("lists the enabled hardware types and their defaults", func() {
@@ -53,7 +45,7 @@ var _ = Describe("Registry", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(names).To(Equal([]string{"fake", "no-inspect"}))
 		_, err = reg.Defaults("ipmi")
-		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindDriverNotFound))
 	})
 
 	It("fills unset interfaces with defaults and keeps the ones a node names", func() {
@@ -71,7 +63,7 @@ var _ = Describe("Registry", func() {
 	It("rejects an interface the hardware type does not offer with 400", func() {
 		n := &model.Node{Driver: fake.Name, PowerInterface: ptr("ipmitool")}
 		err := reg.ValidateInterfaces(n)
-		Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 		Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 		Expect(err.Error()).To(ContainSubstring("ipmitool"))
 		Expect(reg.ResolveInterfaces(n)).NotTo(Succeed())
@@ -98,7 +90,7 @@ var _ = Describe("Registry", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.InterfaceName(hwcatalog.Inspect)).To(Equal("no-inspect"))
 		_, err = d.Inspect.InspectHardware(ctx, drivertest.New(n))
-		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
 		steps, err := d.CleanSteps(ctx, drivertest.New(n))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(steps).To(ContainElement(HaveField("Step", "create_configuration")))
@@ -171,7 +163,7 @@ var _ = Describe("fake-hardware", func() {
 		bd, _ = d.Management.GetBootDevice(ctx, tsk)
 		Expect(*bd.Device).To(Equal("cdrom"))
 		Expect(*bd.Persistent).To(BeTrue())
-		Expect(kindOf(d.Management.SetBootDevice(ctx, tsk, "floppy", false))).To(Equal(errs.KindInvalidParameterValue))
+		Expect(errs.KindOf(d.Management.SetBootDevice(ctx, tsk, "floppy", false))).To(Equal(errs.KindInvalidParameterValue))
 	})
 })
 
@@ -202,7 +194,7 @@ var _ = Describe("Optional capabilities", func() {
 		_, ok := driver.Lookup[driver.ConsoleInterface](d, hwcatalog.Console)
 		Expect(ok).To(BeFalse())
 		_, err := driver.Require[driver.ConsoleInterface](d, hwcatalog.Console)
-		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
 		Expect(err.Error()).To(ContainSubstring("Driver fake-hardware does not support console"))
 	})
 
@@ -216,15 +208,15 @@ var _ = Describe("Optional capabilities", func() {
 		Expect(got).To(BeIdenticalTo(d))
 		Expect(raid).To(BeIdenticalTo(d.Interface(hwcatalog.RAID)))
 		_, _, err = driver.RequireFor[driver.ConsoleInterface](t, hwcatalog.Console)
-		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
 	})
 
 	It("looks driver-level calls up in the hardware type's defaults", func() {
 		_, err := driver.RequireDefault[driver.VendorInterface](reg, fake.Name, hwcatalog.Vendor)
 		Expect(err).NotTo(HaveOccurred())
 		_, err = driver.RequireDefault[driver.ConsoleInterface](reg, fake.Name, hwcatalog.Console)
-		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
 		_, err = driver.RequireDefault[driver.VendorInterface](reg, "idrac", hwcatalog.Vendor)
-		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindDriverNotFound))
 	})
 })

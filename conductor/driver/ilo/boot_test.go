@@ -212,11 +212,11 @@ var _ = Describe("virtual-media boot", func() {
 			n := deployingNode(iloInfo())
 			delete(n.DriverInfo, "deploy_iso")
 			err := validate(hw.ILO(), n)
-			Expect(kindOf(err)).To(Equal(errs.KindMissingParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindMissingParameterValue))
 			Expect(err.Error()).To(ContainSubstring("Missing are: ['deploy_iso']"))
 			n.DriverInfo["deploy_iso"] = "0a7bd8a2-4b4c-4a6e-9d47-6b5b6a7c8d9e"
 			err = validate(hw.ILO(), n)
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 			Expect(err.Error()).To(ContainSubstring("must be an http:// or https:// URL"))
 		})
 
@@ -225,7 +225,7 @@ var _ = Describe("virtual-media boot", func() {
 			n.InstanceInfo = model.JSONObject{"image_source": "http://images/part.img", "kernel": "http://k", "ramdisk": "http://r",
 				"capabilities": map[string]any{"boot_option": "netboot"}}
 			err := validate(hw.ILO(), n)
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 			Expect(err.Error()).To(ContainSubstring("boot_option=local"))
 			Expect(err.Error()).To(ContainSubstring("whole-disk image"))
 			n.InstanceInfo["capabilities"] = map[string]any{"boot_option": "local"}

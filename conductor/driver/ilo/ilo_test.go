@@ -21,13 +21,6 @@ import (
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
-func kindOf(err error) errs.Kind {
-	if e, ok := errs.As(err); ok {
-		return e.Kind
-	}
-	return ""
-}
-
 // fastConfig polls the power state every second, twice as often as
 // Ironic, so that the specs do not wait 2 s per read.
 func fastConfig() config.Config {
@@ -103,7 +96,7 @@ var _ = Describe("iLO and Redfish power and management", func() {
 				Expect(srv.Redfish.Boot().Target).To(Equal("Hdd"))
 			}
 			err = mgmt.SetBootDevice(ctx, t, "bios", false)
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 		})
 	}
 
@@ -164,7 +157,7 @@ var _ = Describe("driver_info validation", func() {
 
 	It("lists the missing iLO parameters as Ironic does", func() {
 		err := validate(hw.ILO(), model.JSONObject{"ilo_address": "192.0.2.1"})
-		Expect(kindOf(err)).To(Equal(errs.KindMissingParameterValue))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindMissingParameterValue))
 		Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 		Expect(err.Error()).To(Equal("The following required iLO parameters are missing from the node's driver_info: ['ilo_username', 'ilo_password']"))
 	})
@@ -174,7 +167,7 @@ var _ = Describe("driver_info validation", func() {
 			info := full()
 			info[key] = value
 			err := validate(hw.ILO(), info)
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 			Expect(err.Error()).To(Equal(message))
 		},
 		Entry("client_port not a number", "client_port", "https", `client_port "https" is not a valid integer.`),
@@ -187,7 +180,7 @@ var _ = Describe("driver_info validation", func() {
 
 	It("validates Redfish addresses and system ids as Ironic names them", func() {
 		err := validate(hw.Redfish(), model.JSONObject{"redfish_address": "bmc.example.com"})
-		Expect(kindOf(err)).To(Equal(errs.KindMissingParameterValue))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindMissingParameterValue))
 		Expect(err.Error()).To(Equal("Missing the following Redfish properties in node n1 driver_info: ['redfish_username', 'redfish_password']"))
 		ok := model.JSONObject{"redfish_address": "bmc.example.com:8443", "redfish_username": "u", "redfish_password": "p",
 			"redfish_system_id": "/redfish/v1/Systems/437XR1138R2", "redfish_verify_ca": "false"}
@@ -198,7 +191,7 @@ var _ = Describe("driver_info validation", func() {
 				bad[kk] = vv
 			}
 			bad[k] = v
-			Expect(kindOf(validate(hw.Redfish(), bad))).To(Equal(errs.KindInvalidParameterValue), k)
+			Expect(errs.KindOf(validate(hw.Redfish(), bad))).To(Equal(errs.KindInvalidParameterValue), k)
 		}
 		ca := filepath.Join(GinkgoT().TempDir(), "ca.pem")
 		Expect(os.WriteFile(ca, []byte("x"), 0o600)).To(Succeed())

@@ -17,13 +17,6 @@ import (
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-func kindOf(err error) errs.Kind {
-	if e, ok := errs.As(err); ok {
-		return e.Kind
-	}
-	return ""
-}
-
 var _ = Describe("driver_info validation", func() {
 	hw := ipmi.New(ipmi.OptionsFrom(config.Defaults(), nil))
 
@@ -47,7 +40,7 @@ var _ = Describe("driver_info validation", func() {
 	It("requires ipmi_address with Ironic's MissingParameterValue", func() {
 		for _, info := range []model.JSONObject{nil, {"ipmi_address": ""}, {"ipmi_username": "admin"}} {
 			err := validate(info)
-			Expect(kindOf(err)).To(Equal(errs.KindMissingParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindMissingParameterValue))
 			Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 			Expect(err.Error()).To(Equal("Missing the following IPMI credentials in node's driver_info: ['ipmi_address']."))
 		}
@@ -56,7 +49,7 @@ var _ = Describe("driver_info validation", func() {
 	DescribeTable("rejects bad values with InvalidParameterValue",
 		func(key string, value any, message string) {
 			err := validate(model.JSONObject{"ipmi_address": "192.0.2.1", key: value})
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 			Expect(err.Error()).To(Equal(message))
 		},
 		Entry(nil, "ipmi_port", "abc", `ipmi_port "abc" is not a valid integer.`),
@@ -119,14 +112,14 @@ var _ = Describe("hardware type", func() {
 	It("refuses an unknown boot device before contacting the BMC", func() {
 		node := &model.Node{UUID: "n1", Driver: ipmi.Name, DriverInfo: model.JSONObject{"ipmi_address": "192.0.2.1"}}
 		err := hw.Management().SetBootDevice(context.Background(), drivertest.New(node), "floppy", false)
-		Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 		Expect(err.Error()).To(Equal("Invalid boot device floppy specified."))
 	})
 
 	It("refuses a power state it cannot reach", func() {
 		node := &model.Node{UUID: "n1", Driver: ipmi.Name, DriverInfo: model.JSONObject{"ipmi_address": "192.0.2.1"}}
 		err := hw.Power().SetPowerState(context.Background(), drivertest.New(node), "rebooting", 0)
-		Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 	})
 })
 

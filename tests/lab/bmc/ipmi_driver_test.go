@@ -25,13 +25,6 @@ import (
 	"github.com/ferricbm/ferric/tests/lab/bmc"
 )
 
-func kindOf(err error) errs.Kind {
-	if e, ok := errs.As(err); ok {
-		return e.Kind
-	}
-	return ""
-}
-
 // syncBuffer collects log output written from several goroutines.
 type syncBuffer struct {
 	mu  sync.Mutex
@@ -191,7 +184,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		Expect(b.IgnoreShutdown(true)).To(Succeed())
 		DeferCleanup(b.IgnoreShutdown, false)
 		err := p.SetPowerState(ctx, t, states.SoftPowerOff, 500*time.Millisecond)
-		Expect(kindOf(err)).To(Equal(errs.KindPowerStateFailure))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindPowerStateFailure))
 		Expect(err.Error()).To(HavePrefix("Failed to set node power state to power off. It was still power on after 500ms."))
 		Expect(b.PowerState()).To(Equal(bmc.PowerOn))
 	})
@@ -223,7 +216,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		// still reaches the caller.
 		node.Properties = nil
 		err := m.SetBootDevice(ctx, t, "safe", false)
-		Expect(kindOf(err)).To(Equal(ipmi.KindIPMIFailure))
+		Expect(errs.KindOf(err)).To(Equal(ipmi.KindIPMIFailure))
 		Expect(err.Error()).To(ContainSubstring("IPMI call failed: chassis bootdev safe."))
 		Expect(err.Error()).To(ContainSubstring("The BMC refused the request. ipmitool: Set Chassis Boot Parameter 5 failed: Unspecified error"))
 		Expect(b.BootDevice()).To(Equal("pxe"))
@@ -238,7 +231,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		node = nodeFor(b)
 		node.DriverInfo["ipmi_cipher_suite"] = 17
 		_, err := hw.Power().GetPowerState(ctx, drivertest.New(node))
-		Expect(kindOf(err)).To(Equal(ipmi.KindIPMIFailure))
+		Expect(errs.KindOf(err)).To(Equal(ipmi.KindIPMIFailure))
 		Expect(err.Error()).To(ContainSubstring("does not offer the requested cipher suite"))
 	})
 
@@ -248,7 +241,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		wrong := "Wr0ngPassw0rd!x"
 		node.DriverInfo["ipmi_password"] = wrong
 		_, err := hw.Power().GetPowerState(ctx, drivertest.New(node))
-		Expect(kindOf(err)).To(Equal(ipmi.KindIPMIFailure))
+		Expect(errs.KindOf(err)).To(Equal(ipmi.KindIPMIFailure))
 		Expect(errs.Status(err)).To(Equal(500))
 		Expect(err.Error()).To(ContainSubstring("rejected the password of user \"" + b.Username + "\""))
 		Expect(err.Error()).To(ContainSubstring("RAKP 2 HMAC is invalid"))
@@ -293,7 +286,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		Expect(b.Stop()).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) { Expect(b.Start(ctx)).To(Succeed()) })
 		_, err := hw.Power().GetPowerState(ctx, drivertest.New(nodeFor(b)))
-		Expect(kindOf(err)).To(Equal(ipmi.KindIPMIFailure))
+		Expect(errs.KindOf(err)).To(Equal(ipmi.KindIPMIFailure))
 		Expect(err.Error()).To(ContainSubstring("No answer from the BMC at 127.0.0.1:" + strconv.Itoa(b.Port)))
 		Expect(ipmitoolProcs(b.Port)).To(BeEmpty())
 	})
@@ -338,7 +331,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		Eventually(done, 10*time.Second).Should(Receive(&callErr))
 		// The configured bound, plus slack for a loaded machine.
 		Expect(time.Since(start)).To(BeNumerically("<", c.CommandRetryTimeout+5*time.Second))
-		Expect(kindOf(callErr)).To(Equal(ipmi.KindIPMIFailure))
+		Expect(errs.KindOf(callErr)).To(Equal(ipmi.KindIPMIFailure))
 		Expect(callErr.Error()).To(ContainSubstring("ipmitool was stopped"))
 		Expect(callErr.Error()).NotTo(ContainSubstring(b.Password))
 		Expect(slowLogs.String()).NotTo(ContainSubstring(b.Password))
