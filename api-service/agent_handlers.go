@@ -68,7 +68,7 @@ func (s *Server) lookup(c echo.Context) error {
 		}
 		n = found
 	}
-	if s.cfg.API.RestrictLookup && !states.LookupAllowed(deref(n.ProvisionState)) {
+	if s.cfg.API.RestrictLookup && !states.LookupAllowed(n.State()) {
 		return lookupNotFound()
 	}
 	withToken, err := rpc.GetNodeWithToken.Call(ctx, s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
@@ -196,11 +196,4 @@ func optionalString(body map[string]any, key string) (string, error) {
 		return "", errs.InvalidParameterValue("Invalid %s: expected a string", key)
 	}
 	return s, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

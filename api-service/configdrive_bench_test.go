@@ -77,7 +77,7 @@ func BenchmarkProvisionConfigDrive64MiB(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			n.ProvisionState = ptrTo(states.Available)
+			n.ProvisionState = ptrTo(string(states.Available))
 			if err := e.store.SaveNode(ctx, n); err != nil {
 				b.Fatal(err)
 			}
@@ -114,7 +114,7 @@ func BenchmarkProvisionConfigDrive64MiB(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if n.ProvisionState != nil && *n.ProvisionState == states.Active && n.Reservation == nil {
+				if n.ProvisionState != nil && n.State() == states.Active && n.Reservation == nil {
 					break
 				}
 				time.Sleep(10 * time.Millisecond)

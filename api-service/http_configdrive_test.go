@@ -62,7 +62,7 @@ var _ = Describe("config drives on states/provision", func() {
 			Expect(len(cd)).To(BeNumerically(">", 8<<20))
 			r := deploy(uuid, `{"target": "active", "configdrive": "`+cd+`"}`)
 			Expect(r.status).To(Equal(http.StatusAccepted), string(r.raw))
-			Eventually(e.provisionState(uuid), wait).Should(Equal(states.Active))
+			Eventually(e.provisionState(uuid), wait).Should(Equal(string(states.Active)))
 
 			Expect(e.storedDrive(uuid) == cd).To(BeTrue(), "the conductor reads back the bytes sent")
 			got := e.at("latest", http.MethodGet, "/v1/nodes/"+uuid, "")
@@ -73,7 +73,7 @@ var _ = Describe("config drives on states/provision", func() {
 			n := e.node(uuid)
 			id, _ := model.StoredConfigDriveID(n.InstanceInfo["configdrive"])
 			Expect(deploy(uuid, `{"target": "deleted"}`).status).To(Equal(http.StatusAccepted))
-			Eventually(e.provisionState(uuid), wait).Should(Equal(states.Available))
+			Eventually(e.provisionState(uuid), wait).Should(Equal(string(states.Available)))
 			Expect(e.node(uuid).InstanceInfo).NotTo(HaveKey("configdrive"))
 			_, err := e.store.ConfigDrive(context.Background(), n.ID, id)
 			Expect(err).To(MatchError(ContainSubstring("not found")), "undeploy deletes the drive")
@@ -87,14 +87,14 @@ var _ = Describe("config drives on states/provision", func() {
 			uuid := e.availableNode()
 			body := `{"config\u0064rive": "http:\/\/198.51.100.5\/cd.iso?a=\u00e9\ud83d\ude00\n", "target": "active"}`
 			Expect(deploy(uuid, body).status).To(Equal(http.StatusAccepted))
-			Eventually(e.provisionState(uuid), wait).Should(Equal(states.Active))
+			Eventually(e.provisionState(uuid), wait).Should(Equal(string(states.Active)))
 			Expect(e.storedDrive(uuid)).To(Equal("http://198.51.100.5/cd.iso?a=é😀\n"))
 		})
 
 		It("keeps the last of duplicate configdrive keys, a string or not", func() {
 			uuid := e.availableNode()
 			Expect(deploy(uuid, `{"configdrive": "H4sIfirst", "target": "active", "configdrive": "H4sIlast"}`).status).To(Equal(http.StatusAccepted))
-			Eventually(e.provisionState(uuid), wait).Should(Equal(states.Active))
+			Eventually(e.provisionState(uuid), wait).Should(Equal(string(states.Active)))
 			Expect(e.storedDrive(uuid)).To(Equal("H4sIlast"))
 
 			other := e.availableNode()
@@ -118,7 +118,7 @@ var _ = Describe("config drives on states/provision", func() {
 				Expect(r.status).To(Equal(http.StatusBadRequest), body)
 				Expect(r.fault()["faultstring"]).To(ContainSubstring("JSON"), body)
 			}
-			Expect(e.provisionState(uuid)()).To(Equal(states.Available))
+			Expect(e.provisionState(uuid)()).To(Equal(string(states.Available)))
 			Expect(e.node(uuid).InstanceInfo).NotTo(HaveKey("configdrive"))
 		})
 

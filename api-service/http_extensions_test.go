@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // node reads a node straight from the database.
@@ -21,9 +22,9 @@ func (e *env) node(uuid string) *model.Node {
 
 // setState puts a node into a provision state directly, as if an earlier
 // operation had left it there.
-func (e *env) setState(uuid, state string) {
+func (e *env) setState(uuid string, state states.State) {
 	n := e.node(uuid)
-	n.ProvisionState, n.TargetProvisionState = &state, nil
+	n.SetState(state, "")
 	Expect(e.store.SaveNode(context.Background(), n)).To(Succeed())
 }
 

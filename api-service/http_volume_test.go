@@ -416,7 +416,7 @@ var _ = Describe("volume connectors and targets", func() {
 			r := e.at(v32, http.MethodPatch, "/v1/volume/connectors/"+u, `[{"op": "replace", "path": "/connector_id", "value": "iqn.z"}]`)
 			Expect(r.status).To(Equal(http.StatusBadRequest))
 			Expect(faultOf(r)).To(Equal(`The requested action "volume connector update" can not be performed on node "` + node + `" while it is in state "power on".`))
-			for _, state := range []string{states.Enroll, states.Manageable, states.Active} {
+			for _, state := range []states.State{states.Enroll, states.Manageable, states.Active} {
 				e.setProvision(node, state)
 				r = e.at(v32, http.MethodDelete, "/v1/volume/connectors/"+u, "")
 				Expect(r.status).To(Equal(http.StatusBadRequest), state)
@@ -621,8 +621,7 @@ var _ = Describe("volume connectors and targets", func() {
 			createTarget(node, 0, secretProps)
 			n, err := e.store.GetNode(context.Background(), node)
 			Expect(err).NotTo(HaveOccurred())
-			active := states.Active
-			n.ProvisionState = &active
+			n.SetState(states.Active, n.TargetState())
 			n.DriverInternalInfo = model.JSONObject{"boot_from_volume": "t", "boot_from_volume_deploy": "t", "keep": "me"}
 			Expect(e.store.SaveNode(context.Background(), n)).To(Succeed())
 			r := e.at(v32, http.MethodPut, "/v1/nodes/"+node+"/states/provision", `{"target": "deleted"}`)
@@ -700,10 +699,10 @@ func (e *env) setPower(uuid, state string) {
 }
 
 // setProvision writes a node's provision state directly.
-func (e *env) setProvision(uuid, state string) {
+func (e *env) setProvision(uuid string, state states.State) {
 	GinkgoHelper()
 	n, err := e.store.GetNode(context.Background(), uuid)
 	Expect(err).NotTo(HaveOccurred())
-	n.ProvisionState = &state
+	n.SetState(state, n.TargetState())
 	Expect(e.store.SaveNode(context.Background(), n)).To(Succeed())
 }

@@ -116,12 +116,12 @@ func dispatchProvision(c echo.Context, api rpc.Endpoint, deploy rpc.DeployArgs, 
 	ctx := c.Request().Context()
 	nodeUUID := deploy.NodeID
 	switch req.Target {
-	case states.Active, string(states.EventDeploy):
+	case string(states.Active), string(states.EventDeploy):
 		return rpc.DoNodeDeploy.Call(ctx, api, deploy)
-	case states.Rebuild:
+	case string(states.Rebuild):
 		deploy.Rebuild = true
 		return rpc.DoNodeDeploy.Call(ctx, api, deploy)
-	case states.Deleted, "undeploy":
+	case string(states.Deleted), "undeploy":
 		return rpc.DoNodeTearDown.Call(ctx, api, rpc.NodeArgs{NodeID: nodeUUID})
 	case string(states.EventClean):
 		return rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: nodeUUID, CleanSteps: req.CleanSteps})

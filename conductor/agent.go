@@ -36,7 +36,7 @@ const (
 
 // waitStates are where a node waits for its ramdisk; a heartbeat there
 // proves the ramdisk alive and restarts the callback timeout.
-var waitStates = []string{states.DeployWait, states.CleanWait, states.InspectWait, states.RescueWait}
+var waitStates = []states.State{states.DeployWait, states.CleanWait, states.InspectWait, states.RescueWait}
 
 // newAgentToken is 256 bits from the CSPRNG, URL-safe.
 func newAgentToken() (string, error) {
@@ -197,9 +197,8 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 	callbackURL, version := args.CallbackURL, args.AgentVersion
 	if polls {
 		return t.Spawn(ctx, task.Work{Name: "heartbeat", Run: func(ctx context.Context, t *task.Task) error {
-			ct := c.cleanTask(t)
-			err := poller.HeartbeatPolled(ctx, ct, callbackURL, version, polled, pollErr)
-			if err != nil || ct.ended {
+			err := poller.HeartbeatPolled(ctx, t, callbackURL, version, polled, pollErr)
+			if err != nil || t.CleanMovedOn() {
 				return err
 			}
 			return t.Save(ctx)
@@ -211,7 +210,7 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 		return nil
 	}
 	return t.Spawn(ctx, task.Work{Name: "heartbeat", Run: func(ctx context.Context, t *task.Task) error {
-		if err := handler.Heartbeat(ctx, t, callbackURL, version); err != nil {
+		if err := handler.Heartbeat(ctx, t, callbackURL, version); err != nil || t.CleanMovedOn() {
 			return err
 		}
 		return t.Save(ctx)

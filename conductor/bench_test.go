@@ -68,7 +68,7 @@ func BenchmarkEnrollToActive(b *testing.B) {
 		b.StopTimer()
 		uuids := make([]string, count)
 		for i := range uuids {
-			state := states.Enroll
+			state := string(states.Enroll)
 			n := &model.Node{UUID: newUUID(), Driver: fake.Name, ProvisionState: &state}
 			if err := c.Drivers().ResolveInterfaces(n); err != nil {
 				b.Fatal(err)
@@ -80,7 +80,7 @@ func BenchmarkEnrollToActive(b *testing.B) {
 		}
 		b.StartTimer()
 		phases := []struct {
-			target string
+			target states.State
 			send   func(uuid string) error
 		}{
 			{states.Manageable, func(u string) error {
@@ -153,11 +153,11 @@ func sendAll(uuids []string, send func(string) error) error {
 
 // waitAll polls until every node has reached target and been unlocked.
 // The benchmark's database holds only its own nodes.
-func waitAll(ctx context.Context, store *db.Store, uuids []string, target string) error {
+func waitAll(ctx context.Context, store *db.Store, uuids []string, target states.State) error {
 	deadline := time.Now().Add(5 * time.Minute)
 	reserved := false
 	for time.Now().Before(deadline) {
-		nodes, err := store.ListNodes(ctx, db.NodeFilter{ProvisionStates: []string{target}, Reserved: &reserved}, db.Page{}, []string{"id"})
+		nodes, err := store.ListNodes(ctx, db.NodeFilter{ProvisionStates: []string{string(target)}, Reserved: &reserved}, db.Page{}, []string{"id"})
 		if err != nil {
 			return err
 		}

@@ -29,7 +29,7 @@ func (c *Conductor) DoNodeClean(ctx context.Context, args rpc.CleanArgs) error {
 		return errs.NodeInMaintenance("cleaning", n.UUID)
 	}
 	if !states.Allowed(t.ProvisionState(), states.EventClean) {
-		return errs.InvalidStateRequested("manual clean", n.UUID, t.ProvisionState())
+		return errs.InvalidStateRequested("manual clean", n.UUID, string(t.ProvisionState()))
 	}
 	d, err := t.Driver()
 	if err != nil {
@@ -272,57 +272,47 @@ func nextCleanStep(n *model.Node) (next int, abortAfter string) {
 // end in manageable (a retired node's automated clean does).
 const manualCleaningKey = "cleaning_manual"
 
-// cleanTask is the task the conductor hands to a deploy interface that
-// moves a clean on when its ramdisk calls back, in the worker holding the
-// lock: it may compute the steps, continue the clean or fail it.
-type cleanTask struct {
-	*task.Task
-	c *Conductor
-	// ended: the clean continued or failed; the node was saved and may
-	// already be released, so the caller must not save it again.
-	ended bool
-}
-
-func (c *Conductor) cleanTask(t *task.Task) *cleanTask { return &cleanTask{Task: t, c: c} }
+// cleaner is the conductor's task.Cleaner: a deploy interface moves a
+// clean on through it when its ramdisk calls back, in the worker holding
+// the lock.
+type cleaner struct{ c *Conductor }
 
 // SetCleanSteps computes the steps of the clean from the driver's current
 // ones (manual: checks the user's against them).
-func (ct *cleanTask) SetCleanSteps(ctx context.Context) error {
-	d, err := ct.Driver()
+func (cl cleaner) SetCleanSteps(ctx context.Context, t *task.Task) error {
+	d, err := t.Driver()
 	if err != nil {
 		return err
 	}
-	manual, _ := ct.Node().DriverInternalInfo[manualCleaningKey].(bool)
-	return ct.c.setCleaningSteps(ctx, ct.Task, d, manual)
+	manual, _ := t.Node().DriverInternalInfo[manualCleaningKey].(bool)
+	return cl.c.setCleaningSteps(ctx, t, d, manual)
 }
 
 // ContinueCleaning is continue_node_clean run in this worker: the lock is
 // already held, so no RPC round trip can lose the step to a race.
-func (ct *cleanTask) ContinueCleaning(ctx context.Context, rerunCurrent bool) error {
-	ct.ended = true
-	n := ct.Node()
+func (cl cleaner) ContinueCleaning(ctx context.Context, t *task.Task, rerunCurrent bool) error {
+	n := t.Node()
 	ensureInfo(n)
 	if rerunCurrent {
 		n.DriverInternalInfo["skip_current_clean_step"] = false
 	}
 	next, abortAfter := nextCleanStep(n)
 	if abortAfter != "" {
-		if err := ct.ProcessEvent(ctx, states.EventAbort, ct.TargetProvisionState()); err != nil {
+		if err := t.ProcessEvent(ctx, states.EventAbort, t.TargetProvisionState()); err != nil {
 			return err
 		}
-		return ct.c.doNodeCleanAbort(ctx, ct.Task, abortAfter)
+		return cl.c.doNodeCleanAbort(ctx, t, abortAfter)
 	}
 	n.LastError = nil
-	if err := ct.ProcessEvent(ctx, states.EventResume, ct.TargetProvisionState()); err != nil {
+	if err := t.ProcessEvent(ctx, states.EventResume, t.TargetProvisionState()); err != nil {
 		return err
 	}
-	return ct.c.doNextCleanStep(ctx, ct.Task, next)
+	return cl.c.doNextCleanStep(ctx, t, next)
 }
 
 // FailCleaning ends the clean in clean failed, tearing cleaning down.
-func (ct *cleanTask) FailCleaning(ctx context.Context, msg string) error {
-	ct.ended = true
-	return ct.c.cleaningFailed(ctx, ct.Task, msg, true)
+func (cl cleaner) FailCleaning(ctx context.Context, t *task.Task, msg string) error {
+	return cl.c.cleaningFailed(ctx, t, msg, true)
 }
 
 // abortCleaning aborts a clean waiting for its ramdisk. A step that cannot

@@ -39,7 +39,7 @@ var _ = Describe("Two conductors sharing a database", func() {
 				Expect(err).NotTo(HaveOccurred())
 				// w waits for its ramdisk, which will call back to whoever
 				// owns it next.
-				w := e.createNode(ctx, states.CleanWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Available) })
+				w := e.createNode(ctx, states.CleanWait, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Available)) })
 				_, err = e.store.ReserveNode(ctx, w.UUID, a.Host(), 1)
 				Expect(err).NotTo(HaveOccurred())
 				// A deployed z, which the ring gives to A while A lives.
@@ -59,7 +59,7 @@ var _ = Describe("Two conductors sharing a database", func() {
 
 				Eventually(func() []any {
 					got := e.node(ctx, x.UUID)
-					return []any{str(got.ProvisionState), str(got.LastError), got.Reservation}
+					return []any{got.State(), str(got.LastError), got.Reservation}
 				}).Should(Equal([]any{states.DeployFail, "Operation was aborted due to conductor take over", (*string)(nil)}))
 				Eventually(func() []any {
 					got := e.node(ctx, y.UUID)
@@ -73,7 +73,7 @@ var _ = Describe("Two conductors sharing a database", func() {
 
 				Consistently(func() []any {
 					got := e.node(ctx, v.UUID)
-					return []any{str(got.ProvisionState), str(got.Reservation)}
+					return []any{got.State(), str(got.Reservation)}
 				}, 500*time.Millisecond).Should(Equal([]any{states.Deploying, b.Host()}))
 			})
 		})

@@ -144,7 +144,7 @@ func New(opts Options) (*Conductor, error) {
 	}
 	c.workCtx, c.cancelWork = context.WithCancel(context.Background())
 	c.locker = nodelock.New(opts.Store, c.host, cfg.Conductor.NodeLockedRetryAttempts, cfg.Conductor.NodeLockedRetryInterval)
-	c.tasks = task.NewManager(c.workCtx, opts.Store, c.locker, c.pool, drivers, c.log)
+	c.tasks = task.NewManager(c.workCtx, opts.Store, c.locker, c.pool, drivers, cleaner{c}, c.log)
 	heartbeatTimeout := cfg.Conductor.HeartbeatTimeout
 	c.ring = hashring.NewManager(func(ctx context.Context) ([]hashring.Member, error) {
 		return opts.Store.ActiveMembers(ctx, heartbeatTimeout)

@@ -21,11 +21,7 @@ func (c *Conductor) SetConsoleMode(ctx context.Context, args rpc.SetConsoleModeA
 	}
 	defer t.Release(ctx)
 	n := t.Node()
-	d, err := t.Driver()
-	if err != nil {
-		return err
-	}
-	ci, err := driver.Require[driver.ConsoleInterface](d, hwcatalog.Console)
+	_, ci, err := driver.RequireFor[driver.ConsoleInterface](t, hwcatalog.Console)
 	if err != nil {
 		return err
 	}
@@ -81,11 +77,7 @@ func (c *Conductor) GetConsoleInformation(ctx context.Context, args rpc.NodeArgs
 	if !n.ConsoleEnabled {
 		return nil, errs.New(errs.KindInvalid, "Console access is not enabled on node %s", n.UUID)
 	}
-	d, err := t.Driver()
-	if err != nil {
-		return nil, err
-	}
-	ci, err := driver.Require[driver.ConsoleInterface](d, hwcatalog.Console)
+	_, ci, err := driver.RequireFor[driver.ConsoleInterface](t, hwcatalog.Console)
 	if err != nil {
 		return nil, err
 	}

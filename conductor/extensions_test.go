@@ -259,7 +259,7 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 				Expect(got.DriverInternalInfo).To(HaveKeyWithValue("agent_url", "http://192.0.2.7:9999"))
 				Expect(got.DriverInternalInfo).To(HaveKeyWithValue("agent_version", "9.1.0"))
 				Expect(got.ProvisionUpdatedAt.After(before.Add(50*time.Minute))).To(BeTrue(), "the callback timeout starts over")
-				Expect(str(got.ProvisionState)).To(Equal(states.DeployWait), "fake deploy does nothing with heartbeats")
+				Expect(got.State()).To(Equal(states.DeployWait), "fake deploy does nothing with heartbeats")
 				Expect(got.Reservation).To(BeNil())
 
 				lockedByOther(ctx, n)
@@ -280,7 +280,7 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 				Expect(rpc.Heartbeat.Call(ctx, api, beat)).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
 				got := e.node(ctx, n.UUID)
 				Expect(str(got.LastError)).To(ContainSubstring("3 heartbeats in a row without a valid agent token"))
-				Expect(str(got.ProvisionState)).To(Equal(states.DeployWait), "the node keeps waiting for its callback timeout")
+				Expect(got.State()).To(Equal(states.DeployWait), "the node keeps waiting for its callback timeout")
 				Expect(got.Reservation).To(BeNil())
 				Expect(got.DriverInternalInfo).NotTo(HaveKey("agent_url"))
 

@@ -42,7 +42,7 @@ type failure struct {
 // (the list it was selected from may be stale), fires fail as describe says
 // for the node as read under the lock. It reports whether the node was
 // failed. Locked or vanished nodes are skipped.
-func (c *Conductor) failIfInState(ctx context.Context, uuid string, inStates []string, describe func(n *model.Node) failure) bool {
+func (c *Conductor) failIfInState(ctx context.Context, uuid string, inStates []states.State, describe func(n *model.Node) failure) bool {
 	t, err := c.tasks.Acquire(ctx, uuid, "fail node in transient state")
 	if err != nil {
 		c.log.WithError(err).WithField("node", uuid).Debug("Skipping node")

@@ -96,7 +96,7 @@ func lastBootOf(srv *ilotest.Server) string {
 
 // vmediaNode starts a fake BMC of model and creates a node of driver
 // reaching it, with a PXE port and a 64 MiB disk file.
-func (w *iscsiWorld) vmediaNode(ctx context.Context, bmcModel, drv, state string, instanceInfo model.JSONObject) (*ilotest.Server, *model.Node, string, string) {
+func (w *iscsiWorld) vmediaNode(ctx context.Context, bmcModel, drv string, state states.State, instanceInfo model.JSONObject) (*ilotest.Server, *model.Node, string, string) {
 	GinkgoHelper()
 	srv, err := ilotest.Start("127.0.0.1:0", ilotest.Options{Username: "admin", Password: "s3cret-pw",
 		Model: bmcModel, PowerDelay: 200 * time.Millisecond})

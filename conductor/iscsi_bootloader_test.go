@@ -51,7 +51,7 @@ var _ = Describe("iSCSI deploy of a partition image booting from its disk", Labe
 				Expect(err).NotTo(HaveOccurred())
 				Eventually(w.notified, 2*time.Minute).Should(Receive(Equal("done "+key)), "the ramdisk may install the boot loader")
 				Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
-				Expect(str(w.e.node(ctx, uuid).ProvisionState)).To(Equal(states.DeployWait), "waiting for the second callback")
+				Expect(w.e.node(ctx, uuid).State()).To(Equal(states.DeployWait), "waiting for the second callback")
 				return key
 			}
 
@@ -79,12 +79,12 @@ var _ = Describe("iSCSI deploy of a partition image booting from its disk", Labe
 					Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 					Expect(errs.Message(err)).To(Equal("chap_secret does not match the one the deploy ramdisk exported the disk with"))
 				}
-				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployWait))
+				Expect(w.e.node(ctx, n.UUID).State()).To(Equal(states.DeployWait))
 
 				By("ignoring an agent's heartbeat meanwhile: the deploy is the callback-only ramdisk's to finish")
 				stub := w.agentHeartbeat(ctx, n.UUID, backing, nil)
 				Consistently(stub.commandCount, time.Second).Should(BeZero())
-				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployWait))
+				Expect(w.e.node(ctx, n.UUID).State()).To(Equal(states.DeployWait))
 
 				By("going active once the ramdisk reports the boot loader installed")
 				Expect(bootloaderInfo(ctx, w, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "status": "SUCCEEDED", "error": "", "chap_secret": ramdiskCHAPSecret})).To(Succeed())
@@ -99,7 +99,7 @@ var _ = Describe("iSCSI deploy of a partition image booting from its disk", Labe
 				By("refusing the callback once more: it is accepted once")
 				err = bootloaderInfo(ctx, w, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "status": "SUCCEEDED"})
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
-				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.Active))
+				Expect(w.e.node(ctx, n.UUID).State()).To(Equal(states.Active))
 			})
 
 			It("fails the deploy, never active, when the callback-only ramdisk could not install the boot loader", func(ctx SpecContext) {

@@ -124,18 +124,18 @@ func (w *iscsiWorld) lookUp(ctx context.Context, uuid string) string {
 
 // heartbeatUntil boots r (when given) with the token a lookup issues, then
 // heartbeats until the node reaches one of want.
-func (w *iscsiWorld) heartbeatUntil(ctx context.Context, uuid string, r *ramdisk, agentURL string, want ...string) *model.Node {
+func (w *iscsiWorld) heartbeatUntil(ctx context.Context, uuid string, r *ramdisk, agentURL string, want ...states.State) *model.Node {
 	GinkgoHelper()
 	token := w.lookUp(ctx, uuid)
 	if r != nil {
 		r.boot(token)
 		agentURL = r.URL
 	}
-	Eventually(func() string {
+	Eventually(func() states.State {
 		// A heartbeat finding the node locked is refused; the next one
 		// goes through.
 		_ = rpc.Heartbeat.Call(ctx, w.e.api(w.c), rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: agentURL, AgentToken: token})
-		return str(w.e.node(ctx, uuid).ProvisionState)
+		return w.e.node(ctx, uuid).State()
 	}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(BeElementOf(want))
 	Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
 	return w.e.node(ctx, uuid)
@@ -177,7 +177,7 @@ func (w *iscsiWorld) manageableNode(ctx context.Context, diskMB int64) (*model.N
 	n, mac, backing := w.node(ctx, nil, diskMB)
 	Expect(w.e.store.SaveNode(ctx, func() *model.Node {
 		n := w.e.node(ctx, n.UUID)
-		n.ProvisionState = ptr(states.Manageable)
+		n.ProvisionState = ptr(string(states.Manageable))
 		return n
 	}())).To(Succeed())
 	return n, mac, backing
@@ -263,7 +263,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				}
 				_, err := w.passDeployInfo(ctx, n.UUID, info)
 				Expect(err).To(MatchError(ContainSubstring("Deploy key does not match")))
-				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.CleanWait))
+				Expect(w.e.node(ctx, n.UUID).State()).To(Equal(states.CleanWait))
 
 				info["key"] = key
 				_, err = w.passDeployInfo(ctx, n.UUID, info)
@@ -411,9 +411,9 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				By("stopping the conductor; the next heartbeat reaches the survivor")
 				Expect(w.c.Stop(ctx)).To(Succeed())
 				w.c = w.e.start(ctx, "iscsi-survivor-"+newUUID()[:8])
-				Eventually(func() string {
+				Eventually(func() states.State {
 					_ = rpc.Heartbeat.Call(ctx, w.e.api(w.c), rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: srv.URL, AgentToken: token})
-					return str(w.e.node(ctx, n.UUID).ProvisionState)
+					return w.e.node(ctx, n.UUID).State()
 				}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(Equal(states.Available))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				final := w.e.node(ctx, n.UUID)
@@ -438,7 +438,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 					return false
 				}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(BeTrue())
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
-				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.CleanWait))
+				Expect(w.e.node(ctx, n.UUID).State()).To(Equal(states.CleanWait))
 				Expect(w.e.node(ctx, n.UUID).DriverInternalInfo).NotTo(HaveKey("agent_secret_token"), "the rebooted agent gets a new token")
 
 				By("the agent coming back with no command run")
@@ -501,7 +501,7 @@ var _ = Describe("In-band cleaning with the iscsi deploy interface", Label("tgtd
 				Expect(str(final.LastError)).To(And(ContainSubstring("Agent returned error for clean step"),
 					ContainSubstring("erase_devices_metadata"), ContainSubstring("no-such-disk")))
 				Expect(final.Maintenance).To(BeTrue())
-				Expect(str(final.TargetProvisionState)).To(Equal(states.Available))
+				Expect(final.TargetState()).To(Equal(states.Available))
 				w.expectCleanedUp(final, mac)
 			})
 
@@ -614,12 +614,12 @@ func newTLSStubAgent(step map[string]any, cert tls.Certificate, verifyCA string)
 
 // heartbeatTLSUntil heartbeats for a, with the token of one lookup and
 // its certificate, until the node reaches want.
-func (w *iscsiWorld) heartbeatTLSUntil(ctx context.Context, uuid string, a *stubAgent, want string) {
+func (w *iscsiWorld) heartbeatTLSUntil(ctx context.Context, uuid string, a *stubAgent, want states.State) {
 	GinkgoHelper()
 	token := w.lookUp(ctx, uuid)
-	Eventually(func() string {
+	Eventually(func() states.State {
 		_ = rpc.Heartbeat.Call(ctx, w.e.api(w.c), rpc.HeartbeatArgs{NodeID: uuid, CallbackURL: a.srv.URL, AgentToken: token, AgentVerifyCA: a.verifyCA})
-		return str(w.e.node(ctx, uuid).ProvisionState)
+		return w.e.node(ctx, uuid).State()
 	}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(Equal(want))
 }
 

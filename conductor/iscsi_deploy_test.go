@@ -443,7 +443,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 				Expect(errs.Message(err)).To(Equal("Deploy key does not match"))
 				after := w.e.node(ctx, n.UUID)
-				Expect(str(after.ProvisionState)).To(Equal(states.DeployWait))
+				Expect(after.State()).To(Equal(states.DeployWait))
 				Expect(after.Reservation).To(BeNil())
 				Expect(deployKey(after)).To(Equal(key))
 
@@ -531,7 +531,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn})
 				Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 				Expect(errs.Message(err)).To(Equal(secondCallback))
-				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.Active))
+				Expect(w.e.node(ctx, n.UUID).State()).To(Equal(states.Active))
 
 				By("laying out ephemeral, swap, config drive and root, in that order")
 				f, err := disk.OpenFile(backing)
@@ -634,7 +634,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				n, _, _ := w.node(ctx, model.JSONObject{"image_source": "file:///proc/self/environ"}, 64)
 				err := rpc.DoNodeDeploy.Call(ctx, w.e.api(w.c), rpc.DeployArgs{NodeID: n.UUID})
 				Expect(err).To(MatchError(ContainSubstring("Image file:///proc/self/environ cannot be used: local file not allowed")))
-				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.Available))
+				Expect(w.e.node(ctx, n.UUID).State()).To(Equal(states.Available))
 				Expect(filepath.Join(w.dir, "cache", "sha256")).NotTo(BeADirectory())
 
 				By("deploying a file under an allowed directory")
@@ -755,7 +755,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				By("refusing the used key as loudly once the deploy failed, changing nothing")
 				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn})
 				Expect(errs.Message(err)).To(Equal(secondCallback))
-				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployFail))
+				Expect(w.e.node(ctx, n.UUID).State()).To(Equal(states.DeployFail))
 			})
 
 			It("gives every wait state a fresh deploy key that one callback uses up", func(ctx SpecContext) {
@@ -780,7 +780,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": first, "address": "127.0.0.1",
 					"iqn": iscsideploy.IQN(n.UUID)})
 				Expect(errs.Message(err)).To(Equal("Deploy key does not match"))
-				Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployWait))
+				Expect(w.e.node(ctx, n.UUID).State()).To(Equal(states.DeployWait))
 
 				By("accepting the new key")
 				_, err = w.passDeployInfo(ctx, n.UUID, map[string]any{"key": second, "address": "127.0.0.1",

@@ -136,10 +136,10 @@ func (c *Conductor) stopKeepalive() {
 // restart nobody will move them on.
 var stuckStates = func() []string {
 	var out []string
-	for _, s := range []string{states.Deploying, states.Cleaning, states.Verifying, states.Inspecting,
+	for _, s := range []states.State{states.Deploying, states.Cleaning, states.Verifying, states.Inspecting,
 		states.Adopting, states.Rescuing, states.Unrescuing, states.Deleting, states.Servicing} {
 		if _, ok := states.StuckFailState(s); ok {
-			out = append(out, s)
+			out = append(out, string(s))
 		}
 	}
 	return out
@@ -160,9 +160,9 @@ func (c *Conductor) failStuckNodes(ctx context.Context) {
 		if !c.mapped(ctx, n) {
 			continue
 		}
-		state := deref(n.ProvisionState)
+		state := n.State()
 		msg := fmt.Sprintf("The %s state can't be resumed by conductor %s. Moving to fail state.", state, c.host)
-		c.failIfInState(ctx, n.UUID, []string{state}, func(*model.Node) failure {
+		c.failIfInState(ctx, n.UUID, []states.State{state}, func(*model.Node) failure {
 			f := failure{lastError: msg, keepTarget: true}
 			if state == states.Cleaning {
 				// As every failed clean: maintenance, and the ramdisk off.

@@ -70,7 +70,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 					Equal("Async execution of do_node_deploy failed with error: kaboom"))
 				got := e.node(ctx, n.UUID)
 				Expect(got.Reservation).To(BeNil())
-				Expect(str(got.ProvisionState)).To(Equal(states.DeployFail))
+				Expect(got.State()).To(Equal(states.DeployFail))
 			})
 
 			It("clears the pending power target when a power action panics", func(ctx SpecContext) {
@@ -98,7 +98,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 				})
 				Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID})).To(haveKind(errs.KindNoFreeConductorWorker, http.StatusServiceUnavailable))
 				got := e.node(ctx, n.UUID)
-				Expect(str(got.ProvisionState)).To(Equal(states.Available))
+				Expect(got.State()).To(Equal(states.Available))
 				Expect(got.TargetProvisionState).To(BeNil())
 				Expect(str(got.LastError)).To(Equal("No free conductor workers available"))
 				Expect(got.Reservation).To(BeNil())
@@ -127,7 +127,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 				unblock()
 				Eventually(stopped).Should(Receive(BeNil()))
 				got := e.node(ctx, n.UUID)
-				Expect(str(got.ProvisionState)).To(Equal(states.Active))
+				Expect(got.State()).To(Equal(states.Active))
 				Expect(got.Reservation).To(BeNil())
 				row, err := e.store.GetConductor(ctx, c.Host())
 				Expect(err).NotTo(HaveOccurred())
@@ -144,7 +144,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 				Expect(c.Stop(stopCtx)).To(Succeed())
 				got := e.node(ctx, n.UUID)
 				Expect(got.Reservation).To(BeNil())
-				Expect(str(got.ProvisionState)).To(Equal(states.DeployFail))
+				Expect(got.State()).To(Equal(states.DeployFail))
 			})
 
 			It("on start, aborts its own pending power operations, frees its locks and fails stuck nodes", func(ctx SpecContext) {
@@ -152,11 +152,11 @@ var _ = Describe("Node locks and the worker pool", func() {
 				pending := e.createNode(ctx, states.Active, func(n *model.Node) { n.TargetPowerState = ptr(states.PowerOff) })
 				_, err := e.store.ReserveNode(ctx, pending.UUID, host, 1)
 				Expect(err).NotTo(HaveOccurred())
-				deploying := e.createNode(ctx, states.Deploying, func(n *model.Node) { n.TargetProvisionState = ptr(states.Active) })
-				verifying := e.createNode(ctx, states.Verifying, func(n *model.Node) { n.TargetProvisionState = ptr(states.Manageable) })
-				deleting := e.createNode(ctx, states.Deleting, func(n *model.Node) { n.TargetProvisionState = ptr(states.Available) })
-				waiting := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Active) })
-				cleaning := e.createNode(ctx, states.Cleaning, func(n *model.Node) { n.TargetProvisionState = ptr(states.Available) })
+				deploying := e.createNode(ctx, states.Deploying, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Active)) })
+				verifying := e.createNode(ctx, states.Verifying, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Manageable)) })
+				deleting := e.createNode(ctx, states.Deleting, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Available)) })
+				waiting := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Active)) })
+				cleaning := e.createNode(ctx, states.Cleaning, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Available)) })
 
 				e.start(ctx, host)
 
@@ -166,7 +166,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 				Expect(str(got.LastError)).To(Equal("Pending power operation was aborted due to conductor restart"))
 
 				got = e.node(ctx, deploying.UUID)
-				Expect(str(got.ProvisionState)).To(Equal(states.DeployFail))
+				Expect(got.State()).To(Equal(states.DeployFail))
 				Expect(str(got.LastError)).To(Equal("The deploying state can't be resumed by conductor " + host + ". Moving to fail state."))
 				Expect(got.Reservation).To(BeNil())
 				Expect(e.provisionState(ctx, verifying.UUID)()).To(Equal(states.Enroll))
@@ -174,7 +174,7 @@ var _ = Describe("Node locks and the worker pool", func() {
 				Expect(e.provisionState(ctx, waiting.UUID)()).To(Equal(states.DeployWait))
 				Eventually(e.reservation(ctx, cleaning.UUID)).Should(BeNil())
 				got = e.node(ctx, cleaning.UUID)
-				Expect(str(got.ProvisionState)).To(Equal(states.CleanFail))
+				Expect(got.State()).To(Equal(states.CleanFail))
 				Expect(got.Maintenance).To(BeTrue(), "a failed clean puts the node into maintenance")
 				Expect(str(got.Fault)).To(Equal("clean failure"))
 			})

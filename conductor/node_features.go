@@ -100,13 +100,9 @@ func (c *Conductor) DoNodeRescue(ctx context.Context, args rpc.RescueArgs) error
 		return errs.InvalidParameterValue("A non-empty \"rescue_password\" is required to rescue node %s.", n.UUID)
 	}
 	if !states.Allowed(t.ProvisionState(), states.EventRescue) {
-		return errs.InvalidStateRequested(string(states.EventRescue), n.UUID, t.ProvisionState())
+		return errs.InvalidStateRequested(string(states.EventRescue), n.UUID, string(t.ProvisionState()))
 	}
-	d, err := t.Driver()
-	if err != nil {
-		return err
-	}
-	ri, err := driver.Require[driver.RescueInterface](d, hwcatalog.Rescue)
+	d, ri, err := driver.RequireFor[driver.RescueInterface](t, hwcatalog.Rescue)
 	if err != nil {
 		return err
 	}
@@ -138,13 +134,9 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, args rpc.NodeArgs) error
 	defer t.Release(ctx)
 	n := t.Node()
 	if !states.Allowed(t.ProvisionState(), states.EventUnrescue) {
-		return errs.InvalidStateRequested(string(states.EventUnrescue), n.UUID, t.ProvisionState())
+		return errs.InvalidStateRequested(string(states.EventUnrescue), n.UUID, string(t.ProvisionState()))
 	}
-	d, err := t.Driver()
-	if err != nil {
-		return err
-	}
-	ri, err := driver.Require[driver.RescueInterface](d, hwcatalog.Rescue)
+	d, ri, err := driver.RequireFor[driver.RescueInterface](t, hwcatalog.Rescue)
 	if err != nil {
 		return err
 	}

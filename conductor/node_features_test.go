@@ -115,18 +115,18 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 			})
 
 			It("aborts an inspection or a rescue waiting for its ramdisk", func(ctx SpecContext) {
-				insp := e.createNode(ctx, states.InspectWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Manageable) })
+				insp := e.createNode(ctx, states.InspectWait, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Manageable)) })
 				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: insp.UUID, Action: string(states.EventAbort)})).To(Succeed())
-				Expect(str(e.node(ctx, insp.UUID).ProvisionState)).To(Equal(states.InspectFail))
+				Expect(e.node(ctx, insp.UUID).State()).To(Equal(states.InspectFail))
 				Expect(str(e.node(ctx, insp.UUID).LastError)).To(ContainSubstring("aborted"))
 
 				resc := e.createNode(ctx, states.RescueWait, func(n *model.Node) {
-					n.TargetProvisionState = ptr(states.Rescue)
+					n.TargetProvisionState = ptr(string(states.Rescue))
 					n.InstanceInfo = model.JSONObject{"hashed_rescue_password": "x"}
 				})
 				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: resc.UUID, Action: string(states.EventAbort)})).To(Succeed())
 				got := e.node(ctx, resc.UUID)
-				Expect(str(got.ProvisionState)).To(Equal(states.RescueFail))
+				Expect(got.State()).To(Equal(states.RescueFail))
 				Expect(got.InstanceInfo).NotTo(HaveKey("hashed_rescue_password"))
 			})
 

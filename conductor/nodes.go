@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/microversion"
@@ -22,7 +21,7 @@ import (
 // interfaceUpdateStates are the provision states in which a node's
 // interfaces (and a set resource class) may change outside maintenance:
 // nothing is running on the machine that depends on them.
-var interfaceUpdateStates = []string{states.Enroll, states.Inspecting, states.InspectWait,
+var interfaceUpdateStates = []states.State{states.Enroll, states.Inspecting, states.InspectWait,
 	states.Manageable, states.Available}
 
 // UpdateNode applies the API's patch, or maintenance change, to the node
@@ -70,14 +69,14 @@ func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (mo
 	if !upd.Protected {
 		upd.ProtectedReason = nil
 	}
-	if upd.Protected && !cur.Protected && deref(cur.ProvisionState) != states.Active {
+	if upd.Protected && !cur.Protected && cur.State() != states.Active {
 		return model.Node{}, errs.New(errs.KindInvalidState,
-			"Node %s can only be protected while it is in provision state \"%s\", not \"%s\".", cur.UUID, states.Active, deref(cur.ProvisionState))
+			"Node %s can only be protected while it is in provision state \"%s\", not \"%s\".", cur.UUID, states.Active, cur.State())
 	}
 	if !upd.Retired {
 		upd.RetiredReason = nil
 	}
-	state := deref(cur.ProvisionState)
+	state := cur.State()
 	updatable := slices.Contains(interfaceUpdateStates, state) || upd.Maintenance
 	driverChanged := upd.Driver != cur.Driver
 	ifaceChanged := false
@@ -127,7 +126,7 @@ func patchVersion(s, what string) (microversion.Version, error) {
 func updateRefused(uuid, field string) *errs.Error {
 	return errs.New(errs.KindInvalidState,
 		"Node %s can not have %s updated unless it is in one of allowed (%s) states or in maintenance mode.",
-		uuid, field, strings.Join(interfaceUpdateStates, ", "))
+		uuid, field, states.Join(interfaceUpdateStates, ", "))
 }
 
 // copyUserFields copies what the Bare Metal API lets a client change.
@@ -173,13 +172,13 @@ func (c *Conductor) DestroyNode(ctx context.Context, args rpc.NodeArgs) error {
 	}
 	state := t.ProvisionState()
 	if !states.DeleteAllowed(state, c.cfg.AllowDeletingAvailableNodes) && !n.Maintenance {
-		valid := []string{states.Manageable, states.Enroll, states.AdoptFail}
+		valid := []states.State{states.Manageable, states.Enroll, states.AdoptFail}
 		if c.cfg.AllowDeletingAvailableNodes {
 			valid = append(valid, states.Available)
 		}
 		return errs.New(errs.KindInvalidState,
 			"Can not delete node \"%s\" while it is in provision state \"%s\". Valid provision states to perform deletion are: \"%s\", or set the node into maintenance mode",
-			n.UUID, state, strings.Join(valid, ", "))
+			n.UUID, state, states.Join(valid, ", "))
 	}
 	if err := c.store.DestroyNode(ctx, n.UUID); err != nil {
 		return fmt.Errorf("destroy node %s: %w", n.UUID, err)

@@ -67,7 +67,7 @@ func (c *Conductor) mappedNodes(ctx context.Context, f db.NodeFilter, p db.Page)
 
 // waitTimeout is one kind of callback timeout.
 type waitTimeout struct {
-	state   string
+	state   states.State
 	timeout time.Duration
 	fail    func(n *model.Node) failure
 }
@@ -138,7 +138,7 @@ func (c *Conductor) checkCallbackTimeouts(ctx context.Context) {
 		}
 		before := time.Now().UTC().Add(-wt.timeout)
 		nodes := c.mappedNodes(ctx, db.NodeFilter{
-			ProvisionStates:        []string{wt.state},
+			ProvisionStates:        []string{string(wt.state)},
 			Reserved:               &notReserved,
 			Maintenance:            &notMaintenance,
 			ProvisionUpdatedBefore: &before,
@@ -148,7 +148,7 @@ func (c *Conductor) checkCallbackTimeouts(ctx context.Context) {
 				return
 			}
 			fail := wt.fail
-			c.failIfInState(ctx, nodes[i].UUID, []string{wt.state}, func(n *model.Node) failure {
+			c.failIfInState(ctx, nodes[i].UUID, []states.State{wt.state}, func(n *model.Node) failure {
 				f := fail(n)
 				f.skipMaintenance = true
 				return f
@@ -208,7 +208,7 @@ func (c *Conductor) checkOrphanNodes(ctx context.Context) {
 		if n.Maintenance {
 			continue
 		}
-		if n.TargetPowerState == nil && !isStuck(deref(n.ProvisionState)) {
+		if n.TargetPowerState == nil && !isStuck(n.State()) {
 			continue
 		}
 		if !b.take() {
@@ -218,7 +218,7 @@ func (c *Conductor) checkOrphanNodes(ctx context.Context) {
 	}
 }
 
-func isStuck(state string) bool {
+func isStuck(state states.State) bool {
 	_, ok := states.StuckFailState(state)
 	return ok
 }
@@ -273,7 +273,7 @@ func (c *Conductor) syncLocalState(ctx context.Context) {
 	}
 	notReserved, notMaintenance := false, false
 	b := c.newBudget()
-	for _, n := range c.mappedNodes(ctx, db.NodeFilter{ProvisionStates: []string{states.Active},
+	for _, n := range c.mappedNodes(ctx, db.NodeFilter{ProvisionStates: []string{string(states.Active)},
 		Reserved: &notReserved, Maintenance: &notMaintenance}, db.Page{}) {
 		if n.ConductorAffinity != nil && *n.ConductorAffinity == *me {
 			continue
@@ -343,7 +343,7 @@ func (c *Conductor) syncPowerStates(ctx context.Context) {
 // ramdisk may call back any moment and must not find the node locked.
 func skipPowerSync(n *model.Node) bool {
 	return n.Maintenance || n.Reservation != nil || n.TargetPowerState != nil ||
-		states.SyncPowerExcluded(deref(n.ProvisionState))
+		states.SyncPowerExcluded(n.State())
 }
 
 func (c *Conductor) powerFailure(uuid string) int {

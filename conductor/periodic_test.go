@@ -27,13 +27,13 @@ var _ = Describe("Periodic tasks", func() {
 					cfg.Conductor.DeployCallbackTimeout, cfg.Conductor.CleanCallbackTimeout = short, short
 					cfg.Conductor.InspectWaitTimeout, cfg.Conductor.RescueCallbackTimeout = short, short
 				})
-				dw := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Active) })
+				dw := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Active)) })
 				cw := e.createNode(ctx, states.CleanWait, func(n *model.Node) {
-					n.TargetProvisionState = ptr(states.Manageable)
+					n.TargetProvisionState = ptr(string(states.Manageable))
 					n.CleanStep = model.JSONObject{"interface": "deploy", "step": "erase_devices"}
 				})
-				iw := e.createNode(ctx, states.InspectWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Manageable) })
-				rw := e.createNode(ctx, states.RescueWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Rescue) })
+				iw := e.createNode(ctx, states.InspectWait, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Manageable)) })
+				rw := e.createNode(ctx, states.RescueWait, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Rescue)) })
 				maint := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.Maintenance = true })
 				locked := e.createNode(ctx, states.DeployWait)
 				_, err := e.store.ReserveNode(ctx, locked.UUID, "busy-host", 1)
@@ -44,11 +44,11 @@ var _ = Describe("Periodic tasks", func() {
 				Eventually(e.provisionState(ctx, dw.UUID)).Should(Equal(states.DeployFail))
 				got := e.node(ctx, dw.UUID)
 				Expect(str(got.LastError)).To(Equal("Timeout reached while waiting for callback for node " + dw.UUID))
-				Expect(str(got.TargetProvisionState)).To(Equal(states.Active))
+				Expect(got.TargetState()).To(Equal(states.Active))
 
 				Eventually(e.provisionState(ctx, cw.UUID)).Should(Equal(states.CleanFail))
 				got = e.node(ctx, cw.UUID)
-				Expect(str(got.TargetProvisionState)).To(Equal(states.Manageable))
+				Expect(got.TargetState()).To(Equal(states.Manageable))
 				Expect(got.Maintenance).To(BeTrue())
 				Expect(str(got.Fault)).To(Equal("clean failure"))
 				Expect(str(got.LastError)).To(HavePrefix("Timeout reached while cleaning the node. Please check if the ramdisk responsible for the cleaning is running on the node. Failed on step {"))
@@ -63,9 +63,9 @@ var _ = Describe("Periodic tasks", func() {
 				for _, n := range []*model.Node{dw, cw, iw, rw} {
 					Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
 				}
-				Consistently(func() []string {
-					return []string{e.provisionState(ctx, maint.UUID)(), e.provisionState(ctx, locked.UUID)(), e.provisionState(ctx, elsewhere.UUID)()}
-				}, time.Second).Should(Equal([]string{states.DeployWait, states.DeployWait, states.DeployWait}))
+				Consistently(func() []states.State {
+					return []states.State{e.provisionState(ctx, maint.UUID)(), e.provisionState(ctx, locked.UUID)(), e.provisionState(ctx, elsewhere.UUID)()}
+				}, time.Second).Should(Equal([]states.State{states.DeployWait, states.DeployWait, states.DeployWait}))
 			})
 
 			It("forces the hardware back to the recorded power state", func(ctx SpecContext) {

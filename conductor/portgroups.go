@@ -25,7 +25,7 @@ func portgroupNode(pg *model.Portgroup) string { return pg.NodeUUID }
 // deployed reports a node whose network configuration is in use: its
 // hardware addresses must not change under it.
 func deployed(n *model.Node) bool {
-	return (deref(n.ProvisionState) == states.Active || n.InstanceUUID != nil) && !n.Maintenance
+	return (n.State() == states.Active || n.InstanceUUID != nil) && !n.Maintenance
 }
 
 // UpdatePortgroup applies the API's patch to the port group read under

@@ -49,7 +49,7 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, args rpc.DeployArgs) error
 		return nodeProtected(n.UUID)
 	}
 	if !states.Allowed(t.ProvisionState(), event) {
-		return errs.InvalidStateRequested(string(event), n.UUID, t.ProvisionState())
+		return errs.InvalidStateRequested(string(event), n.UUID, string(t.ProvisionState()))
 	}
 	d, err := t.Driver()
 	if err != nil {
@@ -147,7 +147,7 @@ func (c *Conductor) DoNodeTearDown(ctx context.Context, args rpc.NodeArgs) error
 		return nodeProtected(n.UUID)
 	}
 	if !states.Allowed(t.ProvisionState(), states.EventDelete) {
-		return errs.InvalidStateRequested(string(states.EventDelete), n.UUID, t.ProvisionState())
+		return errs.InvalidStateRequested(string(states.EventDelete), n.UUID, string(t.ProvisionState()))
 	}
 	d, err := t.Driver()
 	if err != nil {
@@ -203,7 +203,7 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 		msg := fmt.Sprintf("Failed to tear down. Error: %s", err)
 		return t.Fail(ctx, msg)
 	}
-	target := ""
+	var target states.State
 	if n.Retired {
 		// A retired machine must not go back into the available pool.
 		target = states.Manageable
@@ -258,7 +258,7 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, args rpc.Provision
 	case action == states.EventAbort && (state == states.InspectWait || state == states.RescueWait):
 		return c.abortWait(ctx, t)
 	case action == states.EventAbort:
-		return errs.InvalidStateRequested(args.Action, n.UUID, state)
+		return errs.InvalidStateRequested(args.Action, n.UUID, string(state))
 	}
 	return t.ProcessEvent(ctx, action, "")
 }

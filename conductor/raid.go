@@ -19,11 +19,7 @@ func (c *Conductor) SetTargetRAIDConfig(ctx context.Context, args rpc.SetTargetR
 	}
 	defer t.Release(ctx)
 	n := t.Node()
-	d, err := t.Driver()
-	if err != nil {
-		return err
-	}
-	raid, err := driver.Require[driver.RAIDInterface](d, hwcatalog.RAID)
+	_, raid, err := driver.RequireFor[driver.RAIDInterface](t, hwcatalog.RAID)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ var _ = Describe("A conductor restarted under the same hostname", func() {
 				open()
 				Consistently(func() []any {
 					got := e.node(ctx, x.UUID)
-					return []any{str(got.ProvisionState), str(got.Reservation)}
+					return []any{got.State(), str(got.Reservation)}
 				}, time.Second).Should(Equal([]any{before, host}))
 				Expect(e.store.ReleaseNode(ctx, x.UUID, host, second.Epoch)).To(Succeed())
 			})

@@ -67,7 +67,7 @@ var _ = Describe("Conductor RPC API", func() {
 					Eventually(func() string { return str(e.node(ctx, n.UUID).LastError) }).Should(
 						Equal("Failed to get power state for node " + n.UUID + ". Error: BMC unreachable"))
 					got := e.node(ctx, n.UUID)
-					Expect(str(got.ProvisionState)).To(Equal(states.Enroll))
+					Expect(got.State()).To(Equal(states.Enroll))
 					Expect(got.TargetProvisionState).To(BeNil())
 					Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
 				})
@@ -86,7 +86,7 @@ var _ = Describe("Conductor RPC API", func() {
 					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
 					got := e.node(ctx, n.UUID)
-					Expect(str(got.TargetProvisionState)).To(Equal(states.Available))
+					Expect(got.TargetState()).To(Equal(states.Available))
 					Expect(got.Maintenance).To(BeTrue())
 					Expect(str(got.Fault)).To(Equal("clean failure"))
 					Expect(str(got.LastError)).To(Equal("Failed to prepare node " + n.UUID + " for cleaning: no ramdisk"))
@@ -113,7 +113,7 @@ var _ = Describe("Conductor RPC API", func() {
 					n := e.createNode(ctx, states.Available)
 					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "manage"})).To(Succeed())
 					got := e.node(ctx, n.UUID)
-					Expect(str(got.ProvisionState)).To(Equal(states.Manageable))
+					Expect(got.State()).To(Equal(states.Manageable))
 					Expect(got.TargetProvisionState).To(BeNil())
 					Expect(got.Reservation).To(BeNil())
 				})
@@ -211,7 +211,7 @@ var _ = Describe("Conductor RPC API", func() {
 					Expect(rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: n.UUID})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.DeployFail))
 					got := e.node(ctx, n.UUID)
-					Expect(str(got.TargetProvisionState)).To(Equal(states.Active))
+					Expect(got.TargetState()).To(Equal(states.Active))
 					Expect(str(got.LastError)).To(Equal("Failed to deploy. Error: disk on fire"))
 					Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
 				})
@@ -269,13 +269,13 @@ var _ = Describe("Conductor RPC API", func() {
 					Expect(rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: []map[string]any{}})).To(Succeed())
 					Eventually(func() []any {
 						got := e.node(ctx, n.UUID)
-						return []any{str(got.ProvisionState), got.TargetProvisionState, got.Reservation}
+						return []any{got.State(), got.TargetProvisionState, got.Reservation}
 					}).Should(Equal([]any{states.Manageable, (*string)(nil), (*string)(nil)}))
 
 					Expect(rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: []map[string]any{{"interface": "deploy", "step": "erase_devices"}}})).To(Succeed())
 					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanFail))
 					got := e.node(ctx, n.UUID)
-					Expect(str(got.TargetProvisionState)).To(Equal(states.Manageable))
+					Expect(got.TargetState()).To(Equal(states.Manageable))
 					Expect(got.Maintenance).To(BeTrue())
 					Expect(str(got.LastError)).To(ContainSubstring("node does not support this clean step"))
 					Expect(str(got.LastError)).To(ContainSubstring("erase_devices"))
@@ -289,12 +289,12 @@ var _ = Describe("Conductor RPC API", func() {
 				})
 
 				It("aborts a clean waiting for its ramdisk", func(ctx SpecContext) {
-					n := e.createNode(ctx, states.CleanWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Manageable) })
+					n := e.createNode(ctx, states.CleanWait, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Manageable)) })
 					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "abort"})).To(Succeed())
 					Eventually(func() string { return str(e.node(ctx, n.UUID).LastError) }).Should(Equal("By request, the clean operation was aborted"))
 					got := e.node(ctx, n.UUID)
-					Expect(str(got.ProvisionState)).To(Equal(states.CleanFail))
-					Expect(str(got.TargetProvisionState)).To(Equal(states.Manageable))
+					Expect(got.State()).To(Equal(states.CleanFail))
+					Expect(got.TargetState()).To(Equal(states.Manageable))
 					Expect(got.Maintenance).To(BeFalse())
 				})
 
@@ -304,16 +304,16 @@ var _ = Describe("Conductor RPC API", func() {
 					})
 					Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "abort"})).To(Succeed())
 					got := e.node(ctx, n.UUID)
-					Expect(str(got.ProvisionState)).To(Equal(states.CleanWait))
+					Expect(got.State()).To(Equal(states.CleanWait))
 					Expect(got.CleanStep).To(HaveKeyWithValue("abort_after", true))
 				})
 
 				It("continues a clean and a deploy after their ramdisk called back", func(ctx SpecContext) {
 					cl := e.createNode(ctx, states.CleanWait, func(n *model.Node) {
-						n.TargetProvisionState = ptr(states.Available)
+						n.TargetProvisionState = ptr(string(states.Available))
 						n.DriverInternalInfo = model.JSONObject{"clean_steps": []any{}}
 					})
-					dp := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.TargetProvisionState = ptr(states.Active) })
+					dp := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Active)) })
 					Expect(rpc.ContinueNodeClean.Call(ctx, api, rpc.NodeArgs{NodeID: cl.UUID})).To(Succeed())
 					Expect(rpc.ContinueNodeDeploy.Call(ctx, api, rpc.NodeArgs{NodeID: dp.UUID})).To(Succeed())
 					Eventually(e.provisionState(ctx, cl.UUID)).Should(Equal(states.Available))
@@ -376,7 +376,7 @@ var _ = Describe("Conductor RPC API", func() {
 					patched.Description = ptr("rack 4")
 					patched.Extra = model.JSONObject{"a": "b"}
 					patched.Maintenance = false
-					patched.ProvisionState = ptr(states.Active)
+					patched.ProvisionState = ptr(string(states.Active))
 					patched.Reservation = ptr("someone")
 					got, err := rpc.UpdateNode.Call(ctx, api, rpc.UpdateNodeArgs{Node: patched})
 					Expect(err).NotTo(HaveOccurred())
@@ -384,7 +384,7 @@ var _ = Describe("Conductor RPC API", func() {
 					stored := e.node(ctx, n.UUID)
 					Expect(str(stored.Description)).To(Equal("rack 4"))
 					Expect(stored.Extra).To(Equal(model.JSONObject{"a": "b"}))
-					Expect(str(stored.ProvisionState)).To(Equal(states.Available))
+					Expect(stored.State()).To(Equal(states.Available))
 					Expect(stored.Maintenance).To(BeFalse())
 					Expect(stored.MaintenanceReason).To(BeNil())
 					Expect(stored.Fault).To(BeNil())

@@ -90,7 +90,7 @@ var _ = Describe("Clean steps", func() {
 				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
 				got := e.node(ctx, n.UUID)
 				Expect(got.CleanStep).To(HaveKeyWithValue("step", "erase_devices"))
-				Expect(str(got.TargetProvisionState)).To(Equal(states.Available))
+				Expect(got.TargetState()).To(Equal(states.Available))
 				Expect(e.stepper.stepsRun(n.UUID)).To(Equal([]string{"erase_devices_metadata", "erase_devices"}))
 
 				Expect(rpc.ContinueNodeClean.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())

@@ -21,6 +21,7 @@ import (
 	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -188,12 +189,12 @@ func newUUID() string {
 
 // createNode inserts a fake-hardware node in the given provision state, as
 // the API's node create would (interfaces resolved to the defaults).
-func (e *env) createNode(ctx context.Context, state string, mods ...func(*model.Node)) *model.Node {
+func (e *env) createNode(ctx context.Context, state states.State, mods ...func(*model.Node)) *model.Node {
 	n := &model.Node{
 		UUID:           newUUID(),
 		Driver:         fake.Name,
 		ConductorGroup: e.group,
-		ProvisionState: &state,
+		ProvisionState: ptr(string(state)),
 		// As if the state had just been written: timeouts count from here.
 		ProvisionUpdatedAt: ptr(time.Now().UTC()),
 	}
@@ -212,8 +213,8 @@ func (e *env) node(ctx context.Context, uuid string) *model.Node {
 }
 
 // provisionState polls a node's provision state for Eventually.
-func (e *env) provisionState(ctx context.Context, uuid string) func() string {
-	return func() string { return str(e.node(ctx, uuid).ProvisionState) }
+func (e *env) provisionState(ctx context.Context, uuid string) func() states.State {
+	return func() states.State { return e.node(ctx, uuid).State() }
 }
 
 func str(s *string) string {

@@ -44,11 +44,7 @@ func (c *Conductor) GetNodeVendorPassthruMethods(ctx context.Context, args rpc.N
 	if err != nil {
 		return nil, err
 	}
-	d, err := t.Driver()
-	if err != nil {
-		return nil, err
-	}
-	v, err := driver.Require[driver.VendorInterface](d, hwcatalog.Vendor)
+	_, v, err := driver.RequireFor[driver.VendorInterface](t, hwcatalog.Vendor)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +69,7 @@ func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruA
 	if err != nil {
 		return rpc.VendorPassthruResult{}, err
 	}
-	d, err := t.Driver()
-	if err != nil {
-		return rpc.VendorPassthruResult{}, err
-	}
-	v, err := driver.Require[driver.VendorInterface](d, hwcatalog.Vendor)
+	_, v, err := driver.RequireFor[driver.VendorInterface](t, hwcatalog.Vendor)
 	if err != nil {
 		return rpc.VendorPassthruResult{}, err
 	}
@@ -109,8 +101,7 @@ func (c *Conductor) VendorPassthru(ctx context.Context, args rpc.VendorPassthruA
 	if m.Async {
 		err := t.Spawn(ctx, task.Work{Name: "vendor passthru " + args.Method, Run: func(ctx context.Context, t *task.Task) error {
 			// A ramdisk's callback may move a clean on.
-			ct := c.cleanTask(t)
-			if _, err := v.Call(ctx, ct, args.Method, args.HTTPMethod, args.Info); err != nil || ct.ended {
+			if _, err := v.Call(ctx, t, args.Method, args.HTTPMethod, args.Info); err != nil || t.CleanMovedOn() {
 				return err
 			}
 			return t.Save(ctx)

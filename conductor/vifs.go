@@ -11,11 +11,8 @@ import (
 )
 
 func networkInterface(t *task.Task) (driver.NetworkInterface, error) {
-	d, err := t.Driver()
-	if err != nil {
-		return nil, err
-	}
-	return driver.Require[driver.NetworkInterface](d, hwcatalog.Network)
+	_, ni, err := driver.RequireFor[driver.NetworkInterface](t, hwcatalog.Network)
+	return ni, err
 }
 
 // VIFList lists the tenant VIFs attached to the node.

@@ -33,7 +33,7 @@ type volumeStore interface {
 // target may be deleted from a node that is not powered off, when
 // [conductor] allow_volume_delete_unless_powered_off opts into newer
 // Ironic's exemption: nothing on the machine can be using them.
-var volumeDeleteStates = []string{states.Manageable, states.Enroll, states.AdoptFail}
+var volumeDeleteStates = []states.State{states.Manageable, states.Enroll, states.AdoptFail}
 
 // bootFromVolumeKeys are the driver_internal_info entries that describe an
 // instance booted from a volume; tear down removes them with the targets.

@@ -137,7 +137,7 @@ var _ = Describe("Volume connector and target RPCs", func() {
 			})
 
 			It("refuses updates and deletes unless the node is powered off, whatever its provision state", func() {
-				for _, state := range []string{states.AdoptFail, states.Manageable, states.Enroll} {
+				for _, state := range []states.State{states.AdoptFail, states.Manageable, states.Enroll} {
 					n := e.createNode(ctx, state, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
 					t, c := target(n), connector(n, "on")
 					_, err := rpc.UpdateVolumeTarget.Call(ctx, api, rpc.VolumeTargetArgs{Target: t})
@@ -173,7 +173,7 @@ var _ = Describe("Volume connector and target RPCs", func() {
 
 				It("deletes in manageable, enroll and adopt failed while powered on, and still not in active", func() {
 					on := func(n *model.Node) { n.PowerState = ptr(states.PowerOn) }
-					for _, state := range []string{states.AdoptFail, states.Manageable, states.Enroll} {
+					for _, state := range []states.State{states.AdoptFail, states.Manageable, states.Enroll} {
 						n := e.createNode(ctx, state, on)
 						c := connector(n, "on")
 						_, err := rpc.UpdateVolumeConnector.Call(ctx, api, rpc.VolumeConnectorArgs{Connector: c})

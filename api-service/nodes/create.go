@@ -25,9 +25,9 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Node, err
 	if n.Name != nil && !ident.ValidNodeName(*n.Name, v) {
 		return nil, errs.InvalidParameterValue("Cannot create node with invalid name '%s'", *n.Name)
 	}
-	initial := states.Available
+	initial := string(states.Available)
 	if v.AtLeast(microversion.EnrollInitial) {
-		initial = states.Enroll
+		initial = string(states.Enroll)
 	}
 	n.ProvisionState = &initial
 	return n, nil

@@ -21,7 +21,7 @@ var _ = Describe("View.AppendJSON", func() {
 		updated := time.Date(2026, 5, 2, 1, 2, 3, 4000, time.UTC)
 		n.UpdatedAt = &updated
 		n.ProvisionUpdatedAt = &updated
-		n.ProvisionState = ptr(states.InspectWait)
+		n.ProvisionState = ptr(string(states.InspectWait))
 		n.LastError = ptr(`deploy failed: password=hunter2 <b>&"é"</b>`)
 		n.Description = ptr("rack 4 \u2028 line\tsep \xff")
 		n.Extra = model.JSONObject{"a": []any{1.5, "x<y", map[string]any{"token": "t"}}, "b": nil}

@@ -60,7 +60,7 @@ var _ = Describe("protection", func() {
 
 var _ = Describe("rescue requests", func() {
 	It("carry the rescue password to the dispatcher and need one", func() {
-		active := &model.Node{UUID: "n", ProvisionState: ptr(states.Active)}
+		active := &model.Node{UUID: "n", ProvisionState: ptr(string(states.Active))}
 		r, err := nodes.DecodeProvision(map[string]any{"target": "rescue", "rescue_password": "pw"})
 		Expect(err).NotTo(HaveOccurred())
 		event, err := r.Validate(active, microversion.RescueVerbs)

@@ -39,7 +39,7 @@ func storedNode() *model.Node {
 			"ilo_username": "admin", "ilo_password": "s3cret", "redfish_password": "s3cret"},
 		InstanceInfo:       model.JSONObject{"configdrive": "H4sI", "image_url": "http://u:p@img", "root_gb": 10},
 		DriverInternalInfo: model.JSONObject{"agent_secret_token": "tok"},
-		ProvisionState:     ptr(states.Available), CreatedAt: created,
+		ProvisionState:     ptr(string(states.Available)), CreatedAt: created,
 	}
 }
 
@@ -48,7 +48,7 @@ var _ = Describe("DecodeCreate", func() {
 		n, err := nodes.DecodeCreate(body(`{"driver": "fake-hardware", "name": "node-1", "extra": {"a": 1}}`), v1_11)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n.UUID).To(MatchRegexp(`^[0-9a-f-]{36}$`))
-		Expect(*n.ProvisionState).To(Equal(states.Enroll))
+		Expect(n.State()).To(Equal(states.Enroll))
 		Expect(n.PowerState).To(BeNil())
 		Expect(n.DriverInfo).NotTo(BeNil())
 		Expect(n.Extra).To(HaveKeyWithValue("a", json.Number("1")))
@@ -57,7 +57,7 @@ var _ = Describe("DecodeCreate", func() {
 	It("starts nodes in available before 1.11", func() {
 		n, err := nodes.DecodeCreate(body(`{"driver": "d"}`), microversion.V1(10))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(*n.ProvisionState).To(Equal(states.Available))
+		Expect(n.State()).To(Equal(states.Available))
 	})
 
 	It("canonicalises a supplied UUID", func() {
@@ -181,7 +181,7 @@ var _ = Describe("patching", func() {
 	Describe("CheckUpdatable", func() {
 		It("refuses a node in transition", func() {
 			n := storedNode()
-			n.ProvisionState, n.TargetProvisionState = ptr(states.Deploying), ptr(states.Active)
+			n.ProvisionState, n.TargetProvisionState = ptr(string(states.Deploying)), ptr(string(states.Active))
 			err := nodes.CheckUpdatable(n, patch(`[{"op": "add", "path": "/extra/a", "value": 1}]`), v1_11)
 			Expect(errs.Status(err)).To(Equal(http.StatusConflict))
 			Expect(errs.Message(err)).To(Equal("Node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 can not be updated while a state transition is in progress."))
@@ -189,19 +189,19 @@ var _ = Describe("patching", func() {
 
 		It("allows removing instance_uuid from a node in maintenance even in transition", func() {
 			n := storedNode()
-			n.ProvisionState, n.TargetProvisionState, n.Maintenance = ptr(states.Deploying), ptr(states.Active), true
+			n.ProvisionState, n.TargetProvisionState, n.Maintenance = ptr(string(states.Deploying)), ptr(string(states.Active)), true
 			Expect(nodes.CheckUpdatable(n, patch(`[{"op": "remove", "path": "/instance_uuid"}]`), v1_11)).To(Succeed())
 		})
 
 		It("allows failed states with a target", func() {
 			n := storedNode()
-			n.ProvisionState, n.TargetProvisionState = ptr(states.DeployFail), ptr(states.Active)
+			n.ProvisionState, n.TargetProvisionState = ptr(string(states.DeployFail)), ptr(string(states.Active))
 			Expect(nodes.CheckUpdatable(n, patch(`[{"op": "add", "path": "/extra/a", "value": 1}]`), v1_11)).To(Succeed())
 		})
 
 		It("refuses inspecting nodes from 1.39", func() {
 			n := storedNode()
-			n.ProvisionState = ptr(states.Inspecting)
+			n.ProvisionState = ptr(string(states.Inspecting))
 			ops := patch(`[{"op": "add", "path": "/extra/a", "value": 1}]`)
 			Expect(nodes.CheckUpdatable(n, ops, v1_11)).To(Succeed())
 			Expect(errs.Status(nodes.CheckUpdatable(n, ops, microversion.V1(39)))).To(Equal(http.StatusConflict))
@@ -276,8 +276,8 @@ var _ = Describe("View", func() {
 	})
 
 	It("shows inspect wait as inspecting before 1.39", func() {
-		Expect(nodes.ProvisionStateAt(ptr(states.InspectWait), v1_11)).To(Equal(states.Inspecting))
-		Expect(nodes.ProvisionStateAt(ptr(states.InspectWait), microversion.V1(39))).To(Equal(states.InspectWait))
+		Expect(nodes.ProvisionStateAt(ptr(string(states.InspectWait)), v1_11)).To(Equal(string(states.Inspecting)))
+		Expect(nodes.ProvisionStateAt(ptr(string(states.InspectWait)), microversion.V1(39))).To(Equal(string(states.InspectWait)))
 	})
 
 	It("validates ?fields= against the catalogue", func() {

@@ -29,7 +29,7 @@ func CheckPatch(ops []jsonpatch.Op, v microversion.Version) error {
 // CheckUpdatable enforces the node-level 409 rules of PATCH (docs/api.md §4.2)
 // before anything is applied.
 func CheckUpdatable(n *model.Node, ops []jsonpatch.Op, v microversion.Version) error {
-	ps := deref(n.ProvisionState)
+	ps := n.State()
 	if n.TargetProvisionState != nil && !states.UpdateAllowed(ps) && !onlyRemovesInstanceUUID(n, ops) {
 		return errs.New(errs.KindInvalidState, "Node %s can not be updated while a state transition is in progress.", n.UUID)
 	}
@@ -104,11 +104,4 @@ func Clone(n *model.Node) *model.Node {
 		c.Traits = append(model.StringList{}, c.Traits...)
 	}
 	return &c
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

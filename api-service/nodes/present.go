@@ -52,10 +52,10 @@ func ProvisionStateAt(s *string, v microversion.Version) any {
 		return nil
 	}
 	switch {
-	case *s == states.Available && !v.AtLeast(microversion.AvailableShown):
+	case states.State(*s) == states.Available && !v.AtLeast(microversion.AvailableShown):
 		return nil
-	case *s == states.InspectWait && !v.AtLeast(microversion.InspectWaitShown):
-		return states.Inspecting
+	case states.State(*s) == states.InspectWait && !v.AtLeast(microversion.InspectWaitShown):
+		return string(states.Inspecting)
 	}
 	return *s
 }

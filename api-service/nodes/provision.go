@@ -91,16 +91,16 @@ func (r ProvisionRequest) Validate(n *model.Node, v microversion.Version) (state
 	if since, ok := targetSince[r.Target]; ok && !v.AtLeast(since) {
 		return "", errs.NotAcceptable("")
 	}
-	if (r.Target == states.Active || r.Target == states.Rebuild) && n.Maintenance {
+	if (states.State(r.Target) == states.Active || states.State(r.Target) == states.Rebuild) && n.Maintenance {
 		return "", errs.NodeInMaintenance("provisioning", n.UUID)
 	}
-	ps := deref(n.ProvisionState)
+	ps := n.State()
 	event, ok := states.VerbEvent(r.Target)
 	if !ok || !states.Allowed(ps, event) {
 		if n.Reservation != nil {
 			return "", errs.NodeLocked(n.UUID, *n.Reservation)
 		}
-		return "", errs.InvalidStateRequested(r.Target, n.UUID, ps)
+		return "", errs.InvalidStateRequested(r.Target, n.UUID, string(ps))
 	}
 	if err := r.checkConfigDrive(v); err != nil {
 		return "", err
@@ -120,7 +120,7 @@ func (r ProvisionRequest) Validate(n *model.Node, v microversion.Version) (state
 		if !v.AtLeast(microversion.DeploySteps) {
 			return "", errs.NotAcceptable("")
 		}
-		if r.Target != states.Active && r.Target != states.Rebuild {
+		if states.State(r.Target) != states.Active && states.State(r.Target) != states.Rebuild {
 			return "", errs.InvalidParameterValue("\"deploy_steps\" is only valid when setting target provision state to %s or %s", states.Active, states.Rebuild)
 		}
 	}
@@ -154,7 +154,7 @@ func (r ProvisionRequest) checkConfigDrive(v microversion.Version) error {
 	if !r.Has("configdrive") {
 		return nil
 	}
-	allowed := r.Target == states.Active || (r.Target == states.Rebuild && v.AtLeast(microversion.ConfigDriveRebuild))
+	allowed := states.State(r.Target) == states.Active || (states.State(r.Target) == states.Rebuild && v.AtLeast(microversion.ConfigDriveRebuild))
 	if !allowed {
 		return errs.InvalidParameterValue("Adding a config drive is only supported when setting provision state to %s", states.Active)
 	}
@@ -315,8 +315,8 @@ func DecodePower(body map[string]any, n *model.Node, nodeIdent string, v microve
 	if !powerTargets[r.Target] {
 		return r, errs.InvalidStateRequested(r.Target, nodeIdent, pyStr(n.PowerState))
 	}
-	if ps := deref(n.ProvisionState); ps == states.Cleaning || ps == states.CleanWait {
-		return r, errs.InvalidStateRequested(r.Target, nodeIdent, ps)
+	if ps := n.State(); ps == states.Cleaning || ps == states.CleanWait {
+		return r, errs.InvalidStateRequested(r.Target, nodeIdent, string(ps))
 	}
 	return r, nil
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
-func inState(s string) *model.Node {
+func inState(s states.State) *model.Node {
 	n := storedNode()
-	n.ProvisionState = ptr(s)
+	n.SetState(s, n.TargetState())
 	return n
 }
 
@@ -27,7 +27,7 @@ func provision(raw string, n *model.Node, v microversion.Version) (states.Event,
 
 var _ = Describe("provision requests", func() {
 	DescribeTable("map valid targets to events",
-		func(raw, state string, v microversion.Version, event states.Event) {
+		func(raw string, state states.State, v microversion.Version, event states.Event) {
 			got, err := provision(raw, inState(state), v)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(got).To(Equal(event))
@@ -89,7 +89,7 @@ var _ = Describe("power requests", func() {
 	})
 
 	DescribeTable("rejects",
-		func(raw, state string, v microversion.Version, code int, msg string) {
+		func(raw string, state states.State, v microversion.Version, code int, msg string) {
 			_, err := decode(raw, inState(state), v)
 			Expect(errs.Status(err)).To(Equal(code))
 			Expect(errs.Message(err)).To(ContainSubstring(msg))

@@ -21,6 +21,10 @@ type TaskContext interface {
 	Node() *model.Node
 	Ports(ctx context.Context) ([]model.Port, error)
 	Shared() bool
+	// VolumeConnectors and VolumeTargets are the node's volume records,
+	// which storage interfaces validate.
+	VolumeConnectors(ctx context.Context) ([]model.VolumeConnector, error)
+	VolumeTargets(ctx context.Context) ([]model.VolumeTarget, error)
 	TaskControl
 }
 
@@ -28,8 +32,8 @@ type TaskContext interface {
 // deploy that goes on from a ramdisk callback (heartbeat, vendor
 // passthru) acts for the conductor: it drives the node's other
 // interfaces, reads the stored config drive, records progress before a
-// long step, and moves the state machine itself. Save, ProcessEvent and
-// Fail need the node lock. Test doubles that never get this far may embed
+// long step, and moves the state machine itself, or a clean. Save,
+// ProcessEvent, Fail and the cleaning methods need the node lock. Test doubles that never get this far may embed
 // a nil TaskControl.
 type TaskControl interface {
 	// Driver is the node's resolved set of interfaces.
@@ -41,9 +45,23 @@ type TaskControl interface {
 	Save(ctx context.Context) error
 	// ProcessEvent fires a state-machine event and persists the node;
 	// targetOverride replaces the new state's default target ("" keeps it).
-	ProcessEvent(ctx context.Context, event states.Event, targetOverride string) error
+	ProcessEvent(ctx context.Context, event states.Event, targetOverride states.State) error
 	// Fail records msg as last_error, logs it and fires fail.
 	Fail(ctx context.Context, msg string) error
+
+	// A deploy interface whose ramdisk calls back during a clean moves the
+	// clean on with these, in the worker holding the lock. After
+	// ContinueCleaning or FailCleaning the conductor has saved the node
+	// (and may have released it): the caller returns at once.
+
+	// SetCleanSteps computes the steps of an automated clean from every
+	// interface's, or checks a manual clean's against them.
+	SetCleanSteps(ctx context.Context) error
+	// ContinueCleaning runs the next step (the current one again with
+	// rerunCurrent), as continue_node_clean does.
+	ContinueCleaning(ctx context.Context, rerunCurrent bool) error
+	// FailCleaning ends the clean in clean failed with msg.
+	FailCleaning(ctx context.Context, msg string) error
 }
 
 // Result is how a deploy, clean, inspect or rescue step ended when it did

@@ -1,37 +1,18 @@
 package driver_test
 
 import (
-	"context"
 	"encoding/json"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 )
-
-// portTask is a task over in-memory ports that records saves.
-type portTask struct {
-	taskCtx
-	ports []model.Port
-	saved int
-}
-
-func (t *portTask) Ports(context.Context) ([]model.Port, error) { return t.ports, nil }
-
-func (t *portTask) SavePort(_ context.Context, p *model.Port) error {
-	t.saved++
-	for i := range t.ports {
-		if t.ports[i].UUID == p.UUID {
-			t.ports[i] = *p
-		}
-	}
-	return nil
-}
 
 type describing struct{ driver.NoOp }
 
@@ -57,7 +38,7 @@ var _ = Describe("RAID configuration validation", func() {
 	DescribeTable("refuses invalid ones with 400 naming the problem",
 		func(doc, problem string) {
 			err := driver.ValidateRAIDConfig(decode(doc))
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 			Expect(err.Error()).To(ContainSubstring(problem))
 		},
 		Entry("unknown top-level key", `{"logical_disks": [], "extra": 1}`, "'extra' was unexpected"),
@@ -96,7 +77,7 @@ var _ = Describe("Registry properties and default interfaces", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(props).To(Equal(map[string]string{"bmc_address": "where the BMC listens"}))
 		_, err = reg.Properties("ipmi")
-		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindDriverNotFound))
 		impl, err := reg.DefaultInterface("described", hwcatalog.RAID)
 		Expect(err).NotTo(HaveOccurred())
 		_, isRAID := impl.(driver.RAIDInterface)
@@ -109,36 +90,38 @@ var _ = Describe("network interfaces", func() {
 	BeforeEach(func() { n = &model.Node{UUID: "n1", Driver: fake.Name} })
 
 	It("flat binds VIFs to free ports, PXE-enabled first, and unbinds them", func(ctx SpecContext) {
-		t := &portTask{taskCtx: taskCtx{n}, ports: []model.Port{
+		t := drivertest.New(n)
+		t.PortList = []model.Port{
 			{UUID: "p1", PXEEnabled: false},
 			{UUID: "p2", PXEEnabled: true, InternalInfo: model.JSONObject{}},
 			{UUID: "p3", PXEEnabled: true, Extra: model.JSONObject{"vif_port_id": "legacy"}},
-		}}
+		}
 		flat := driver.FlatNetwork{}
 		Expect(flat.VIFAttach(ctx, t, driver.VIF{ID: "v1"})).To(Succeed())
-		Expect(t.ports[1].InternalInfo).To(HaveKeyWithValue("tenant_vif_port_id", "v1"))
-		Expect(kindOf(flat.VIFAttach(ctx, t, driver.VIF{ID: "legacy"}))).To(Equal(errs.KindConflict))
+		Expect(t.PortList[1].InternalInfo).To(HaveKeyWithValue("tenant_vif_port_id", "v1"))
+		Expect(errs.KindOf(flat.VIFAttach(ctx, t, driver.VIF{ID: "legacy"}))).To(Equal(errs.KindConflict))
 		Expect(flat.VIFAttach(ctx, t, driver.VIF{ID: "v2"})).To(Succeed())
-		Expect(t.ports[0].InternalInfo).To(HaveKeyWithValue("tenant_vif_port_id", "v2"))
-		Expect(kindOf(flat.VIFAttach(ctx, t, driver.VIF{ID: "v3"}))).To(Equal(errs.KindInvalid))
+		Expect(t.PortList[0].InternalInfo).To(HaveKeyWithValue("tenant_vif_port_id", "v2"))
+		Expect(errs.KindOf(flat.VIFAttach(ctx, t, driver.VIF{ID: "v3"}))).To(Equal(errs.KindInvalid))
 		vifs, err := flat.VIFList(ctx, t)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(vifs).To(ConsistOf(driver.VIF{ID: "v1"}, driver.VIF{ID: "v2"}, driver.VIF{ID: "legacy"}))
 		Expect(flat.VIFDetach(ctx, t, "legacy")).To(Succeed())
-		Expect(t.ports[2].Extra).NotTo(HaveKey("vif_port_id"))
-		Expect(kindOf(flat.VIFDetach(ctx, t, "legacy"))).To(Equal(errs.KindInvalid))
-		Expect(t.saved).To(Equal(3))
+		Expect(t.PortList[2].Extra).NotTo(HaveKey("vif_port_id"))
+		Expect(errs.KindOf(flat.VIFDetach(ctx, t, "legacy"))).To(Equal(errs.KindInvalid))
+		Expect(len(t.SavedPorts)).To(Equal(3))
 	})
 
 	It("noop accepts attach and detach and binds nothing", func(ctx SpecContext) {
-		t := &portTask{taskCtx: taskCtx{n}, ports: []model.Port{{UUID: "p1"}}}
+		t := drivertest.New(n)
+		t.PortList = []model.Port{{UUID: "p1"}}
 		noop := driver.NoopNetwork{}
 		Expect(noop.VIFAttach(ctx, t, driver.VIF{ID: "v"})).To(Succeed())
 		vifs, err := noop.VIFList(ctx, t)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(vifs).To(BeEmpty())
 		Expect(noop.VIFDetach(ctx, t, "v")).To(Succeed())
-		Expect(t.saved).To(BeZero())
-		Expect(t.ports[0].InternalInfo).To(BeEmpty())
+		Expect(len(t.SavedPorts)).To(BeZero())
+		Expect(t.PortList[0].InternalInfo).To(BeEmpty())
 	})
 })

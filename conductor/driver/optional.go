@@ -36,3 +36,15 @@ func require[T any](impl Interface, hwType string, it hwcatalog.InterfaceType) (
 	}
 	return v, nil
 }
+
+// RequireFor is Require on the driver of the node t acts on; it returns
+// that driver too, for the mandatory interfaces beside T.
+func RequireFor[T any](t TaskContext, it hwcatalog.InterfaceType) (*Driver, T, error) {
+	d, err := t.Driver()
+	if err != nil {
+		var zero T
+		return nil, zero, err
+	}
+	v, err := Require[T](d, it)
+	return d, v, err
+}

@@ -1,7 +1,6 @@
 package driver_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/builtin"
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
@@ -19,29 +19,6 @@ import (
 )
 
 func ptr[T any](v T) *T { return &v }
-
-type taskCtx struct{ node *model.Node }
-
-func (t taskCtx) Node() *model.Node                           { return t.node }
-func (t taskCtx) Ports(context.Context) ([]model.Port, error) { return nil, nil }
-func (t taskCtx) Shared() bool                                { return false }
-
-// The conductor is not part of these tests.
-var errNoConductor = errors.New("no conductor in this test")
-
-func (t taskCtx) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
-func (t taskCtx) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
-func (t taskCtx) Save(context.Context) error                               { return errNoConductor }
-func (t taskCtx) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
-func (t taskCtx) Fail(context.Context, string) error                       { return errNoConductor }
-
-func kindOf(err error) errs.Kind {
-	e, ok := errs.As(err)
-	if !ok {
-		return ""
-	}
-	return e.Kind
-}
 
 var _ = Describe("Registry", func() {
 	var reg *driver.Registry
@@ -53,7 +30,7 @@ var _ = Describe("Registry", func() {
 
 	It("refuses to enable a hardware type it does not know", func() {
 		_, err := builtin.Registry([]string{"idrac"})
-		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindDriverNotFound))
 	})
 
 	It("lists the enabled hardware types and their defaults", func() {
@@ -68,7 +45,7 @@ var _ = Describe("Registry", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(names).To(Equal([]string{"fake", "no-inspect"}))
 		_, err = reg.Defaults("ipmi")
-		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindDriverNotFound))
 	})
 
 	It("fills unset interfaces with defaults and keeps the ones a node names", func() {
@@ -86,7 +63,7 @@ var _ = Describe("Registry", func() {
 	It("rejects an interface the hardware type does not offer with 400", func() {
 		n := &model.Node{Driver: fake.Name, PowerInterface: ptr("ipmitool")}
 		err := reg.ValidateInterfaces(n)
-		Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 		Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 		Expect(err.Error()).To(ContainSubstring("ipmitool"))
 		Expect(reg.ResolveInterfaces(n)).NotTo(Succeed())
@@ -112,9 +89,9 @@ var _ = Describe("Registry", func() {
 		d, err := reg.Load(n)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.InterfaceName(hwcatalog.Inspect)).To(Equal("no-inspect"))
-		_, err = d.Inspect.InspectHardware(ctx, taskCtx{n})
-		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
-		steps, err := d.CleanSteps(ctx, taskCtx{n})
+		_, err = d.Inspect.InspectHardware(ctx, drivertest.New(n))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		steps, err := d.CleanSteps(ctx, drivertest.New(n))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(steps).To(ContainElement(HaveField("Step", "create_configuration")))
 		Expect(steps).To(HaveEach(HaveField("Priority", 0)), "no step runs in automated cleaning")
@@ -126,7 +103,7 @@ var _ = Describe("fake-hardware", func() {
 		hw  *fake.Hardware
 		d   *driver.Driver
 		n   *model.Node
-		tsk taskCtx
+		tsk *drivertest.Task
 	)
 	BeforeEach(func() {
 		hw = fake.New()
@@ -135,7 +112,7 @@ var _ = Describe("fake-hardware", func() {
 		n = &model.Node{UUID: "node-1", Driver: fake.Name}
 		d, err = reg.Load(n)
 		Expect(err).NotTo(HaveOccurred())
-		tsk = taskCtx{n}
+		tsk = drivertest.New(n)
 	})
 
 	It("reports the recorded power state until told another, then remembers it", func(ctx SpecContext) {
@@ -160,7 +137,7 @@ var _ = Describe("fake-hardware", func() {
 		hw.Inject(n.UUID, fake.OpDeploy, fake.Fault{Err: errors.New("nope")})
 		_, err := d.Deploy.Deploy(ctx, tsk)
 		Expect(err).To(MatchError("nope"))
-		other := taskCtx{&model.Node{UUID: "node-2", Driver: fake.Name}}
+		other := drivertest.New(&model.Node{UUID: "node-2", Driver: fake.Name})
 		Expect(d.Deploy.Deploy(ctx, other)).To(Equal(driver.Done))
 
 		hw.Inject(n.UUID, fake.OpTearDown, fake.Fault{Panic: "boom"})
@@ -186,7 +163,7 @@ var _ = Describe("fake-hardware", func() {
 		bd, _ = d.Management.GetBootDevice(ctx, tsk)
 		Expect(*bd.Device).To(Equal("cdrom"))
 		Expect(*bd.Persistent).To(BeTrue())
-		Expect(kindOf(d.Management.SetBootDevice(ctx, tsk, "floppy", false))).To(Equal(errs.KindInvalidParameterValue))
+		Expect(errs.KindOf(d.Management.SetBootDevice(ctx, tsk, "floppy", false))).To(Equal(errs.KindInvalidParameterValue))
 	})
 })
 
@@ -217,16 +194,29 @@ var _ = Describe("Optional capabilities", func() {
 		_, ok := driver.Lookup[driver.ConsoleInterface](d, hwcatalog.Console)
 		Expect(ok).To(BeFalse())
 		_, err := driver.Require[driver.ConsoleInterface](d, hwcatalog.Console)
-		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
 		Expect(err.Error()).To(ContainSubstring("Driver fake-hardware does not support console"))
+	})
+
+	It("resolves a task's driver and capability together", func() {
+		t := drivertest.New(&model.Node{Driver: fake.Name})
+		_, _, err := driver.RequireFor[driver.RAIDInterface](t, hwcatalog.RAID)
+		Expect(err).To(MatchError(drivertest.ErrNoDriver))
+		t.Drv = d
+		got, raid, err := driver.RequireFor[driver.RAIDInterface](t, hwcatalog.RAID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(BeIdenticalTo(d))
+		Expect(raid).To(BeIdenticalTo(d.Interface(hwcatalog.RAID)))
+		_, _, err = driver.RequireFor[driver.ConsoleInterface](t, hwcatalog.Console)
+		Expect(errs.KindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
 	})
 
 	It("looks driver-level calls up in the hardware type's defaults", func() {
 		_, err := driver.RequireDefault[driver.VendorInterface](reg, fake.Name, hwcatalog.Vendor)
 		Expect(err).NotTo(HaveOccurred())
 		_, err = driver.RequireDefault[driver.ConsoleInterface](reg, fake.Name, hwcatalog.Console)
-		Expect(kindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
 		_, err = driver.RequireDefault[driver.VendorInterface](reg, "idrac", hwcatalog.Vendor)
-		Expect(kindOf(err)).To(Equal(errs.KindDriverNotFound))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindDriverNotFound))
 	})
 })

@@ -9,14 +9,6 @@ import (
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
-// VolumeTaskContext is a TaskContext that can also read the node's volume
-// connectors and targets, which storage interfaces validate.
-type VolumeTaskContext interface {
-	TaskContext
-	VolumeConnectors(ctx context.Context) ([]model.VolumeConnector, error)
-	VolumeTargets(ctx context.Context) ([]model.VolumeTarget, error)
-}
-
 // StorageImplementations are the storage interfaces every hardware type
 // offers, noop (the default) first: storage is about the node's volume
 // records, not about its hardware.
@@ -54,15 +46,11 @@ var bootCapability = map[string]string{
 type Cinder struct{}
 
 func (Cinder) Validate(ctx context.Context, t TaskContext) error {
-	vt, ok := t.(VolumeTaskContext)
-	if !ok {
-		return fmt.Errorf("cinder storage interface: the task cannot read volume records")
-	}
-	connectors, err := vt.VolumeConnectors(ctx)
+	connectors, err := t.VolumeConnectors(ctx)
 	if err != nil {
 		return err
 	}
-	targets, err := vt.VolumeTargets(ctx)
+	targets, err := t.VolumeTargets(ctx)
 	if err != nil {
 		return err
 	}

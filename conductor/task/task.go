@@ -44,6 +44,7 @@ type Manager struct {
 	locker  *nodelock.Locker
 	pool    *workers.Pool
 	drivers *driver.Registry
+	cleaner Cleaner
 	log     logrus.FieldLogger
 	// workCtx outlives any RPC: a worker keeps running after the call that
 	// started it has returned, until the conductor stops.
@@ -52,8 +53,8 @@ type Manager struct {
 
 // NewManager wires a task manager. workCtx is the context workers run in.
 func NewManager(workCtx context.Context, store Store, locker *nodelock.Locker, pool *workers.Pool,
-	drivers *driver.Registry, log logrus.FieldLogger) *Manager {
-	return &Manager{store: store, locker: locker, pool: pool, drivers: drivers, log: log, workCtx: workCtx}
+	drivers *driver.Registry, cleaner Cleaner, log logrus.FieldLogger) *Manager {
+	return &Manager{store: store, locker: locker, pool: pool, drivers: drivers, cleaner: cleaner, log: log, workCtx: workCtx}
 }
 
 // Task is one node under work. It is not safe for concurrent use: it
@@ -63,7 +64,7 @@ type Task struct {
 	node *model.Node
 	// stored is the provision state the node's row holds: the lock holder
 	// is the only one to move it, so a save need not read the row back.
-	stored string
+	stored states.State
 	// epoch is the conductor epoch the lock was taken in: a worker that
 	// outlived its conductor's restart presents a stale one and is refused.
 	epoch       int64
@@ -74,7 +75,10 @@ type Task struct {
 	purpose     string
 	handedOff   bool
 	released    bool
-	log         logrus.FieldLogger
+	// cleanMovedOn: a driver continued or failed the clean; the node was
+	// saved and may already be released.
+	cleanMovedOn bool
+	log          logrus.FieldLogger
 }
 
 // Acquire locks the node (retrying while another holder has it) and loads
@@ -97,7 +101,7 @@ func (m *Manager) AcquireShared(ctx context.Context, nodeUUID, purpose string) (
 }
 
 func (m *Manager) newTask(node *model.Node, shared bool, purpose string) *Task {
-	return &Task{m: m, node: node, stored: deref(node.ProvisionState), epoch: deref64(node.ReservationEpoch), shared: shared, purpose: purpose,
+	return &Task{m: m, node: node, stored: node.State(), epoch: deref64(node.ReservationEpoch), shared: shared, purpose: purpose,
 		log: m.log.WithFields(logrus.Fields{"node": node.UUID, "purpose": purpose})}
 }
 
@@ -148,7 +152,7 @@ func (t *Task) Upgrade(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t.node, t.stored, t.shared, t.drv, t.portsLoaded, t.ports = node, deref(node.ProvisionState), false, nil, false, nil
+	t.node, t.stored, t.shared, t.drv, t.portsLoaded, t.ports = node, node.State(), false, nil, false, nil
 	t.epoch = deref64(node.ReservationEpoch)
 	return nil
 }
@@ -169,7 +173,7 @@ func (t *Task) Save(ctx context.Context) error {
 	}
 	// An operation cancelled at shutdown still records where it got to;
 	// a half-saved outcome would be worse than a late one.
-	if err := t.m.store.SaveLockedNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host(), t.epoch, t.stored); err != nil {
+	if err := t.m.store.SaveLockedNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host(), t.epoch, string(t.stored)); err != nil {
 		return fmt.Errorf("save node %s: %w", t.node.UUID, err)
 	}
 	t.stored = t.ProvisionState()
@@ -177,16 +181,16 @@ func (t *Task) Save(ctx context.Context) error {
 }
 
 // ProvisionState is the node's provision state ("" for NULL).
-func (t *Task) ProvisionState() string { return deref(t.node.ProvisionState) }
+func (t *Task) ProvisionState() states.State { return t.node.State() }
 
 // TargetProvisionState is the node's target provision state ("" for NULL).
-func (t *Task) TargetProvisionState() string { return deref(t.node.TargetProvisionState) }
+func (t *Task) TargetProvisionState() states.State { return t.node.TargetState() }
 
 // ProcessEvent fires event and persists the node's new provision and target
 // states. targetOverride replaces the new state's default target ("" keeps
 // it). An event the current state does not allow is InvalidStateRequested
 // and changes nothing.
-func (t *Task) ProcessEvent(ctx context.Context, event states.Event, targetOverride string) error {
+func (t *Task) ProcessEvent(ctx context.Context, event states.Event, targetOverride states.State) error {
 	if err := t.requireExclusive(); err != nil {
 		return err
 	}
@@ -211,7 +215,7 @@ func (t *Task) FailKeepingTarget(ctx context.Context, msg string) error {
 	return t.fail(ctx, msg, t.TargetProvisionState())
 }
 
-func (t *Task) fail(ctx context.Context, msg, target string) error {
+func (t *Task) fail(ctx context.Context, msg string, target states.State) error {
 	t.log.Error(msg)
 	t.node.LastError = &msg
 	return t.ProcessEvent(ctx, states.EventFail, target)
@@ -223,7 +227,7 @@ func (t *Task) fail(ctx context.Context, msg, target string) error {
 // instead of a save and a release. The task must not be used afterwards
 // (its Release becomes a no-op). On failure the lock is still held and
 // Release (or the worker's end) releases it.
-func (t *Task) ProcessEventAndRelease(ctx context.Context, event states.Event, targetOverride string) error {
+func (t *Task) ProcessEventAndRelease(ctx context.Context, event states.Event, targetOverride states.State) error {
 	if err := t.requireExclusive(); err != nil {
 		return err
 	}
@@ -237,14 +241,13 @@ func (t *Task) ProcessEventAndRelease(ctx context.Context, event states.Event, t
 	return nil
 }
 
-func (t *Task) transition(event states.Event, targetOverride string) error {
+func (t *Task) transition(event states.Event, targetOverride states.State) error {
 	current := t.ProvisionState()
 	next, target, err := states.Transition(current, event, targetOverride)
 	if err != nil {
-		return errs.InvalidStateRequested(string(event), t.node.UUID, current)
+		return errs.InvalidStateRequested(string(event), t.node.UUID, string(current))
 	}
-	t.node.ProvisionState = &next
-	t.node.TargetProvisionState = ptrOrNil(target)
+	t.node.SetState(next, target)
 	if agentSession[current] != agentSession[next] {
 		driver.WipeAgentSession(t.node)
 	}
@@ -257,7 +260,7 @@ func (t *Task) transition(event states.Event, targetOverride string) error {
 // leaving means the ramdisk is done: either way the token and URL of any
 // earlier ramdisk must go (a rebuild, a retried deploy), while moving
 // between them (wait, resume, hold) keeps the running ramdisk's.
-var agentSession = map[string]bool{
+var agentSession = map[states.State]bool{
 	states.Deploying: true, states.DeployWait: true, states.DeployHold: true,
 	states.Cleaning: true, states.CleanWait: true, states.CleanHold: true,
 	states.Rescuing: true, states.RescueWait: true,
@@ -277,7 +280,7 @@ type Work struct {
 // no worker is free the previous provision and target states are restored
 // with last_error "No free conductor workers available" and
 // NoFreeConductorWorker is returned.
-func (t *Task) ProcessEventAsync(ctx context.Context, event states.Event, targetOverride string, w Work) error {
+func (t *Task) ProcessEventAsync(ctx context.Context, event states.Event, targetOverride states.State, w Work) error {
 	if err := t.requireExclusive(); err != nil {
 		return err
 	}
@@ -348,7 +351,7 @@ func (t *Task) recordFailure(ctx context.Context, name string, cause error) {
 		t.log.WithError(err).Error("Cannot re-read the node after a failed worker")
 		return
 	}
-	t.node, t.stored = node, deref(node.ProvisionState)
+	t.node, t.stored = node, node.State()
 	if node.LastError == nil {
 		msg := fmt.Sprintf("Async execution of %s failed with error: %s", name, cause)
 		node.LastError = &msg
@@ -395,18 +398,4 @@ func deref64(i *int64) int64 {
 		return 0
 	}
 	return *i
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func ptrOrNil(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

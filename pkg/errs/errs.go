@@ -139,6 +139,15 @@ func As(err error) (*Error, bool) {
 	return nil, false
 }
 
+// KindOf is the kind of the first *Error in err's chain, "" when there is
+// none.
+func KindOf(err error) Kind {
+	if e, ok := As(err); ok {
+		return e.Kind
+	}
+	return ""
+}
+
 // Is reports whether err's chain holds an *Error of one of the kinds.
 func Is(err error, kinds ...Kind) bool {
 	e, ok := As(err)

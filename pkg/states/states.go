@@ -4,53 +4,63 @@
 // leaving persistence and worker hand-off to the conductor's task manager.
 package states
 
-import "github.com/ferricbm/ferric/pkg/errs"
+import (
+	"strings"
 
-// Provision states, spelled as the API returns them and the DB stores them.
+	"github.com/ferricbm/ferric/pkg/errs"
+)
+
+// State is a node's provision state (or its target), spelled as the API
+// returns it and the DB stores it. The model keeps the column a plain
+// string; code that reasons about the state machine converts at the model
+// (model.Node.State) so a state is never mixed up with an event or a verb.
+type State string
+
+// Provision states.
 const (
-	Enroll       = "enroll"
-	Verifying    = "verifying"
-	Manageable   = "manageable"
-	Available    = "available"
-	Active       = "active"
-	Deploying    = "deploying"
-	DeployWait   = "wait call-back"
-	DeployFail   = "deploy failed"
-	DeployHold   = "deploy hold"
-	Deleting     = "deleting"
-	Cleaning     = "cleaning"
-	CleanWait    = "clean wait"
-	CleanFail    = "clean failed"
-	CleanHold    = "clean hold"
-	Error        = "error"
-	Inspecting   = "inspecting"
-	InspectWait  = "inspect wait"
-	InspectFail  = "inspect failed"
-	Adopting     = "adopting"
-	AdoptFail    = "adopt failed"
-	Rescue       = "rescue"
-	Rescuing     = "rescuing"
-	RescueWait   = "rescue wait"
-	RescueFail   = "rescue failed"
-	Unrescuing   = "unrescuing"
-	UnrescueFail = "unrescue failed"
-	Servicing    = "servicing"
-	ServiceWait  = "service wait"
-	ServiceFail  = "service failed"
-	ServiceHold  = "service hold"
+	Enroll       State = "enroll"
+	Verifying    State = "verifying"
+	Manageable   State = "manageable"
+	Available    State = "available"
+	Active       State = "active"
+	Deploying    State = "deploying"
+	DeployWait   State = "wait call-back"
+	DeployFail   State = "deploy failed"
+	DeployHold   State = "deploy hold"
+	Deleting     State = "deleting"
+	Cleaning     State = "cleaning"
+	CleanWait    State = "clean wait"
+	CleanFail    State = "clean failed"
+	CleanHold    State = "clean hold"
+	Error        State = "error"
+	Inspecting   State = "inspecting"
+	InspectWait  State = "inspect wait"
+	InspectFail  State = "inspect failed"
+	Adopting     State = "adopting"
+	AdoptFail    State = "adopt failed"
+	Rescue       State = "rescue"
+	Rescuing     State = "rescuing"
+	RescueWait   State = "rescue wait"
+	RescueFail   State = "rescue failed"
+	Unrescuing   State = "unrescuing"
+	UnrescueFail State = "unrescue failed"
+	Servicing    State = "servicing"
+	ServiceWait  State = "service wait"
+	ServiceFail  State = "service failed"
+	ServiceHold  State = "service hold"
 )
 
 // Pseudo-states: values that name an outcome or an API target but are never
 // stored as a node's provision_state.
 const (
 	// Deleted is what tear down returns and the API's undeploy target.
-	Deleted = "deleted"
+	Deleted State = "deleted"
 	// Rebuild is an API target and event only.
-	Rebuild = "rebuild"
+	Rebuild State = "rebuild"
 	// DeployDone is Ironic's name for a deploy that finished synchronously:
 	// a valid state name, though no node rests in it (drivers report a
 	// driver.Result instead).
-	DeployDone = "deploy complete"
+	DeployDone State = "deploy complete"
 )
 
 // Power states. PowerError deliberately shares its value with the provision
@@ -91,13 +101,13 @@ const (
 )
 
 type edge struct {
-	from  string
+	from  State
 	event Event
 }
 
 // transitions is the complete machine (docs/states.md §3.1: Ironic's table
 // extended with hold, rescue and service states). Anything absent is invalid.
-var transitions = map[edge]string{
+var transitions = map[edge]State{
 	{Enroll, EventManage}: Verifying,
 
 	{Verifying, EventDone}: Manageable,
@@ -225,7 +235,7 @@ var transitions = map[edge]string{
 // defaultTargets is target_provision_state while a node sits in a
 // non-stable state and the operation gave no explicit goal. Stable states
 // have no entry: their target is NULL.
-var defaultTargets = map[string]string{
+var defaultTargets = map[State]State{
 	Verifying:    Manageable,
 	Inspecting:   Manageable,
 	InspectWait:  Manageable,
@@ -252,8 +262,8 @@ var defaultTargets = map[string]string{
 	ServiceFail:  Active,
 }
 
-func set(members ...string) map[string]bool {
-	m := make(map[string]bool, len(members))
+func set(members ...State) map[State]bool {
+	m := make(map[State]bool, len(members))
 	for _, s := range members {
 		m[s] = true
 	}
@@ -283,7 +293,7 @@ var (
 	stuck = set(Deploying, Cleaning, Verifying, Inspecting, Adopting, Rescuing, Unrescuing,
 		Deleting, Servicing)
 
-	known = func() map[string]bool {
+	known = func() map[State]bool {
 		m := set(Deleted, Rebuild, DeployDone)
 		for e, to := range transitions {
 			m[e.from] = true
@@ -296,9 +306,9 @@ var (
 // verbs maps the API's provision targets to events. Internal events (done,
 // fail, wait, resume, hold) are deliberately absent: clients cannot fire them.
 var verbs = map[string]Event{
-	Active:                EventDeploy,
+	string(Active):        EventDeploy,
 	string(EventDeploy):   EventDeploy,
-	Deleted:               EventDelete,
+	string(Deleted):       EventDelete,
 	"undeploy":            EventDelete,
 	string(EventRebuild):  EventRebuild,
 	string(EventManage):   EventManage,
@@ -319,7 +329,7 @@ var verbs = map[string]Event{
 // cleaning heads for manageable; a timed-out clean keeps its goal), else the
 // next state's default target. An event the table does not hold for current
 // is an InvalidState error and nothing changes.
-func Transition(current string, event Event, targetOverride string) (next, target string, err error) {
+func Transition(current State, event Event, targetOverride State) (next, target State, err error) {
 	next, ok := transitions[edge{current, event}]
 	if !ok {
 		return "", "", errs.New(errs.KindInvalidState,
@@ -335,14 +345,14 @@ func Transition(current string, event Event, targetOverride string) (next, targe
 }
 
 // Allowed reports whether event is valid in state current.
-func Allowed(current string, event Event) bool {
+func Allowed(current State, event Event) bool {
 	_, ok := transitions[edge{current, event}]
 	return ok
 }
 
 // DefaultTarget is the goal a node in state s heads for when the operation
 // named none; "" for stable states and unknown values.
-func DefaultTarget(s string) string { return defaultTargets[s] }
+func DefaultTarget(s State) State { return defaultTargets[s] }
 
 // VerbEvent maps a provision target of PUT /v1/nodes/{n}/states/provision to
 // the event it fires; ok is false for anything a client may not request.
@@ -352,28 +362,28 @@ func VerbEvent(target string) (event Event, ok bool) {
 }
 
 // IsStable reports whether s is a state that changes only on request.
-func IsStable(s string) bool { return stable[s] }
+func IsStable(s State) bool { return stable[s] }
 
 // UpdateAllowed reports whether a node in state s may be edited (PATCH):
 // any stable state, plus the failure/hold states an operator must fix up.
-func UpdateAllowed(s string) bool { return stable[s] || updateAllowed[s] }
+func UpdateAllowed(s State) bool { return stable[s] || updateAllowed[s] }
 
 // DeleteAllowed reports whether a node in state s may be deleted.
 // allowAvailable is [conductor] allow_deleting_available_nodes.
-func DeleteAllowed(s string, allowAvailable bool) bool {
+func DeleteAllowed(s State, allowAvailable bool) bool {
 	return deleteAllowed[s] || (allowAvailable && s == Available)
 }
 
 // LookupAllowed reports whether the ramdisk lookup may return a node in
 // state s (when [api] restrict_lookup is on).
-func LookupAllowed(s string) bool { return lookupAllowed[s] }
+func LookupAllowed(s State) bool { return lookupAllowed[s] }
 
 // SyncPowerExcluded reports whether the periodic power sync skips s.
-func SyncPowerExcluded(s string) bool { return syncPowerExcluded[s] }
+func SyncPowerExcluded(s State) bool { return syncPowerExcluded[s] }
 
 // StuckFailState is where a node found in s after a conductor restart is
 // moved: its fail transition. ok is false for states that can resume.
-func StuckFailState(s string) (failState string, ok bool) {
+func StuckFailState(s State) (failState State, ok bool) {
 	if !stuck[s] {
 		return "", false
 	}
@@ -381,6 +391,16 @@ func StuckFailState(s string) (failState string, ok bool) {
 	return failState, ok
 }
 
-// Valid reports whether s is a known provision state value, counting the
-// pseudo-states (deleted, rebuild, deploy complete) that Ironic also lists.
-func Valid(s string) bool { return known[s] }
+// Valid reports whether s, as a client spelled it (a list filter), is a
+// known provision state value, counting the pseudo-states (deleted,
+// rebuild, deploy complete) that Ironic also lists.
+func Valid(s string) bool { return known[State(s)] }
+
+// Join spells a list of states for a message, as strings.Join does.
+func Join(ss []State, sep string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return strings.Join(out, sep)
+}

@@ -141,10 +141,10 @@ var _ = Describe("Transition", func() {
 
 	for _, r := range rows {
 		It("moves "+r.from+" on "+r.event+" to "+r.to, func() {
-			next, _, err := states.Transition(r.from, states.Event(r.event), "")
+			next, _, err := states.Transition(states.State(r.from), states.Event(r.event), "")
 			Expect(err).NotTo(HaveOccurred())
-			Expect(next).To(Equal(r.to))
-			Expect(states.Allowed(r.from, states.Event(r.event))).To(BeTrue())
+			Expect(string(next)).To(Equal(r.to))
+			Expect(states.Allowed(states.State(r.from), states.Event(r.event))).To(BeTrue())
 		})
 	}
 
@@ -160,13 +160,13 @@ var _ = Describe("Transition", func() {
 				if listed[[2]string{s, ev}] {
 					continue
 				}
-				next, target, err := states.Transition(s, states.Event(ev), "manageable")
+				next, target, err := states.Transition(states.State(s), states.Event(ev), "manageable")
 				Expect(err).To(HaveOccurred(), "%q on %q", s, ev)
 				Expect(errs.Is(err, errs.KindInvalidState)).To(BeTrue())
 				Expect(errs.Status(err)).To(Equal(http.StatusConflict))
 				Expect(next).To(BeEmpty())
 				Expect(target).To(BeEmpty())
-				Expect(states.Allowed(s, states.Event(ev))).To(BeFalse())
+				Expect(states.Allowed(states.State(s), states.Event(ev))).To(BeFalse())
 				checked++
 			}
 		}
@@ -182,10 +182,10 @@ var _ = Describe("Transition", func() {
 	Describe("target", func() {
 		It("is empty on reaching a stable state, even with an override", func() {
 			for _, r := range rows {
-				if !states.IsStable(r.to) {
+				if !states.IsStable(states.State(r.to)) {
 					continue
 				}
-				_, target, err := states.Transition(r.from, states.Event(r.event), "manageable")
+				_, target, err := states.Transition(states.State(r.from), states.Event(r.event), "manageable")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(target).To(BeEmpty(), "%s on %s", r.from, r.event)
 			}
@@ -193,10 +193,10 @@ var _ = Describe("Transition", func() {
 
 		DescribeTable("is the nominal goal of the state entered",
 			func(from, event, next, target string) {
-				n, t, err := states.Transition(from, states.Event(event), "")
+				n, t, err := states.Transition(states.State(from), states.Event(event), "")
 				Expect(err).NotTo(HaveOccurred())
-				Expect(n).To(Equal(next))
-				Expect(t).To(Equal(target))
+				Expect(string(n)).To(Equal(next))
+				Expect(string(t)).To(Equal(target))
 			},
 			Entry("manage from enroll", "enroll", "manage", "verifying", "manageable"),
 			Entry("deploy", "available", "deploy", "deploying", "active"),
@@ -219,26 +219,27 @@ var _ = Describe("Transition", func() {
 		It("honours an override for manual cleaning through to its failure", func() {
 			next, target, err := states.Transition("manageable", "clean", "manageable")
 			Expect(err).NotTo(HaveOccurred())
-			Expect([]string{next, target}).To(Equal([]string{"cleaning", "manageable"}))
+			Expect([]string{string(next), string(target)}).To(Equal([]string{"cleaning", "manageable"}))
 
 			next, target, err = states.Transition(next, "wait", target)
 			Expect(err).NotTo(HaveOccurred())
-			Expect([]string{next, target}).To(Equal([]string{"clean wait", "manageable"}))
+			Expect([]string{string(next), string(target)}).To(Equal([]string{"clean wait", "manageable"}))
 
 			next, target, err = states.Transition(next, "fail", target)
 			Expect(err).NotTo(HaveOccurred())
-			Expect([]string{next, target}).To(Equal([]string{"clean failed", "manageable"}))
+			Expect([]string{string(next), string(target)}).To(Equal([]string{"clean failed", "manageable"}))
 
 			next, target, err = states.Transition(next, "manage", target)
 			Expect(err).NotTo(HaveOccurred())
-			Expect([]string{next, target}).To(Equal([]string{"manageable", ""}))
+			Expect([]string{string(next), string(target)}).To(Equal([]string{"manageable", ""}))
 		})
 
 		It("exports the default target of each state", func() {
-			Expect(states.DefaultTarget("clean hold")).To(Equal("available"))
-			Expect(states.DefaultTarget("inspect wait")).To(Equal("manageable"))
-			Expect(states.DefaultTarget("rescue wait")).To(Equal("rescue"))
-			for _, s := range storedStates {
+			Expect(string(states.DefaultTarget("clean hold"))).To(Equal("available"))
+			Expect(string(states.DefaultTarget("inspect wait"))).To(Equal("manageable"))
+			Expect(string(states.DefaultTarget("rescue wait"))).To(Equal("rescue"))
+			for _, stored := range storedStates {
+				s := states.State(stored)
 				if states.IsStable(s) {
 					Expect(states.DefaultTarget(s)).To(BeEmpty(), s)
 				} else {
@@ -282,10 +283,10 @@ var _ = Describe("VerbEvent", func() {
 })
 
 var _ = Describe("state sets", func() {
-	members := func(pred func(string) bool) []string {
+	members := func(pred func(states.State) bool) []string {
 		var out []string
 		for _, s := range storedStates {
-			if pred(s) {
+			if pred(states.State(s)) {
 				out = append(out, s)
 			}
 		}
@@ -305,8 +306,8 @@ var _ = Describe("state sets", func() {
 	})
 
 	It("allows deletion of available nodes only when configured", func() {
-		with := func(s string) bool { return states.DeleteAllowed(s, true) }
-		without := func(s string) bool { return states.DeleteAllowed(s, false) }
+		with := func(s states.State) bool { return states.DeleteAllowed(s, true) }
+		without := func(s states.State) bool { return states.DeleteAllowed(s, false) }
 		Expect(members(with)).To(ConsistOf("manageable", "enroll", "adopt failed", "available"))
 		Expect(members(without)).To(ConsistOf("manageable", "enroll", "adopt failed"))
 	})
@@ -324,8 +325,8 @@ var _ = Describe("state sets", func() {
 	It("fails stuck states and leaves the others", func() {
 		stuck := map[string]string{}
 		for _, s := range storedStates {
-			if f, ok := states.StuckFailState(s); ok {
-				stuck[s] = f
+			if f, ok := states.StuckFailState(states.State(s)); ok {
+				stuck[s] = string(f)
 			}
 		}
 		Expect(stuck).To(Equal(map[string]string{

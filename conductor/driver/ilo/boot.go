@@ -136,7 +136,7 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 // a fresh virtual CD shows only in the one-time boot menu).
 func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params map[string]any) error {
 	n := t.Node()
-	if st := n.ProvisionState; st == nil || (*st != states.Deploying && *st != states.Cleaning) {
+	if st := n.State(); st != states.Deploying && st != states.Cleaning {
 		return nil
 	}
 	iso, err := b.deployISO(n)

@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/conductor/bmc/ilotest"
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
 	"github.com/ferricbm/ferric/conductor/driver/ilo"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/conductor/vmedia/publish"
@@ -86,7 +87,7 @@ var _ = Describe("virtual-media boot", func() {
 			Publisher: func(context.Context) (publish.Publisher, error) { return publisher, nil }})
 	}
 	deployingNode := func(info map[string]any) *model.Node {
-		st := states.Deploying
+		st := string(states.Deploying)
 		info["deploy_iso"] = isoURL
 		return &model.Node{UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", ProvisionState: &st, DriverInfo: info,
 			InstanceInfo: model.JSONObject{"image_source": "http://images/disk.img"}}
@@ -114,7 +115,7 @@ var _ = Describe("virtual-media boot", func() {
 				f = hw.Redfish()
 			}
 			b := boot(f)
-			t := taskCtx{node: deployingNode(info), ports: ports}
+			t := drivertest.New(deployingNode(info)).WithPorts(ports)
 			Expect(b.Validate(ctx, t)).To(Succeed())
 
 			Expect(b.PrepareRamdisk(ctx, t, params)).To(Succeed())
@@ -160,9 +161,9 @@ var _ = Describe("virtual-media boot", func() {
 	It("does nothing to the media outside deploying and cleaning", func(ctx SpecContext) {
 		srv, info := startILO("ProLiant DL360 Gen9", ilo.Name)
 		n := deployingNode(info)
-		active := states.Active
+		active := string(states.Active)
 		n.ProvisionState = &active
-		Expect(boot(hw.ILO()).PrepareRamdisk(ctx, taskCtx{node: n}, params)).To(Succeed())
+		Expect(boot(hw.ILO()).PrepareRamdisk(ctx, drivertest.New(n), params)).To(Succeed())
 		Expect(mediaOf(srv)).To(Equal(media{}))
 		Expect(srv.RIBCL.Requests()).To(BeZero())
 	})
@@ -171,7 +172,7 @@ var _ = Describe("virtual-media boot", func() {
 		srv, info := startILO("ProLiant DL360 Gen9", ilo.Name)
 		n := deployingNode(info)
 		n.DriverInfo["deploy_iso"] = base + "/missing.iso"
-		err := boot(hw.ILO()).PrepareRamdisk(ctx, taskCtx{node: n}, params)
+		err := boot(hw.ILO()).PrepareRamdisk(ctx, drivertest.New(n), params)
 		Expect(err).To(MatchError(ContainSubstring("insert the deploy ISO")))
 		Expect(mediaOf(srv).cd).To(BeEmpty())
 	})
@@ -186,7 +187,7 @@ var _ = Describe("virtual-media boot", func() {
 		Expect(err).NotTo(HaveOccurred())
 		b := hw.Boot(hw.Redfish(), ilo.BootOptions{MediaLifetime: time.Minute,
 			Publisher: func(context.Context) (publish.Publisher, error) { return unserved, nil }})
-		err = b.PrepareRamdisk(ctx, taskCtx{node: deployingNode(info)}, params)
+		err = b.PrepareRamdisk(ctx, drivertest.New(deployingNode(info)), params)
 		Expect(err).To(MatchError(ContainSubstring("insert the parameter floppy")))
 		Expect(err.Error()).To(ContainSubstring("<temporary URL>"))
 		Expect(err.Error()).NotTo(ContainSubstring("sig="))
@@ -194,7 +195,7 @@ var _ = Describe("virtual-media boot", func() {
 
 	Describe("validation", func() {
 		validate := func(f ilo.Flavor, n *model.Node) error {
-			return boot(f).Validate(context.Background(), taskCtx{node: n})
+			return boot(f).Validate(context.Background(), drivertest.New(n))
 		}
 		iloInfo := func() map[string]any {
 			return map[string]any{"ilo_address": "192.0.2.1", "ilo_username": "admin", "ilo_password": "pw"}
@@ -211,11 +212,11 @@ var _ = Describe("virtual-media boot", func() {
 			n := deployingNode(iloInfo())
 			delete(n.DriverInfo, "deploy_iso")
 			err := validate(hw.ILO(), n)
-			Expect(kindOf(err)).To(Equal(errs.KindMissingParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindMissingParameterValue))
 			Expect(err.Error()).To(ContainSubstring("Missing are: ['deploy_iso']"))
 			n.DriverInfo["deploy_iso"] = "0a7bd8a2-4b4c-4a6e-9d47-6b5b6a7c8d9e"
 			err = validate(hw.ILO(), n)
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 			Expect(err.Error()).To(ContainSubstring("must be an http:// or https:// URL"))
 		})
 
@@ -224,7 +225,7 @@ var _ = Describe("virtual-media boot", func() {
 			n.InstanceInfo = model.JSONObject{"image_source": "http://images/part.img", "kernel": "http://k", "ramdisk": "http://r",
 				"capabilities": map[string]any{"boot_option": "netboot"}}
 			err := validate(hw.ILO(), n)
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 			Expect(err.Error()).To(ContainSubstring("boot_option=local"))
 			Expect(err.Error()).To(ContainSubstring("whole-disk image"))
 			n.InstanceInfo["capabilities"] = map[string]any{"boot_option": "local"}

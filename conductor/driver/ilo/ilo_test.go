@@ -2,7 +2,6 @@ package ilo_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,7 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/conductor/bmc/ilotest"
-	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
 	"github.com/ferricbm/ferric/conductor/driver/ilo"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -21,31 +20,6 @@ import (
 	"github.com/ferricbm/ferric/pkg/secrets"
 	"github.com/ferricbm/ferric/pkg/states"
 )
-
-type taskCtx struct {
-	node  *model.Node
-	ports []model.Port
-}
-
-func (t taskCtx) Node() *model.Node                           { return t.node }
-func (t taskCtx) Ports(context.Context) ([]model.Port, error) { return t.ports, nil }
-func (t taskCtx) Shared() bool                                { return false }
-
-// The conductor is not part of these tests.
-var errNoConductor = errors.New("no conductor in this test")
-
-func (t taskCtx) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
-func (t taskCtx) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
-func (t taskCtx) Save(context.Context) error                               { return errNoConductor }
-func (t taskCtx) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
-func (t taskCtx) Fail(context.Context, string) error                       { return errNoConductor }
-
-func kindOf(err error) errs.Kind {
-	if e, ok := errs.As(err); ok {
-		return e.Kind
-	}
-	return ""
-}
 
 // fastConfig polls the power state every second, twice as often as
 // Ironic, so that the specs do not wait 2 s per read.
@@ -93,7 +67,7 @@ var _ = Describe("iLO and Redfish power and management", func() {
 				f = hw.Redfish()
 			}
 			power, mgmt := hw.Power(f), hw.Management(f)
-			t := taskCtx{node: &model.Node{UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", DriverInfo: info}}
+			t := drivertest.New(&model.Node{UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", DriverInfo: info})
 			Expect(power.Validate(ctx, t)).To(Succeed())
 
 			Expect(power.SetPowerState(ctx, t, states.PowerOn, 0)).To(Succeed())
@@ -122,7 +96,7 @@ var _ = Describe("iLO and Redfish power and management", func() {
 				Expect(srv.Redfish.Boot().Target).To(Equal("Hdd"))
 			}
 			err = mgmt.SetBootDevice(ctx, t, "bios", false)
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 		})
 	}
 
@@ -135,7 +109,7 @@ var _ = Describe("iLO and Redfish power and management", func() {
 				f, key = hw.Redfish(), "redfish_password"
 			}
 			info[key] = "wrong-pw-123"
-			t := taskCtx{node: &model.Node{UUID: "n1", DriverInfo: info}}
+			t := drivertest.New(&model.Node{UUID: "n1", DriverInfo: info})
 			_, err := hw.Power(f).GetPowerState(ctx, t)
 			Expect(err).To(HaveOccurred())
 			Expect(err.Error()).To(ContainSubstring("refused the user name and password of driver_info"))
@@ -147,7 +121,7 @@ var _ = Describe("iLO and Redfish power and management", func() {
 	It("refuses a BMC whose certificate it cannot verify unless told not to verify", func(ctx SpecContext) {
 		srv, info := startILO("ProLiant DL360 Gen9", ilo.Name)
 		delete(info, "ca_file")
-		t := taskCtx{node: &model.Node{UUID: "n1", DriverInfo: info}}
+		t := drivertest.New(&model.Node{UUID: "n1", DriverInfo: info})
 		_, err := hw.Power(hw.ILO()).GetPowerState(ctx, t)
 		Expect(err).To(MatchError(ContainSubstring("certificate")))
 		info["ilo_verify_ca"] = "False"
@@ -165,7 +139,7 @@ var _ = Describe("iLO and Redfish power and management", func() {
 var _ = Describe("driver_info validation", func() {
 	hw := ilo.New(ilo.OptionsFrom(config.Defaults(), nil))
 	validate := func(f ilo.Flavor, info model.JSONObject) error {
-		t := taskCtx{node: &model.Node{UUID: "n1", DriverInfo: info}}
+		t := drivertest.New(&model.Node{UUID: "n1", DriverInfo: info})
 		perr := hw.Power(f).Validate(context.Background(), t)
 		merr := hw.Management(f).Validate(context.Background(), t)
 		Expect(errs.Message(merr)).To(Equal(errs.Message(perr)), "power and management agree")
@@ -183,7 +157,7 @@ var _ = Describe("driver_info validation", func() {
 
 	It("lists the missing iLO parameters as Ironic does", func() {
 		err := validate(hw.ILO(), model.JSONObject{"ilo_address": "192.0.2.1"})
-		Expect(kindOf(err)).To(Equal(errs.KindMissingParameterValue))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindMissingParameterValue))
 		Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 		Expect(err.Error()).To(Equal("The following required iLO parameters are missing from the node's driver_info: ['ilo_username', 'ilo_password']"))
 	})
@@ -193,7 +167,7 @@ var _ = Describe("driver_info validation", func() {
 			info := full()
 			info[key] = value
 			err := validate(hw.ILO(), info)
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 			Expect(err.Error()).To(Equal(message))
 		},
 		Entry("client_port not a number", "client_port", "https", `client_port "https" is not a valid integer.`),
@@ -206,7 +180,7 @@ var _ = Describe("driver_info validation", func() {
 
 	It("validates Redfish addresses and system ids as Ironic names them", func() {
 		err := validate(hw.Redfish(), model.JSONObject{"redfish_address": "bmc.example.com"})
-		Expect(kindOf(err)).To(Equal(errs.KindMissingParameterValue))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindMissingParameterValue))
 		Expect(err.Error()).To(Equal("Missing the following Redfish properties in node n1 driver_info: ['redfish_username', 'redfish_password']"))
 		ok := model.JSONObject{"redfish_address": "bmc.example.com:8443", "redfish_username": "u", "redfish_password": "p",
 			"redfish_system_id": "/redfish/v1/Systems/437XR1138R2", "redfish_verify_ca": "false"}
@@ -217,7 +191,7 @@ var _ = Describe("driver_info validation", func() {
 				bad[kk] = vv
 			}
 			bad[k] = v
-			Expect(kindOf(validate(hw.Redfish(), bad))).To(Equal(errs.KindInvalidParameterValue), k)
+			Expect(errs.KindOf(validate(hw.Redfish(), bad))).To(Equal(errs.KindInvalidParameterValue), k)
 		}
 		ca := filepath.Join(GinkgoT().TempDir(), "ca.pem")
 		Expect(os.WriteFile(ca, []byte("x"), 0o600)).To(Succeed())
@@ -232,7 +206,5 @@ func bootsOf(srv *ilotest.Server) int {
 	}
 	return srv.RIBCL.Boots()
 }
-
-var _ driver.TaskContext = taskCtx{}
 
 func itoa(n int) string { return strconv.Itoa(n) }

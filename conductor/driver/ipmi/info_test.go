@@ -2,49 +2,26 @@ package ipmi_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/conductor/driver/ipmi"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/pkg/states"
 )
-
-type taskCtx struct{ node *model.Node }
-
-func (t taskCtx) Node() *model.Node                           { return t.node }
-func (t taskCtx) Ports(context.Context) ([]model.Port, error) { return nil, nil }
-func (t taskCtx) Shared() bool                                { return false }
-
-// The conductor is not part of these tests.
-var errNoConductor = errors.New("no conductor in this test")
-
-func (t taskCtx) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
-func (t taskCtx) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
-func (t taskCtx) Save(context.Context) error                               { return errNoConductor }
-func (t taskCtx) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
-func (t taskCtx) Fail(context.Context, string) error                       { return errNoConductor }
-
-func kindOf(err error) errs.Kind {
-	if e, ok := errs.As(err); ok {
-		return e.Kind
-	}
-	return ""
-}
 
 var _ = Describe("driver_info validation", func() {
 	hw := ipmi.New(ipmi.OptionsFrom(config.Defaults(), nil))
 
 	validate := func(info model.JSONObject) error {
-		t := taskCtx{&model.Node{UUID: "n1", Driver: ipmi.Name, DriverInfo: info}}
+		t := drivertest.New(&model.Node{UUID: "n1", Driver: ipmi.Name, DriverInfo: info})
 		perr := hw.Power().Validate(context.Background(), t)
 		merr := hw.Management().Validate(context.Background(), t)
 		Expect(errs.Message(merr)).To(Equal(errs.Message(perr)), "power and management agree")
@@ -63,7 +40,7 @@ var _ = Describe("driver_info validation", func() {
 	It("requires ipmi_address with Ironic's MissingParameterValue", func() {
 		for _, info := range []model.JSONObject{nil, {"ipmi_address": ""}, {"ipmi_username": "admin"}} {
 			err := validate(info)
-			Expect(kindOf(err)).To(Equal(errs.KindMissingParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindMissingParameterValue))
 			Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 			Expect(err.Error()).To(Equal("Missing the following IPMI credentials in node's driver_info: ['ipmi_address']."))
 		}
@@ -72,7 +49,7 @@ var _ = Describe("driver_info validation", func() {
 	DescribeTable("rejects bad values with InvalidParameterValue",
 		func(key string, value any, message string) {
 			err := validate(model.JSONObject{"ipmi_address": "192.0.2.1", key: value})
-			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 			Expect(err.Error()).To(Equal(message))
 		},
 		Entry(nil, "ipmi_port", "abc", `ipmi_port "abc" is not a valid integer.`),
@@ -120,9 +97,9 @@ var _ = Describe("hardware type", func() {
 		node := &model.Node{UUID: "n1", Driver: ipmi.Name}
 		d, err := reg.Load(node)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(d.Power.SupportedPowerStates(context.Background(), taskCtx{node})).To(ConsistOf(
+		Expect(d.Power.SupportedPowerStates(context.Background(), drivertest.New(node))).To(ConsistOf(
 			"power on", "power off", "rebooting", "soft power off", "soft rebooting"))
-		Expect(d.Management.SupportedBootDevices(context.Background(), taskCtx{node})).To(Equal(
+		Expect(d.Management.SupportedBootDevices(context.Background(), drivertest.New(node))).To(Equal(
 			[]string{"pxe", "disk", "cdrom", "bios", "safe"}))
 
 		props, err := reg.Properties(ipmi.Name)
@@ -134,15 +111,15 @@ var _ = Describe("hardware type", func() {
 
 	It("refuses an unknown boot device before contacting the BMC", func() {
 		node := &model.Node{UUID: "n1", Driver: ipmi.Name, DriverInfo: model.JSONObject{"ipmi_address": "192.0.2.1"}}
-		err := hw.Management().SetBootDevice(context.Background(), taskCtx{node}, "floppy", false)
-		Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+		err := hw.Management().SetBootDevice(context.Background(), drivertest.New(node), "floppy", false)
+		Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 		Expect(err.Error()).To(Equal("Invalid boot device floppy specified."))
 	})
 
 	It("refuses a power state it cannot reach", func() {
 		node := &model.Node{UUID: "n1", Driver: ipmi.Name, DriverInfo: model.JSONObject{"ipmi_address": "192.0.2.1"}}
-		err := hw.Power().SetPowerState(context.Background(), taskCtx{node}, "rebooting", 0)
-		Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+		err := hw.Power().SetPowerState(context.Background(), drivertest.New(node), "rebooting", 0)
+		Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 	})
 })
 

@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/sirupsen/logrus"
 
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
 	"github.com/ferricbm/ferric/conductor/driver/ipmi"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -111,7 +112,7 @@ func (s *scripted) calls() []string {
 var _ = Describe("ipmitool invocation", func() {
 	It("passes the BMC's coordinates and the password only through a private file", func(ctx SpecContext) {
 		s := newScripted(`echo "Chassis Power is on"`, nil)
-		Expect(s.hw.Power().GetPowerState(ctx, taskCtx{s.node})).To(Equal(states.PowerOn))
+		Expect(s.hw.Power().GetPowerState(ctx, drivertest.New(s.node))).To(Equal(states.PowerOn))
 		call := s.calls()[0]
 		Expect(call).To(MatchRegexp(`^-v -I lanplus -H 192\.0\.2\.7 -p 623 -L ADMINISTRATOR -C 3 -U admin -N 5 -R 1 -f \S+ power status$`))
 		Expect(call).NotTo(ContainSubstring("s3cret"))
@@ -121,7 +122,7 @@ var _ = Describe("ipmitool invocation", func() {
 
 		s.node.DriverInfo = model.JSONObject{"ipmi_address": "192.0.2.7", "ipmi_port": "6230",
 			"ipmi_cipher_suite": 17, "ipmi_priv_level": "OPERATOR"}
-		Expect(s.hw.Power().GetPowerState(ctx, taskCtx{s.node})).To(Equal(states.PowerOn))
+		Expect(s.hw.Power().GetPowerState(ctx, drivertest.New(s.node))).To(Equal(states.PowerOn))
 		call = s.calls()[1]
 		Expect(call).To(MatchRegexp(`^-v -I lanplus -H 192\.0\.2\.7 -p 6230 -L OPERATOR -C 17 -N 5 -R 1 -f \S+ power status$`))
 		// ipmitool would prompt for an empty password: it gets a NUL.
@@ -134,26 +135,26 @@ var _ = Describe("ipmitool invocation", func() {
 			c.CommandRetryTimeout = 60 * time.Second
 			c.ConnectTimeout = 2 * time.Second
 		})
-		Expect(s.hw.Power().GetPowerState(ctx, taskCtx{s.node})).To(Equal(states.PowerOff))
+		Expect(s.hw.Power().GetPowerState(ctx, drivertest.New(s.node))).To(Equal(states.PowerOff))
 		Expect(s.calls()[0]).To(ContainSubstring(" -N 2 -R 30 "))
 	})
 
 	It("retries transient failures and gives up at once on others", func(ctx SpecContext) {
 		s := newScripted(`if [ "$n" -le 2 ]; then echo "Error: insufficient resources for session" >&2; exit 1; fi
 echo "Chassis Power is on"`, nil)
-		Expect(s.hw.Power().GetPowerState(ctx, taskCtx{s.node})).To(Equal(states.PowerOn))
+		Expect(s.hw.Power().GetPowerState(ctx, drivertest.New(s.node))).To(Equal(states.PowerOn))
 		Expect(s.calls()).To(HaveLen(3))
 		Expect(s.logs.String()).To(ContainSubstring("retrying"))
 
 		s = newScripted(`echo "Error: Unable to establish IPMI v2 / RMCP+ session" >&2; exit 1`, nil)
-		_, err := s.hw.Power().GetPowerState(ctx, taskCtx{s.node})
+		_, err := s.hw.Power().GetPowerState(ctx, drivertest.New(s.node))
 		Expect(errs.Is(err, ipmi.KindIPMIFailure)).To(BeTrue())
 		Expect(err.Error()).To(Equal("IPMI call failed: power status. ipmitool exited with status 1. ipmitool: Error: Unable to establish IPMI v2 / RMCP+ session"))
 		Expect(s.calls()).To(HaveLen(1))
 
 		s = newScripted(`if [ "$n" -le 1 ]; then echo "BMC says: warming up" >&2; exit 1; fi
 echo "Chassis Power is on"`, func(c *config.IPMI) { c.AdditionalRetryableIPMIErrors = []string{"warming up"} })
-		Expect(s.hw.Power().GetPowerState(ctx, taskCtx{s.node})).To(Equal(states.PowerOn))
+		Expect(s.hw.Power().GetPowerState(ctx, drivertest.New(s.node))).To(Equal(states.PowerOn))
 		Expect(s.calls()).To(HaveLen(2))
 	})
 
@@ -163,7 +164,7 @@ echo "Chassis Power is on"`, func(c *config.IPMI) { c.AdditionalRetryableIPMIErr
 			c.MinCommandInterval = 50 * time.Millisecond
 		})
 		started := time.Now()
-		_, err := s.hw.Power().GetPowerState(ctx, taskCtx{s.node})
+		_, err := s.hw.Power().GetPowerState(ctx, drivertest.New(s.node))
 		Expect(errs.Is(err, ipmi.KindIPMIFailure)).To(BeTrue())
 		// It kept retrying the busy BMC until the timeout; how many tries
 		// fit in it depends on the machine's speed.
@@ -175,7 +176,7 @@ echo "Chassis Power is on"`, func(c *config.IPMI) { c.AdditionalRetryableIPMIErr
 		s := newScripted(`echo "Chassis Power is on"`, func(c *config.IPMI) { c.MinCommandInterval = 200 * time.Millisecond })
 		var wg sync.WaitGroup
 		for range 3 {
-			wg.Go(func() { _, _ = s.hw.Power().GetPowerState(ctx, taskCtx{s.node}) })
+			wg.Go(func() { _, _ = s.hw.Power().GetPowerState(ctx, drivertest.New(s.node)) })
 		}
 		wg.Wait()
 		var times []int64
@@ -192,7 +193,7 @@ echo "Chassis Power is on"`, func(c *config.IPMI) { c.AdditionalRetryableIPMIErr
 
 	It("kills a hung ipmitool with everything it started", func(ctx SpecContext) {
 		s := newScripted(`sleep 60 & echo $! > "$dir/child"; wait`, func(c *config.IPMI) { c.CommandRetryTimeout = 500 * time.Millisecond })
-		_, err := s.hw.Power().GetPowerState(ctx, taskCtx{s.node})
+		_, err := s.hw.Power().GetPowerState(ctx, drivertest.New(s.node))
 		Expect(errs.Is(err, ipmi.KindIPMIFailure)).To(BeTrue())
 		Expect(err.Error()).To(ContainSubstring("No answer from the BMC at 192.0.2.7:623 in time; ipmitool was stopped"))
 		child, convErr := strconv.Atoi(strings.TrimSpace(s.read("child")))
@@ -204,7 +205,7 @@ echo "Chassis Power is on"`, func(c *config.IPMI) { c.AdditionalRetryableIPMIErr
 	It("treats a refusal reported on stderr as a failure even when ipmitool exits 0", func(ctx SpecContext) {
 		s := newScripted(`echo "Set Chassis Boot Parameter 5 failed: Invalid data field in request" >&2`,
 			func(c *config.IPMI) { c.DisableBootTimeout = false })
-		err := s.hw.Management().SetBootDevice(ctx, taskCtx{s.node}, "safe", true)
+		err := s.hw.Management().SetBootDevice(ctx, drivertest.New(s.node), "safe", true)
 		Expect(errs.Is(err, ipmi.KindIPMIFailure)).To(BeTrue())
 		Expect(err.Error()).To(ContainSubstring("chassis bootdev safe options=persistent"))
 		Expect(s.calls()).To(HaveLen(1))
@@ -212,7 +213,7 @@ echo "Chassis Power is on"`, func(c *config.IPMI) { c.AdditionalRetryableIPMIErr
 
 	It("asks the BMC to keep the boot device first, and only warns when it refuses", func(ctx SpecContext) {
 		s := newScripted(`case "$*" in *raw*) echo "Unable to send RAW command" >&2; exit 1;; esac`, nil)
-		Expect(s.hw.Management().SetBootDevice(ctx, taskCtx{s.node}, "pxe", false)).To(Succeed())
+		Expect(s.hw.Management().SetBootDevice(ctx, drivertest.New(s.node), "pxe", false)).To(Succeed())
 		calls := s.calls()
 		Expect(calls).To(HaveLen(2))
 		Expect(calls[0]).To(HaveSuffix(" raw 0x00 0x08 0x03 0x08"))
@@ -221,7 +222,7 @@ echo "Chassis Power is on"`, func(c *config.IPMI) { c.AdditionalRetryableIPMIErr
 
 		s.node.DriverInfo["ipmi_disable_boot_timeout"] = false
 		s.node.DriverInternalInfo = model.JSONObject{"deploy_boot_mode": "uefi"}
-		Expect(s.hw.Management().SetBootDevice(ctx, taskCtx{s.node}, "disk", true)).To(Succeed())
+		Expect(s.hw.Management().SetBootDevice(ctx, drivertest.New(s.node), "disk", true)).To(Succeed())
 		calls = s.calls()
 		Expect(calls).To(HaveLen(3))
 		Expect(calls[2]).To(HaveSuffix(" chassis bootdev disk options=persistent,efiboot"))
@@ -229,7 +230,7 @@ echo "Chassis Power is on"`, func(c *config.IPMI) { c.AdditionalRetryableIPMIErr
 
 	It("reads the persistent flag and device from the boot parameters", func(ctx SpecContext) {
 		s := newScripted(`printf ' Boot Flags :\n   - Boot Flag Valid\n   - Options apply to all future boots\n   - Boot Device Selector : Force Boot from default Hard-Drive, request Safe-Mode\n'`, nil)
-		bd, err := s.hw.Management().GetBootDevice(ctx, taskCtx{s.node})
+		bd, err := s.hw.Management().GetBootDevice(ctx, drivertest.New(s.node))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(*bd.Device).To(Equal("safe"))
 		Expect(*bd.Persistent).To(BeTrue())
@@ -243,12 +244,12 @@ echo "Chassis Power is on"`, func(c *config.IPMI) { c.AdditionalRetryableIPMIErr
   if [ -f "$dir/reads" ] && [ "$(cat "$dir/reads")" -ge 3 ]; then echo "Chassis Power is on"; else echo "Chassis Power is off"; fi;;
 esac`, nil)
 		p := s.hw.Power()
-		Expect(p.SetPowerState(ctx, taskCtx{s.node}, states.PowerOn, 0)).To(Succeed())
+		Expect(p.SetPowerState(ctx, drivertest.New(s.node), states.PowerOn, 0)).To(Succeed())
 		Expect(strings.TrimSpace(s.read("reads"))).To(Equal("3"))
 
 		s = newScripted(`case "$*" in *"power status") echo "Chassis Power is on";; esac`, nil)
 		started := time.Now()
-		err := s.hw.Power().SetPowerState(ctx, taskCtx{s.node}, states.PowerOff, 200*time.Millisecond)
+		err := s.hw.Power().SetPowerState(ctx, drivertest.New(s.node), states.PowerOff, 200*time.Millisecond)
 		Expect(errs.Is(err, errs.KindPowerStateFailure)).To(BeTrue())
 		Expect(errs.Message(err)).To(Equal("Failed to set node power state to power off. It was still power on after 200ms."))
 		// How many reads fit in 200 ms depends on the machine's speed;
@@ -264,7 +265,7 @@ esac`, nil)
 		s := newScripted(`case "$*" in *"power status") echo "Chassis Power is off";; esac`, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
-		err := s.hw.Power().SetPowerState(ctx, taskCtx{s.node}, states.PowerOn, time.Minute)
+		err := s.hw.Power().SetPowerState(ctx, drivertest.New(s.node), states.PowerOn, time.Minute)
 		Expect(err).To(MatchError(context.DeadlineExceeded))
 	})
 })

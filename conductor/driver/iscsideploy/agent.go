@@ -31,7 +31,7 @@ var _ driver.AgentPoller = (*Deploy)(nil)
 // need nothing from the agent here.
 func (d *Deploy) PollAgent(ctx context.Context, t driver.TaskContext, callbackURL string) (any, error) {
 	n := t.Node()
-	if n.Maintenance || deref(n.ProvisionState) != states.CleanWait {
+	if n.Maintenance || n.State() != states.CleanWait {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
@@ -42,7 +42,7 @@ func (d *Deploy) PollAgent(ctx context.Context, t driver.TaskContext, callbackUR
 // HeartbeatPolled handles a heartbeat under the node lock with what
 // PollAgent found.
 func (d *Deploy) HeartbeatPolled(ctx context.Context, t driver.TaskContext, callbackURL, agentVersion string, polled any, pollErr error) error {
-	switch deref(t.Node().ProvisionState) {
+	switch t.Node().State() {
 	case states.CleanWait:
 		p, _ := polled.(*cleanPoll)
 		return d.cleanHeartbeat(ctx, t, p, pollErr)
@@ -57,7 +57,7 @@ func (d *Deploy) HeartbeatPolled(ctx context.Context, t driver.TaskContext, call
 // nothing here.
 func (d *Deploy) Heartbeat(ctx context.Context, t driver.TaskContext, callbackURL, _ string) error {
 	n := t.Node()
-	if n.Maintenance || deref(n.ProvisionState) != states.DeployWait {
+	if n.Maintenance || n.State() != states.DeployWait {
 		return nil
 	}
 	if waitingForIt, _ := n.DriverInternalInfo[bootloaderWaitKey].(bool); waitingForIt {

@@ -90,30 +90,6 @@ func cleanOptionsFrom(cfg config.Config, log logrus.FieldLogger) CleanOptions {
 	}
 }
 
-// cleaningTask is what the conductor offers a deploy interface that moves
-// a clean on from a ramdisk callback, in the worker holding the lock.
-// After ContinueCleaning or FailCleaning the conductor has saved the node
-// (and may have released it): the caller returns at once.
-type cleaningTask interface {
-	driver.TaskContext
-	// SetCleanSteps computes the steps of an automated clean from every
-	// interface's, or checks a manual clean's against them.
-	SetCleanSteps(ctx context.Context) error
-	// ContinueCleaning runs the next step (the current one again with
-	// rerunCurrent), as continue_node_clean does.
-	ContinueCleaning(ctx context.Context, rerunCurrent bool) error
-	// FailCleaning ends the clean in clean failed with msg.
-	FailCleaning(ctx context.Context, msg string) error
-}
-
-func asCleaningTask(t driver.TaskContext) (cleaningTask, error) {
-	ct, ok := t.(cleaningTask)
-	if !ok {
-		return nil, errors.New("iscsi deploy: the task cannot continue a clean")
-	}
-	return ct, nil
-}
-
 var _ driver.CleanStepper = (*Deploy)(nil)
 
 // PrepareCleaning boots the node into the ramdisk for in-band cleaning:

@@ -88,12 +88,8 @@ func (d *Deploy) cleanHeartbeat(ctx context.Context, t driver.TaskContext, p *cl
 	if n.Maintenance || p == nil && pollErr == nil {
 		return nil
 	}
-	ct, err := asCleaningTask(t)
-	if err != nil {
-		return err
-	}
 	if pollErr != nil {
-		return ct.FailCleaning(ctx, fmt.Sprintf("Asynchronous exception for node %s: Failed to poll the agent. Exception: %s", n.UUID, pollErr))
+		return t.FailCleaning(ctx, fmt.Sprintf("Asynchronous exception for node %s: Failed to poll the agent. Exception: %s", n.UUID, pollErr))
 	}
 	if !sameStep(p.step, n.CleanStep) {
 		// The clean moved on since the poll; the next heartbeat reports on
@@ -105,17 +101,17 @@ func (d *Deploy) cleanHeartbeat(ctx context.Context, t driver.TaskContext, p *cl
 		// has nothing more to admit.
 		consumeDeployKey(n)
 		cacheSteps(n, p.steps)
-		if err := ct.SetCleanSteps(ctx); err != nil {
-			return ct.FailCleaning(ctx, fmt.Sprintf("Asynchronous exception for node %s: Node failed to start the first cleaning step. Exception: %s", n.UUID, err))
+		if err := t.SetCleanSteps(ctx); err != nil {
+			return t.FailCleaning(ctx, fmt.Sprintf("Asynchronous exception for node %s: Node failed to start the first cleaning step. Exception: %s", n.UUID, err))
 		}
-		return ct.ContinueCleaning(ctx, false)
+		return t.ContinueCleaning(ctx, false)
 	}
 	stepName := jsonText(n.CleanStep)
 	last, ok := lastCommand(p.commands)
 	if !ok {
 		if reboot, _ := n.DriverInternalInfo[cleaningRebootKey].(bool); reboot {
 			delete(n.DriverInternalInfo, cleaningRebootKey)
-			return ct.ContinueCleaning(ctx, false)
+			return t.ContinueCleaning(ctx, false)
 		}
 		return nil
 	}
@@ -129,16 +125,16 @@ func (d *Deploy) cleanHeartbeat(ctx context.Context, t driver.TaskContext, p *cl
 		}
 		return nil
 	case "FAILED":
-		return ct.FailCleaning(ctx, fmt.Sprintf("Agent returned error for clean step %s on node %s : %s.", stepName, n.UUID, last.errorText()))
+		return t.FailCleaning(ctx, fmt.Sprintf("Agent returned error for clean step %s on node %s : %s.", stepName, n.UUID, last.errorText()))
 	case "CLEAN_VERSION_MISMATCH":
 		cacheSteps(n, p.steps)
 		if isManual(n) {
-			return ct.ContinueCleaning(ctx, true)
+			return t.ContinueCleaning(ctx, true)
 		}
-		if err := ct.SetCleanSteps(ctx); err != nil {
-			return ct.FailCleaning(ctx, fmt.Sprintf("Asynchronous exception for node %s: Could not restart automated cleaning after a hardware manager version change. Exception: %s", n.UUID, err))
+		if err := t.SetCleanSteps(ctx); err != nil {
+			return t.FailCleaning(ctx, fmt.Sprintf("Asynchronous exception for node %s: Could not restart automated cleaning after a hardware manager version change. Exception: %s", n.UUID, err))
 		}
-		return ct.ContinueCleaning(ctx, false)
+		return t.ContinueCleaning(ctx, false)
 	case "SUCCEEDED":
 		var done struct {
 			Step   model.JSONObject `json:"clean_step"`
@@ -151,11 +147,11 @@ func (d *Deploy) cleanHeartbeat(ctx context.Context, t driver.TaskContext, p *cl
 		recordAgentErase(n, done.Step, done.Result)
 		delete(n.DriverInternalInfo, cleanProgressKey)
 		if reboot, _ := n.CleanStep["reboot_requested"].(bool); reboot {
-			return d.rebootForStep(ctx, ct)
+			return d.rebootForStep(ctx, t)
 		}
-		return ct.ContinueCleaning(ctx, false)
+		return t.ContinueCleaning(ctx, false)
 	default:
-		return ct.FailCleaning(ctx, fmt.Sprintf("Agent returned unknown status for clean step %s on node %s : %s.", stepName, n.UUID, last.Status))
+		return t.FailCleaning(ctx, fmt.Sprintf("Agent returned unknown status for clean step %s on node %s : %s.", stepName, n.UUID, last.Status))
 	}
 }
 
@@ -168,16 +164,16 @@ func isManual(n *model.Node) bool {
 
 // rebootForStep reboots the node after a step that asked for it; the
 // clean goes on when the rebooted agent heartbeats with no command run.
-func (d *Deploy) rebootForStep(ctx context.Context, ct cleaningTask) error {
-	n := ct.Node()
-	drv, err := ct.Driver()
+func (d *Deploy) rebootForStep(ctx context.Context, t driver.TaskContext) error {
+	n := t.Node()
+	drv, err := t.Driver()
 	if err != nil {
 		return err
 	}
 	// The rebooted agent looks the node up again and needs a new token.
 	driver.ForgetAgentConnection(n)
-	if err := d.reboot(ctx, ct, drv); err != nil {
-		return ct.FailCleaning(ctx, fmt.Sprintf("Reboot requested by clean step %s failed for node %s: %s", jsonText(n.CleanStep), n.UUID, err))
+	if err := d.reboot(ctx, t, drv); err != nil {
+		return t.FailCleaning(ctx, fmt.Sprintf("Reboot requested by clean step %s failed for node %s: %s", jsonText(n.CleanStep), n.UUID, err))
 	}
 	n.DriverInternalInfo[cleaningRebootKey] = true
 	return nil

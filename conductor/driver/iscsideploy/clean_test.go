@@ -2,7 +2,6 @@ package iscsideploy
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 
@@ -12,25 +11,10 @@ import (
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/pkg/states"
 )
-
-type nodeTask struct{ n *model.Node }
-
-func (t nodeTask) Node() *model.Node                           { return t.n }
-func (t nodeTask) Ports(context.Context) ([]model.Port, error) { return nil, nil }
-func (t nodeTask) Shared() bool                                { return true }
-
-// The conductor is not part of these tests.
-var errNoConductor = errors.New("no conductor in this test")
-
-func (t nodeTask) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
-func (t nodeTask) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
-func (t nodeTask) Save(context.Context) error                               { return errNoConductor }
-func (t nodeTask) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
-func (t nodeTask) Fail(context.Context, string) error                       { return errNoConductor }
 
 var _ = Describe("clean steps and their configuration", func() {
 	agentNode := func() *model.Node {
@@ -43,7 +27,7 @@ var _ = Describe("clean steps and their configuration", func() {
 		}}
 	}
 	priorities := func(d *Deploy, n *model.Node) map[string]int {
-		steps, err := d.CleanSteps(context.Background(), nodeTask{n})
+		steps, err := d.CleanSteps(context.Background(), drivertest.New(n))
 		Expect(err).NotTo(HaveOccurred())
 		out := map[string]int{}
 		for _, s := range steps {
@@ -74,14 +58,14 @@ var _ = Describe("clean steps and their configuration", func() {
 	It("offers the agent's steps only once it ran, and the conductor's erase steps with the callback-only ramdisk's target", func() {
 		d := New(OptionsFrom(config.Defaults(), logrus.New()))
 		Expect(priorities(d, &model.Node{UUID: "u", DriverInternalInfo: model.JSONObject{}})).To(BeEmpty())
-		_, err := d.CleanSteps(context.Background(), nodeTask{&model.Node{UUID: "u",
-			DriverInternalInfo: model.JSONObject{"agent_url": "http://127.0.0.1:9999"}}})
+		_, err := d.CleanSteps(context.Background(), drivertest.New(&model.Node{UUID: "u",
+			DriverInternalInfo: model.JSONObject{"agent_url": "http://127.0.0.1:9999"}}))
 		Expect(err).To(MatchError("Cleaning steps are not yet available for node u"))
 		Expect(priorities(d, agentNode())).To(Equal(map[string]int{"erase_devices": 10, "erase_devices_metadata": 99}))
 
 		n := &model.Node{UUID: "u", DriverInternalInfo: model.JSONObject{}}
 		storeCleaningTarget(n, target{address: "127.0.0.1", port: 3260, iqn: IQN("u"), lun: 1})
-		steps, err := d.CleanSteps(context.Background(), nodeTask{n})
+		steps, err := d.CleanSteps(context.Background(), drivertest.New(n))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(steps).To(ConsistOf(
 			driver.CleanStep{Interface: "deploy", Step: "erase_devices_metadata", Priority: 99},

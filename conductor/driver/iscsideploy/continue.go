@@ -326,11 +326,4 @@ func ensureMaps(n *model.Node) {
 	}
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 func ptr[T any](v T) *T { return &v }

@@ -239,7 +239,7 @@ func (d *Deploy) Prepare(ctx context.Context, t driver.TaskContext) error {
 		return err
 	}
 	n := t.Node()
-	if deref(n.ProvisionState) == states.Active {
+	if n.State() == states.Active {
 		return drv.Boot.PrepareInstance(ctx, t)
 	}
 	info, err := d.instanceInfo(ctx, n)

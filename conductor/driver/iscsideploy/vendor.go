@@ -91,7 +91,7 @@ func (v *Vendor) ValidateCall(_ context.Context, t driver.TaskContext, method, _
 }
 
 func waiting(n *model.Node) bool {
-	state := deref(n.ProvisionState)
+	state := n.State()
 	return state == states.DeployWait || state == states.CleanWait
 }
 
@@ -104,7 +104,7 @@ func secondCallback(n *model.Node, info map[string]any) bool {
 
 func (d *Deploy) parseDeployInfo(t driver.TaskContext, info map[string]any) (*deployInfo, error) {
 	n := t.Node()
-	if state := deref(n.ProvisionState); !waiting(n) {
+	if state := n.State(); !waiting(n) {
 		return nil, errs.New(errs.KindInvalidStateRequested,
 			"Node %s is not waiting for a deploy ramdisk callback; its provision state is %s.", n.UUID, state)
 	}
@@ -191,7 +191,7 @@ func (v *Vendor) Call(ctx context.Context, t driver.TaskContext, method, _ strin
 		return nil, err
 	}
 	consumeDeployKey(n)
-	if deref(n.ProvisionState) == states.CleanWait {
+	if n.State() == states.CleanWait {
 		return nil, v.d.cleanCallback(ctx, t, di)
 	}
 	if err := t.ProcessEvent(ctx, states.EventResume, ""); err != nil {
@@ -211,23 +211,19 @@ func (v *Vendor) Call(ctx context.Context, t driver.TaskContext, method, _ strin
 // erases through that target itself (CleanSteps offers the erase steps
 // once it is recorded), so cleaning means the same with either ramdisk.
 func (d *Deploy) cleanCallback(ctx context.Context, t driver.TaskContext, di *deployInfo) error {
-	ct, err := asCleaningTask(t)
-	if err != nil {
-		return err
-	}
 	n := t.Node()
 	if di.ramdiskError != "" {
-		return ct.FailCleaning(ctx, fmt.Sprintf("Error returned from the cleaning ramdisk of node %s: %s", n.UUID, di.ramdiskError))
+		return t.FailCleaning(ctx, fmt.Sprintf("Error returned from the cleaning ramdisk of node %s: %s", n.UUID, di.ramdiskError))
 	}
 	if err := d.checkCallbackCHAP(di); err != nil {
-		return ct.FailCleaning(ctx, fmt.Sprintf("Failed to clean the node %s. Error: %s", n.UUID, err))
+		return t.FailCleaning(ctx, fmt.Sprintf("Failed to clean the node %s. Error: %s", n.UUID, err))
 	}
 	d.log.WithField("node", n.UUID).Info("The callback-only ramdisk runs no clean steps; the conductor erases through the iSCSI target it exported")
 	storeCleaningTarget(n, di.target)
-	if err := ct.SetCleanSteps(ctx); err != nil {
-		return ct.FailCleaning(ctx, fmt.Sprintf("Encountered exception for node %s while initiating cleaning. Error: %s", n.UUID, err))
+	if err := t.SetCleanSteps(ctx); err != nil {
+		return t.FailCleaning(ctx, fmt.Sprintf("Encountered exception for node %s while initiating cleaning. Error: %s", n.UUID, err))
 	}
-	return ct.ContinueCleaning(ctx, false)
+	return t.ContinueCleaning(ctx, false)
 }
 
 // checkCallbackCHAP: a callback-only ramdisk that sent no CHAP account
@@ -246,12 +242,8 @@ func (d *Deploy) checkCallbackCHAP(di *deployInfo) error {
 func (d *Deploy) failOnSecondCallback(ctx context.Context, t driver.TaskContext, drv *driver.Driver) error {
 	n := t.Node()
 	d.log.WithField("node", n.UUID).Error(secondCallbackMessage)
-	if deref(n.ProvisionState) == states.CleanWait {
-		ct, err := asCleaningTask(t)
-		if err != nil {
-			return err
-		}
-		return ct.FailCleaning(ctx, secondCallbackMessage)
+	if n.State() == states.CleanWait {
+		return t.FailCleaning(ctx, secondCallbackMessage)
 	}
 	return d.fail(ctx, t, drv, secondCallbackMessage)
 }
@@ -270,9 +262,9 @@ type bootloaderInfo struct {
 // once: the wait for it ends with the call.
 func parseBootloaderInfo(n *model.Node, info map[string]any) (*bootloaderInfo, error) {
 	waitingForIt, _ := n.DriverInternalInfo[bootloaderWaitKey].(bool)
-	if deref(n.ProvisionState) != states.DeployWait || !waitingForIt {
+	if n.State() != states.DeployWait || !waitingForIt {
 		return nil, errs.New(errs.KindInvalidStateRequested,
-			"Node %s is not waiting for a boot loader install callback; its provision state is %s.", n.UUID, deref(n.ProvisionState))
+			"Node %s is not waiting for a boot loader install callback; its provision state is %s.", n.UUID, n.State())
 	}
 	str := func(k string) string {
 		s, _ := info[k].(string)

@@ -1,7 +1,6 @@
 package pxe_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/conductor/vmedia/publish"
@@ -25,38 +25,13 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/httpserver"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/pkg/states"
 )
-
-// task is a node with its ports and driver, as the conductor's task gives
-// them to the interface.
-type task struct {
-	node  *model.Node
-	ports []model.Port
-	drv   *driver.Driver
-}
-
-func (t *task) Node() *model.Node                           { return t.node }
-func (t *task) Ports(context.Context) ([]model.Port, error) { return t.ports, nil }
-func (t *task) Shared() bool                                { return false }
-func (t *task) Driver() (*driver.Driver, error)             { return t.drv, nil }
-
-// The conductor is not part of these tests.
-var errNoConductor = errors.New("no conductor in this test")
-
-func (t *task) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
-func (t *task) Save(context.Context) error                               { return errNoConductor }
-func (t *task) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
-func (t *task) Fail(context.Context, string) error                       { return errNoConductor }
-func (t *task) bootDevice(ctx context.Context) (driver.BootDevice, error) {
-	return t.drv.Management.GetBootDevice(ctx, t)
-}
 
 var _ = Describe("pxe boot interface", func() {
 	var (
 		dir, tftp, httpRoot string
 		boot                *pxe.Boot
-		t                   *task
+		t                   *drivertest.Task
 	)
 
 	BeforeEach(func() {
@@ -75,10 +50,11 @@ var _ = Describe("pxe boot interface", func() {
 			DriverInternalInfo: model.JSONObject{}}
 		drv, err := reg.Load(node)
 		Expect(err).NotTo(HaveOccurred())
-		t = &task{node: node, drv: drv, ports: []model.Port{
+		t = drivertest.New(node).WithPorts([]model.Port{
 			{Address: "52:54:00:AA:BB:01", PXEEnabled: true},
 			{Address: "52:54:00:aa:bb:02", PXEEnabled: false},
-		}}
+		})
+		t.Drv = drv
 	})
 
 	Describe("Validate", func() {
@@ -87,20 +63,20 @@ var _ = Describe("pxe boot interface", func() {
 		})
 
 		It("names the missing deploy images as Ironic does", func(ctx SpecContext) {
-			t.node.DriverInfo = model.JSONObject{}
+			t.Node().DriverInfo = model.JSONObject{}
 			err := boot.Validate(ctx, t)
 			Expect(errs.Is(err, errs.KindMissingParameterValue)).To(BeTrue())
 			Expect(errs.Message(err)).To(Equal("Cannot validate PXE bootloader. Some parameters were missing in node's driver_info. Missing are: ['deploy_kernel', 'deploy_ramdisk']"))
 		})
 
 		It("refuses image references that are neither paths nor file/http URLs", func(ctx SpecContext) {
-			t.node.DriverInfo["deploy_kernel"] = "glance://abc"
+			t.Node().DriverInfo["deploy_kernel"] = "glance://abc"
 			Expect(errs.Is(boot.Validate(ctx, t), errs.KindInvalidParameterValue)).To(BeTrue())
 		})
 
 		DescribeTable("refuses conductor files outside file_url_allowed_paths",
 			func(ctx SpecContext, key string, ref func() string) {
-				t.node.DriverInfo[key] = ref()
+				t.Node().DriverInfo[key] = ref()
 				err := boot.Validate(ctx, t)
 				Expect(errs.Is(err, errs.KindInvalidParameterValue)).To(BeTrue(), "%v", err)
 				Expect(errs.Message(err)).To(ContainSubstring("driver_info " + key))
@@ -126,20 +102,20 @@ var _ = Describe("pxe boot interface", func() {
 		})
 
 		It("refuses instance kernels outside file_url_allowed_paths for a netbooted image", func(ctx SpecContext) {
-			t.node.InstanceInfo = model.JSONObject{"image_source": "http://x/img", "kernel": "/etc/shadow",
+			t.Node().InstanceInfo = model.JSONObject{"image_source": "http://x/img", "kernel": "/etc/shadow",
 				"ramdisk": filepath.Join(dir, "r"), "capabilities": "boot_option:netboot"}
 			err := boot.Validate(ctx, t)
 			Expect(errs.Message(err)).To(ContainSubstring("instance_info kernel: local file not allowed: /etc/shadow"))
 		})
 
 		It("needs a PXE-enabled port", func(ctx SpecContext) {
-			t.ports = t.ports[1:]
+			t.PortList = t.PortList[1:]
 			err := boot.Validate(ctx, t)
-			Expect(errs.Message(err)).To(Equal(fmt.Sprintf("Node %s does not have any port associated with it.", t.node.UUID)))
+			Expect(errs.Message(err)).To(Equal(fmt.Sprintf("Node %s does not have any port associated with it.", t.Node().UUID)))
 		})
 
 		It("needs the instance kernel and ramdisk to netboot a partition image", func(ctx SpecContext) {
-			t.node.InstanceInfo = model.JSONObject{"image_source": "http://x/img", "kernel": "http://x/k",
+			t.Node().InstanceInfo = model.JSONObject{"image_source": "http://x/img", "kernel": "http://x/k",
 				"capabilities": "boot_option:netboot"}
 			err := boot.Validate(ctx, t)
 			Expect(errs.Message(err)).To(ContainSubstring("instance_info. Missing are: ['ramdisk']"))
@@ -152,25 +128,25 @@ var _ = Describe("pxe boot interface", func() {
 		cfg, err := os.ReadFile(link)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(cfg)).To(Equal(fmt.Sprintf("default deploy\n\nlabel deploy\nkernel %[1]s/deploy_kernel\n"+
-			"append initrd=%[1]s/deploy_ramdisk a=1 b=2 nofb\nipappend 3\n", t.node.UUID)))
+			"append initrd=%[1]s/deploy_ramdisk a=1 b=2 nofb\nipappend 3\n", t.Node().UUID)))
 		Expect(filepath.Join(tftp, "pxelinux.cfg", "01-52-54-00-aa-bb-02")).NotTo(BeAnExistingFile())
-		Expect(os.ReadFile(filepath.Join(tftp, t.node.UUID, "deploy_kernel"))).To(Equal([]byte("file dk")))
-		Expect(os.ReadFile(filepath.Join(httpRoot, t.node.UUID, "deploy_ramdisk"))).To(Equal([]byte("file dr")))
+		Expect(os.ReadFile(filepath.Join(tftp, t.Node().UUID, "deploy_kernel"))).To(Equal([]byte("file dk")))
+		Expect(os.ReadFile(filepath.Join(httpRoot, t.Node().UUID, "deploy_ramdisk"))).To(Equal([]byte("file dr")))
 		ipxe, err := os.ReadFile(filepath.Join(httpRoot, "pxelinux.cfg", "52:54:00:aa:bb:01"))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(string(ipxe)).To(ContainSubstring("kernel http://127.0.0.1:1/b/" + t.node.UUID + "/deploy_kernel a=1 b=2 nofb"))
+		Expect(string(ipxe)).To(ContainSubstring("kernel http://127.0.0.1:1/b/" + t.Node().UUID + "/deploy_kernel a=1 b=2 nofb"))
 		chain, err := os.ReadFile(filepath.Join(httpRoot, "boot.ipxe"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(chain)).To(ContainSubstring("chain --autofree http://127.0.0.1:1/b/pxelinux.cfg/${mac}"))
 
 		By("removing links of ports deleted since")
-		t.ports = nil
+		t.PortList = nil
 		Expect(boot.CleanUpRamdisk(ctx, t)).To(Succeed())
 		Expect(link).NotTo(BeAnExistingFile())
 		Expect(filepath.Join(httpRoot, "pxelinux.cfg", "52:54:00:aa:bb:01")).NotTo(BeAnExistingFile())
-		Expect(filepath.Join(tftp, t.node.UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
+		Expect(filepath.Join(tftp, t.Node().UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
 		Expect(boot.CleanUpInstance(ctx, t)).To(Succeed())
-		Expect(filepath.Join(tftp, t.node.UUID)).NotTo(BeADirectory())
+		Expect(filepath.Join(tftp, t.Node().UUID)).NotTo(BeADirectory())
 	})
 
 	It("writes boot files that other users cannot read", func(ctx SpecContext) {
@@ -192,10 +168,10 @@ var _ = Describe("pxe boot interface", func() {
 	})
 
 	It("copies no conductor file outside the allowed directories, even without validation", func(ctx SpecContext) {
-		t.node.DriverInfo["deploy_kernel"] = "/etc/passwd"
+		t.Node().DriverInfo["deploy_kernel"] = "/etc/passwd"
 		err := boot.PrepareRamdisk(ctx, t, nil)
 		Expect(err).To(MatchError(ContainSubstring("local file not allowed: /etc/passwd")))
-		Expect(filepath.Join(tftp, t.node.UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
+		Expect(filepath.Join(tftp, t.Node().UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
 	})
 
 	Describe("boot file size limit", func() {
@@ -214,22 +190,22 @@ var _ = Describe("pxe boot interface", func() {
 		})
 
 		It("refuses a kernel announced larger than the limit and writes nothing", func(ctx SpecContext) {
-			t.node.DriverInfo["deploy_kernel"] = files.URL + "/sized"
+			t.Node().DriverInfo["deploy_kernel"] = files.URL + "/sized"
 			err := boot.PrepareRamdisk(ctx, t, nil)
 			Expect(errors.Is(err, image.ErrTooLarge)).To(BeTrue(), "%v", err)
 			Expect(err.Error()).To(ContainSubstring("4096 bytes, more than the 1024 allowed"))
-			Expect(os.ReadDir(filepath.Join(tftp, t.node.UUID))).To(BeEmpty())
+			Expect(os.ReadDir(filepath.Join(tftp, t.Node().UUID))).To(BeEmpty())
 		})
 
 		It("stops a body that gave no size once it passes the limit, and a local file too", func(ctx SpecContext) {
-			t.node.DriverInfo["deploy_kernel"] = files.URL + "/unsized"
+			t.Node().DriverInfo["deploy_kernel"] = files.URL + "/unsized"
 			Expect(errors.Is(boot.PrepareRamdisk(ctx, t, nil), image.ErrTooLarge)).To(BeTrue())
-			Expect(os.ReadDir(filepath.Join(tftp, t.node.UUID))).To(BeEmpty())
+			Expect(os.ReadDir(filepath.Join(tftp, t.Node().UUID))).To(BeEmpty())
 
 			Expect(os.WriteFile(filepath.Join(dir, "big"), make([]byte, 1025), 0o644)).To(Succeed())
-			t.node.DriverInfo["deploy_kernel"] = filepath.Join(dir, "big")
+			t.Node().DriverInfo["deploy_kernel"] = filepath.Join(dir, "big")
 			Expect(errors.Is(boot.PrepareRamdisk(ctx, t, nil), image.ErrTooLarge)).To(BeTrue())
-			Expect(os.ReadDir(filepath.Join(tftp, t.node.UUID))).To(BeEmpty())
+			Expect(os.ReadDir(filepath.Join(tftp, t.Node().UUID))).To(BeEmpty())
 		})
 	})
 
@@ -238,17 +214,17 @@ var _ = Describe("pxe boot interface", func() {
 	})
 
 	It("boots a netbooted partition image from its kernel with root=UUID and sets PXE boot", func(ctx SpecContext) {
-		t.node.InstanceInfo = model.JSONObject{"kernel": filepath.Join(dir, "k"), "ramdisk": filepath.Join(dir, "r"),
+		t.Node().InstanceInfo = model.JSONObject{"kernel": filepath.Join(dir, "k"), "ramdisk": filepath.Join(dir, "r"),
 			"capabilities": map[string]any{"boot_option": "netboot"}}
-		t.node.DriverInternalInfo["root_uuid_or_disk_id"] = "0f0e0d0c-1234"
+		t.Node().DriverInternalInfo["root_uuid_or_disk_id"] = "0f0e0d0c-1234"
 		Expect(boot.PrepareRamdisk(ctx, t, nil)).To(Succeed())
 		Expect(boot.PrepareInstance(ctx, t)).To(Succeed())
 		cfg, err := os.ReadFile(filepath.Join(tftp, "pxelinux.cfg", "01-52-54-00-aa-bb-01"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(cfg)).To(ContainSubstring("default boot_partition"))
-		Expect(string(cfg)).To(ContainSubstring("append initrd=" + t.node.UUID + "/ramdisk root=UUID=0f0e0d0c-1234 ro text nofb"))
-		Expect(filepath.Join(tftp, t.node.UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
-		bd, err := t.bootDevice(ctx)
+		Expect(string(cfg)).To(ContainSubstring("append initrd=" + t.Node().UUID + "/ramdisk root=UUID=0f0e0d0c-1234 ro text nofb"))
+		Expect(filepath.Join(tftp, t.Node().UUID, "deploy_kernel")).NotTo(BeAnExistingFile())
+		bd, err := t.Drv.Management.GetBootDevice(ctx, t)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(*bd.Device).To(Equal("pxe"))
 		Expect(*bd.Persistent).To(BeTrue())
@@ -256,11 +232,11 @@ var _ = Describe("pxe boot interface", func() {
 
 	It("boots whole-disk and local-boot instances from disk, without PXE files", func(ctx SpecContext) {
 		Expect(boot.PrepareRamdisk(ctx, t, nil)).To(Succeed())
-		t.node.DriverInternalInfo["is_whole_disk_image"] = true
+		t.Node().DriverInternalInfo["is_whole_disk_image"] = true
 		Expect(boot.PrepareInstance(ctx, t)).To(Succeed())
 		Expect(filepath.Join(tftp, "pxelinux.cfg", "01-52-54-00-aa-bb-01")).NotTo(BeAnExistingFile())
-		Expect(filepath.Join(tftp, t.node.UUID)).NotTo(BeADirectory())
-		bd, err := t.bootDevice(ctx)
+		Expect(filepath.Join(tftp, t.Node().UUID)).NotTo(BeADirectory())
+		bd, err := t.Drv.Management.GetBootDevice(ctx, t)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(*bd.Device).To(Equal("disk"))
 		Expect(*bd.Persistent).To(BeTrue())

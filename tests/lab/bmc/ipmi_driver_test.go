@@ -3,7 +3,6 @@ package bmc_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -25,29 +24,6 @@ import (
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/tests/lab/bmc"
 )
-
-// taskCtx is the conductor's view of one node, as the ipmi driver sees it.
-type taskCtx struct{ node *model.Node }
-
-func (t taskCtx) Node() *model.Node                           { return t.node }
-func (t taskCtx) Ports(context.Context) ([]model.Port, error) { return nil, nil }
-func (t taskCtx) Shared() bool                                { return false }
-
-// The conductor is not part of these tests.
-var errNoConductor = errors.New("no conductor in this test")
-
-func (t taskCtx) Driver() (*driver.Driver, error)                          { return nil, errNoConductor }
-func (t taskCtx) ConfigDrive(context.Context) (string, error)              { return "", errNoConductor }
-func (t taskCtx) Save(context.Context) error                               { return errNoConductor }
-func (t taskCtx) ProcessEvent(context.Context, states.Event, string) error { return errNoConductor }
-func (t taskCtx) Fail(context.Context, string) error                       { return errNoConductor }
-
-func kindOf(err error) errs.Kind {
-	if e, ok := errs.As(err); ok {
-		return e.Kind
-	}
-	return ""
-}
 
 // syncBuffer collects log output written from several goroutines.
 type syncBuffer struct {
@@ -157,7 +133,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 	It("powers on, off and reboots, as both ipmitool and the machine see it", func(ctx SpecContext) {
 		b := fleet.BMCs[0]
 		drain(b)
-		t := taskCtx{nodeFor(b)}
+		t := drivertest.New(nodeFor(b))
 		p := hw.Power()
 		Expect(p.GetPowerState(ctx, t)).To(Equal(states.PowerOff))
 
@@ -182,7 +158,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 
 	It("sees a machine that turned itself off, and powers it on again", func(ctx SpecContext) {
 		b := fleet.BMCs[1]
-		t := taskCtx{nodeFor(b)}
+		t := drivertest.New(nodeFor(b))
 		p := hw.Power()
 		Expect(p.SetPowerState(ctx, t, states.PowerOn, 0)).To(Succeed())
 		drain(b)
@@ -194,7 +170,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 
 	It("soft powers off through the OS, and fails in time when the OS ignores it", func(ctx SpecContext) {
 		b := fleet.BMCs[2]
-		t := taskCtx{nodeFor(b)}
+		t := drivertest.New(nodeFor(b))
 		p := hw.Power()
 		Expect(p.SetPowerState(ctx, t, states.PowerOn, 0)).To(Succeed())
 		awaitEvent(b, bmc.KindPower, "on")
@@ -208,7 +184,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		Expect(b.IgnoreShutdown(true)).To(Succeed())
 		DeferCleanup(b.IgnoreShutdown, false)
 		err := p.SetPowerState(ctx, t, states.SoftPowerOff, 500*time.Millisecond)
-		Expect(kindOf(err)).To(Equal(errs.KindPowerStateFailure))
+		Expect(errs.KindOf(err)).To(Equal(errs.KindPowerStateFailure))
 		Expect(err.Error()).To(HavePrefix("Failed to set node power state to power off. It was still power on after 500ms."))
 		Expect(b.PowerState()).To(Equal(bmc.PowerOn))
 	})
@@ -216,7 +192,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 	It("sets and reads the boot device; ipmi_sim keeps only the device", func(ctx SpecContext) {
 		b := fleet.BMCs[3]
 		node := nodeFor(b)
-		t := taskCtx{node}
+		t := drivertest.New(node)
 		m := hw.Management()
 		for device, simName := range map[string]string{"pxe": "pxe", "disk": "default", "cdrom": "cdrom", "bios": "bios"} {
 			for _, persistent := range []bool{false, true} {
@@ -240,7 +216,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		// still reaches the caller.
 		node.Properties = nil
 		err := m.SetBootDevice(ctx, t, "safe", false)
-		Expect(kindOf(err)).To(Equal(ipmi.KindIPMIFailure))
+		Expect(errs.KindOf(err)).To(Equal(ipmi.KindIPMIFailure))
 		Expect(err.Error()).To(ContainSubstring("IPMI call failed: chassis bootdev safe."))
 		Expect(err.Error()).To(ContainSubstring("The BMC refused the request. ipmitool: Set Chassis Boot Parameter 5 failed: Unspecified error"))
 		Expect(b.BootDevice()).To(Equal("pxe"))
@@ -250,12 +226,12 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		b := fleet.BMCs[4]
 		node := nodeFor(b)
 		node.DriverInfo["ipmi_protocol_version"] = "1.5"
-		Expect(hw.Power().GetPowerState(ctx, taskCtx{node})).To(Equal(states.PowerOff))
+		Expect(hw.Power().GetPowerState(ctx, drivertest.New(node))).To(Equal(states.PowerOff))
 
 		node = nodeFor(b)
 		node.DriverInfo["ipmi_cipher_suite"] = 17
-		_, err := hw.Power().GetPowerState(ctx, taskCtx{node})
-		Expect(kindOf(err)).To(Equal(ipmi.KindIPMIFailure))
+		_, err := hw.Power().GetPowerState(ctx, drivertest.New(node))
+		Expect(errs.KindOf(err)).To(Equal(ipmi.KindIPMIFailure))
 		Expect(err.Error()).To(ContainSubstring("does not offer the requested cipher suite"))
 	})
 
@@ -264,14 +240,14 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		node := nodeFor(b)
 		wrong := "Wr0ngPassw0rd!x"
 		node.DriverInfo["ipmi_password"] = wrong
-		_, err := hw.Power().GetPowerState(ctx, taskCtx{node})
-		Expect(kindOf(err)).To(Equal(ipmi.KindIPMIFailure))
+		_, err := hw.Power().GetPowerState(ctx, drivertest.New(node))
+		Expect(errs.KindOf(err)).To(Equal(ipmi.KindIPMIFailure))
 		Expect(errs.Status(err)).To(Equal(500))
 		Expect(err.Error()).To(ContainSubstring("rejected the password of user \"" + b.Username + "\""))
 		Expect(err.Error()).To(ContainSubstring("RAKP 2 HMAC is invalid"))
 
 		node.DriverInfo["ipmi_username"] = "nobody"
-		err = hw.Power().SetPowerState(ctx, taskCtx{node}, states.PowerOn, 0)
+		err = hw.Power().SetPowerState(ctx, drivertest.New(node), states.PowerOn, 0)
 		Expect(err).To(MatchError(ContainSubstring(`does not know user "nobody"`)))
 		Expect(b.PowerState()).To(Equal(bmc.PowerOff))
 
@@ -287,7 +263,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		errors := make([]error, len(fleet.BMCs))
 		for i, b := range fleet.BMCs {
 			wg.Go(func() {
-				t := taskCtx{nodeFor(b)}
+				t := drivertest.New(nodeFor(b))
 				if errors[i] = hw.Power().SetPowerState(ctx, t, states.PowerOff, 0); errors[i] != nil {
 					return
 				}
@@ -309,8 +285,8 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		b := fleet.BMCs[6]
 		Expect(b.Stop()).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) { Expect(b.Start(ctx)).To(Succeed()) })
-		_, err := hw.Power().GetPowerState(ctx, taskCtx{nodeFor(b)})
-		Expect(kindOf(err)).To(Equal(ipmi.KindIPMIFailure))
+		_, err := hw.Power().GetPowerState(ctx, drivertest.New(nodeFor(b)))
+		Expect(errs.KindOf(err)).To(Equal(ipmi.KindIPMIFailure))
 		Expect(err.Error()).To(ContainSubstring("No answer from the BMC at 127.0.0.1:" + strconv.Itoa(b.Port)))
 		Expect(ipmitoolProcs(b.Port)).To(BeEmpty())
 	})
@@ -328,7 +304,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		done := make(chan error, 1)
 		start := time.Now()
 		go func() {
-			_, err := slow.Power().GetPowerState(context.Background(), taskCtx{nodeFor(b)})
+			_, err := slow.Power().GetPowerState(context.Background(), drivertest.New(nodeFor(b)))
 			done <- err
 		}()
 		var seen map[int]string
@@ -355,7 +331,7 @@ var _ = Describe("the ipmi driver against lab BMCs", Ordered, func() {
 		Eventually(done, 10*time.Second).Should(Receive(&callErr))
 		// The configured bound, plus slack for a loaded machine.
 		Expect(time.Since(start)).To(BeNumerically("<", c.CommandRetryTimeout+5*time.Second))
-		Expect(kindOf(callErr)).To(Equal(ipmi.KindIPMIFailure))
+		Expect(errs.KindOf(callErr)).To(Equal(ipmi.KindIPMIFailure))
 		Expect(callErr.Error()).To(ContainSubstring("ipmitool was stopped"))
 		Expect(callErr.Error()).NotTo(ContainSubstring(b.Password))
 		Expect(slowLogs.String()).NotTo(ContainSubstring(b.Password))
