@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
 )
 
 var _ = Describe("discovery, negotiation and routing", func() {
