@@ -80,9 +80,10 @@ func (s *Server) chassisResource() resource[model.Chassis] {
 		destroy: func(c echo.Context, ch *model.Chassis) error {
 			return s.store.DestroyChassis(c.Request().Context(), ch.UUID)
 		},
-		render: func(c echo.Context, ch *model.Chassis, fields []string) any {
-			return s.chassisView(c, fields).Render(ch)
+		encode: func(c echo.Context, buf []byte, ch *model.Chassis, fields []string) ([]byte, error) {
+			return s.chassisView(c, fields).AppendJSON(buf, ch)
 		},
+		sizeHint: chassis.Resource.SizeHint,
 	}
 }
 

@@ -43,7 +43,7 @@ func serveList[M any](s *Server, c echo.Context, spec list.Spec[M]) error {
 	if err != nil {
 		return err
 	}
-	return s.sendJSON(c, http.StatusOK, doc)
+	return sendJSON(c, http.StatusOK, doc)
 }
 
 // listNodeID resolves the node a list is scoped to or filtered by, if

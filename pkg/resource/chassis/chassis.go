@@ -69,7 +69,16 @@ type View struct {
 	Fields []string
 }
 
+// Chassis look the same at every version.
+func (vw View) catalogue() catalogue.View[model.Chassis] {
+	return catalogue.View[model.Chassis]{Version: microversion.Min, Base: vw.Base, Fields: vw.Fields}
+}
+
 // Render is the JSON object of c.
-func (vw View) Render(c *model.Chassis) map[string]any {
-	return Resource.Render(catalogue.View[model.Chassis]{Version: microversion.Min, Base: vw.Base, Fields: vw.Fields}, c)
+func (vw View) Render(c *model.Chassis) map[string]any { return Resource.Render(vw.catalogue(), c) }
+
+// AppendJSON appends the JSON encoding of vw.Render(c) to buf.
+func (vw View) AppendJSON(buf []byte, c *model.Chassis) ([]byte, error) {
+	cv := vw.catalogue()
+	return Resource.AppendJSON(buf, &cv, c)
 }

@@ -2,6 +2,7 @@ package chassis_test
 
 import (
 	"encoding/json"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -70,3 +71,22 @@ var _ = Describe("chassis rules", func() {
 const longText = "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789" +
 	"0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789" +
 	"01234567890123456789012345678901234567890123456789012345"
+
+var _ = Describe("View.AppendJSON", func() {
+	It("writes exactly what encoding/json writes for Render", func() {
+		updated := time.Date(2026, 5, 2, 1, 2, 3, 4000, time.UTC)
+		description := `rack <4> & "row" é \u2028`
+		busy := &model.Chassis{UUID: "9e3f0c11-5d3a-4a8e-b1c2-7d6e5f4a3b21", Description: &description,
+			Extra: model.JSONObject{"a": []any{1.5, map[string]any{"b": nil}}}, CreatedAt: updated, UpdatedAt: &updated}
+		for _, c := range []*model.Chassis{{UUID: "u"}, busy} {
+			for _, fields := range [][]string{nil, {"uuid"}, {"description", "extra"}} {
+				vw := chassis.View{Base: "http://api:6385", Fields: fields}
+				want, err := json.Marshal(vw.Render(c))
+				Expect(err).NotTo(HaveOccurred())
+				got, err := vw.AppendJSON([]byte("prefix"), c)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(string(got)).To(Equal("prefix"+string(want)), "fields %v", fields)
+			}
+		}
+	})
+})

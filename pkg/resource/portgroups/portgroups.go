@@ -128,7 +128,15 @@ type View struct {
 	Fields []string
 }
 
+func (vw View) catalogue() catalogue.View[model.Portgroup] {
+	return catalogue.View[model.Portgroup]{Version: vw.Version, Base: vw.Base, Fields: vw.Fields}
+}
+
 // Render is the JSON object of pg at the view's version.
-func (vw View) Render(pg *model.Portgroup) map[string]any {
-	return Resource.Render(catalogue.View[model.Portgroup]{Version: vw.Version, Base: vw.Base, Fields: vw.Fields}, pg)
+func (vw View) Render(pg *model.Portgroup) map[string]any { return Resource.Render(vw.catalogue(), pg) }
+
+// AppendJSON appends the JSON encoding of vw.Render(pg) to buf.
+func (vw View) AppendJSON(buf []byte, pg *model.Portgroup) ([]byte, error) {
+	cv := vw.catalogue()
+	return Resource.AppendJSON(buf, &cv, pg)
 }

@@ -2,6 +2,7 @@ package portgroups_test
 
 import (
 	"encoding/json"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -77,5 +78,28 @@ var _ = Describe("port group rules", func() {
 		cur := portgroups.View{Version: v1_26, Base: "http://x"}.Render(pg)
 		Expect(cur).To(HaveKeyWithValue("mode", BeNil()))
 		Expect(cur).To(HaveKey("ports"))
+	})
+})
+
+var _ = Describe("View.AppendJSON", func() {
+	It("writes exactly what encoding/json writes for Render", func() {
+		updated := time.Date(2026, 5, 2, 1, 2, 3, 4000, time.UTC)
+		name, mode, address := "bond0", "802.3ad", "aa:bb:cc:dd:ee:ff"
+		busy := &model.Portgroup{UUID: "9e3f0c11-5d3a-4a8e-b1c2-7d6e5f4a3b21", Name: &name, Address: &address, Mode: &mode,
+			NodeUUID: nodeUUID, Extra: model.JSONObject{"note": `<b>&"é"</b> \u2028`, "n": 2.0},
+			Properties: model.JSONObject{"miimon": "100"}, InternalInfo: model.JSONObject{"k": []any{1.0, "v"}},
+			StandalonePortsSupported: true, CreatedAt: updated, UpdatedAt: &updated}
+		for _, pg := range []*model.Portgroup{{UUID: "u"}, busy} {
+			for _, v := range []microversion.Version{microversion.Min, v1_23, v1_26, microversion.Max} {
+				for _, fields := range [][]string{nil, {"uuid"}, {"name", "extra", "properties"}} {
+					vw := portgroups.View{Version: v, Base: "http://api:6385", Fields: fields}
+					want, err := json.Marshal(vw.Render(pg))
+					Expect(err).NotTo(HaveOccurred())
+					got, err := vw.AppendJSON([]byte("prefix"), pg)
+					Expect(err).NotTo(HaveOccurred())
+					Expect(string(got)).To(Equal("prefix"+string(want)), "version %s, fields %v", v, fields)
+				}
+			}
+		}
 	})
 })

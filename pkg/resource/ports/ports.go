@@ -157,7 +157,15 @@ type View struct {
 	Fields  []string
 }
 
+func (vw View) catalogue() catalogue.View[model.Port] {
+	return catalogue.View[model.Port]{Version: vw.Version, Base: vw.Base, Fields: vw.Fields}
+}
+
 // Render is the JSON object of p at the view's version.
-func (vw View) Render(p *model.Port) map[string]any {
-	return Resource.Render(catalogue.View[model.Port]{Version: vw.Version, Base: vw.Base, Fields: vw.Fields}, p)
+func (vw View) Render(p *model.Port) map[string]any { return Resource.Render(vw.catalogue(), p) }
+
+// AppendJSON appends the JSON encoding of vw.Render(p) to buf.
+func (vw View) AppendJSON(buf []byte, p *model.Port) ([]byte, error) {
+	cv := vw.catalogue()
+	return Resource.AppendJSON(buf, &cv, p)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -134,3 +135,28 @@ func FuzzDecodeCreate(f *testing.F) {
 		}
 	})
 }
+
+var _ = Describe("View.AppendJSON", func() {
+	It("writes exactly what encoding/json writes for Render", func() {
+		updated := time.Date(2026, 5, 2, 1, 2, 3, 4000, time.UTC)
+		busy := &model.Port{UUID: "9e3f0c11-5d3a-4a8e-b1c2-7d6e5f4a3b21", Address: "aa:bb:cc:dd:ee:ff", NodeUUID: nodeUUID,
+			Extra:               model.JSONObject{"note": `<b>&"é"</b>`, "n": 1.5, "list": []any{"x<y", nil}},
+			LocalLinkConnection: model.JSONObject{"switch_id": "aa:bb:cc:00:11:22", "port_id": "Eth1/1"},
+			InternalInfo:        model.JSONObject{"tenant_vif_port_id": "vif"}, PhysicalNetwork: ptr("physnet \u2028 \xff"),
+			CreatedAt: updated, UpdatedAt: &updated, PortgroupUUID: ptr("5d1e7c4a-6f0a-4c1e-9d3b-2b3a9e8f1c00")}
+		for _, p := range []*model.Port{{UUID: "u"}, busy} {
+			for _, v := range []microversion.Version{microversion.Min, v1_19, v1_34, microversion.Max} {
+				for _, fields := range [][]string{nil, {"uuid"}, {"address", "extra", "local_link_connection"}} {
+					vw := ports.View{Version: v, Base: "http://api:6385", Fields: fields}
+					want, err := json.Marshal(vw.Render(p))
+					Expect(err).NotTo(HaveOccurred())
+					got, err := vw.AppendJSON([]byte("prefix"), p)
+					Expect(err).NotTo(HaveOccurred())
+					Expect(string(got)).To(Equal("prefix"+string(want)), "version %s, fields %v", v, fields)
+				}
+			}
+		}
+	})
+})
+
+func ptr[T any](v T) *T { return &v }
