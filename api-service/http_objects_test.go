@@ -29,7 +29,7 @@ var _ = Describe("single-object responses", func() {
 	ctx := context.Background()
 
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e = sqliteEnv(nil)
 		node = e.createNode(`, "name": "host-1", "driver_info": {"ipmi_password": "pw"}, "extra": {"note": "<b>&\"é\"</b> \u2028"}`)
 	})
 
@@ -66,7 +66,7 @@ var _ = Describe("single-object responses", func() {
 		render := func(fields []string) map[string]any {
 			n, err := e.store.GetNode(ctx, node)
 			Expect(err).NotTo(HaveOccurred())
-			return nodes.View{Version: microversion.Max, Base: e.srv.URL, Fields: fields,
+			return nodes.View{Version: microversion.Max, Base: e.url, Fields: fields,
 				Conductor: func(*model.Node) *string { return &host }}.Render(n)
 		}
 		created := e.at("latest", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "name": "host-2", "extra": {"a": "<&>"}}`)
@@ -80,7 +80,7 @@ var _ = Describe("single-object responses", func() {
 		expectSame("/v1/portgroups/"+pg, created, "uuid,extra", func(fields []string) map[string]any {
 			stored, err := e.store.GetPortgroup(ctx, pg)
 			Expect(err).NotTo(HaveOccurred())
-			return portgroups.View{Version: microversion.Max, Base: e.srv.URL, Fields: fields}.Render(stored)
+			return portgroups.View{Version: microversion.Max, Base: e.url, Fields: fields}.Render(stored)
 		})
 
 		created = e.at("latest", http.MethodPost, "/v1/ports", `{"node_uuid": "`+node+`", "address": "aa:bb:cc:dd:ee:01", "portgroup_uuid": "`+pg+`",
@@ -89,7 +89,7 @@ var _ = Describe("single-object responses", func() {
 		expectSame("/v1/ports/"+port, created, "uuid,extra", func(fields []string) map[string]any {
 			stored, err := e.store.GetPort(ctx, port)
 			Expect(err).NotTo(HaveOccurred())
-			return ports.View{Version: microversion.Max, Base: e.srv.URL, Fields: fields}.Render(stored)
+			return ports.View{Version: microversion.Max, Base: e.url, Fields: fields}.Render(stored)
 		})
 	})
 
@@ -99,7 +99,7 @@ var _ = Describe("single-object responses", func() {
 		expectSame("/v1/chassis/"+uuid, created, "uuid,extra", func(fields []string) map[string]any {
 			stored, err := e.store.GetChassis(ctx, uuid)
 			Expect(err).NotTo(HaveOccurred())
-			return chassis.View{Base: e.srv.URL, Fields: fields}.Render(stored)
+			return chassis.View{Base: e.url, Fields: fields}.Render(stored)
 		})
 	})
 
@@ -117,7 +117,7 @@ var _ = Describe("single-object responses", func() {
 		expectSame("/v1/volume/connectors/"+vc, created, "uuid,extra", func(fields []string) map[string]any {
 			stored, err := e.store.GetVolumeConnector(ctx, vc)
 			Expect(err).NotTo(HaveOccurred())
-			return decoded(volume.RenderConnector(e.srv.URL, stored, fields))
+			return decoded(volume.RenderConnector(e.url, stored, fields))
 		})
 
 		created = e.at("latest", http.MethodPost, "/v1/volume/targets", `{"node_uuid": "`+node+`", "volume_type": "iscsi", "boot_index": 0, "volume_id": "v<1>",
@@ -126,7 +126,7 @@ var _ = Describe("single-object responses", func() {
 		expectSame("/v1/volume/targets/"+vt, created, "uuid,extra", func(fields []string) map[string]any {
 			stored, err := e.store.GetVolumeTarget(ctx, vt)
 			Expect(err).NotTo(HaveOccurred())
-			return decoded(volume.RenderTarget(e.srv.URL, stored, fields))
+			return decoded(volume.RenderTarget(e.url, stored, fields))
 		})
 	})
 })

@@ -21,7 +21,7 @@ var _ = Describe("port fields by version", func() {
 	)
 
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e = sqliteEnv(nil)
 		node = e.createNode("")
 	})
 

@@ -15,7 +15,7 @@ var _ = Describe("a node no conductor serves", func() {
 	)
 
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e = sqliteEnv(nil)
 		uuid = e.createNode("")
 		ctx := context.Background()
 		n, err := e.store.GetNode(ctx, uuid)
