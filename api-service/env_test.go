@@ -43,6 +43,13 @@ func sqliteEnv(tweak func(*config.Config)) *env {
 	return newEnv(t, apitest.SQLite(t), tweak)
 }
 
+// sqliteEnvWithNode is sqliteEnv(nil) with one node, created as
+// createNode(extra) creates it, and the node's UUID.
+func sqliteEnvWithNode(extra string) (*env, string) {
+	e := sqliteEnv(nil)
+	return e, e.createNode(extra)
+}
+
 // mysqlEnv starts a spec's stack on a fresh MySQL database.
 func mysqlEnv() *env {
 	t := GinkgoT()

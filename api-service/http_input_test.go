@@ -53,8 +53,7 @@ var _ = Describe("numbers beyond float64", func() {
 	)
 
 	BeforeEach(func() {
-		e = sqliteEnv(nil)
-		node = e.createNode(`, "name": "owner"`)
+		e, node = sqliteEnvWithNode(`, "name": "owner"`)
 		e.setPower(node, states.PowerOff)
 	})
 

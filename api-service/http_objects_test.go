@@ -29,8 +29,7 @@ var _ = Describe("single-object responses", func() {
 	ctx := context.Background()
 
 	BeforeEach(func() {
-		e = sqliteEnv(nil)
-		node = e.createNode(`, "name": "host-1", "driver_info": {"ipmi_password": "pw"}, "extra": {"note": "<b>&\"é\"</b> \u2028"}`)
+		e, node = sqliteEnvWithNode(`, "name": "host-1", "driver_info": {"ipmi_password": "pw"}, "extra": {"note": "<b>&\"é\"</b> \u2028"}`)
 	})
 
 	// encodingJSON is what encoding/json writes for obj.

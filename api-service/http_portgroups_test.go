@@ -18,8 +18,7 @@ var _ = Describe("portgroups", func() {
 	)
 
 	BeforeEach(func() {
-		e = sqliteEnv(nil)
-		node = e.createNode(`, "name": "host-1"`)
+		e, node = sqliteEnvWithNode(`, "name": "host-1"`)
 	})
 
 	pgCount := func() int {
