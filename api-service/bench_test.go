@@ -7,14 +7,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ferricbm/ferric/api-service/apitest"
 )
 
 // backends runs a benchmark against SQLite and MySQL.
 func backends(b *testing.B, run func(b *testing.B, e *env)) {
 	for _, be := range []struct {
 		name string
-		conn func(testingT) string
-	}{{"sqlite", sqliteConnection}, {"mysql", mysqlConnection}} {
+		conn func(apitest.T) string
+	}{{"sqlite", apitest.SQLite}, {"mysql", apitest.MySQL}} {
 		b.Run(be.name, func(b *testing.B) {
 			run(b, newEnv(b, be.conn(b), nil))
 		})

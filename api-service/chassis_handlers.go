@@ -6,13 +6,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/chassis"
-	"github.com/ferricbm/ferric/api-service/ident"
-	"github.com/ferricbm/ferric/api-service/jsonpatch"
 	"github.com/ferricbm/ferric/api-service/list"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/chassis"
+	"github.com/ferricbm/ferric/pkg/resource/ident"
+	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 )
 
 func (s *Server) chassisView(c echo.Context, fields []string) chassis.View {
@@ -80,9 +80,10 @@ func (s *Server) chassisResource() resource[model.Chassis] {
 		destroy: func(c echo.Context, ch *model.Chassis) error {
 			return s.store.DestroyChassis(c.Request().Context(), ch.UUID)
 		},
-		render: func(c echo.Context, ch *model.Chassis, fields []string) any {
-			return s.chassisView(c, fields).Render(ch)
+		encode: func(c echo.Context, buf []byte, ch *model.Chassis, fields []string) ([]byte, error) {
+			return s.chassisView(c, fields).AppendJSON(buf, ch)
 		},
+		sizeHint: chassis.Resource.SizeHint,
 	}
 }
 

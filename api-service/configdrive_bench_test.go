@@ -82,7 +82,7 @@ func BenchmarkProvisionConfigDrive64MiB(b *testing.B) {
 				b.Fatal(err)
 			}
 			body := io.MultiReader(bytes.NewReader(prefix), &base64Text{n: bodySize - len(prefix) - len(suffix)}, bytes.NewReader(suffix))
-			req, err := http.NewRequest(http.MethodPut, e.srv.URL+"/v1/nodes/"+uuid+"/states/provision", body)
+			req, err := http.NewRequest(http.MethodPut, e.url+"/v1/nodes/"+uuid+"/states/provision", body)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -6,10 +6,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/jsonpatch"
-	"github.com/ferricbm/ferric/api-service/microversion"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -35,7 +35,20 @@ type resource[T any] struct {
 	// the patch document the client sent.
 	update  func(c echo.Context, patched *T, raw []byte) (*T, error)
 	destroy func(c echo.Context, item *T) error
-	render  func(c echo.Context, item *T, fields []string) any
+	// encode appends the object's JSON, as the catalogue's encoder writes
+	// it, to buf.
+	encode func(c echo.Context, buf []byte, item *T, fields []string) ([]byte, error)
+	// sizeHint is about how many bytes an object takes as JSON.
+	sizeHint int
+}
+
+// send answers with the object, only fields of it when fields is not nil.
+func (r resource[T]) send(c echo.Context, status int, item *T, fields []string) error {
+	doc, err := r.encode(c, jsonBuffer(r.sizeHint), item, fields)
+	if err != nil {
+		return err
+	}
+	return sendJSON(c, status, doc)
 }
 
 func getHandler[T any](r resource[T]) echo.HandlerFunc {
@@ -69,7 +82,7 @@ func getHandler[T any](r resource[T]) echo.HandlerFunc {
 				return err
 			}
 		}
-		return c.JSON(http.StatusOK, r.render(c, item, fields))
+		return r.send(c, http.StatusOK, item, fields)
 	}
 }
 
@@ -84,7 +97,7 @@ func createHandler[T any](s *Server, r resource[T]) echo.HandlerFunc {
 			return err
 		}
 		c.Response().Header().Set(echo.HeaderLocation, s.baseURL(c)+r.location(item))
-		return c.JSON(http.StatusCreated, r.render(c, item, nil))
+		return r.send(c, http.StatusCreated, item, nil)
 	}
 }
 
@@ -112,7 +125,7 @@ func patchHandler[T any](r resource[T]) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, r.render(c, updated, nil))
+		return r.send(c, http.StatusOK, updated, nil)
 	}
 }
 
@@ -151,8 +164,9 @@ type nodeObject[T, A any] struct {
 	join   func(c echo.Context, item *T, body map[string]any, n *model.Node) error
 	insert func(ctx context.Context, item *T) error
 	// ids gives an object's UUID, its node_uuid and the place of its node id.
-	ids    func(item *T) (uuid, nodeUUID string, nodeID *int64)
-	render func(c echo.Context, item *T, fields []string) any
+	ids      func(item *T) (uuid, nodeUUID string, nodeID *int64)
+	encode   func(c echo.Context, buf []byte, item *T, fields []string) ([]byte, error)
+	sizeHint int
 	// args wraps an object for the conductor's update and destroy calls.
 	args func(item T) A
 	// patchArgs, if set, wraps an update as the client's patch document
@@ -219,6 +233,7 @@ func nodeResource[T, A any](s *Server, o nodeObject[T, A]) resource[T] {
 			}
 			return o.destroy.Call(ctx, s.rpc.ForNode(n), o.args(*item))
 		},
-		render: o.render,
+		encode:   o.encode,
+		sizeHint: o.sizeHint,
 	}
 }

@@ -6,11 +6,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
+	"github.com/ferricbm/ferric/pkg/resource/present"
 	"github.com/ferricbm/ferric/rpc"
 )
 

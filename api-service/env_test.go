@@ -2,111 +2,58 @@ package apiservice_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	_ "github.com/go-sql-driver/mysql"
-	"github.com/sirupsen/logrus"
+	. "github.com/onsi/ginkgo/v2"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	apiservice "github.com/ferricbm/ferric/api-service"
+	"github.com/ferricbm/ferric/api-service/apitest"
 	"github.com/ferricbm/ferric/conductor"
 	"github.com/ferricbm/ferric/db"
-	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/pkg/config"
-	"github.com/ferricbm/ferric/pkg/logging"
-	"github.com/ferricbm/ferric/rpc"
 )
 
-// testingT is what the environment needs from ginkgo's GinkgoT() and from
-// a benchmark's *testing.B.
-type testingT interface {
-	TempDir() string
-	Cleanup(func())
-	Fatalf(format string, args ...any)
-}
-
-// env is a running API service over a real database and a real conductor
-// reached through the in-process RPC transport.
+// env is a running API service (apitest.Server) with the helpers the
+// specs send requests with.
 type env struct {
 	store *db.Store
-	srv   *httptest.Server
+	url   string
 	api   *apiservice.Server
 	cond  *conductor.Conductor
 	cfg   config.Config
 	logs  *logtest.Hook
 }
 
-var hostSeq atomic.Int64
-
-// sqliteConnection is a fresh SQLite database in a temporary directory.
-func sqliteConnection(t testingT) string {
-	return dbtest.SQLiteURL(t.TempDir())
-}
-
-// mysqlConnection creates a uniquely named MySQL database and drops it when
-// the test ends.
-func mysqlConnection(t testingT) string {
-	connection, drop, err := dbtest.NewMySQLDatabase(context.Background(), "api")
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	t.Cleanup(func() { _ = drop() })
-	return connection
-}
-
 // newEnv starts the stack; tweak adjusts the configuration first.
-func newEnv(t testingT, connection string, tweak func(*config.Config)) *env {
-	ctx := context.Background()
-	store, err := db.Open(ctx, connection)
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	if err := store.Upgrade(ctx); err != nil {
-		t.Fatalf("upgrade: %v", err)
-	}
-	cfg := config.Defaults()
-	cfg.Default.Host = fmt.Sprintf("conductor-%d", hostSeq.Add(1))
-	cfg.Database.Connection = connection
-	cfg.Conductor.HeartbeatInterval = time.Second
-	cfg.Conductor.PowerStateChangeTimeout = 5 * time.Second
-	if tweak != nil {
-		tweak(&cfg)
-	}
-	transport := rpc.NewInProcess()
-	// Like logging.New's: the mask hook sees entries before the test's.
-	log := logrus.New()
-	log.Out = io.Discard
-	log.AddHook(logging.MaskHook{})
-	hook := logtest.NewLocal(log)
-	log.SetLevel(logrus.DebugLevel)
-	cond, err := conductor.New(conductor.Options{Config: cfg, Store: store, Transport: transport, Log: log})
-	if err != nil {
-		t.Fatalf("new conductor: %v", err)
-	}
-	if err := cond.Start(ctx); err != nil {
-		t.Fatalf("start conductor: %v", err)
-	}
-	api, err := apiservice.New(apiservice.Options{Config: cfg, Store: store, RPC: rpc.NewClient(transport, 10*time.Second),
-		Log: log})
-	if err != nil {
-		t.Fatalf("new api: %v", err)
-	}
-	srv := httptest.NewServer(api.Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		_ = cond.Stop(context.Background())
-		_ = transport.Close()
-		_ = store.Close()
-	})
-	return &env{store: store, srv: srv, api: api, cond: cond, cfg: cfg, logs: hook}
+func newEnv(t apitest.T, connection string, tweak func(*config.Config)) *env {
+	s := apitest.Start(t, connection, tweak)
+	return &env{store: s.Store, url: s.URL, api: s.API, cond: s.Conductor, cfg: s.Config, logs: s.Logs}
+}
+
+// sqliteEnv starts a spec's stack on a fresh SQLite database; tweak
+// adjusts the configuration first.
+func sqliteEnv(tweak func(*config.Config)) *env {
+	t := GinkgoT()
+	return newEnv(t, apitest.SQLite(t), tweak)
+}
+
+// sqliteEnvWithNode is sqliteEnv(nil) with one node, created as
+// createNode(extra) creates it, and the node's UUID.
+func sqliteEnvWithNode(extra string) (*env, string) {
+	e := sqliteEnv(nil)
+	return e, e.createNode(extra)
+}
+
+// mysqlEnv starts a spec's stack on a fresh MySQL database.
+func mysqlEnv() *env {
+	t := GinkgoT()
+	return newEnv(t, apitest.MySQL(t), nil)
 }
 
 // response is a decoded HTTP answer.
@@ -147,7 +94,7 @@ func (e *env) call(method, path, body string, kv ...string) response {
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	req, err := http.NewRequest(method, e.url+path, rd)
 	if err != nil {
 		panic(err)
 	}

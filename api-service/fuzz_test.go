@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferricbm/ferric/api-service/apitest"
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
@@ -31,7 +32,7 @@ func FuzzWrites(f *testing.F) {
 	f.Add(uint8(2), `{"node_uuid": "NODE", "address": "52:54:00:00:00:02", "local_link_connection": {"switch_id": "0a:1b:2c:3d:4e:5f", "port_id": "p"}}`,
 		`[{"op": "replace", "path": "/pxe_enabled", "value": false}]`)
 
-	e := newEnv(f, sqliteConnection(f), nil)
+	e := newEnv(f, apitest.SQLite(f), nil)
 	node := e.createNode(`, "name": "fuzz-owner"`)
 	// Volume writes need the owner powered off, as a power sync records it.
 	n, err := e.store.GetNode(context.Background(), node)
@@ -113,7 +114,7 @@ func FuzzListQuery(f *testing.F) {
 		"driver=fake-hardware&maintenance=true", "associated=maybe", "limit=-1", "fields=", "a;b=1", "%zz=1", "node=fuzz-owner"} {
 		f.Add(uint8(0), q)
 	}
-	e := newEnv(f, sqliteConnection(f), nil)
+	e := newEnv(f, apitest.SQLite(f), nil)
 	node := e.createNode(`, "name": "fuzz-owner", "extra": {"a": 1}`)
 	f.Fuzz(func(t *testing.T, which uint8, query string) {
 		w := writables[int(which)%len(writables)]
@@ -124,7 +125,7 @@ func FuzzListQuery(f *testing.F) {
 				sep = "&"
 			}
 			req := list + sep + query
-			if _, err := url.ParseRequestURI(e.srv.URL + req); err != nil {
+			if _, err := url.ParseRequestURI(e.url + req); err != nil {
 				return
 			}
 			if r := e.at("latest", http.MethodGet, req, ""); r.status >= 500 || r.status < 200 {

@@ -12,7 +12,7 @@ import (
 var _ = Describe("chassis", func() {
 	var e *env
 
-	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = sqliteEnv(nil) })
 
 	chassisCount := func() int {
 		cs, err := e.store.ListChassis(context.Background(), dbAll, nil)
@@ -29,8 +29,8 @@ var _ = Describe("chassis", func() {
 		for _, v := range []string{"1.1", "latest"} {
 			doc := e.at(v, http.MethodGet, "/v1", "").json()
 			Expect(doc["chassis"]).To(ConsistOf(
-				map[string]any{"href": e.srv.URL + "/v1/chassis/", "rel": "self"},
-				map[string]any{"href": e.srv.URL + "/chassis/", "rel": "bookmark"}))
+				map[string]any{"href": e.url + "/v1/chassis/", "rel": "self"},
+				map[string]any{"href": e.url + "/chassis/", "rel": "bookmark"}))
 		}
 	})
 
@@ -39,15 +39,15 @@ var _ = Describe("chassis", func() {
 		Expect(r.status).To(Equal(http.StatusCreated))
 		c := r.json()
 		id := c["uuid"].(string)
-		Expect(r.header.Get("Location")).To(Equal(e.srv.URL + "/v1/chassis/" + id))
+		Expect(r.header.Get("Location")).To(Equal(e.url + "/v1/chassis/" + id))
 		Expect(c).To(HaveKeyWithValue("description", "rack 12"))
 		Expect(c).To(HaveKeyWithValue("extra", map[string]any{"row": "b"}))
 		Expect(c).To(HaveKeyWithValue("updated_at", BeNil()))
 		Expect(c["created_at"]).To(MatchRegexp(`\+00:00$`))
 		Expect(c["links"]).To(ConsistOf(
-			map[string]any{"href": e.srv.URL + "/v1/chassis/" + id, "rel": "self"},
-			map[string]any{"href": e.srv.URL + "/chassis/" + id, "rel": "bookmark"}))
-		Expect(c["nodes"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/v1/chassis/" + id + "/nodes", "rel": "self"}))
+			map[string]any{"href": e.url + "/v1/chassis/" + id, "rel": "self"},
+			map[string]any{"href": e.url + "/chassis/" + id, "rel": "bookmark"}))
+		Expect(c["nodes"]).To(ContainElement(map[string]any{"href": e.url + "/v1/chassis/" + id + "/nodes", "rel": "self"}))
 		Expect(c).To(HaveLen(7))
 
 		given := createChassis(`{"uuid": "1BE26C0B-03F2-4D2E-AE87-C02D7F33C123"}`)
@@ -105,7 +105,7 @@ var _ = Describe("chassis", func() {
 		Expect(items).To(HaveLen(2))
 		Expect(items[0]).To(HaveKeyWithValue("description", "c"))
 		last := items[1].(map[string]any)["uuid"].(string)
-		Expect(page["next"]).To(Equal(e.srv.URL + "/v1/chassis?sort_key=description&sort_dir=desc&fields=uuid,description&limit=2&marker=" + last))
+		Expect(page["next"]).To(Equal(e.url + "/v1/chassis?sort_key=description&sort_dir=desc&fields=uuid,description&limit=2&marker=" + last))
 		rest := e.call(http.MethodGet, "/v1/chassis?limit=2&sort_key=description&sort_dir=desc&marker="+last, "").json()
 		Expect(rest["chassis"]).To(HaveLen(1))
 		Expect(rest).NotTo(HaveKey("next"))
@@ -162,7 +162,7 @@ var _ = Describe("chassis", func() {
 		detail := e.at("latest", http.MethodGet, "/v1/chassis/"+id+"/nodes/detail", "").json()["nodes"].([]any)
 		Expect(detail[0]).To(HaveKeyWithValue("chassis_uuid", id))
 		page := e.at("latest", http.MethodGet, "/v1/chassis/"+id+"/nodes?limit=1", "").json()
-		Expect(page["next"]).To(HavePrefix(e.srv.URL + "/v1/chassis/" + id + "/nodes?"))
+		Expect(page["next"]).To(HavePrefix(e.url + "/v1/chassis/" + id + "/nodes?"))
 		Expect(e.at("latest", http.MethodGet, "/v1/nodes?chassis_uuid="+id, "").json()["nodes"]).To(HaveLen(1))
 		Expect(e.at("latest", http.MethodGet, "/v1/chassis/"+id+"/nodes?chassis_uuid="+id, "").status).To(Equal(http.StatusBadRequest))
 		Expect(e.at("latest", http.MethodGet, "/v1/chassis/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/nodes", "").status).To(Equal(http.StatusNotFound))

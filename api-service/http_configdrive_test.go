@@ -54,7 +54,7 @@ var _ = Describe("config drives on states/provision", func() {
 	}
 
 	Context("on MySQL", func() {
-		BeforeEach(func() { e = newEnv(GinkgoT(), mysqlConnection(GinkgoT()), nil) })
+		BeforeEach(func() { e = mysqlEnv() })
 
 		It("stores an 8 MiB drive apart from the node, keeps node reads small, and drops it at undeploy", func() {
 			uuid := e.availableNode()
@@ -81,7 +81,7 @@ var _ = Describe("config drives on states/provision", func() {
 	})
 
 	Context("on SQLite", func() {
-		BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+		BeforeEach(func() { e = sqliteEnv(nil) })
 
 		It("stores the string as JSON decodes it, whatever its escapes and key spelling", func() {
 			uuid := e.availableNode()
@@ -139,10 +139,10 @@ var _ = Describe("config drives on states/provision", func() {
 	})
 
 	It("reads at most max_concurrent_large_bodies large bodies at once, refusing more with 503", func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), func(c *config.Config) { c.API.MaxConcurrentLargeBodies = 1 })
+		e = sqliteEnv(func(c *config.Config) { c.API.MaxConcurrentLargeBodies = 1 })
 		// An enrolled node: every deploy is refused, after its body is read.
 		uuid := e.createNode("")
-		path := e.srv.URL + "/v1/nodes/" + uuid + "/states/provision"
+		path := e.url + "/v1/nodes/" + uuid + "/states/provision"
 		send := func(body io.Reader) int {
 			req, err := http.NewRequest(http.MethodPut, path, body)
 			Expect(err).NotTo(HaveOccurred())

@@ -53,7 +53,7 @@ const wait = 20 * time.Second
 
 var _ = Describe("RAID, console, NMI and vendor endpoints", func() {
 	var e *env
-	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = sqliteEnv(nil) })
 	mirror := `{"logical_disks": [{"raid_level": "1", "size_gb": 100, "is_root_volume": true}]}`
 
 	It("sets the target RAID configuration from 1.12 and builds it in a manual clean from 1.15", func() {
@@ -102,7 +102,7 @@ var _ = Describe("RAID, console, NMI and vendor endpoints", func() {
 		Expect(e.call(http.MethodGet, path, "").json()).To(Equal(map[string]any{"console_enabled": false, "console_info": nil}))
 		r := e.call(http.MethodPut, path, `{"enabled": true}`)
 		Expect(r.status).To(Equal(http.StatusAccepted))
-		Expect(r.header.Get("Location")).To(Equal(e.srv.URL + path))
+		Expect(r.header.Get("Location")).To(Equal(e.url + path))
 		Eventually(func() bool { return e.node(uuid).ConsoleEnabled }).WithTimeout(wait).Should(BeTrue())
 		got := e.call(http.MethodGet, path, "").json()
 		Expect(got).To(HaveKeyWithValue("console_enabled", true))
@@ -167,12 +167,12 @@ var _ = Describe("RAID, console, NMI and vendor endpoints", func() {
 
 var _ = Describe("driver properties and details", func() {
 	var e *env
-	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = sqliteEnv(nil) })
 
 	It("links and serves properties from 1.14", func() {
 		Expect(e.at("1.13", http.MethodGet, "/v1/drivers/fake-hardware", "").json()).NotTo(HaveKey("properties"))
 		d := e.at("1.14", http.MethodGet, "/v1/drivers/fake-hardware", "").json()
-		Expect(d["properties"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/v1/drivers/fake-hardware/properties", "rel": "self"}))
+		Expect(d["properties"]).To(ContainElement(map[string]any{"href": e.url + "/v1/drivers/fake-hardware/properties", "rel": "self"}))
 		p := e.call(http.MethodGet, "/v1/drivers/fake-hardware/properties", "")
 		Expect(p.status).To(Equal(http.StatusOK))
 		Expect(p.json()).To(BeEmpty(), "fake interfaces read no driver_info")
@@ -208,7 +208,7 @@ var _ = Describe("driver properties and details", func() {
 
 var _ = Describe("agent lookup and heartbeat", func() {
 	var e *env
-	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = sqliteEnv(nil) })
 
 	It("serves the ramdisk from 1.22: lookup issues the token once, heartbeat needs it", func() {
 		uuid := e.createNode(`, "driver_info": {"ipmi_password": "hunter2"}`)
@@ -271,14 +271,14 @@ var _ = Describe("agent lookup and heartbeat", func() {
 	It("lists lookup and heartbeat in /v1 from 1.22", func() {
 		Expect(e.at("1.21", http.MethodGet, "/v1", "").json()).NotTo(HaveKey("lookup"))
 		v1 := e.at("1.22", http.MethodGet, "/v1", "").json()
-		Expect(v1["lookup"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/v1/lookup/", "rel": "self"}))
+		Expect(v1["lookup"]).To(ContainElement(map[string]any{"href": e.url + "/v1/lookup/", "rel": "self"}))
 		Expect(v1).To(HaveKey("heartbeat"))
 	})
 })
 
 var _ = Describe("VIFs", func() {
 	var e *env
-	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = sqliteEnv(nil) })
 
 	It("attaches, lists and detaches VIFs from 1.28", func() {
 		uuid := e.createNode(`, "network_interface": "flat"`)
@@ -310,7 +310,7 @@ var _ = Describe("VIFs", func() {
 
 var _ = Describe("provisioning verbs, power and filters of 1.6-1.27", func() {
 	var e *env
-	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = sqliteEnv(nil) })
 	provision := func(v, uuid, body string) int {
 		return e.at(v, http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", body).status
 	}

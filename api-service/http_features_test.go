@@ -18,7 +18,7 @@ import (
 var _ = Describe("node features of 1.37 to 1.49", func() {
 	var e *env
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e = sqliteEnv(nil)
 	})
 
 	Describe("traits", func() {
@@ -135,7 +135,7 @@ var _ = Describe("node features of 1.37 to 1.49", func() {
 		first := list[0].(map[string]any)
 		Expect(first).To(HaveKeyWithValue("name", "BootMode"))
 		Expect(first).To(HaveKeyWithValue("value", "Uefi"))
-		Expect(first["links"].([]any)[0]).To(HaveKeyWithValue("href", e.srv.URL+"/v1/nodes/"+uuid+"/bios/BootMode"))
+		Expect(first["links"].([]any)[0]).To(HaveKeyWithValue("href", e.url+"/v1/nodes/"+uuid+"/bios/BootMode"))
 		one := e.at("1.40", http.MethodGet, bios+"/ProcVirtualization", "").json()
 		Expect(one).To(HaveKey("ProcVirtualization"))
 		Expect(one["ProcVirtualization"]).To(HaveKeyWithValue("value", "Enabled"))
@@ -216,7 +216,7 @@ var _ = Describe("node features of 1.37 to 1.49", func() {
 var _ = Describe("conductor groups, reset_interfaces and conductors (1.45-1.49)", func() {
 	var e *env
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), func(c *config.Config) {
+		e = sqliteEnv(func(c *config.Config) {
 			c.Conductor.ConductorGroup = "racka"
 			c.Conductor.EnabledHardwareTypes = []string{"fake-hardware", "ipmi"}
 		})
@@ -275,7 +275,7 @@ var _ = Describe("conductor groups, reset_interfaces and conductors (1.45-1.49)"
 		Expect(byName[host]).To(HaveKeyWithValue("alive", true))
 		Expect(byName[host]).To(HaveKeyWithValue("conductor_group", "racka"))
 		Expect(byName["ghost"]).To(HaveKeyWithValue("alive", false))
-		Expect(byName[host]["links"].([]any)[1]).To(HaveKeyWithValue("href", e.srv.URL+"/conductors/"+host))
+		Expect(byName[host]["links"].([]any)[1]).To(HaveKeyWithValue("href", e.url+"/conductors/"+host))
 
 		detail := e.at("1.49", http.MethodGet, "/v1/conductors?detail=true", "").json()["conductors"].([]any)
 		for _, it := range detail {

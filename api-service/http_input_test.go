@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/sirupsen/logrus"
 
+	"github.com/ferricbm/ferric/api-service/apitest"
 	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -52,8 +53,7 @@ var _ = Describe("numbers beyond float64", func() {
 	)
 
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
-		node = e.createNode(`, "name": "owner"`)
+		e, node = sqliteEnvWithNode(`, "name": "owner"`)
 		e.setPower(node, states.PowerOff)
 	})
 
@@ -92,7 +92,7 @@ var _ = Describe("numbers beyond float64", func() {
 
 var _ = Describe("a stored number beyond float64 (an older version's row)", func() {
 	It("reads, lists, patches and deletes with the literal kept", func() {
-		connection := mysqlConnection(GinkgoT())
+		connection := apitest.MySQL(GinkgoT())
 		e := newEnv(GinkgoT(), connection, nil)
 		node := e.createNode(`, "name": "legacy"`)
 		e.setPower(node, states.PowerOff)
@@ -148,7 +148,7 @@ var _ = Describe("a stored number beyond float64 (an older version's row)", func
 var _ = Describe("request framing", func() {
 	var e *env
 
-	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = sqliteEnv(nil) })
 
 	It("answers 400 to a query string past net/url's 10,000 parameters instead of dropping every filter", func() {
 		e.createNode(`, "name": "one"`)
@@ -188,7 +188,7 @@ var _ = Describe("request framing", func() {
 
 var _ = Describe("a panicking handler", func() {
 	It("answers 500 in Ironic's format, logs the panic masked and keeps serving", func() {
-		e := newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e := sqliteEnv(nil)
 		e.api.AddPanickingRoute("/v1/boom", "driver exploded with password=hunter2")
 
 		r := e.call(http.MethodGet, "/v1/boom", "")
@@ -220,7 +220,7 @@ var _ = Describe("free text and documents longer than a column on MySQL", func()
 	)
 
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), mysqlConnection(GinkgoT()), nil)
+		e = mysqlEnv()
 		node = e.createNode(`, "name": "long"`)
 	})
 

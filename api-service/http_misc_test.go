@@ -24,7 +24,7 @@ var _ = Describe("http_basic authentication", func() {
 		Expect(err).NotTo(HaveOccurred())
 		file := filepath.Join(GinkgoT().TempDir(), "htpasswd")
 		Expect(os.WriteFile(file, []byte("operator:"+string(hash)+"\n"), 0o600)).To(Succeed())
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), func(c *config.Config) {
+		e = sqliteEnv(func(c *config.Config) {
 			c.API.AuthStrategy = "http_basic"
 			c.API.HTTPBasicAuthUserFile = file
 		})
@@ -79,7 +79,7 @@ var _ = Describe("http_basic authentication", func() {
 
 var _ = Describe("server faults", func() {
 	It("answers 500 Server with a generic message and keeps the cause out of the body", func() {
-		e := newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e := sqliteEnv(nil)
 		Expect(e.store.Close()).To(Succeed())
 		r := e.call(http.MethodGet, "/v1/nodes", "")
 		Expect(r.status).To(Equal(http.StatusInternalServerError))
@@ -91,7 +91,7 @@ var _ = Describe("server faults", func() {
 var _ = Describe("on MySQL", func() {
 	var e *env
 
-	BeforeEach(func() { e = newEnv(GinkgoT(), mysqlConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = mysqlEnv() })
 
 	It("creates, pages, patches and deletes nodes and ports", func() {
 		var uuids []string
@@ -100,7 +100,7 @@ var _ = Describe("on MySQL", func() {
 		}
 		page := e.at("latest", http.MethodGet, "/v1/nodes?limit=2", "").json()
 		Expect(page["nodes"]).To(HaveLen(2))
-		rest := e.at("latest", http.MethodGet, strings.TrimPrefix(page["next"].(string), e.srv.URL), "").json()
+		rest := e.at("latest", http.MethodGet, strings.TrimPrefix(page["next"].(string), e.url), "").json()
 		Expect(rest["nodes"]).To(HaveLen(1))
 		Expect(rest["nodes"].([]any)[0]).To(HaveKeyWithValue("uuid", uuids[2]))
 
@@ -122,7 +122,7 @@ var _ = Describe("on MySQL", func() {
 var _ = Describe("request details", func() {
 	var e *env
 
-	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = sqliteEnv(nil) })
 
 	It("refuses bodies nested too deeply with a flat 400", func() {
 		body := `{"driver": "fake-hardware", "extra": ` + strings.Repeat(`{"a": `, 30) + `1` + strings.Repeat(`}`, 30) + `}`
@@ -156,7 +156,7 @@ var _ = Describe("request details", func() {
 
 var _ = Describe("logging", func() {
 	It("logs each request with its request id and never the secrets it carried", func() {
-		e := newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e := sqliteEnv(nil)
 		r := e.at("latest", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "driver_info": {"ipmi_password": "hunter2"}, "bogus": 1}`)
 		Expect(r.status).To(Equal(http.StatusBadRequest))
 		id := r.header.Get("Openstack-Request-Id")
@@ -174,7 +174,7 @@ var _ = Describe("logging", func() {
 	})
 
 	It("logs the cause of a server fault for the operator", func() {
-		e := newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e := sqliteEnv(nil)
 		Expect(e.store.Close()).To(Succeed())
 		r := e.call(http.MethodGet, "/v1/nodes", "")
 		Expect(r.status).To(Equal(http.StatusInternalServerError))

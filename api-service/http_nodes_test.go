@@ -16,7 +16,7 @@ import (
 var _ = Describe("nodes", func() {
 	var e *env
 
-	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = sqliteEnv(nil) })
 
 	stored := func(uuid string) *model.Node {
 		n, err := e.store.GetNode(context.Background(), uuid)
@@ -35,7 +35,7 @@ var _ = Describe("nodes", func() {
 			Expect(r.status).To(Equal(http.StatusCreated))
 			n := r.json()
 			uuid := n["uuid"].(string)
-			Expect(r.header.Get("Location")).To(Equal(e.srv.URL + "/v1/nodes/" + uuid))
+			Expect(r.header.Get("Location")).To(Equal(e.url + "/v1/nodes/" + uuid))
 			Expect(n).To(HaveKeyWithValue("provision_state", "enroll"))
 			Expect(n).To(HaveKeyWithValue("power_state", BeNil()))
 			Expect(n).To(HaveKeyWithValue("updated_at", BeNil()))
@@ -139,11 +139,11 @@ var _ = Describe("nodes", func() {
 			page := r.json()
 			Expect(page["nodes"]).To(HaveLen(2))
 			next := page["next"].(string)
-			Expect(next).To(HavePrefix(e.srv.URL + "/v1/nodes?sort_key=id&sort_dir=asc&maintenance=False&provision_state=enroll&fields="))
+			Expect(next).To(HavePrefix(e.url + "/v1/nodes?sort_key=id&sort_dir=asc&maintenance=False&provision_state=enroll&fields="))
 			Expect(next).To(HaveSuffix("&limit=2&marker=" + uuids[1]))
 			seen := []string{}
 			for next != "" {
-				r = e.at("latest", http.MethodGet, strings.TrimPrefix(next, e.srv.URL), "")
+				r = e.at("latest", http.MethodGet, strings.TrimPrefix(next, e.url), "")
 				Expect(r.status).To(Equal(http.StatusOK))
 				for _, n := range r.json()["nodes"].([]any) {
 					seen = append(seen, n.(map[string]any)["uuid"].(string))
@@ -269,7 +269,7 @@ var _ = Describe("nodes", func() {
 			r := e.at("latest", http.MethodPut, "/v1/nodes/"+uuid+"/states/power", `{"target": "power on"}`)
 			Expect(r.status).To(Equal(http.StatusAccepted))
 			Expect(r.raw).To(BeEmpty())
-			Expect(r.header.Get("Location")).To(Equal(e.srv.URL + "/v1/nodes/" + uuid + "/states"))
+			Expect(r.header.Get("Location")).To(Equal(e.url + "/v1/nodes/" + uuid + "/states"))
 			Eventually(func() *string { return stored(uuid).PowerState }).WithTimeout(10 * time.Second).Should(HaveValue(Equal("power on")))
 			Expect(e.at("latest", http.MethodPut, "/v1/nodes/"+uuid+"/states/power", `{"target": "power nap"}`).status).To(Equal(http.StatusBadRequest))
 			Expect(e.at("1.26", http.MethodPut, "/v1/nodes/"+uuid+"/states/power", `{"target": "soft power off"}`).status).To(Equal(http.StatusNotAcceptable))
@@ -279,7 +279,7 @@ var _ = Describe("nodes", func() {
 			uuid := e.createNode(`, "name": "p1"`)
 			r := e.at("latest", http.MethodPut, "/v1/nodes/p1/states/provision", `{"target": "manage"}`)
 			Expect(r.status).To(Equal(http.StatusAccepted))
-			Expect(r.header.Get("Location")).To(Equal(e.srv.URL + "/v1/nodes/p1/states"))
+			Expect(r.header.Get("Location")).To(Equal(e.url + "/v1/nodes/p1/states"))
 			Eventually(func() *string { return stored(uuid).ProvisionState }).WithTimeout(10 * time.Second).Should(HaveValue(Equal("manageable")))
 			Expect(e.at("1.3", http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", `{"target": "provide"}`).status).To(Equal(http.StatusNotAcceptable))
 			Expect(e.at("latest", http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", `{"target": "provide"}`).status).To(Equal(http.StatusAccepted))
@@ -336,7 +336,7 @@ var _ = Describe("nodes", func() {
 
 var _ = Describe("every served version", func() {
 	It("shows each node field from its version on and gates names and fields", func() {
-		e := newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e := sqliteEnv(nil)
 		r := e.at("1.10", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "name": "walker"}`)
 		Expect(r.status).To(Equal(http.StatusCreated))
 		uuid := r.json()["uuid"].(string)

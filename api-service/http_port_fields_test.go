@@ -21,8 +21,7 @@ var _ = Describe("port fields by version", func() {
 	)
 
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
-		node = e.createNode("")
+		e, node = sqliteEnvWithNode("")
 	})
 
 	portBody := func(mac, more string) string {

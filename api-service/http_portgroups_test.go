@@ -18,8 +18,7 @@ var _ = Describe("portgroups", func() {
 	)
 
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
-		node = e.createNode(`, "name": "host-1"`)
+		e, node = sqliteEnvWithNode(`, "name": "host-1"`)
 	})
 
 	pgCount := func() int {
@@ -42,7 +41,7 @@ var _ = Describe("portgroups", func() {
 		Expect(e.call(http.MethodGet, "/v1/portgroups/detail", "").status).To(Equal(http.StatusNotFound))
 		Expect(pgCount()).To(BeZero())
 		Expect(e.at("1.23", http.MethodGet, "/v1", "").json()["portgroups"]).To(ContainElement(
-			map[string]any{"href": e.srv.URL + "/v1/portgroups/", "rel": "self"}))
+			map[string]any{"href": e.url + "/v1/portgroups/", "rel": "self"}))
 	})
 
 	It("creates at 1.23 without mode and properties, which appear at 1.26", func() {
@@ -50,7 +49,7 @@ var _ = Describe("portgroups", func() {
 		Expect(r.status).To(Equal(http.StatusCreated), string(r.raw))
 		pg := r.json()
 		id := pg["uuid"].(string)
-		Expect(r.header.Get("Location")).To(Equal(e.srv.URL + "/v1/portgroups/" + id))
+		Expect(r.header.Get("Location")).To(Equal(e.url + "/v1/portgroups/" + id))
 		Expect(pg).To(HaveKeyWithValue("address", "aa:bb:cc:00:00:01"))
 		Expect(pg).To(HaveKeyWithValue("name", "bond0"))
 		Expect(pg).To(HaveKeyWithValue("node_uuid", node))
@@ -68,7 +67,7 @@ var _ = Describe("portgroups", func() {
 		full := e.at("1.26", http.MethodGet, "/v1/portgroups/"+id, "").json()
 		Expect(full).To(HaveKeyWithValue("mode", "active-backup"))
 		Expect(full).To(HaveKeyWithValue("properties", map[string]any{}))
-		Expect(full["ports"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/v1/portgroups/" + id + "/ports", "rel": "self"}))
+		Expect(full["ports"]).To(ContainElement(map[string]any{"href": e.url + "/v1/portgroups/" + id + "/ports", "rel": "self"}))
 
 		withMode := e.at("1.26", http.MethodPost, "/v1/portgroups", `{"node_uuid": "`+node+`", "mode": "802.3ad", "properties": {"miimon": "100"}}`).json()
 		Expect(withMode).To(HaveKeyWithValue("mode", "802.3ad"))
@@ -134,7 +133,7 @@ var _ = Describe("portgroups", func() {
 
 		page := e.at("latest", http.MethodGet, "/v1/portgroups?limit=2&sort_key=name&node=host-1", "").json()
 		Expect(page["portgroups"]).To(HaveLen(2))
-		Expect(page["next"]).To(HavePrefix(e.srv.URL + "/v1/portgroups?sort_key=name&sort_dir=asc&node=host-1&fields=uuid,address,name&limit=2&marker="))
+		Expect(page["next"]).To(HavePrefix(e.url + "/v1/portgroups?sort_key=name&sort_dir=asc&node=host-1&fields=uuid,address,name&limit=2&marker="))
 
 		for q, code := range map[string]int{
 			"sort_key=properties": http.StatusBadRequest,
@@ -155,7 +154,7 @@ var _ = Describe("portgroups", func() {
 	It("links a node to its port groups from 1.24", func() {
 		Expect(e.at("1.23", http.MethodGet, "/v1/nodes/"+node, "").json()).NotTo(HaveKey("portgroups"))
 		Expect(e.at("1.24", http.MethodGet, "/v1/nodes/"+node, "").json()["portgroups"]).To(ContainElement(
-			map[string]any{"href": e.srv.URL + "/v1/nodes/" + node + "/portgroups", "rel": "self"}))
+			map[string]any{"href": e.url + "/v1/nodes/" + node + "/portgroups", "rel": "self"}))
 		Expect(e.at("1.24", http.MethodGet, "/v1/nodes/"+node+"?fields=name", "").json()).NotTo(HaveKey("portgroups"))
 	})
 
@@ -275,7 +274,7 @@ var _ = Describe("portgroups", func() {
 
 var _ = Describe("chassis and port groups on MySQL", func() {
 	It("keeps the same conflicts and links", func() {
-		e := newEnv(GinkgoT(), mysqlConnection(GinkgoT()), nil)
+		e := mysqlEnv()
 		ch := e.call(http.MethodPost, "/v1/chassis", `{"description": "rack"}`).json()["uuid"].(string)
 		node := e.createNode(`, "chassis_uuid": "` + ch + `"`)
 		r := e.at("latest", http.MethodPost, "/v1/portgroups", `{"node_uuid": "`+node+`", "name": "bond0", "address": "aa:bb:cc:00:00:01"}`)

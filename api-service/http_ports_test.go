@@ -18,8 +18,7 @@ var _ = Describe("ports", func() {
 	)
 
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
-		node = e.createNode(`, "name": "host-1"`)
+		e, node = sqliteEnvWithNode(`, "name": "host-1"`)
 	})
 
 	portCount := func() int {
@@ -39,7 +38,7 @@ var _ = Describe("ports", func() {
 		p := r.json()
 		Expect(p).To(HaveKeyWithValue("address", "aa:bb:cc:00:11:22"))
 		Expect(p).To(HaveKeyWithValue("node_uuid", node))
-		Expect(r.header.Get("Location")).To(Equal(e.srv.URL + "/v1/ports/" + p["uuid"].(string)))
+		Expect(r.header.Get("Location")).To(Equal(e.url + "/v1/ports/" + p["uuid"].(string)))
 		Expect(p["links"]).To(HaveLen(2))
 	})
 
@@ -85,7 +84,7 @@ var _ = Describe("ports", func() {
 		Expect(e.at("latest", http.MethodGet, "/v1/ports/detail", "").json()["ports"]).To(HaveLen(3))
 
 		page := e.at("latest", http.MethodGet, "/v1/ports?limit=1&node=host-1", "").json()
-		Expect(page["next"]).To(HavePrefix(e.srv.URL + "/v1/ports?sort_key=id&sort_dir=asc&node=host-1&fields=uuid,address&limit=1&marker="))
+		Expect(page["next"]).To(HavePrefix(e.url + "/v1/ports?sort_key=id&sort_dir=asc&node=host-1&fields=uuid,address&limit=1&marker="))
 
 		Expect(e.at("latest", http.MethodGet, "/v1/ports?node=ghost", "").status).To(Equal(http.StatusNotFound))
 		Expect(e.at("latest", http.MethodGet, "/v1/ports?address=zz", "").status).To(Equal(http.StatusBadRequest))
@@ -151,7 +150,7 @@ var _ = Describe("ports", func() {
 var _ = Describe("drivers", func() {
 	var e *env
 
-	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = sqliteEnv(nil) })
 
 	It("lists the hardware types live conductors serve", func() {
 		r := e.call(http.MethodGet, "/v1/drivers", "")
@@ -160,8 +159,8 @@ var _ = Describe("drivers", func() {
 			"name":  "fake-hardware",
 			"hosts": []any{e.cfg.Default.Host},
 			"links": []any{
-				map[string]any{"href": e.srv.URL + "/v1/drivers/fake-hardware", "rel": "self"},
-				map[string]any{"href": e.srv.URL + "/drivers/fake-hardware", "rel": "bookmark"},
+				map[string]any{"href": e.url + "/v1/drivers/fake-hardware", "rel": "self"},
+				map[string]any{"href": e.url + "/drivers/fake-hardware", "rel": "bookmark"},
 			},
 		}))
 		Expect(e.call(http.MethodGet, "/v1/drivers/fake-hardware", "").json()).To(HaveKeyWithValue("name", "fake-hardware"))

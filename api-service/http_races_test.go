@@ -17,7 +17,7 @@ import (
 // node lock, whatever the API read before.
 var _ = Describe("concurrent updates", func() {
 	var e *env
-	BeforeEach(func() { e = newEnv(GinkgoT(), mysqlConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = mysqlEnv() })
 
 	// retried sends a request again while it is refused with 409 (the node
 	// is locked), as the message asks a client to.

@@ -7,14 +7,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/ferricbm/ferric/api-service/microversion"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
 )
 
 var _ = Describe("discovery, negotiation and routing", func() {
 	var e *env
 	maxV := microversion.Max.String()
 
-	BeforeEach(func() { e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil) })
+	BeforeEach(func() { e = sqliteEnv(nil) })
 
 	It("serves the version document at /", func() {
 		r := e.call(http.MethodGet, "/", "")
@@ -26,7 +26,7 @@ var _ = Describe("discovery, negotiation and routing", func() {
 		Expect(def).To(HaveKeyWithValue("min_version", "1.1"))
 		Expect(def).To(HaveKeyWithValue("version", maxV))
 		Expect(def).To(HaveKeyWithValue("status", "CURRENT"))
-		Expect(def["links"]).To(ConsistOf(map[string]any{"href": e.srv.URL + "/v1/", "rel": "self"}))
+		Expect(def["links"]).To(ConsistOf(map[string]any{"href": e.url + "/v1/", "rel": "self"}))
 		Expect(doc["versions"]).To(ConsistOf(def))
 		Expect(r.header.Get("X-OpenStack-Ironic-API-Version")).To(Equal("1.1"))
 		Expect(r.header.Get("X-OpenStack-Ironic-API-Minimum-Version")).To(Equal("1.1"))
@@ -44,12 +44,12 @@ var _ = Describe("discovery, negotiation and routing", func() {
 			Expect(doc["id"]).To(Equal("v1"))
 			Expect(doc["media_types"]).To(HaveKeyWithValue("base", "application/json"))
 			Expect(doc["nodes"]).To(ConsistOf(
-				map[string]any{"href": e.srv.URL + "/v1/nodes/", "rel": "self"},
-				map[string]any{"href": e.srv.URL + "/nodes/", "rel": "bookmark"}))
+				map[string]any{"href": e.url + "/v1/nodes/", "rel": "self"},
+				map[string]any{"href": e.url + "/nodes/", "rel": "bookmark"}))
 			Expect(doc).To(HaveKey("ports"))
 			Expect(doc).To(HaveKey("drivers"))
 			Expect(doc["version"]).To(HaveKeyWithValue("version", maxV))
-			Expect(doc["volume"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/v1/volume/", "rel": "self"}))
+			Expect(doc["volume"]).To(ContainElement(map[string]any{"href": e.url + "/v1/volume/", "rel": "self"}))
 			Expect(r.header.Get("X-OpenStack-Ironic-API-Version")).To(Equal(maxV))
 		}
 	})

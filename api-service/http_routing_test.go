@@ -15,8 +15,7 @@ var _ = Describe("a node no conductor serves", func() {
 	)
 
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
-		uuid = e.createNode("")
+		e, uuid = sqliteEnvWithNode("")
 		ctx := context.Background()
 		n, err := e.store.GetNode(ctx, uuid)
 		Expect(err).NotTo(HaveOccurred())

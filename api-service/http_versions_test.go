@@ -14,7 +14,7 @@ import (
 // omitted below its version and works from it on.
 var _ = Describe("versions 1.1 to 1.49", func() {
 	It("gate every feature at its version", func() {
-		e := newEnv(GinkgoT(), sqliteConnection(GinkgoT()), nil)
+		e := sqliteEnv(nil)
 		r := e.at("1.10", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "name": "walker"}`)
 		Expect(r.status).To(Equal(http.StatusCreated))
 		uuid := r.json()["uuid"].(string)

@@ -29,7 +29,7 @@ var _ = Describe("volume connectors and targets", func() {
 	)
 
 	BeforeEach(func() {
-		e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), func(c *config.Config) {
+		e = sqliteEnv(func(c *config.Config) {
 			c.Conductor.NodeLockedRetryAttempts = 2
 			c.Conductor.NodeLockedRetryInterval = 10 * time.Millisecond
 		})
@@ -65,17 +65,17 @@ var _ = Describe("volume connectors and targets", func() {
 			Expect(r.status).To(Equal(http.StatusOK))
 			doc := r.json()
 			Expect(doc["links"]).To(ConsistOf(
-				map[string]any{"href": e.srv.URL + "/v1/volume/", "rel": "self"},
-				map[string]any{"href": e.srv.URL + "/volume/", "rel": "bookmark"}))
-			Expect(doc["connectors"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/v1/volume/connectors", "rel": "self"}))
-			Expect(doc["targets"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/volume/targets", "rel": "bookmark"}))
+				map[string]any{"href": e.url + "/v1/volume/", "rel": "self"},
+				map[string]any{"href": e.url + "/volume/", "rel": "bookmark"}))
+			Expect(doc["connectors"]).To(ContainElement(map[string]any{"href": e.url + "/v1/volume/connectors", "rel": "self"}))
+			Expect(doc["targets"]).To(ContainElement(map[string]any{"href": e.url + "/volume/targets", "rel": "bookmark"}))
 		})
 
 		It("builds a node's volume document from the identifier as given and 404s an unknown node", func() {
 			r := e.at(v32, http.MethodGet, "/v1/nodes/node-07/volume", "")
 			Expect(r.status).To(Equal(http.StatusOK))
-			Expect(r.json()["connectors"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/v1/nodes/node-07/volume/connectors", "rel": "self"}))
-			Expect(r.json()["links"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/nodes/node-07/volume/", "rel": "bookmark"}))
+			Expect(r.json()["connectors"]).To(ContainElement(map[string]any{"href": e.url + "/v1/nodes/node-07/volume/connectors", "rel": "self"}))
+			Expect(r.json()["links"]).To(ContainElement(map[string]any{"href": e.url + "/nodes/node-07/volume/", "rel": "bookmark"}))
 			Expect(e.at(v32, http.MethodGet, "/v1/nodes/nope/volume", "").status).To(Equal(http.StatusNotFound))
 		})
 
@@ -83,7 +83,7 @@ var _ = Describe("volume connectors and targets", func() {
 			Expect(e.at(v32, http.MethodGet, "/v1", "").json()).To(HaveKey("volume"))
 			Expect(e.at(v31, http.MethodGet, "/v1", "").json()).NotTo(HaveKey("volume"))
 			n := e.at(v32, http.MethodGet, "/v1/nodes/"+node, "").json()
-			Expect(n["volume"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/v1/nodes/" + node + "/volume", "rel": "self"}))
+			Expect(n["volume"]).To(ContainElement(map[string]any{"href": e.url + "/v1/nodes/" + node + "/volume", "rel": "self"}))
 			Expect(e.at(v31, http.MethodGet, "/v1/nodes/"+node, "").json()).NotTo(HaveKey("volume"))
 		})
 
@@ -112,15 +112,15 @@ var _ = Describe("volume connectors and targets", func() {
 			Expect(r.status).To(Equal(http.StatusCreated))
 			c := r.json()
 			u := c["uuid"].(string)
-			Expect(r.header.Get("Location")).To(Equal(e.srv.URL + "/v1/volume/connectors/" + u))
+			Expect(r.header.Get("Location")).To(Equal(e.url + "/v1/volume/connectors/" + u))
 			Expect(c).To(HaveKeyWithValue("node_uuid", node))
 			Expect(c).To(HaveKeyWithValue("type", "wwpn"))
 			Expect(c).To(HaveKeyWithValue("extra", map[string]any{"fabric": "A"}))
 			Expect(c).To(HaveKeyWithValue("updated_at", BeNil()))
 			Expect(c["created_at"]).To(MatchRegexp(`\+00:00$`))
 			Expect(c["links"]).To(ConsistOf(
-				map[string]any{"href": e.srv.URL + "/v1/volume/connectors/" + u, "rel": "self"},
-				map[string]any{"href": e.srv.URL + "/volume/connectors/" + u, "rel": "bookmark"}))
+				map[string]any{"href": e.url + "/v1/volume/connectors/" + u, "rel": "self"},
+				map[string]any{"href": e.url + "/volume/connectors/" + u, "rel": "bookmark"}))
 			Expect(c).NotTo(HaveKey("node_id"))
 		})
 
@@ -230,21 +230,21 @@ var _ = Describe("volume connectors and targets", func() {
 			scoped := e.at(v32, http.MethodGet, "/v1/nodes/node-07/volume/connectors?node=other", "").json()["connectors"].([]any)
 			Expect(scoped).To(HaveLen(2))
 			Expect(scoped[1]).To(HaveKeyWithValue("uuid", b))
-			Expect(scoped[1].(map[string]any)["links"]).To(ContainElement(map[string]any{"href": e.srv.URL + "/v1/volume/connectors/" + b, "rel": "self"}))
+			Expect(scoped[1].(map[string]any)["links"]).To(ContainElement(map[string]any{"href": e.url + "/v1/volume/connectors/" + b, "rel": "self"}))
 
 			page := e.at(v32, http.MethodGet, "/v1/volume/connectors?node=node-07&limit=1", "").json()
 			Expect(page["connectors"]).To(HaveLen(1))
 			next := page["next"].(string)
-			Expect(next).To(Equal(e.srv.URL + "/v1/volume/connectors?sort_key=id&sort_dir=asc&node=node-07&fields=uuid,node_uuid,type,connector_id&limit=1&marker=" + a))
-			page2 := e.at(v32, http.MethodGet, strings.TrimPrefix(next, e.srv.URL), "").json()
+			Expect(next).To(Equal(e.url + "/v1/volume/connectors?sort_key=id&sort_dir=asc&node=node-07&fields=uuid,node_uuid,type,connector_id&limit=1&marker=" + a))
+			page2 := e.at(v32, http.MethodGet, strings.TrimPrefix(next, e.url), "").json()
 			Expect(page2["connectors"]).To(ConsistOf(HaveKeyWithValue("uuid", b)))
 			Expect(page2).To(HaveKey("next"))
-			page3 := e.at(v32, http.MethodGet, strings.TrimPrefix(page2["next"].(string), e.srv.URL), "").json()
+			page3 := e.at(v32, http.MethodGet, strings.TrimPrefix(page2["next"].(string), e.url), "").json()
 			Expect(page3["connectors"]).To(BeEmpty())
 			Expect(page3).NotTo(HaveKey("next"))
 
 			scopedPage := e.at(v32, http.MethodGet, "/v1/nodes/node-07/volume/connectors?detail=true&limit=1", "").json()
-			Expect(scopedPage["next"]).To(Equal(e.srv.URL + "/v1/nodes/node-07/volume/connectors?sort_key=id&sort_dir=asc&detail=True&limit=1&marker=" + a))
+			Expect(scopedPage["next"]).To(Equal(e.url + "/v1/nodes/node-07/volume/connectors?sort_key=id&sort_dir=asc&detail=True&limit=1&marker=" + a))
 
 			desc := e.at(v32, http.MethodGet, "/v1/volume/connectors?sort_key=connector_id&sort_dir=desc", "").json()["connectors"].([]any)
 			Expect(desc[0]).To(HaveKeyWithValue("connector_id", "iqn.a"))
@@ -261,7 +261,7 @@ var _ = Describe("volume connectors and targets", func() {
 			Expect(all[0]).To(HaveKey("extra"))
 			Expect(all[0]).To(HaveKey("created_at"))
 			Expect(all[0]).To(HaveKey("updated_at"))
-			Expect(all[0]).To(HaveKeyWithValue("links", ContainElement(map[string]any{"href": e.srv.URL + "/v1/volume/connectors/" + a, "rel": "self"})))
+			Expect(all[0]).To(HaveKeyWithValue("links", ContainElement(map[string]any{"href": e.url + "/v1/volume/connectors/" + a, "rel": "self"})))
 
 			for _, id := range []string{"node-07", node} {
 				byNode := e.at(v32, http.MethodGet, "/v1/volume/connectors/detail?node="+id, "").json()["connectors"].([]any)
@@ -273,8 +273,8 @@ var _ = Describe("volume connectors and targets", func() {
 			page := e.at(v32, http.MethodGet, "/v1/volume/connectors/detail?node=node-07&limit=1", "").json()
 			Expect(page["connectors"]).To(ConsistOf(HaveKeyWithValue("uuid", a)))
 			next := page["next"].(string)
-			Expect(next).To(Equal(e.srv.URL + "/v1/volume/connectors/detail?sort_key=id&sort_dir=asc&node=node-07&limit=1&marker=" + a))
-			page2 := e.at(v32, http.MethodGet, strings.TrimPrefix(next, e.srv.URL), "").json()
+			Expect(next).To(Equal(e.url + "/v1/volume/connectors/detail?sort_key=id&sort_dir=asc&node=node-07&limit=1&marker=" + a))
+			page2 := e.at(v32, http.MethodGet, strings.TrimPrefix(next, e.url), "").json()
 			Expect(page2["connectors"]).To(ConsistOf(And(HaveKeyWithValue("uuid", b), HaveKey("created_at"))))
 
 			for q, msg := range map[string]string{
@@ -426,7 +426,7 @@ var _ = Describe("volume connectors and targets", func() {
 		})
 
 		It("deletes a connector of a powered-on node in manageable when allow_volume_delete_unless_powered_off is set", func() {
-			e = newEnv(GinkgoT(), sqliteConnection(GinkgoT()), func(c *config.Config) { c.Conductor.AllowVolumeDeleteUnlessOff = true })
+			e = sqliteEnv(func(c *config.Config) { c.Conductor.AllowVolumeDeleteUnlessOff = true })
 			node = e.createNode("")
 			e.setPower(node, states.PowerOff)
 			u := createConnector("iqn", "iqn.a")
@@ -477,7 +477,7 @@ var _ = Describe("volume connectors and targets", func() {
 				`{"node_uuid": "`+node+`", "volume_type": "iscsi", "boot_index": 0, "volume_id": "a1b2", "properties": `+secretProps+`}`)
 			Expect(r.status).To(Equal(http.StatusCreated))
 			u := r.json()["uuid"].(string)
-			Expect(r.header.Get("Location")).To(Equal(e.srv.URL + "/v1/volume/targets/" + u))
+			Expect(r.header.Get("Location")).To(Equal(e.url + "/v1/volume/targets/" + u))
 			bodies := []response{r}
 			expectMasked(r.json())
 			for _, p := range []string{"/v1/volume/targets/" + u, "/v1/volume/targets/" + u + "?fields=properties"} {
@@ -515,7 +515,7 @@ var _ = Describe("volume connectors and targets", func() {
 			Expect(list[0]).To(HaveKeyWithValue("boot_index", BeNumerically("==", 0)))
 			Expect(list[0]).NotTo(HaveKey("properties"))
 			page := e.at(v32, http.MethodGet, "/v1/nodes/node-07/volume/targets?limit=1", "").json()
-			Expect(page["next"]).To(Equal(e.srv.URL + "/v1/nodes/node-07/volume/targets?sort_key=id&sort_dir=asc&fields=uuid,node_uuid,volume_type,boot_index,volume_id&limit=1&marker=" + a))
+			Expect(page["next"]).To(Equal(e.url + "/v1/nodes/node-07/volume/targets?sort_key=id&sort_dir=asc&fields=uuid,node_uuid,volume_type,boot_index,volume_id&limit=1&marker=" + a))
 			Expect(e.at(v32, http.MethodGet, "/v1/volume/targets?sort_key=properties", "").status).To(Equal(http.StatusBadRequest))
 			Expect(e.at(v32, http.MethodGet, "/v1/volume/targets?sort_key=boot_index&sort_dir=desc", "").json()["targets"].([]any)[0]).
 				To(HaveKeyWithValue("boot_index", BeNumerically("==", 1)))
@@ -530,8 +530,8 @@ var _ = Describe("volume connectors and targets", func() {
 			page := e.at(v32, http.MethodGet, "/v1/volume/targets/detail?node=node-07&limit=1", "").json()
 			Expect(page["targets"]).To(ConsistOf(And(HaveKeyWithValue("uuid", a),
 				HaveKeyWithValue("properties", map[string]any{"auth_password": "******"}), HaveKey("extra"))))
-			Expect(page["next"]).To(Equal(e.srv.URL + "/v1/volume/targets/detail?sort_key=id&sort_dir=asc&node=node-07&limit=1&marker=" + a))
-			page2 := e.at(v32, http.MethodGet, strings.TrimPrefix(page["next"].(string), e.srv.URL), "").json()
+			Expect(page["next"]).To(Equal(e.url + "/v1/volume/targets/detail?sort_key=id&sort_dir=asc&node=node-07&limit=1&marker=" + a))
+			page2 := e.at(v32, http.MethodGet, strings.TrimPrefix(page["next"].(string), e.url), "").json()
 			Expect(page2["targets"]).To(ConsistOf(And(HaveKeyWithValue("uuid", b), HaveKey("properties"))))
 			r := e.at(v32, http.MethodGet, "/v1/volume/targets/detail?fields=uuid", "")
 			Expect(r.status).To(Equal(http.StatusBadRequest))

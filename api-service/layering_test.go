@@ -8,14 +8,36 @@ import (
 	. "github.com/onsi/gomega"
 )
 
+const module = "github.com/ferricbm/ferric/"
+
+// deps lists the packages the given ones load, as the go.work workspace
+// resolves them.
+func deps(pkgs ...string) []string {
+	GinkgoHelper()
+	out, err := exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
+	return strings.Fields(string(out))
+}
+
 var _ = Describe("the API service's dependencies", func() {
 	It("load no conductor or deploy code: the API learns what conductors offer from the database", func() {
-		out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "%s", out)
-		for _, dep := range strings.Fields(string(out)) {
-			Expect(dep).NotTo(HavePrefix("github.com/ferricbm/ferric/conductor"))
-			Expect(dep).NotTo(HavePrefix("github.com/ferricbm/ferric/deploy"))
+		list := deps(".")
+		for _, dep := range list {
+			Expect(dep).NotTo(HavePrefix(module + "conductor"))
+			Expect(dep).NotTo(HavePrefix(module + "deploy"))
 		}
-		Expect(string(out)).To(ContainSubstring("github.com/ferricbm/ferric/pkg/hwcatalog"))
+		Expect(list).To(ContainElement(module + "pkg/hwcatalog"))
+	})
+
+	It("are not loaded by the conductor and the modules below it: they share the resource rules through pkg/resource", func() {
+		var below []string
+		for _, m := range []string{"conductor", "deploy", "db", "rpc", "pkg"} {
+			below = append(below, module+m+"/...")
+		}
+		list := deps(below...)
+		for _, dep := range list {
+			Expect(dep).NotTo(HavePrefix(module+"api-service"), "a package below the API service loads %s", dep)
+		}
+		Expect(list).To(ContainElement(module + "pkg/resource/nodes"))
 	})
 })

@@ -6,10 +6,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/list"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/resource/ident"
 )
 
 // listScope is the parent a list is nested under, if any.
@@ -43,7 +43,7 @@ func serveList[M any](s *Server, c echo.Context, spec list.Spec[M]) error {
 	if err != nil {
 		return err
 	}
-	return s.sendJSON(c, http.StatusOK, doc)
+	return sendJSON(c, http.StatusOK, doc)
 }
 
 // listNodeID resolves the node a list is scoped to or filtered by, if

@@ -12,15 +12,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/list"
-	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/nodes"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/ident"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
+	"github.com/ferricbm/ferric/pkg/resource/nodes"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -212,11 +212,16 @@ func (s *Server) getNode(c echo.Context) error {
 			return err
 		}
 	}
+	return s.sendNode(c, http.StatusOK, n, fields)
+}
+
+// sendNode answers with the node, only fields of it when fields is not nil.
+func (s *Server) sendNode(c echo.Context, status int, n *model.Node, fields []string) error {
 	doc, err := s.nodeView(c, fields).AppendJSON(jsonBuffer(nodes.Resource.SizeHint), n)
 	if err != nil {
 		return err
 	}
-	return s.sendJSON(c, http.StatusOK, doc)
+	return sendJSON(c, status, doc)
 }
 
 func (s *Server) createNode(c echo.Context) error {
@@ -253,7 +258,7 @@ func (s *Server) createNode(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, s.baseURL(c)+"/v1/nodes/"+n.UUID)
-	return c.JSON(http.StatusCreated, s.nodeView(c, nil).Render(n))
+	return s.sendNode(c, http.StatusCreated, n, nil)
 }
 
 func noValidHost(driverName, group string) error {
@@ -324,7 +329,7 @@ func (s *Server) patchNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.nodeView(c, nil).Render(&updated))
+	return s.sendNode(c, http.StatusOK, &updated, nil)
 }
 
 func (s *Server) deleteNode(c echo.Context) error {

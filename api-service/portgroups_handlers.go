@@ -6,14 +6,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/list"
-	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/portgroups"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/ident"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
+	"github.com/ferricbm/ferric/pkg/resource/portgroups"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -104,10 +104,11 @@ func (s *Server) portgroupResource() resource[model.Portgroup] {
 		find: s.findPortgroup, checkFields: portgroups.Resource.CheckOutputFields, newOwner: s.portNode, patchOwner: s.portNode,
 		decode: portgroups.DecodeCreate, apply: portgroups.Apply, insert: s.store.CreatePortgroup,
 		ids: func(pg *model.Portgroup) (string, string, *int64) { return pg.UUID, pg.NodeUUID, &pg.NodeID },
-		render: func(c echo.Context, pg *model.Portgroup, fields []string) any {
-			return s.portgroupView(c, fields).Render(pg)
+		encode: func(c echo.Context, buf []byte, pg *model.Portgroup, fields []string) ([]byte, error) {
+			return s.portgroupView(c, fields).AppendJSON(buf, pg)
 		},
-		args: func(pg model.Portgroup) rpc.PortgroupArgs { return rpc.PortgroupArgs{Portgroup: pg} },
+		sizeHint: portgroups.Resource.SizeHint,
+		args:     func(pg model.Portgroup) rpc.PortgroupArgs { return rpc.PortgroupArgs{Portgroup: pg} },
 		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.PortgroupArgs {
 			return rpc.PortgroupArgs{PortgroupID: uuid, Patch: patch, APIVersion: v.String()}
 		},

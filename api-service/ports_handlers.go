@@ -6,14 +6,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/list"
-	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/ports"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/ident"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
+	"github.com/ferricbm/ferric/pkg/resource/ports"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -129,9 +129,12 @@ func (s *Server) portResource() resource[model.Port] {
 	return nodeResource(s, nodeObject[model.Port, rpc.PortArgs]{param: "port", path: "ports", find: s.findPort,
 		checkFields: ports.Resource.CheckOutputFields, newOwner: s.portNode, patchOwner: s.portNode,
 		decode: ports.DecodeCreate, join: s.joinPortgroup, apply: ports.Apply, insert: s.store.CreatePort,
-		ids:    func(p *model.Port) (string, string, *int64) { return p.UUID, p.NodeUUID, &p.NodeID },
-		render: func(c echo.Context, p *model.Port, fields []string) any { return s.portView(c, fields).Render(p) },
-		args:   func(p model.Port) rpc.PortArgs { return rpc.PortArgs{Port: p} },
+		ids: func(p *model.Port) (string, string, *int64) { return p.UUID, p.NodeUUID, &p.NodeID },
+		encode: func(c echo.Context, buf []byte, p *model.Port, fields []string) ([]byte, error) {
+			return s.portView(c, fields).AppendJSON(buf, p)
+		},
+		sizeHint: ports.Resource.SizeHint,
+		args:     func(p model.Port) rpc.PortArgs { return rpc.PortArgs{Port: p} },
 		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.PortArgs {
 			return rpc.PortArgs{PortID: uuid, Patch: patch, APIVersion: v.String()}
 		},

@@ -31,10 +31,10 @@ func jsonBuffer(size int) []byte {
 // would write the value it encodes: with a trailing newline, and indented
 // when the client asked for ?pretty. The length is known, so the body is
 // not chunked. doc belongs to sendJSON afterwards and is recycled.
-func (s *Server) sendJSON(c echo.Context, status int, doc []byte) error {
+func sendJSON(c echo.Context, status int, doc []byte) error {
 	doc = append(doc, '\n')
 	out := doc
-	if _, pretty := c.QueryParams()["pretty"]; pretty || s.echo.Debug {
+	if _, pretty := c.QueryParams()["pretty"]; pretty || c.Echo().Debug {
 		var indented bytes.Buffer
 		if err := json.Indent(&indented, doc, "", "  "); err != nil {
 			return err

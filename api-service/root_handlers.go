@@ -5,9 +5,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/portgroups"
-	"github.com/ferricbm/ferric/api-service/present"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
+	"github.com/ferricbm/ferric/pkg/resource/portgroups"
+	"github.com/ferricbm/ferric/pkg/resource/present"
 )
 
 type versionDoc struct {

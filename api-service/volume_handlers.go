@@ -7,16 +7,16 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/catalogue"
-	"github.com/ferricbm/ferric/api-service/ident"
 	"github.com/ferricbm/ferric/api-service/list"
-	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
-	"github.com/ferricbm/ferric/api-service/volume"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/catalogue"
+	"github.com/ferricbm/ferric/pkg/resource/ident"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
+	"github.com/ferricbm/ferric/pkg/resource/present"
+	"github.com/ferricbm/ferric/pkg/resource/volume"
 )
 
 func missingVolumeID(singular string) echo.HandlerFunc {

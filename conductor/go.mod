@@ -3,12 +3,10 @@ module github.com/ferricbm/ferric/conductor
 go 1.25.0
 
 require (
-	github.com/ferricbm/ferric/api-service v0.0.0
 	github.com/ferricbm/ferric/db v0.0.0
 	github.com/ferricbm/ferric/deploy v0.0.0
 	github.com/ferricbm/ferric/pkg v0.0.0
 	github.com/ferricbm/ferric/rpc v0.0.0
-	github.com/go-sql-driver/mysql v1.10.2
 	github.com/gophercloud/gophercloud/v2 v2.16.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
@@ -22,6 +20,7 @@ require (
 	github.com/glebarez/go-sqlite v1.21.2 // indirect
 	github.com/glebarez/sqlite v1.11.0 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-sql-driver/mysql v1.10.2 // indirect
 	github.com/go-task/slim-sprig/v3 v3.0.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936 // indirect
@@ -47,7 +46,6 @@ require (
 )
 
 replace (
-	github.com/ferricbm/ferric/api-service => ../api-service
 	github.com/ferricbm/ferric/db => ../db
 	github.com/ferricbm/ferric/deploy => ../deploy
 	github.com/ferricbm/ferric/pkg => ../pkg

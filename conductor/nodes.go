@@ -6,14 +6,14 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/ferricbm/ferric/api-service/jsonpatch"
-	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/nodes"
-	"github.com/ferricbm/ferric/api-service/ports"
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
+	"github.com/ferricbm/ferric/pkg/resource/nodes"
+	"github.com/ferricbm/ferric/pkg/resource/ports"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
 )

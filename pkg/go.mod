@@ -3,6 +3,7 @@ module github.com/ferricbm/ferric/pkg
 go 1.25.0
 
 require (
+	github.com/google/uuid v1.6.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
 	github.com/sirupsen/logrus v1.10.2

@@ -9,13 +9,13 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/ferricbm/ferric/api-service/catalogue"
-	"github.com/ferricbm/ferric/api-service/ident"
-	"github.com/ferricbm/ferric/api-service/microversion"
-	"github.com/ferricbm/ferric/api-service/present"
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/resource/catalogue"
+	"github.com/ferricbm/ferric/pkg/resource/ident"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
+	"github.com/ferricbm/ferric/pkg/resource/present"
 )
 
 // Dialect is where Ironic's lists differ from one another.

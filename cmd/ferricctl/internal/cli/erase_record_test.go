@@ -12,9 +12,7 @@ import (
 var _ = Describe("node erase-record", func() {
 	var fake *fakeironic.Server
 	BeforeEach(func() {
-		fake = fakeironic.New()
-		DeferCleanup(fake.Close)
-		advertise(fake, "1.49")
+		fake = startFake("1.49")
 	})
 
 	It("prints one row per erased disk and step from the node's driver_internal_info", func(ctx SpecContext) {

@@ -34,6 +34,17 @@ func ferricctl(ctx context.Context, fake *fakeironic.Server, env map[string]stri
 	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
 }
 
+// startFake starts a fake Ironic that is stopped when the spec ends;
+// unless max is empty, its /v1 document offers versions up to max.
+func startFake(max string) *fakeironic.Server {
+	fake := fakeironic.New()
+	DeferCleanup(fake.Close)
+	if max != "" {
+		advertise(fake, max)
+	}
+	return fake
+}
+
 // advertise makes the fake's /v1 document offer versions up to max.
 func advertise(fake *fakeironic.Server, max string) {
 	fake.Handle("GET", "/v1/", fakeironic.Response{Status: http.StatusOK,

@@ -31,9 +31,7 @@ const fullNode = `{"uuid": "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", "name": "node
 var _ = Describe("node commands", func() {
 	var fake *fakeironic.Server
 	BeforeEach(func() {
-		fake = fakeironic.New()
-		DeferCleanup(fake.Close)
-		advertise(fake, "1.80")
+		fake = startFake("1.80")
 	})
 
 	It("list filters, and follows pages keeping the filters", func(ctx SpecContext) {
@@ -163,9 +161,7 @@ var _ = Describe("node commands", func() {
 		})
 
 		It("reports the server's refusal", func(ctx SpecContext) {
-			fake = fakeironic.New()
-			DeferCleanup(fake.Close)
-			advertise(fake, "1.80")
+			fake = startFake("1.80")
 			fake.Handle("PUT", "/v1/nodes/node-07/states/provision", fault(http.StatusBadRequest,
 				"Invalid clean_steps: 'bogus' is not a valid step interface"))
 			r := ferricctl(ctx, fake, nil, "node", "clean", "node-07", "--clean-steps", `[{"interface": "bogus", "step": "x"}]`)

@@ -35,9 +35,7 @@ func shortConnector(uuid, typ, id string) string {
 var _ = Describe("volume commands", func() {
 	var fake *fakeironic.Server
 	BeforeEach(func() {
-		fake = fakeironic.New()
-		DeferCleanup(fake.Close)
-		advertise(fake, "1.80")
+		fake = startFake("1.80")
 	})
 
 	Describe("version negotiation", func() {
@@ -52,8 +50,7 @@ var _ = Describe("volume commands", func() {
 		})
 
 		It("falls back to 1.33 when the server does not say", func(ctx SpecContext) {
-			fake = fakeironic.New()
-			DeferCleanup(fake.Close)
+			fake = startFake("")
 			fake.Handle("GET", "/v1/", fakeironic.Response{Status: http.StatusOK, Body: `{"id": "v1"}`})
 			fake.Handle("GET", "/v1/volume/connectors", fakeironic.Response{Status: http.StatusOK, Body: `{"connectors": []}`})
 			expectOK(ferricctl(ctx, fake, nil, "volume", "connector", "list"))

@@ -1,0 +1,171 @@
+// Package ports holds the port resource's API rules that do not need HTTP:
+// the field catalogue, create body decoding, MAC normalisation, JSON-PATCH
+// application and representation (docs/api.md §4.4).
+package ports
+
+import (
+	"regexp"
+
+	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/catalogue"
+	"github.com/ferricbm/ferric/pkg/resource/ident"
+	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
+	"github.com/ferricbm/ferric/pkg/resource/present"
+)
+
+// Field is one top-level port attribute.
+type Field = catalogue.Field[model.Port]
+
+var v1 = microversion.V1(1)
+
+func obj(name string, ptr func(*model.Port) *model.JSONObject) func(*model.Port, any) error {
+	return catalogue.Object("port", name, ptr)
+}
+
+func unstored(name string, since int) Field {
+	return Field{Name: name, Since: microversion.V1(since), Create: true, Patch: true}
+}
+
+// Catalogue lists every port attribute.
+var Catalogue = []Field{
+	{Name: "uuid", Since: v1, Create: true, Sortable: true, Get: func(p *model.Port) any { return p.UUID }},
+	{Name: "address", Since: v1, Create: true, Patch: true, Required: true, Sortable: true,
+		Get: func(p *model.Port) any { return p.Address }, Set: setAddress},
+	{Name: "node_uuid", Since: v1, Create: true, Patch: true, Required: true,
+		Get: func(p *model.Port) any { return p.NodeUUID }, Set: setNodeUUID},
+	{Name: "extra", Since: v1, Create: true, Patch: true,
+		Get: func(p *model.Port) any { return map[string]any(p.Extra) },
+		Set: obj("extra", func(p *model.Port) *model.JSONObject { return &p.Extra })},
+	{Name: "internal_info", Since: microversion.V1(18),
+		Get: func(p *model.Port) any { return map[string]any(p.InternalInfo) }},
+	{Name: "local_link_connection", Since: microversion.V1(19), Create: true, Patch: true,
+		Get: func(p *model.Port) any { return map[string]any(p.LocalLinkConnection) }, Set: setLLC},
+	{Name: "pxe_enabled", Since: microversion.V1(19), Create: true, Patch: true, Sortable: true,
+		Get: func(p *model.Port) any { return p.PXEEnabled }, Set: setPXE},
+	{Name: "physical_network", Since: microversion.V1(34), Create: true, Patch: true, Sortable: true,
+		Get: func(p *model.Port) any { return present.Str(p.PhysicalNetwork) }, Set: setPhysnet},
+	{Name: "created_at", Since: v1, Sortable: true, Get: func(p *model.Port) any { return present.Time(&p.CreatedAt) }},
+	{Name: "updated_at", Since: v1, Sortable: true, Get: func(p *model.Port) any { return present.Time(p.UpdatedAt) }},
+
+	{Name: "portgroup_uuid", Since: microversion.PortgroupLinks, Create: true, Patch: true,
+		Get: func(p *model.Port) any { return present.Str(p.PortgroupUUID) }, Set: setPortgroupUUID},
+	unstored("is_smartnic", 53),
+	unstored("name", 88),
+	unstored("node_ident", 94),
+	unstored("description", 97),
+	unstored("vendor", 100),
+	unstored("category", 101),
+	unstored("available_for_dynamic_portgroup", 111),
+}
+
+// Resource is the port catalogue and representation.
+var Resource = catalogue.New(&catalogue.Catalogue[model.Port]{Resource: "port", Fields: Catalogue,
+	Defaults: []string{"uuid", "address"},
+	Path:     func(p *model.Port) string { return "ports/" + p.UUID },
+	UUID:     func(p *model.Port) string { return p.UUID },
+	NewUUID:  func(p *model.Port) *string { return &p.UUID },
+	// Dict columns are refused with Ironic's other wording.
+	Unsortable: []string{"extra", "internal_info", "local_link_connection"},
+	SizeHint:   640,
+	Objects: []func(*model.Port) *model.JSONObject{func(p *model.Port) *model.JSONObject { return &p.Extra },
+		func(p *model.Port) *model.JSONObject { return &p.LocalLinkConnection },
+		func(p *model.Port) *model.JSONObject { return &p.InternalInfo }},
+})
+
+// DefaultListFields is the short field set of a non-detail port list.
+var DefaultListFields = Resource.Defaults
+
+var setAddress = catalogue.Text("port", "address", catalogue.TextRule{Required: true, Check: catalogue.MAC},
+	func(p *model.Port, s *string) { p.Address = *s })
+
+var setNodeUUID = catalogue.Text("port", "node_uuid", catalogue.TextRule{Required: true, Check: catalogue.UUID("node_uuid")},
+	func(p *model.Port, s *string) { p.NodeUUID = *s })
+
+// setPortgroupUUID records the group a port joins by uuid; the caller
+// resolves it and checks it belongs to the port's node.
+var setPortgroupUUID = catalogue.Text("port", "portgroup_uuid", catalogue.TextRule{Check: catalogue.UUID("portgroup_uuid")},
+	func(p *model.Port, s *string) {
+		p.PortgroupUUID = s
+		if s == nil {
+			p.PortgroupID = nil
+		}
+	})
+
+var setPXE = catalogue.Bool("port", "pxe_enabled", true, func(p *model.Port) *bool { return &p.PXEEnabled })
+
+var setPhysnet = catalogue.Text("port", "physical_network", catalogue.TextRule{Check: func(s string) (string, error) {
+	if s == "" || len(s) > 64 {
+		return "", errs.InvalidParameterValue("physical_network must be a non-empty string of at most 64 characters")
+	}
+	return s, nil
+}}, func(p *model.Port, s *string) { p.PhysicalNetwork = s })
+
+var datapathID = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{16}$`)
+
+func setLLC(p *model.Port, v any) error {
+	if err := obj("local_link_connection", func(p *model.Port) *model.JSONObject { return &p.LocalLinkConnection })(p, v); err != nil {
+		return err
+	}
+	llc := p.LocalLinkConnection
+	if len(llc) == 0 {
+		return nil
+	}
+	for k, val := range llc {
+		if k != "switch_id" && k != "port_id" && k != "switch_info" {
+			return errs.InvalidParameterValue("Invalid local_link_connection: unexpected key %s", k)
+		}
+		if _, ok := val.(string); !ok {
+			return errs.InvalidParameterValue("Invalid local_link_connection: %s must be a string", k)
+		}
+	}
+	for _, k := range []string{"switch_id", "port_id"} {
+		if _, ok := llc[k]; !ok {
+			return errs.InvalidParameterValue("Invalid local_link_connection: missing mandatory key %s", k)
+		}
+	}
+	sw := llc["switch_id"].(string)
+	if mac, ok := ident.NormalizeMAC(sw); ok {
+		llc["switch_id"] = mac
+	} else if !datapathID.MatchString(sw) {
+		return errs.InvalidParameterValue("Expected a MAC address or OpenFlow datapath ID but received %s.", sw)
+	}
+	return nil
+}
+
+// DecodeCreate turns a create body into an unsaved port with NodeUUID set
+// (the caller resolves it to the owning node).
+func DecodeCreate(body map[string]any, v microversion.Version) (*model.Port, error) {
+	p := &model.Port{Extra: model.JSONObject{}, InternalInfo: model.JSONObject{},
+		LocalLinkConnection: model.JSONObject{}, PXEEnabled: true}
+	if err := Resource.Decode(p, body, v); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Apply patches a copy of p at version v and returns it.
+func Apply(p *model.Port, ops []jsonpatch.Op, v microversion.Version) (*model.Port, error) {
+	return Resource.Patch(p, ops, v)
+}
+
+// View says how to render ports.
+type View struct {
+	Version microversion.Version
+	Base    string
+	Fields  []string
+}
+
+func (vw View) catalogue() catalogue.View[model.Port] {
+	return catalogue.View[model.Port]{Version: vw.Version, Base: vw.Base, Fields: vw.Fields}
+}
+
+// Render is the JSON object of p at the view's version.
+func (vw View) Render(p *model.Port) map[string]any { return Resource.Render(vw.catalogue(), p) }
+
+// AppendJSON appends the JSON encoding of vw.Render(p) to buf.
+func (vw View) AppendJSON(buf []byte, p *model.Port) ([]byte, error) {
+	cv := vw.catalogue()
+	return Resource.AppendJSON(buf, &cv, p)
+}
