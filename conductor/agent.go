@@ -2,9 +2,7 @@ package conductor
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,19 +36,11 @@ const (
 // proves the ramdisk alive and restarts the callback timeout.
 var waitStates = []states.State{states.DeployWait, states.CleanWait, states.InspectWait, states.RescueWait}
 
-// newAgentToken is 256 bits from the CSPRNG, URL-safe.
-func newAgentToken() (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("generate agent token: %w", err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
-
 // GetNodeWithToken serves the agent lookup: the first lookup of a node
 // issues its agent token (kept in driver_internal_info, where every
 // response masks it); later ones get "******", so a token is handed out
-// once and a second ramdisk cannot take over the node.
+// once and a second ramdisk cannot take over the node. A token pre-issued
+// on virtual media (driver.PreIssueAgentToken) is never handed out.
 func (c *Conductor) GetNodeWithToken(ctx context.Context, args rpc.NodeArgs) (rpc.NodeWithToken, error) {
 	// Ramdisks repeat lookups; only the first needs the lock.
 	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "agent lookup")
@@ -66,7 +56,7 @@ func (c *Conductor) GetNodeWithToken(ctx context.Context, args rpc.NodeArgs) (rp
 		n := t.Node()
 		ensureInfo(n)
 		if existing, _ := n.DriverInternalInfo[agentTokenKey].(string); existing == "" {
-			if token, err = newAgentToken(); err != nil {
+			if token, err = driver.NewAgentToken(); err != nil {
 				return rpc.NodeWithToken{}, err
 			}
 			n.DriverInternalInfo[agentTokenKey] = token

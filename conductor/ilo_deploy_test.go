@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -23,6 +24,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/vmedia/publish"
 	"github.com/ferricbm/ferric/deploy/floppy"
 	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
@@ -219,6 +221,52 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 			}
 		})
 	}
+
+	It("pre-issues the agent token on the floppy, never hands it out at lookup, accepts only it in heartbeats and wipes it at the end", func(ctx SpecContext) {
+		w := iloWorld(ctx, backends[0])
+		srv, n, _, backing := w.vmediaNode(ctx, "ProLiant DL360 Gen10", ilo.RedfishName, states.Available,
+			model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"})
+		w.deployToWait(ctx, n.UUID)
+
+		By("putting a fresh token on the floppy only the BMC can fetch")
+		_, floppyURL, _ := vmediaOf(srv)
+		var token string
+		for _, line := range strings.Split(floppyParameters(floppyURL), "\n") {
+			if v, ok := strings.CutPrefix(line, "ipa-agent-token="); ok {
+				token = v
+			}
+		}
+		Expect(token).To(HaveLen(43))
+		info := w.e.node(ctx, n.UUID).DriverInternalInfo
+		Expect(info).To(HaveKeyWithValue("agent_secret_token", token))
+		Expect(info).To(HaveKeyWithValue("agent_secret_token_pregenerated", true))
+
+		By("handing out only the masked token at lookup, the first lookup included")
+		for range 2 {
+			withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: n.UUID})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(withToken.AgentToken).To(Equal("******"))
+		}
+
+		By("refusing heartbeats without the token, with the masked one and with a wrong one")
+		for _, bad := range []string{"", "******", "x" + token[1:]} {
+			err := rpc.Heartbeat.Call(ctx, w.e.api(w.c), rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://127.0.0.1:9/",
+				AgentVersion: "9.0.0", AgentToken: bad})
+			Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+		}
+		Expect(w.e.node(ctx, n.UUID).DriverInternalInfo).NotTo(HaveKey("agent_url"))
+		Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployWait))
+
+		By("deploying through the agent that heartbeats with the floppy's token")
+		w.agentHeartbeatWith(ctx, n.UUID, backing, token, nil)
+		Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
+		Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+		final := w.e.node(ctx, n.UUID)
+		Expect(final.LastError).To(BeNil())
+		Expect(final.DriverInternalInfo).NotTo(HaveKey("agent_secret_token"))
+		Expect(final.DriverInternalInfo).NotTo(HaveKey("agent_secret_token_pregenerated"))
+		Expect(statusOf(floppyURL)).To(Equal(http.StatusNotFound), "the floppy and its token are gone")
+	})
 
 	It("cleans a Gen9's disk through the callback-only ramdisk booted from virtual media, and ejects it", func(ctx SpecContext) {
 		w := iloWorld(ctx, backends[0])

@@ -311,6 +311,14 @@ func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, b
 	GinkgoHelper()
 	withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: uuid})
 	Expect(err).NotTo(HaveOccurred())
+	return w.agentHeartbeatWith(ctx, uuid, backing, withToken.AgentToken, beforeChecksums)
+}
+
+// agentHeartbeatWith is agentHeartbeat for an agent that holds token
+// without a lookup handing it out (pre-issued on virtual media).
+func (w *iscsiWorld) agentHeartbeatWith(ctx context.Context, uuid, backing, token string, beforeChecksums func()) *agentStub {
+	GinkgoHelper()
+	withToken := rpc.NodeWithToken{AgentToken: token}
 	iqn := iscsideploy.IQN(uuid)
 	a := &agentStub{}
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {

@@ -21,7 +21,7 @@ PACKAGES=(
 	e2fsprogs        # deploy/disk: mkfs.ext4, fsck.ext4
 	xfsprogs         # deploy/disk: xfs root filesystems
 	dosfstools       # deploy/disk, deploy/floppy: mkfs.vfat, fsck.vfat
-	mtools           # deploy/floppy: mdir, mtype, mcopy read the floppy images back
+	mtools           # deploy/floppy: mdir, mtype, mcopy read the floppy images back; deploy/bootloader: mcopy writes the ESP
 	fdisk            # deploy/disk: sfdisk layout checks
 	gdisk            # deploy/disk: sgdisk -v
 	grub-pc-bin      # deploy/bootloader, tests/e2e/deploy: GRUB (BIOS) in test images

@@ -26,10 +26,11 @@ var _ = Describe("virtual-media parameters", func() {
 			Expect(os.MkdirAll(d, 0o755)).To(Succeed())
 		}
 		img, err := floppy.Parameters(map[string]string{
-			"ipa-api-url":    "http://192.0.2.10:6385",
-			"deployment_key": "from-floppy",
-			"BOOTIF":         "52:54:00:12:34:56",
-			"ipa-node-uuid":  "1be26c0b-03f2-4d2e-ae87-c02d7f33c123",
+			"ipa-api-url":     "http://192.0.2.10:6385",
+			"deployment_key":  "from-floppy",
+			"BOOTIF":          "52:54:00:12:34:56",
+			"ipa-node-uuid":   "1be26c0b-03f2-4d2e-ae87-c02d7f33c123",
+			"ipa-agent-token": "pre-issued-on-floppy",
 		})
 		Expect(err).NotTo(HaveOccurred())
 		image = filepath.Join(dir, "floppy.img")
@@ -57,6 +58,7 @@ var _ = Describe("virtual-media parameters", func() {
 		Expect(p.DeploymentKey).To(Equal("from-floppy"))
 		Expect(p.NodeUUID).To(Equal("1be26c0b-03f2-4d2e-ae87-c02d7f33c123"))
 		Expect(p.BootIf).To(Equal("52:54:00:12:34:56"))
+		Expect(p.AgentToken).To(Equal("pre-issued-on-floppy"), "the token the conductor pre-issued, which lookup never hands out")
 		Expect(p.All).To(HaveKeyWithValue("ipa-debug", "1"))
 		Expect(p.Mode()).To(Equal(agent.ModeAgent))
 	})

@@ -115,13 +115,10 @@ func install(ctx context.Context, r Request) (res Result, err error) {
 		}
 	}
 	args := []string{dir, grubInstall, "--target=" + res.Target}
+	var efiStage string
 	if uefi {
-		at, err := mountPoint(dir, "/boot/efi")
-		if err != nil {
+		if efiStage, err = stageESP(ctx, &m, dir, res.ESP.Device); err != nil {
 			return res, err
-		}
-		if err := m.mount(ctx, at, res.ESP.Device); err != nil {
-			return res, fmt.Errorf("mount the EFI system partition %s: %w", res.ESP.Device, err)
 		}
 		// --removable puts GRUB at the fallback path firmware boots
 		// without an NVRAM entry, which the ramdisk cannot be sure to
@@ -133,6 +130,11 @@ func install(ctx context.Context, r Request) (res Result, err error) {
 	if _, err := run(ctx, "chroot", args...); err != nil {
 		return res, err
 	}
+	if uefi {
+		if err := copyToESP(ctx, efiStage, res.ESP.Device); err != nil {
+			return res, err
+		}
+	}
 	if grubMkconfig != "" {
 		if _, err := run(ctx, "chroot", dir, grubMkconfig, "-o", cfg); err != nil {
 			return res, err
@@ -140,6 +142,48 @@ func install(ctx context.Context, r Request) (res Result, err error) {
 		res.Configured = true
 	}
 	return res, nil
+}
+
+// stageESP mounts an empty tmpfs at /boot/efi in the root for grub-install
+// to write the ESP's files into, and returns where it is. The ESP itself is
+// never mounted: ramdisk kernels without the vfat module (this one has
+// none) could not, and copying the staged tree with mtools (copyToESP)
+// needs nothing of the kernel, so one way serves every ramdisk.
+// grub-install refuses an EFI directory whose device is not FAT, and finds
+// that device as the mount's source in /proc/self/mountinfo: the tmpfs is
+// mounted with the ESP as its source, which tmpfs ignores, so the check
+// probes the partition the files go to.
+func stageESP(ctx context.Context, m *mounts, root, esp string) (string, error) {
+	at, err := mountPoint(root, "/boot/efi")
+	if err != nil {
+		return "", err
+	}
+	if err := m.mount(ctx, at, "-t", "tmpfs", "-o", "mode=0755", esp); err != nil {
+		return "", fmt.Errorf("stage the EFI system partition %s: %w", esp, err)
+	}
+	return at, nil
+}
+
+// copyToESP copies what grub-install staged onto the FAT filesystem of the
+// ESP, merging into its directories and replacing files of the same name.
+func copyToESP(ctx context.Context, stage, esp string) error {
+	entries, err := os.ReadDir(stage)
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return fmt.Errorf("grub-install put nothing on the EFI system partition %s", esp)
+	}
+	args := []string{"-s", "-o", "-Q", "-i", esp}
+	for _, e := range entries {
+		args = append(args, filepath.Join(stage, e.Name()))
+	}
+	// The ESP may come from any tool: skip mtools' check that the FAT
+	// geometry matches what it would have made.
+	if _, err := runEnv(ctx, []string{"MTOOLS_SKIP_CHECK=1"}, "mcopy", append(args, "::/")...); err != nil {
+		return fmt.Errorf("copy GRUB onto the EFI system partition %s: %w", esp, err)
+	}
+	return nil
 }
 
 // findGRUB looks for the image's grub-install (or grub2-install) and
@@ -315,7 +359,15 @@ func (m *mounts) release() error {
 
 // run runs a command; its error carries the command and its output.
 func run(ctx context.Context, name string, args ...string) (string, error) {
+	return runEnv(ctx, nil, name, args...)
+}
+
+// runEnv is run with env added to the ramdisk's environment.
+func runEnv(ctx context.Context, env []string, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

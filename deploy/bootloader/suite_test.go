@@ -22,6 +22,11 @@ var tools = map[string]string{
 	"mkfs.ext4":    "e2fsprogs",
 	"debugfs":      "e2fsprogs",
 	"mkfs.vfat":    "dosfstools",
+	"fsck.vfat":    "dosfstools",
+	"mcopy":        "mtools",
+	"mdir":         "mtools",
+	"mtype":        "mtools",
+	"mmd":          "mtools",
 	"grub-install": "grub-pc-bin, grub-efi-amd64-bin and grub2-common",
 	"udevadm":      "udev",
 }

@@ -131,7 +131,8 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 
 // PrepareRamdisk boots the node into the deploy ramdisk at its next boot,
 // only while deploying or cleaning: both media ejected, the parameter
-// floppy built from params (plus BOOTIF) and published, the floppy and the
+// floppy built from params (plus BOOTIF and a pre-issued agent token) and
+// published, the floppy and the
 // deploy ISO inserted, and a one-time boot from the CD set (in UEFI mode
 // a fresh virtual CD shows only in the one-time boot menu).
 func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params map[string]any) error {
@@ -158,6 +159,12 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 		return err
 	} else if mac != "" {
 		values["BOOTIF"] = mac
+	}
+	if values["ipa-agent-token"], err = driver.PreIssueAgentToken(n); err != nil {
+		return err
+	}
+	if err := t.Save(ctx); err != nil {
+		return fmt.Errorf("node %s: save the pre-issued agent token: %w", n.UUID, err)
 	}
 	img, err := floppy.Parameters(values)
 	if err != nil {

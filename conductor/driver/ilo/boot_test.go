@@ -134,10 +134,14 @@ var _ = Describe("virtual-media boot", func() {
 			Expect(fs.Label()).To(Equal(floppy.Label))
 			txt, err := fs.ReadFile(floppy.ParametersFile)
 			Expect(err).NotTo(HaveOccurred())
+			token, _ := t.Node().DriverInternalInfo["agent_secret_token"].(string)
+			Expect(token).To(HaveLen(43), "a fresh 256-bit agent token for the ramdisk")
+			Expect(t.Node().DriverInternalInfo).To(HaveKeyWithValue("agent_secret_token_pregenerated", true))
 			Expect(strings.Split(string(txt), "\n")).To(ConsistOf(
 				"BOOTIF=52:54:00:aa:bb:01", "boot_option=local", "coreos.configdrive=0",
 				"deployment_id=1be26c0b-03f2-4d2e-ae87-c02d7f33c123", "deployment_key=Vfq3Tb0S2J7x0Zc1",
-				"iscsi_target_iqn=iqn.2008-10.org.openstack:1be26c0b-03f2-4d2e-ae87-c02d7f33c123"))
+				"iscsi_target_iqn=iqn.2008-10.org.openstack:1be26c0b-03f2-4d2e-ae87-c02d7f33c123",
+				"ipa-agent-token="+token))
 			unsigned, _ := get(base + "/vmedia/image-1be26c0b-03f2-4d2e-ae87-c02d7f33c123")
 			Expect(unsigned).To(Equal(http.StatusForbidden))
 

@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -32,19 +33,30 @@ var _ = Describe("Deploying a partition image that boots from its disk", Ordered
 		Expect(err).NotTo(HaveOccurred())
 	})
 
-	// deployLocal deploys the image onto the node, with a fresh disk, in
-	// the ramdisk mode given, and returns the node's UUID.
-	deployLocal := func(ctx SpecContext, node *lab.Node, mode, vendor, img string) string {
+	// deployLocalIn deploys the image onto the node, with a fresh disk, in
+	// the ramdisk mode and instance boot_mode ("" for the default, bios)
+	// given, and returns the node's UUID.
+	deployLocalIn := func(ctx SpecContext, node *lab.Node, mode, vendor, img, bootMode string) string {
 		GinkgoHelper()
 		node.SetMode(mode)
 		DeferCleanup(node.SetMode, lab.ModeAuto)
 		Expect(os.Truncate(node.Disk, 0)).To(Succeed())
 		Expect(os.Truncate(node.Disk, 3<<30)).To(Succeed())
 		uuid := enrol(ctx, node, vendor)
-		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/" + filepath.Base(img), "image_checksum": md5File(img),
-			"kernel": "file://" + deployKernel, "ramdisk": "file://" + deployRamdisk, "root_gb": 1})
+		info := map[string]any{"image_source": imageURL + "/" + filepath.Base(img), "image_checksum": md5File(img),
+			"kernel": "file://" + deployKernel, "ramdisk": "file://" + deployRamdisk, "root_gb": 1}
+		if bootMode != "" {
+			info["capabilities"] = map[string]any{"boot_mode": bootMode}
+		}
+		setImage(ctx, uuid, info)
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		return uuid
+	}
+
+	// deployLocal is deployLocalIn with the default boot mode.
+	deployLocal := func(ctx SpecContext, node *lab.Node, mode, vendor, img string) string {
+		GinkgoHelper()
+		return deployLocalIn(ctx, node, mode, vendor, img, "")
 	}
 
 	expectGRUBInMBR := func(node *lab.Node) {
@@ -83,6 +95,38 @@ var _ = Describe("Deploying a partition image that boots from its disk", Ordered
 		Expect(last.Device).To(Equal(lab.BootDisk))
 		undeploy(ctx, node, uuid)
 	}, SpecTimeout(deployTimeout+2*time.Minute))
+
+	// expectGRUBOnESP checks the disk is GPT with the ESP first and root
+	// last, and GRUB's EFI binary at the ESP's removable-media path, read
+	// with mtools as firmware reads the FAT.
+	expectGRUBOnESP := func(node *lab.Node) {
+		GinkgoHelper()
+		parts := partitions(node.Disk)
+		Expect(len(parts)).To(BeNumerically(">=", 2))
+		esp := probe(node.Disk, parts[0])
+		Expect(esp).To(HaveKeyWithValue("TYPE", "vfat"))
+		Expect(esp).To(HaveKeyWithValue("LABEL", "efi-part"))
+		Expect(probe(node.Disk, parts[len(parts)-1])).To(HaveKeyWithValue("TYPE", "ext4"))
+		image := fmt.Sprintf("%s@@%d", node.Disk, parts[0].Start*512)
+		Expect(output("mdir", "-b", "-i", image, "::/EFI/BOOT")).To(ContainSubstring("BOOTX64.EFI"))
+		Expect(output("mtype", "-i", image, "::/EFI/BOOT/BOOTX64.EFI")).To(HavePrefix("MZ"), "a PE image, as UEFI firmware loads")
+	}
+
+	for _, r := range []struct{ via, mode, vendor string }{
+		{"the agent (image.install_bootloader)", lab.ModeAuto, ""},
+		{"the callback-only ramdisk (pass_bootloader_install_info)", lab.ModeCallback, "iscsi"},
+	} {
+		It("installs the image's GRUB on the ESP for boot_mode=uefi through "+r.via, func(ctx SpecContext) {
+			node := theLab.Nodes[2]
+			if r.mode == lab.ModeCallback {
+				node = theLab.Nodes[3]
+			}
+			uuid := deployLocalIn(ctx, node, r.mode, r.vendor, withGRUB, "uefi")
+			eventuallyActive(ctx, uuid)
+			expectGRUBOnESP(node)
+			undeploy(ctx, node, uuid)
+		}, SpecTimeout(deployTimeout+2*time.Minute))
+	}
 
 	It("fails the deploy, naming boot_option=netboot or a whole-disk image, when the image holds no GRUB", func(ctx SpecContext) {
 		for _, r := range []struct {

@@ -192,10 +192,17 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 // "iscsi", which answers pass_deploy_info.
 func enrol(ctx context.Context, node *lab.Node, vendor string) string {
 	GinkgoHelper()
+	return enrolInGroup(ctx, node, vendor, "")
+}
+
+// enrolInGroup is enrol for a node managed by the conductors of group.
+func enrolInGroup(ctx context.Context, node *lab.Node, vendor, group string) string {
+	GinkgoHelper()
 	n, err := nodes.Create(ctx, client, nodes.CreateOpts{
 		Name:            steps.Name(node.Name, 0),
 		Driver:          "ipmi",
 		VendorInterface: vendor,
+		ConductorGroup:  group,
 		DriverInfo:      node.DriverInfo("file://"+deployKernel, "file://"+deployRamdisk),
 		Properties:      map[string]any{"cpus": 1, "memory_mb": 1024, "local_gb": 3},
 	}).Extract()
