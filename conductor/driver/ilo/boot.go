@@ -15,6 +15,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/conductor/vmedia/publish"
+	"github.com/ferricbm/ferric/deploy/bootiso"
 	"github.com/ferricbm/ferric/deploy/floppy"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -38,6 +39,21 @@ type BootOptions struct {
 	MediaLifetime time.Duration
 	// DefaultBootOption applies when instance_info capabilities name none.
 	DefaultBootOption string
+	// BootISOs counts the users of shared generated boot ISOs; without
+	// it partition images can only boot locally.
+	BootISOs BootISOStore
+	// Fetch copies or downloads an instance kernel or ramdisk reference
+	// to a file (pxe.Boot.Fetch: same rules as netbooting them).
+	Fetch func(ctx context.Context, ref any, dst string) error
+	// AppendParams follow root=UUID=... on a boot ISO's kernel command
+	// line ([pxe] pxe_append_params).
+	AppendParams string
+	// GrubEFI is the GRUB EFI image of a boot ISO's UEFI entry; default
+	// bootiso.DefaultGrubEFI.
+	GrubEFI string
+	// WorkDir holds boot ISOs while they are built; default the system's
+	// temporary folder.
+	WorkDir string
 }
 
 // Boot boots the deploy ramdisk from virtual media: the deploy ISO in the
@@ -58,6 +74,9 @@ func (h *Hardware) Boot(f Flavor, opts BootOptions) *Boot {
 	if opts.DefaultBootOption == "" {
 		opts.DefaultBootOption = "local"
 	}
+	if opts.GrubEFI == "" {
+		opts.GrubEFI = bootiso.DefaultGrubEFI
+	}
 	return &Boot{h: h, f: f, opts: opts}
 }
 
@@ -76,8 +95,8 @@ func (b *Boot) Properties() map[string]string {
 	return p
 }
 
-// Validate checks the BMC's driver_info, the deploy ISO and that the
-// instance, if one is set, boots from its disk.
+// Validate checks the BMC's driver_info, the deploy ISO and, for a
+// partition image booted from an ISO, where that ISO comes from.
 func (b *Boot) Validate(_ context.Context, t driver.TaskContext) error {
 	n := t.Node()
 	if _, err := b.f.parse(n); err != nil {
@@ -87,9 +106,7 @@ func (b *Boot) Validate(_ context.Context, t driver.TaskContext) error {
 		return err
 	}
 	if _, ok := n.InstanceInfo["image_source"]; ok && !b.localBoot(n) {
-		return errs.InvalidParameterValue(
-			"Node %s: %s cannot netboot a partition image yet; set boot_option=local in instance_info capabilities or deploy a whole-disk image.",
-			n.UUID, b.name())
+		return b.checkNetboot(n)
 	}
 	return nil
 }
@@ -198,15 +215,12 @@ func (b *Boot) CleanUpRamdisk(ctx context.Context, t driver.TaskContext) error {
 	return b.cleanUpMedia(ctx, t.Node())
 }
 
-// PrepareInstance ends the virtual-media boot and makes the node boot from
-// its disk for good.
+// PrepareInstance ends the deploy ramdisk's virtual-media boot and makes
+// the node boot what was deployed: a partition image without
+// boot_option=local from a boot ISO (root=UUID= of its root partition),
+// anything else from its disk.
 func (b *Boot) PrepareInstance(ctx context.Context, t driver.TaskContext) error {
 	n := t.Node()
-	if !b.localBoot(n) {
-		return errs.InvalidParameterValue(
-			"Node %s: %s cannot netboot a partition image yet; set boot_option=local in instance_info capabilities or deploy a whole-disk image.",
-			n.UUID, b.name())
-	}
 	if err := b.cleanUpMedia(ctx, n); err != nil {
 		return err
 	}
@@ -214,16 +228,35 @@ func (b *Boot) PrepareInstance(ctx context.Context, t driver.TaskContext) error 
 	if err != nil {
 		return err
 	}
+	if !b.localBoot(n) {
+		return b.prepareBootISO(ctx, n, c)
+	}
+	if prev, _ := n.InstanceInfo[bootISOKey].(string); prev != "" {
+		if err := b.releaseBootISO(ctx, n, prev); err != nil {
+			return err
+		}
+		delete(n.InstanceInfo, bootISOKey)
+	}
 	if err := c.SetBootDevice(ctx, bmc.BootDisk, true); err != nil {
 		return fmt.Errorf("node %s: set boot device to disk: %w", n.UUID, err)
 	}
 	return nil
 }
 
-// CleanUpInstance removes what a deploy may have left: the floppy and
-// anything in the virtual drives.
+// CleanUpInstance removes what a deploy may have left: the floppy,
+// anything in the virtual drives, and the node's count on a generated
+// boot ISO (deleted with its last user).
 func (b *Boot) CleanUpInstance(ctx context.Context, t driver.TaskContext) error {
-	return b.cleanUpMedia(ctx, t.Node())
+	n := t.Node()
+	err := b.cleanUpMedia(ctx, n)
+	if ref, _ := n.InstanceInfo[bootISOKey].(string); ref != "" {
+		rerr := b.releaseBootISO(ctx, n, ref)
+		if rerr == nil {
+			delete(n.InstanceInfo, bootISOKey)
+		}
+		err = errors.Join(err, rerr)
+	}
+	return err
 }
 
 // cleanUpMedia deletes the floppy even when the BMC cannot be reached, so
