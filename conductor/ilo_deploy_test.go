@@ -32,6 +32,12 @@ import (
 // iloWorld is an iSCSI deploy world whose conductor also drives the ilo
 // hardware type, publishing media on its boot file server.
 func iloWorld(ctx context.Context, backend string) *iscsiWorld {
+	return iloWorldWith(ctx, backend, func(p publish.Publisher) publish.Publisher { return p })
+}
+
+// iloWorldWith is iloWorld with the publisher the boot interfaces get
+// passed through wrap.
+func iloWorldWith(ctx context.Context, backend string, wrap func(publish.Publisher) publish.Publisher) *iscsiWorld {
 	var web *publish.WebServer
 	return newISCSIWorldWith(ctx, backend, worldHooks{
 		files: func(w *iscsiWorld, o *pxe.Options) {
@@ -44,8 +50,9 @@ func iloWorld(ctx context.Context, backend string) *iscsiWorld {
 			cfg := config.Defaults()
 			cfg.ILO.PowerWait, cfg.ILO.PowerRetry = 1, 5
 			hw := ilo.New(ilo.OptionsFrom(cfg, w.e.log))
-			opts := ilo.BootOptions{MediaLifetime: 15 * time.Minute,
-				Publisher: func(context.Context) (publish.Publisher, error) { return web, nil }}
+			pub := wrap(web)
+			opts := ilo.BootOptions{MediaLifetime: 15 * time.Minute, BootISOs: w.e.store, Fetch: boot.Fetch,
+				WorkDir: GinkgoT().TempDir(), Publisher: func(context.Context) (publish.Publisher, error) { return pub, nil }}
 			var types []driver.HardwareType
 			for _, t := range []struct {
 				name, boot string
@@ -98,8 +105,15 @@ func lastBootOf(srv *ilotest.Server) string {
 // reaching it, with a PXE port and a 64 MiB disk file.
 func (w *iscsiWorld) vmediaNode(ctx context.Context, bmcModel, drv, state string, instanceInfo model.JSONObject) (*ilotest.Server, *model.Node, string, string) {
 	GinkgoHelper()
-	srv, err := ilotest.Start("127.0.0.1:0", ilotest.Options{Username: "admin", Password: "s3cret-pw",
-		Model: bmcModel, PowerDelay: 200 * time.Millisecond})
+	return w.vmediaNodeWith(ctx, ilotest.Options{Model: bmcModel}, drv, state, instanceInfo)
+}
+
+// vmediaNodeWith is vmediaNode with the fake BMC's options (its user,
+// password and power delay are set here).
+func (w *iscsiWorld) vmediaNodeWith(ctx context.Context, opts ilotest.Options, drv, state string, instanceInfo model.JSONObject) (*ilotest.Server, *model.Node, string, string) {
+	GinkgoHelper()
+	opts.Username, opts.Password, opts.PowerDelay = "admin", "s3cret-pw", 200*time.Millisecond
+	srv, err := ilotest.Start("127.0.0.1:0", opts)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(srv.Close)
 	ca, err := srv.WriteCAFile(w.dir)

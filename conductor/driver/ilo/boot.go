@@ -150,8 +150,9 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 // only while deploying or cleaning: both media ejected, the parameter
 // floppy built from params (plus BOOTIF) and published, the floppy and the
 // deploy ISO inserted, and a one-time boot from the CD set (in UEFI mode
-// a fresh virtual CD shows only in the one-time boot menu).
-func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params map[string]any) error {
+// a fresh virtual CD shows only in the one-time boot menu). A failure
+// leaves nothing inserted or published: the conductor only records it.
+func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params map[string]any) (err error) {
 	n := t.Node()
 	if st := n.ProvisionState; st == nil || (*st != states.Deploying && *st != states.Cleaning) {
 		return nil
@@ -164,6 +165,14 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		if cerr := b.cleanUpMedia(ctx, n); cerr != nil {
+			b.h.log.WithField("node", n.UUID).WithError(cerr).Warn("Could not remove the virtual media of a failed prepare")
+		}
+	}()
 	if err := ejectAll(ctx, c); err != nil {
 		return err
 	}
