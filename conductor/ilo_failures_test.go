@@ -24,9 +24,11 @@ type downSwift struct{}
 
 var errSwiftDown = errors.New("swift: PUT ironic_ilo_container: 503 Service Unavailable")
 
-func (downSwift) Publish(context.Context, string, io.Reader, time.Duration) error { return errSwiftDown }
-func (downSwift) URL(context.Context, string, time.Duration) (string, error)   { return "", errSwiftDown }
-func (downSwift) Delete(context.Context, string) error                          { return errSwiftDown }
+func (downSwift) Publish(context.Context, string, io.Reader, time.Duration) error {
+	return errSwiftDown
+}
+func (downSwift) URL(context.Context, string, time.Duration) (string, error) { return "", errSwiftDown }
+func (downSwift) Delete(context.Context, string) error                       { return errSwiftDown }
 
 var _ = Describe("iLO virtual-media deploy failures", Label("tgtd"), func() {
 	type failure struct {
