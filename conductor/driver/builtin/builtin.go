@@ -66,9 +66,14 @@ func Configured(cfg config.Config, log logrus.FieldLogger, isos ilo.BootISOStore
 	classic.Name = PXEIPMIToolName
 
 	bmcs := ilo.New(ilo.OptionsFrom(cfg, log))
-	media := ilo.BootOptions{Publisher: publisher, DefaultBootOption: cfg.Deploy.DefaultBootOption,
-		MediaLifetime: time.Duration(cfg.ILO.SwiftObjectExpiryTimeout) * time.Second,
-		BootISOs:      isos, Fetch: boot.Fetch, AppendParams: cfg.PXE.PXEAppendParams}
+	media := ilo.BootOptions{
+		Publisher:         publisher,
+		DefaultBootOption: cfg.Deploy.DefaultBootOption,
+		MediaLifetime:     time.Duration(cfg.ILO.SwiftObjectExpiryTimeout) * time.Second,
+		BootISOs:          isos,
+		Fetch:             boot.Fetch,
+		AppendParams:      cfg.PXE.PXEAppendParams,
+	}
 	iloBoot := []driver.Implementation{{Name: ilo.ILOBootName, Impl: bmcs.Boot(bmcs.ILO(), media)}, {Name: pxe.Name, Impl: boot}}
 	iloType := bmcs.HardwareType(ilo.Name, bmcs.ILO(), map[hwcatalog.InterfaceType][]driver.Implementation{
 		hwcatalog.Boot:   iloBoot,
