@@ -73,6 +73,7 @@ func Configured(cfg config.Config, log logrus.FieldLogger, isos ilo.BootISOStore
 		BootISOs:          isos,
 		Fetch:             boot.Fetch,
 		AppendParams:      cfg.PXE.PXEAppendParams,
+		Glance:            deploy.Glance,
 	}
 	iloBoot := []driver.Implementation{{Name: ilo.ILOBootName, Impl: bmcs.Boot(bmcs.ILO(), media)}, {Name: pxe.Name, Impl: boot}}
 	iloType := bmcs.HardwareType(ilo.Name, bmcs.ILO(), map[hwcatalog.InterfaceType][]driver.Implementation{

@@ -17,6 +17,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/vmedia/publish"
 	"github.com/ferricbm/ferric/deploy/bootiso"
 	"github.com/ferricbm/ferric/deploy/floppy"
+	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
@@ -54,6 +55,9 @@ type BootOptions struct {
 	// WorkDir holds boot ISOs while they are built; default the system's
 	// temporary folder.
 	WorkDir string
+	// Glance resolves a deploy_iso given as a Glance image id (the iscsi
+	// deploy's client); nil refuses image ids.
+	Glance func() (*image.Glance, error)
 }
 
 // Boot boots the deploy ramdisk from virtual media: the deploy ISO in the
@@ -88,7 +92,7 @@ var (
 // Properties describes the driver_info keys the interface reads.
 func (b *Boot) Properties() map[string]string {
 	p := maps.Clone(b.f.properties)
-	p["deploy_iso"] = "http:// or https:// URL of the deploy ISO, whose kernel command line holds boot_method=vmedia. Required."
+	p["deploy_iso"] = "Deploy ISO, whose kernel command line holds boot_method=vmedia: an http:// or https:// URL, or a Glance image id. Required."
 	if b.f.name == Name {
 		p["ilo_deploy_iso"] = "Deprecated name of deploy_iso, read when deploy_iso is unset."
 	}
@@ -123,8 +127,8 @@ func (b *Boot) localBoot(n *model.Node) bool {
 }
 
 // deployISO is driver_info deploy_iso, or for iLO nodes the deprecated
-// ilo_deploy_iso; only http(s) URLs are accepted until Glance images and
-// Swift objects are resolved into URLs the BMC can fetch.
+// ilo_deploy_iso: an http(s) URL, or a Glance image id when a Glance is
+// configured.
 func (b *Boot) deployISO(n *model.Node) (string, error) {
 	key := "deploy_iso"
 	v, _ := n.DriverInfo[key].(string)
@@ -137,10 +141,21 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 		return "", errs.New(errs.KindMissingParameterValue,
 			"Error validating %s. Some parameters were missing in node's driver_info. Missing are: ['deploy_iso']", b.name())
 	}
+	if _, ok := image.GlanceRef(v); ok {
+		if b.opts.Glance == nil {
+			return "", errs.InvalidParameterValue(
+				"driver_info %s of node %s is a Glance image id, but this conductor has no Glance client.", key, n.UUID)
+		}
+		if g, err := b.opts.Glance(); g == nil && err == nil {
+			return "", errs.InvalidParameterValue(
+				"driver_info %s of node %s is a Glance image id, but no Glance is configured ([glance] auth_type).", key, n.UUID)
+		}
+		return v, nil
+	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", errs.InvalidParameterValue(
-			"driver_info %s of node %s must be an http:// or https:// URL of the deploy ISO; Glance images and Swift objects are not supported yet.",
+			"driver_info %s of node %s must be an http:// or https:// URL or a Glance image id of the deploy ISO.",
 			key, n.UUID)
 	}
 	return v, nil
@@ -156,10 +171,6 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 	n := t.Node()
 	if st := n.ProvisionState; st == nil || (*st != states.Deploying && *st != states.Cleaning) {
 		return nil
-	}
-	iso, err := b.deployISO(n)
-	if err != nil {
-		return err
 	}
 	c, err := b.h.Controller(ctx, b.f, n)
 	if err != nil {
@@ -207,8 +218,13 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 		msg := strings.ReplaceAll(err.Error(), floppyURL, "<temporary URL>")
 		return fmt.Errorf("node %s: insert the parameter floppy: %s", n.UUID, msg)
 	}
+	iso, err := b.deployISOURL(ctx, n, pub)
+	if err != nil {
+		return err
+	}
 	if err := c.InsertMedia(ctx, bmc.CDROM, iso); err != nil {
-		return fmt.Errorf("node %s: insert the deploy ISO: %w", n.UUID, err)
+		msg := strings.ReplaceAll(err.Error(), iso, "<deploy ISO URL>")
+		return fmt.Errorf("node %s: insert the deploy ISO: %s", n.UUID, msg)
 	}
 	if err := c.SetBootDevice(ctx, bmc.BootCDROM, false); err != nil {
 		return fmt.Errorf("node %s: set one-time boot from cdrom: %w", n.UUID, err)
@@ -274,8 +290,13 @@ func (b *Boot) cleanUpMedia(ctx context.Context, n *model.Node) error {
 	var failures []error
 	if pub, err := b.opts.Publisher(ctx); err != nil {
 		failures = append(failures, err)
-	} else if err := pub.Delete(ctx, publish.FloppyName(n.UUID)); err != nil {
-		failures = append(failures, fmt.Errorf("node %s: delete the parameter floppy: %w", n.UUID, err))
+	} else {
+		if err := pub.Delete(ctx, publish.FloppyName(n.UUID)); err != nil {
+			failures = append(failures, fmt.Errorf("node %s: delete the parameter floppy: %w", n.UUID, err))
+		}
+		if err := pub.Delete(ctx, deployISOName(n.UUID)); err != nil {
+			failures = append(failures, fmt.Errorf("node %s: delete the deploy ISO: %w", n.UUID, err))
+		}
 	}
 	c, err := b.h.Controller(ctx, b.f, n)
 	if err != nil {

@@ -208,7 +208,7 @@ var _ = Describe("virtual-media boot", func() {
 			Expect(validate(hw.ILO(), n)).To(Succeed())
 		})
 
-		It("requires a deploy ISO given as an http(s) URL", func() {
+		It("requires a deploy ISO given as an http(s) URL or a Glance image id", func() {
 			n := deployingNode(iloInfo())
 			delete(n.DriverInfo, "deploy_iso")
 			err := validate(hw.ILO(), n)
@@ -217,7 +217,11 @@ var _ = Describe("virtual-media boot", func() {
 			n.DriverInfo["deploy_iso"] = "0a7bd8a2-4b4c-4a6e-9d47-6b5b6a7c8d9e"
 			err = validate(hw.ILO(), n)
 			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
-			Expect(err.Error()).To(ContainSubstring("must be an http:// or https:// URL"))
+			Expect(err.Error()).To(ContainSubstring("is a Glance image id, but this conductor has no Glance client"))
+			n.DriverInfo["deploy_iso"] = "ftp://images/deploy.iso"
+			err = validate(hw.ILO(), n)
+			Expect(kindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(err.Error()).To(ContainSubstring("must be an http:// or https:// URL or a Glance image id"))
 		})
 
 		It("boots a partition image from the image's own boot ISO or one built from its kernel and ramdisk, else asks for local boot", func(ctx SpecContext) {
