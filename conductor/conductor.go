@@ -16,6 +16,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/builtin"
+	"github.com/ferricbm/ferric/conductor/driver/ilo"
 	"github.com/ferricbm/ferric/conductor/nodelock"
 	"github.com/ferricbm/ferric/conductor/periodic"
 	"github.com/ferricbm/ferric/conductor/task"
@@ -49,6 +50,9 @@ type Store interface {
 	TouchProvisioning(ctx context.Context, uuid string) error
 	DeleteConfigDrive(ctx context.Context, driveID string) error
 	DeleteNodeConfigDrives(ctx context.Context, nodeID int64, keep string) error
+	// The virtual-media boot interfaces count the users of shared boot
+	// ISOs here.
+	ilo.BootISOStore
 }
 
 var _ Store = (*db.Store)(nil)
@@ -126,7 +130,7 @@ func New(opts Options) (*Conductor, error) {
 	drivers := opts.Drivers
 	if drivers == nil {
 		var err error
-		if drivers, err = builtin.Configured(cfg, log); err != nil {
+		if drivers, err = builtin.Configured(cfg, log, opts.Store); err != nil {
 			return nil, fmt.Errorf("conductor: enabled hardware types: %w", err)
 		}
 	}

@@ -16,12 +16,14 @@ import (
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
+	"github.com/ferricbm/ferric/conductor/bmc"
 	"github.com/ferricbm/ferric/conductor/bmc/ilotest"
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/ilo"
 	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/conductor/vmedia/publish"
+	"github.com/ferricbm/ferric/deploy/bootiso"
 	"github.com/ferricbm/ferric/deploy/floppy"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -34,6 +36,12 @@ import (
 // iloWorld is an iSCSI deploy world whose conductor also drives the ilo
 // hardware type, publishing media on its boot file server.
 func iloWorld(ctx context.Context, backend string) *iscsiWorld {
+	return iloWorldWith(ctx, backend, func(p publish.Publisher) publish.Publisher { return p })
+}
+
+// iloWorldWith is iloWorld with the publisher the boot interfaces get
+// passed through wrap.
+func iloWorldWith(ctx context.Context, backend string, wrap func(publish.Publisher) publish.Publisher) *iscsiWorld {
 	var web *publish.WebServer
 	return newISCSIWorldWith(ctx, backend, worldHooks{
 		files: func(w *iscsiWorld, o *pxe.Options) {
@@ -46,8 +54,9 @@ func iloWorld(ctx context.Context, backend string) *iscsiWorld {
 			cfg := config.Defaults()
 			cfg.ILO.PowerWait, cfg.ILO.PowerRetry = 1, 5
 			hw := ilo.New(ilo.OptionsFrom(cfg, w.e.log))
-			opts := ilo.BootOptions{MediaLifetime: 15 * time.Minute,
-				Publisher: func(context.Context) (publish.Publisher, error) { return web, nil }}
+			pub := wrap(web)
+			opts := ilo.BootOptions{MediaLifetime: 15 * time.Minute, BootISOs: w.e.store, Fetch: boot.Fetch,
+				WorkDir: GinkgoT().TempDir(), Publisher: func(context.Context) (publish.Publisher, error) { return pub, nil }}
 			var types []driver.HardwareType
 			for _, t := range []struct {
 				name, boot string
@@ -100,8 +109,15 @@ func lastBootOf(srv *ilotest.Server) string {
 // reaching it, with a PXE port and a 64 MiB disk file.
 func (w *iscsiWorld) vmediaNode(ctx context.Context, bmcModel, drv string, state states.State, instanceInfo model.JSONObject) (*ilotest.Server, *model.Node, string, string) {
 	GinkgoHelper()
-	srv, err := ilotest.Start("127.0.0.1:0", ilotest.Options{Username: "admin", Password: "s3cret-pw",
-		Model: bmcModel, PowerDelay: 200 * time.Millisecond})
+	return w.vmediaNodeWith(ctx, ilotest.Options{Model: bmcModel}, drv, state, instanceInfo)
+}
+
+// vmediaNodeWith is vmediaNode with the fake BMC's options (its user,
+// password and power delay are set here).
+func (w *iscsiWorld) vmediaNodeWith(ctx context.Context, opts ilotest.Options, drv string, state states.State, instanceInfo model.JSONObject) (*ilotest.Server, *model.Node, string, string) {
+	GinkgoHelper()
+	opts.Username, opts.Password, opts.PowerDelay = "admin", "s3cret-pw", 200*time.Millisecond
+	srv, err := ilotest.Start("127.0.0.1:0", opts)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(srv.Close)
 	ca, err := srv.WriteCAFile(w.dir)
@@ -299,3 +315,70 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 		Expect(srv.RIBCL.Power()).To(Equal("OFF"))
 	})
 })
+
+var _ = Describe("partition images on virtual-media nodes", Label("tgtd"), func() {
+	It("boots a netbooted partition image from a boot ISO with its root, re-attaches it on reboot and deletes it at tear down", func(ctx SpecContext) {
+		w := iloWorld(ctx, backends[0])
+		srv, n, _, backing := w.vmediaNode(ctx, "ProLiant DL360 Gen9", ilo.Name, states.Available, model.JSONObject{
+			"image_source": w.images.URL + "/disk.qcow2", "root_gb": "1",
+			"kernel": w.images.URL + "/kernel", "ramdisk": w.images.URL + "/ramdisk",
+			"capabilities": map[string]any{"boot_option": "netboot"}})
+		Expect(os.Truncate(backing, 1100<<20)).To(Succeed())
+		w.deployToWait(ctx, n.UUID)
+
+		key := deployKey(w.e.node(ctx, n.UUID))
+		iqn := iscsideploy.IQN(n.UUID)
+		Expect(w.exportAsRamdisk(iqn, backing)).To(Succeed())
+		_, err := w.passDeployInfo(ctx, n.UUID, withCHAP(map[string]any{"key": key, "address": "127.0.0.1",
+			"iqn": iqn, "port": strconv.Itoa(w.tgt.Port)}))
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
+		Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+		active := w.e.node(ctx, n.UUID)
+		Expect(active.LastError).To(BeNil())
+
+		By("inserting a boot ISO whose kernel command line names the deployed root, the CD booted for good")
+		ref, _ := active.InstanceInfo["ilo_boot_iso"].(string)
+		name, ok := strings.CutPrefix(ref, "published:")
+		Expect(ok).To(BeTrue(), "instance_info ilo_boot_iso %q", ref)
+		Expect(w.e.store.BootISOUsage(ctx, name)).To(Equal(1))
+		cd, fl, first := vmediaOf(srv)
+		Expect(fl).To(BeEmpty())
+		Expect(first).To(Equal("CDROM"))
+		Expect(cd).To(HavePrefix(w.httpURL + "/vmedia/" + name + "?"))
+		root, _ := active.DriverInternalInfo["root_uuid_or_disk_id"].(string)
+		Expect(root).NotTo(BeEmpty())
+		Expect(bootConfigOf(cd).BIOS).To(ContainSubstring("root=UUID=" + root))
+
+		By("re-inserting the ISO before a reboot and booting once from the CD")
+		bmcs := ilo.New(ilo.OptionsFrom(config.Defaults(), nil))
+		c, err := bmcs.Controller(ctx, bmcs.ILO(), active)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.EjectMedia(ctx, bmc.CDROM)).To(Succeed())
+		Expect(c.SetBootDevice(ctx, bmc.BootDisk, true)).To(Succeed())
+		Expect(rpc.ChangeNodePowerState.Call(ctx, w.e.api(w.c), rpc.ChangePowerStateArgs{NodeID: n.UUID, NewState: states.Rebooting})).To(Succeed())
+		Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+		cd, _, _ = vmediaOf(srv)
+		Expect(cd).To(HavePrefix(w.httpURL + "/vmedia/" + name + "?"))
+		Expect(srv.RIBCL.LastBoot()).To(Equal("CDROM"))
+
+		By("deleting the ISO with its last user at tear down")
+		Expect(rpc.DoNodeTearDown.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+		Eventually(func() int { c, _ := w.e.store.BootISOUsage(ctx, name); return c }, time.Minute).Should(BeZero())
+		Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+		Expect(filepath.Join(w.httpRoot, "vmedia", name)).NotTo(BeAnExistingFile())
+	})
+})
+
+// bootConfigOf fetches a published boot ISO and reads its kernel command lines.
+func bootConfigOf(u string) bootiso.BootConfig {
+	GinkgoHelper()
+	resp, err := http.Get(u)
+	Expect(err).NotTo(HaveOccurred())
+	iso, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	cfg, err := bootiso.ReadBootConfig(bytes.NewReader(iso))
+	Expect(err).NotTo(HaveOccurred())
+	return cfg
+}

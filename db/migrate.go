@@ -424,6 +424,31 @@ var migrations = []migration{
 			`ALTER TABLE nodes ADD COLUMN reservation_epoch BIGINT NULL`,
 		},
 	},
+	{
+		// A partition image's generated boot ISO is shared by every node
+		// deploying the same image, kernel and ramdisk; its row counts
+		// them, and its lock serialises conductors publishing and
+		// deleting it.
+		version: 6,
+		name:    "shared boot ISOs",
+		mysql: []string{
+			`CREATE TABLE IF NOT EXISTS boot_isos (
+				name VARCHAR(255) NOT NULL,
+				usage_count INT NOT NULL DEFAULT 0,
+				created_at DATETIME(6) NOT NULL,
+				updated_at DATETIME(6) NOT NULL,
+				PRIMARY KEY (name)
+			) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		},
+		sqlite: []string{
+			`CREATE TABLE boot_isos (
+				name VARCHAR(255) NOT NULL PRIMARY KEY,
+				usage_count INTEGER NOT NULL DEFAULT 0,
+				created_at DATETIME NOT NULL,
+				updated_at DATETIME NOT NULL
+			)`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the schema version this binary's Upgrade brings a

@@ -21,7 +21,7 @@ var models = []any{
 }
 
 // unmodelled are the tables the store reaches with plain SQL only.
-var unmodelled = []string{"node_configdrives", "schema_migrations"}
+var unmodelled = []string{"node_configdrives", "boot_isos", "schema_migrations"}
 
 // tableShape is what a table enforces: its columns' types and nullability
 // and its indexes.

@@ -205,7 +205,7 @@ func Run(role Role, cfg config.Config, log *logrus.Logger, getenv func(string) s
 	defer closeWith(&runErr, "close RPC transport", transport.Close)
 
 	if role.Conductor {
-		drivers, err := builtin.Configured(cfg, log)
+		drivers, err := builtin.Configured(cfg, log, store)
 		if err != nil {
 			return fmt.Errorf("enabled hardware types: %w", err)
 		}

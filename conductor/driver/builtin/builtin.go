@@ -34,13 +34,15 @@ const PXEIPMIToolName = "pxe_ipmitool"
 func Registry(enabled []string) (*driver.Registry, error) {
 	cfg := config.Defaults()
 	cfg.Conductor.EnabledHardwareTypes = enabled
-	return Configured(cfg, nil)
+	return Configured(cfg, nil, nil)
 }
 
 // Configured enables [conductor] enabled_hardware_types, their drivers
 // set up from cfg (the [ipmi], [deploy], [pxe] and [iscsi] sections, power
-// timeouts) and logging to log (nil: discarded).
-func Configured(cfg config.Config, log logrus.FieldLogger) (*driver.Registry, error) {
+// timeouts) and logging to log (nil: discarded). isos counts the users of
+// shared boot ISOs; nil leaves partition images on virtual-media nodes
+// to boot locally only.
+func Configured(cfg config.Config, log logrus.FieldLogger, isos ilo.BootISOStore) (*driver.Registry, error) {
 	pxeOpts := pxe.OptionsFrom(cfg, log)
 	publisher, err := mediaPublisher(cfg, &pxeOpts)
 	if err != nil {
@@ -64,8 +66,15 @@ func Configured(cfg config.Config, log logrus.FieldLogger) (*driver.Registry, er
 	classic.Name = PXEIPMIToolName
 
 	bmcs := ilo.New(ilo.OptionsFrom(cfg, log))
-	media := ilo.BootOptions{Publisher: publisher, DefaultBootOption: cfg.Deploy.DefaultBootOption,
-		MediaLifetime: time.Duration(cfg.ILO.SwiftObjectExpiryTimeout) * time.Second}
+	media := ilo.BootOptions{
+		Publisher:         publisher,
+		DefaultBootOption: cfg.Deploy.DefaultBootOption,
+		MediaLifetime:     time.Duration(cfg.ILO.SwiftObjectExpiryTimeout) * time.Second,
+		BootISOs:          isos,
+		Fetch:             boot.Fetch,
+		AppendParams:      cfg.PXE.PXEAppendParams,
+		Glance:            deploy.Glance,
+	}
 	iloBoot := []driver.Implementation{{Name: ilo.ILOBootName, Impl: bmcs.Boot(bmcs.ILO(), media)}, {Name: pxe.Name, Impl: boot}}
 	iloType := bmcs.HardwareType(ilo.Name, bmcs.ILO(), map[hwcatalog.InterfaceType][]driver.Implementation{
 		hwcatalog.Boot:   iloBoot,

@@ -15,7 +15,9 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/conductor/vmedia/publish"
+	"github.com/ferricbm/ferric/deploy/bootiso"
 	"github.com/ferricbm/ferric/deploy/floppy"
+	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
@@ -38,6 +40,24 @@ type BootOptions struct {
 	MediaLifetime time.Duration
 	// DefaultBootOption applies when instance_info capabilities name none.
 	DefaultBootOption string
+	// BootISOs counts the users of shared generated boot ISOs; without
+	// it partition images can only boot locally.
+	BootISOs BootISOStore
+	// Fetch copies or downloads an instance kernel or ramdisk reference
+	// to a file (pxe.Boot.Fetch: same rules as netbooting them).
+	Fetch func(ctx context.Context, ref any, dst string) error
+	// AppendParams follow root=UUID=... on a boot ISO's kernel command
+	// line ([pxe] pxe_append_params).
+	AppendParams string
+	// GrubEFI is the GRUB EFI image of a boot ISO's UEFI entry; default
+	// bootiso.DefaultGrubEFI.
+	GrubEFI string
+	// WorkDir holds boot ISOs while they are built; default the system's
+	// temporary folder.
+	WorkDir string
+	// Glance resolves a deploy_iso given as a Glance image id (the iscsi
+	// deploy's client); nil refuses image ids.
+	Glance func() (*image.Glance, error)
 }
 
 // Boot boots the deploy ramdisk from virtual media: the deploy ISO in the
@@ -58,6 +78,9 @@ func (h *Hardware) Boot(f Flavor, opts BootOptions) *Boot {
 	if opts.DefaultBootOption == "" {
 		opts.DefaultBootOption = "local"
 	}
+	if opts.GrubEFI == "" {
+		opts.GrubEFI = bootiso.DefaultGrubEFI
+	}
 	return &Boot{h: h, f: f, opts: opts}
 }
 
@@ -69,15 +92,15 @@ var (
 // Properties describes the driver_info keys the interface reads.
 func (b *Boot) Properties() map[string]string {
 	p := maps.Clone(b.f.properties)
-	p["deploy_iso"] = "http:// or https:// URL of the deploy ISO, whose kernel command line holds boot_method=vmedia. Required."
+	p["deploy_iso"] = "Deploy ISO, whose kernel command line holds boot_method=vmedia: an http:// or https:// URL, or a Glance image id. Required."
 	if b.f.name == Name {
 		p["ilo_deploy_iso"] = "Deprecated name of deploy_iso, read when deploy_iso is unset."
 	}
 	return p
 }
 
-// Validate checks the BMC's driver_info, the deploy ISO and that the
-// instance, if one is set, boots from its disk.
+// Validate checks the BMC's driver_info, the deploy ISO and, for a
+// partition image booted from an ISO, where that ISO comes from.
 func (b *Boot) Validate(_ context.Context, t driver.TaskContext) error {
 	n := t.Node()
 	if _, err := b.f.parse(n); err != nil {
@@ -87,9 +110,7 @@ func (b *Boot) Validate(_ context.Context, t driver.TaskContext) error {
 		return err
 	}
 	if _, ok := n.InstanceInfo["image_source"]; ok && !b.localBoot(n) {
-		return errs.InvalidParameterValue(
-			"Node %s: %s cannot netboot a partition image yet; set boot_option=local in instance_info capabilities or deploy a whole-disk image.",
-			n.UUID, b.name())
+		return b.checkNetboot(n)
 	}
 	return nil
 }
@@ -106,8 +127,8 @@ func (b *Boot) localBoot(n *model.Node) bool {
 }
 
 // deployISO is driver_info deploy_iso, or for iLO nodes the deprecated
-// ilo_deploy_iso; only http(s) URLs are accepted until Glance images and
-// Swift objects are resolved into URLs the BMC can fetch.
+// ilo_deploy_iso: an http(s) URL, or a Glance image id when a Glance is
+// configured.
 func (b *Boot) deployISO(n *model.Node) (string, error) {
 	key := "deploy_iso"
 	v, _ := n.DriverInfo[key].(string)
@@ -120,10 +141,21 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 		return "", errs.New(errs.KindMissingParameterValue,
 			"Error validating %s. Some parameters were missing in node's driver_info. Missing are: ['deploy_iso']", b.name())
 	}
+	if _, ok := image.GlanceRef(v); ok {
+		if b.opts.Glance == nil {
+			return "", errs.InvalidParameterValue(
+				"driver_info %s of node %s is a Glance image id, but this conductor has no Glance client.", key, n.UUID)
+		}
+		if g, err := b.opts.Glance(); g == nil && err == nil {
+			return "", errs.InvalidParameterValue(
+				"driver_info %s of node %s is a Glance image id, but no Glance is configured ([glance] auth_type).", key, n.UUID)
+		}
+		return v, nil
+	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", errs.InvalidParameterValue(
-			"driver_info %s of node %s must be an http:// or https:// URL of the deploy ISO; Glance images and Swift objects are not supported yet.",
+			"driver_info %s of node %s must be an http:// or https:// URL or a Glance image id of the deploy ISO.",
 			key, n.UUID)
 	}
 	return v, nil
@@ -134,20 +166,25 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 // floppy built from params (plus BOOTIF and a pre-issued agent token) and
 // published, the floppy and the
 // deploy ISO inserted, and a one-time boot from the CD set (in UEFI mode
-// a fresh virtual CD shows only in the one-time boot menu).
-func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params map[string]any) error {
+// a fresh virtual CD shows only in the one-time boot menu). A failure
+// leaves nothing inserted or published: the conductor only records it.
+func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params map[string]any) (err error) {
 	n := t.Node()
 	if st := n.State(); st != states.Deploying && st != states.Cleaning {
 		return nil
-	}
-	iso, err := b.deployISO(n)
-	if err != nil {
-		return err
 	}
 	c, err := b.h.Controller(ctx, b.f, n)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		if cerr := b.cleanUpMedia(ctx, n); cerr != nil {
+			b.h.log.WithField("node", n.UUID).WithError(cerr).Warn("Could not remove the virtual media of a failed prepare")
+		}
+	}()
 	if err := ejectAll(ctx, c); err != nil {
 		return err
 	}
@@ -188,8 +225,13 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 		msg := strings.ReplaceAll(err.Error(), floppyURL, "<temporary URL>")
 		return fmt.Errorf("node %s: insert the parameter floppy: %s", n.UUID, msg)
 	}
+	iso, err := b.deployISOURL(ctx, n, pub)
+	if err != nil {
+		return err
+	}
 	if err := c.InsertMedia(ctx, bmc.CDROM, iso); err != nil {
-		return fmt.Errorf("node %s: insert the deploy ISO: %w", n.UUID, err)
+		msg := strings.ReplaceAll(err.Error(), iso, "<deploy ISO URL>")
+		return fmt.Errorf("node %s: insert the deploy ISO: %s", n.UUID, msg)
 	}
 	if err := c.SetBootDevice(ctx, bmc.BootCDROM, false); err != nil {
 		return fmt.Errorf("node %s: set one-time boot from cdrom: %w", n.UUID, err)
@@ -205,15 +247,12 @@ func (b *Boot) CleanUpRamdisk(ctx context.Context, t driver.TaskContext) error {
 	return b.cleanUpMedia(ctx, t.Node())
 }
 
-// PrepareInstance ends the virtual-media boot and makes the node boot from
-// its disk for good.
+// PrepareInstance ends the deploy ramdisk's virtual-media boot and makes
+// the node boot what was deployed: a partition image without
+// boot_option=local from a boot ISO (root=UUID= of its root partition),
+// anything else from its disk.
 func (b *Boot) PrepareInstance(ctx context.Context, t driver.TaskContext) error {
 	n := t.Node()
-	if !b.localBoot(n) {
-		return errs.InvalidParameterValue(
-			"Node %s: %s cannot netboot a partition image yet; set boot_option=local in instance_info capabilities or deploy a whole-disk image.",
-			n.UUID, b.name())
-	}
 	if err := b.cleanUpMedia(ctx, n); err != nil {
 		return err
 	}
@@ -221,16 +260,35 @@ func (b *Boot) PrepareInstance(ctx context.Context, t driver.TaskContext) error 
 	if err != nil {
 		return err
 	}
+	if !b.localBoot(n) {
+		return b.prepareBootISO(ctx, n, c)
+	}
+	if prev, _ := n.InstanceInfo[bootISOKey].(string); prev != "" {
+		if err := b.releaseBootISO(ctx, n, prev); err != nil {
+			return err
+		}
+		delete(n.InstanceInfo, bootISOKey)
+	}
 	if err := c.SetBootDevice(ctx, bmc.BootDisk, true); err != nil {
 		return fmt.Errorf("node %s: set boot device to disk: %w", n.UUID, err)
 	}
 	return nil
 }
 
-// CleanUpInstance removes what a deploy may have left: the floppy and
-// anything in the virtual drives.
+// CleanUpInstance removes what a deploy may have left: the floppy,
+// anything in the virtual drives, and the node's count on a generated
+// boot ISO (deleted with its last user).
 func (b *Boot) CleanUpInstance(ctx context.Context, t driver.TaskContext) error {
-	return b.cleanUpMedia(ctx, t.Node())
+	n := t.Node()
+	err := b.cleanUpMedia(ctx, n)
+	if ref, _ := n.InstanceInfo[bootISOKey].(string); ref != "" {
+		rerr := b.releaseBootISO(ctx, n, ref)
+		if rerr == nil {
+			delete(n.InstanceInfo, bootISOKey)
+		}
+		err = errors.Join(err, rerr)
+	}
+	return err
 }
 
 // cleanUpMedia deletes the floppy even when the BMC cannot be reached, so
@@ -239,8 +297,13 @@ func (b *Boot) cleanUpMedia(ctx context.Context, n *model.Node) error {
 	var failures []error
 	if pub, err := b.opts.Publisher(ctx); err != nil {
 		failures = append(failures, err)
-	} else if err := pub.Delete(ctx, publish.FloppyName(n.UUID)); err != nil {
-		failures = append(failures, fmt.Errorf("node %s: delete the parameter floppy: %w", n.UUID, err))
+	} else {
+		if err := pub.Delete(ctx, publish.FloppyName(n.UUID)); err != nil {
+			failures = append(failures, fmt.Errorf("node %s: delete the parameter floppy: %w", n.UUID, err))
+		}
+		if err := pub.Delete(ctx, deployISOName(n.UUID)); err != nil {
+			failures = append(failures, fmt.Errorf("node %s: delete the deploy ISO: %w", n.UUID, err))
+		}
 	}
 	c, err := b.h.Controller(ctx, b.f, n)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/ilo"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
 	"github.com/ferricbm/ferric/conductor/vmedia/publish"
+	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/deploy/floppy"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -212,7 +213,7 @@ var _ = Describe("virtual-media boot", func() {
 			Expect(validate(hw.ILO(), n)).To(Succeed())
 		})
 
-		It("requires a deploy ISO given as an http(s) URL", func() {
+		It("requires a deploy ISO given as an http(s) URL or a Glance image id", func() {
 			n := deployingNode(iloInfo())
 			delete(n.DriverInfo, "deploy_iso")
 			err := validate(hw.ILO(), n)
@@ -221,17 +222,42 @@ var _ = Describe("virtual-media boot", func() {
 			n.DriverInfo["deploy_iso"] = "0a7bd8a2-4b4c-4a6e-9d47-6b5b6a7c8d9e"
 			err = validate(hw.ILO(), n)
 			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
-			Expect(err.Error()).To(ContainSubstring("must be an http:// or https:// URL"))
+			Expect(err.Error()).To(ContainSubstring("is a Glance image id, but this conductor has no Glance client"))
+			n.DriverInfo["deploy_iso"] = "ftp://images/deploy.iso"
+			err = validate(hw.ILO(), n)
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(err.Error()).To(ContainSubstring("must be an http:// or https:// URL or a Glance image id"))
 		})
 
-		It("refuses to netboot a partition image, naming the ways that work", func() {
+		It("boots a partition image from the image's own boot ISO or one built from its kernel and ramdisk, else asks for local boot", func(ctx SpecContext) {
 			n := deployingNode(iloInfo())
 			n.InstanceInfo = model.JSONObject{"image_source": "http://images/part.img", "kernel": "http://k", "ramdisk": "http://r",
 				"capabilities": map[string]any{"boot_option": "netboot"}}
 			err := validate(hw.ILO(), n)
-			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue), "a conductor without a boot ISO store")
 			Expect(err.Error()).To(ContainSubstring("boot_option=local"))
-			Expect(err.Error()).To(ContainSubstring("whole-disk image"))
+
+			store, err := db.Open(ctx, "sqlite://"+filepath.Join(GinkgoT().TempDir(), "ferric.db"))
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(store.Close)
+			Expect(store.Upgrade(ctx)).To(Succeed())
+			withISOs := hw.Boot(hw.ILO(), ilo.BootOptions{BootISOs: store, Fetch: func(context.Context, any, string) error { return nil },
+				Publisher: func(context.Context) (publish.Publisher, error) { return publisher, nil }})
+			Expect(withISOs.Validate(ctx, drivertest.New(n))).To(Succeed())
+
+			delete(n.InstanceInfo, "ramdisk")
+			err = withISOs.Validate(ctx, drivertest.New(n))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindMissingParameterValue))
+			Expect(err.Error()).To(ContainSubstring("missing are: ramdisk"))
+
+			n.InstanceInfo["boot_iso"] = "0a7bd8a2-4b4c-4a6e-9d47-6b5b6a7c8d9e"
+			err = withISOs.Validate(ctx, drivertest.New(n))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(err.Error()).To(ContainSubstring("boot_iso must be an http:// or https:// URL"))
+			n.InstanceInfo["boot_iso"] = "https://images/part-boot.iso"
+			Expect(withISOs.Validate(ctx, drivertest.New(n))).To(Succeed())
+
+			delete(n.InstanceInfo, "boot_iso")
 			n.InstanceInfo["capabilities"] = map[string]any{"boot_option": "local"}
 			Expect(validate(hw.ILO(), n)).To(Succeed())
 		})

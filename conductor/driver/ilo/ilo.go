@@ -108,7 +108,14 @@ func (h *Hardware) Management(f Flavor) *Management { return &Management{h: h, f
 // interface types left out get their no-op implementation.
 func (h *Hardware) HardwareType(name string, f Flavor, others map[hwcatalog.InterfaceType][]driver.Implementation) driver.HardwareType {
 	ifaces := driver.WithNoOps(others)
-	ifaces[hwcatalog.Power] = driver.One(f.name, h.Power(f))
+	power := h.Power(f)
+	power.boots = map[string]*Boot{}
+	for _, impl := range others[hwcatalog.Boot] {
+		if b, ok := impl.Impl.(*Boot); ok {
+			power.boots[impl.Name] = b
+		}
+	}
+	ifaces[hwcatalog.Power] = driver.One(f.name, power)
 	ifaces[hwcatalog.Management] = driver.One(f.name, h.Management(f))
 	return driver.HardwareType{Name: name, Interfaces: ifaces}
 }

@@ -14,6 +14,10 @@ import (
 type Power struct {
 	h *Hardware
 	f Flavor
+	// boots are the hardware type's virtual-media boot interfaces by
+	// name: an active instance booting from an ISO gets it re-inserted
+	// before each power-on and reboot.
+	boots map[string]*Boot
 }
 
 var (
@@ -52,6 +56,11 @@ func (p *Power) SetPowerState(ctx context.Context, t driver.TaskContext, state s
 	if err != nil {
 		return err
 	}
+	if state == states.PowerOn {
+		if err := p.reattach(ctx, t, c); err != nil {
+			return err
+		}
+	}
 	return c.SetPowerState(ctx, state)
 }
 
@@ -60,6 +69,9 @@ func (p *Power) SetPowerState(ctx context.Context, t driver.TaskContext, state s
 func (p *Power) Reboot(ctx context.Context, t driver.TaskContext, soft bool, timeout time.Duration) error {
 	c, err := p.controller(ctx, t, timeout)
 	if err != nil {
+		return err
+	}
+	if err := p.reattach(ctx, t, c); err != nil {
 		return err
 	}
 	if !soft {
@@ -80,4 +92,18 @@ func (p *Power) controller(ctx context.Context, t driver.TaskContext, timeout ti
 		c.Poll.Retries = max(1, int((timeout+c.Poll.Interval-1)/c.Poll.Interval))
 	}
 	return c, nil
+}
+
+// reattach re-inserts the boot ISO of an active instance whose boot
+// interface is one of the hardware type's virtual-media ones.
+func (p *Power) reattach(ctx context.Context, t driver.TaskContext, c *bmc.Controller) error {
+	n := t.Node()
+	if n.BootInterface == nil {
+		return nil
+	}
+	b, ok := p.boots[*n.BootInterface]
+	if !ok {
+		return nil
+	}
+	return b.reattachBootISO(ctx, n, c)
 }

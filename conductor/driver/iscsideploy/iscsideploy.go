@@ -137,6 +137,11 @@ func glanceOptionsFrom(g config.Glance) *image.GlanceOptions {
 		ProjectDomainName: g.ProjectDomainName, Region: g.RegionName}
 }
 
+// Glance is the Image service client image ids are resolved with: nil
+// without [glance] auth_type, else the client or why it could not be
+// made.
+func (d *Deploy) Glance() (*image.Glance, error) { return d.glance, d.glanceErr }
+
 // Deploy is the iscsi deploy interface.
 type Deploy struct {
 	opts  Options

@@ -336,7 +336,7 @@ func (b *Boot) writeConfigs(ctx context.Context, t driver.TaskContext, f bootFil
 			name string
 			ref  any
 		}{{f.kernel, f.kernelRef}, {f.ramdisk, f.ramdiskRef}} {
-			if err := b.fetch(ctx, img.ref, filepath.Join(dir, img.name)); err != nil {
+			if err := b.Fetch(ctx, img.ref, filepath.Join(dir, img.name)); err != nil {
 				return fmt.Errorf("pxe: fetch %s of node %s: %w", img.name, n.UUID, err)
 			}
 		}
@@ -522,9 +522,9 @@ func (b *Boot) checkRef(ref any) error {
 	return nil
 }
 
-// fetch copies (a path or file URL) or downloads (http/https) ref to dst,
+// Fetch copies (a path or file URL) or downloads (http/https) ref to dst,
 // at most MaxFileSize bytes of it.
-func (b *Boot) fetch(ctx context.Context, ref any, dst string) error {
+func (b *Boot) Fetch(ctx context.Context, ref any, dst string) error {
 	if err := b.checkRef(ref); err != nil {
 		return err
 	}
