@@ -109,5 +109,8 @@ func StartSwift(ctx context.Context, repoRoot string) (Swift, error) {
 	if err != nil {
 		return Swift{}, fmt.Errorf("lab: start Swift: %w: %s", err, stderr.String())
 	}
-	return Swift{AuthURL: strings.TrimSpace(string(out)), Username: "test:tester", Key: "testing"}, nil
+	// The auth URL is the last line: a first run also prints what it
+	// installed.
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return Swift{AuthURL: strings.TrimSpace(lines[len(lines)-1]), Username: "test:tester", Key: "testing"}, nil
 }

@@ -23,7 +23,7 @@
 // and Node.TargetPID are new; AgentListen, Portal and DoneListen keep
 // their meaning but hold Address instead of 127.0.0.1, and AgentListen's
 // port is AgentPort on every node. Later: Options.BMCKind, Node.ILO (nil
-// BMC on iLO nodes), Boot.ISO, Root and RootFound, BuildDeployISO,
+// BMC on iLO nodes), Boot.ISO, Floppy, Root and RootFound, BuildDeployISO,
 // Node.VMediaDriverInfo and Node.Driver.
 //
 // A node with an iLO (vmedia.go) follows the simulated iLO's power
@@ -126,10 +126,10 @@ type Boot struct {
 	Cmdline string
 	// Agent tells whether the boot started the deploy ramdisk.
 	Agent bool
-	// ISO is the URL of the virtual CD a BootCD started from. Cmdline is
-	// then the ISO's kernel command line, with the floppy's parameters for
-	// a deploy ISO.
-	ISO string
+	// ISO is the URL of the virtual CD a BootCD started from, Floppy the
+	// virtual floppy's then. Cmdline is the ISO's kernel command line,
+	// with the floppy's parameters for a deploy ISO.
+	ISO, Floppy string
 	// Root is the root= of a boot ISO's command line; RootFound tells
 	// whether it names a partition of the node's disk.
 	Root      string

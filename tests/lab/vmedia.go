@@ -149,9 +149,9 @@ func (n *Node) bootVMedia(device string) {
 	}
 }
 
-// insertedMedia is the image URL in the iLO's CD and floppy drives ("" for
+// InsertedMedia is the image URL in the iLO's CD and floppy drives ("" for
 // an empty drive), read from the side that keeps the server's state.
-func (n *Node) insertedMedia() (cd, fl string) {
+func (n *Node) InsertedMedia() (cd, fl string) {
 	if r := n.ILO.Redfish; r != nil {
 		if m := r.Media("CD"); m.Inserted {
 			cd = m.Image
@@ -182,8 +182,8 @@ func (n *Node) bootCD() {
 		n.boots = append(n.boots, b)
 		n.mu.Unlock()
 	}()
-	cdURL, flURL := n.insertedMedia()
-	b.ISO = cdURL
+	cdURL, flURL := n.InsertedMedia()
+	b.ISO, b.Floppy = cdURL, flURL
 	if cdURL == "" {
 		n.logf("CD boot without a medium: nothing to start")
 		return

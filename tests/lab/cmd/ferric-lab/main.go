@@ -216,7 +216,7 @@ func printVMediaUsage(d *harness.Deployment, l *lab.Lab, dir, deployISO string) 
 			flags = append(flags, fmt.Sprintf("--driver-info %s=%v", k, info[k]))
 		}
 		fmt.Fprintf(&b, "   ferricctl node create --driver %s --name %s %s\n", n.Driver(), n.Name, strings.Join(flags, " "))
-		fmt.Fprintf(&b, "   openstack baremetal port create --node <uuid> %s\n", n.MAC)
+		fmt.Fprintf(&b, "   ferricctl port create %s --node <uuid>\n", n.MAC)
 		fmt.Fprintf(&b, "   ferricctl node manage %[1]s && ferricctl node provide %[1]s\n", n.Name)
 		fmt.Fprintf(&b, "   ferricctl node set %s --instance-info image_source=<http:// or file:// image> --instance-info root_gb=1 --instance-info capabilities='{\"boot_option\": \"local\"}'\n", n.Name)
 		fmt.Fprintf(&b, "   ferricctl node deploy %s\n\n", n.Name)
