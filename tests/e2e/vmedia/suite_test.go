@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ var (
 	// iLO 5 (Redfish).
 	iloLab, redfishLab *lab.Lab
 	workDir, imageURL  string
+	ferricctl          string
 	deployISO          string
 	swift              lab.Swift
 	// container is the Swift container of the swift group's conductor.
@@ -58,6 +60,11 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	workDir, imageURL = suite.WorkDir, suite.ImageURL
 	root, err := harness.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
+	ferricctl = filepath.Join(suite.Bin, "ferricctl")
+	build := exec.CommandContext(ctx, "go", "build", "-o", ferricctl, "./ferricctl")
+	build.Dir = filepath.Join(root, "cmd")
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
 	Expect(lab.BuildDeployISO(ctx, filepath.Join(workDir, "served", "deploy.iso"))).To(Succeed())
 	deployISO = imageURL + "/deploy.iso"
 	swift, err = lab.StartSwift(ctx, root)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -75,10 +76,35 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		}
 	}, SpecTimeout(deployTimeout+2*time.Minute))
 
-	It("deploys an iLO 4 node with the media on the conductor's web server, no Swift", func(ctx SpecContext) {
+	It("deploys an iLO 4 node enrolled with ferricctl, the media on the conductor's web server, no Swift", func(ctx SpecContext) {
 		node := iloLab.Nodes[2]
-		uuids := deployWholeDisk(ctx, groupWeb, node)
-		undeploy(ctx, node, uuids[0])
+		args := []string{"node", "create", "--driver", node.Driver(), "--name", steps.Name(node.Name+"-cli", 0),
+			"--conductor-group", groupWeb, "-f", "value", "-c", "uuid"}
+		for k, v := range node.VMediaDriverInfo(deployISO) {
+			args = append(args, "--driver-info", fmt.Sprintf("%s=%v", k, v))
+		}
+		uuid := strings.TrimSpace(runFerricctl(ctx, args...))
+		deleteAfter(uuid)
+		runFerricctl(ctx, "port", "create", node.MAC, "--node", uuid)
+		runFerricctl(ctx, "node", "manage", uuid)
+		eventuallyState(ctx, uuid, "manageable")
+		runFerricctl(ctx, "node", "provide", uuid)
+		eventuallyState(ctx, uuid, "available")
+		runFerricctl(ctx, "node", "set", uuid, "--instance-info", "image_source="+imageURL+"/whole.qcow2",
+			"--instance-info", "image_checksum="+wholeDiskSum)
+		runFerricctl(ctx, "node", "deploy", uuid)
+
+		eventuallyActive(ctx, uuid)
+		Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "the disk starts with the image's raw bytes")
+		last, _ := node.LastBoot()
+		Expect(last.Device).To(Equal(lab.BootDisk))
+		deploy := expectDeployBoot(node)
+		Expect(deploy.Floppy).To(HavePrefix("http://127.0.0.1:"), "the floppy is on the conductor's boot file server")
+		expectUnpublished(ctx, groupWeb, uuid, deploy.Floppy)
+		Expect(node.InsertedMedia()).To(BeEmpty())
+		runFerricctl(ctx, "node", "undeploy", uuid)
+		n := eventuallyState(ctx, uuid, "available")
+		Expect(n.PowerState).To(Equal("power off"))
 	}, SpecTimeout(deployTimeout+time.Minute))
 
 	It("deploys a whole-disk image onto an iLO 5 node through Redfish", func(ctx SpecContext) {
@@ -114,7 +140,9 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		Expect(node.InsertedMedia()).To(BeEmpty())
 	}, SpecTimeout(deployTimeout))
 
-	It("deploys one partition image onto two iLO 4 nodes, each booting it from a boot ISO, also after a reboot", func(ctx SpecContext) {
+	// Needs the boot ISO of partition images (netboot), which another
+	// branch adds: label-filter '!boot-iso' skips it until then.
+	It("deploys one partition image onto two iLO 4 nodes, each booting it from a boot ISO, also after a reboot", Label("boot-iso"), func(ctx SpecContext) {
 		By("building an ext4 root filesystem image")
 		rootRaw := filepath.Join(workDir, "root.raw")
 		Expect(os.WriteFile(rootRaw, nil, 0o644)).To(Succeed())
@@ -166,23 +194,42 @@ func enrol(ctx context.Context, node *lab.Node, group string) string {
 	}).Extract()
 	Expect(err).NotTo(HaveOccurred())
 	Expect(n.BootInterface).To(HaveSuffix("-virtual-media"))
+	deleteAfter(n.UUID)
 	_, err = ports.Create(ctx, client, ports.CreateOpts{NodeUUID: n.UUID, Address: node.MAC}).Extract()
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx SpecContext) {
-		cur, err := nodes.Get(ctx, client, n.UUID).Extract()
-		Expect(err).NotTo(HaveOccurred())
-		if !slices.Contains([]string{"available", "enroll", "manageable"}, cur.ProvisionState) {
-			_, err = nodes.Update(ctx, client, n.UUID, nodes.UpdateOpts{
-				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/maintenance", Value: true}}).Extract()
-			Expect(err).NotTo(HaveOccurred())
-		}
-		Expect(nodes.Delete(ctx, client, n.UUID).ExtractErr()).To(Succeed())
-	}, NodeTimeout(30*time.Second))
 	steps.Provision(ctx, client, n.UUID, nodes.TargetManage)
 	eventuallyState(ctx, n.UUID, "manageable")
 	steps.Provision(ctx, client, n.UUID, nodes.TargetProvide)
 	eventuallyState(ctx, n.UUID, "available")
 	return n.UUID
+}
+
+// deleteAfter deletes the node after the spec, in maintenance if it is
+// busy.
+func deleteAfter(uuid string) {
+	DeferCleanup(func(ctx SpecContext) {
+		cur, err := nodes.Get(ctx, client, uuid).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		if !slices.Contains([]string{"available", "enroll", "manageable"}, cur.ProvisionState) {
+			_, err = nodes.Update(ctx, client, uuid, nodes.UpdateOpts{
+				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/maintenance", Value: true}}).Extract()
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(nodes.Delete(ctx, client, uuid).ExtractErr()).To(Succeed())
+	}, NodeTimeout(30*time.Second))
+}
+
+func runFerricctl(ctx context.Context, args ...string) string {
+	GinkgoHelper()
+	cmd := exec.CommandContext(ctx, ferricctl, args...)
+	cmd.Env = append(os.Environ(), "OS_ENDPOINT="+deployment.APIURL, "OS_AUTH_TYPE=none")
+	out, err := cmd.Output()
+	var stderr []byte
+	if ee, ok := err.(*exec.ExitError); ok {
+		stderr = ee.Stderr
+	}
+	Expect(err).NotTo(HaveOccurred(), "ferricctl %v: %s", args, stderr)
+	return string(out)
 }
 
 func setImage(ctx context.Context, uuid string, info map[string]any) {
