@@ -133,8 +133,10 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 // only while deploying or cleaning: both media ejected, the parameter
 // floppy built from params (plus BOOTIF) and published, the floppy and the
 // deploy ISO inserted, and a one-time boot from the CD set (in UEFI mode
-// a fresh virtual CD shows only in the one-time boot menu).
-func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params map[string]any) error {
+// a fresh virtual CD shows only in the one-time boot menu). When a step
+// after publishing fails, the floppy is deleted and both drives emptied
+// again.
+func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params map[string]any) (err error) {
 	n := t.Node()
 	if st := n.ProvisionState; st == nil || (*st != states.Deploying && *st != states.Cleaning) {
 		return nil
@@ -168,6 +170,16 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 		return err
 	}
 	name := publish.FloppyName(n.UUID)
+	defer func() {
+		// The floppy holds the deploy key, and a medium left in a drive
+		// would boot at the node's next start.
+		if err == nil {
+			return
+		}
+		if cerr := b.cleanUpMedia(ctx, n); cerr != nil {
+			b.h.log.WithField("node", n.UUID).WithError(cerr).Warn("Removing the media of a failed virtual-media prepare")
+		}
+	}()
 	if err := pub.Publish(ctx, name, bytes.NewReader(img), b.opts.MediaLifetime); err != nil {
 		return fmt.Errorf("node %s: publish the parameter floppy: %w", n.UUID, err)
 	}

@@ -140,6 +140,32 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		Expect(node.InsertedMedia()).To(BeEmpty())
 	}, SpecTimeout(deployTimeout))
 
+	It("fails the deploy with a clear last_error and nothing attached or published: ISO missing, wrong BMC password", func(ctx SpecContext) {
+		missing, locked := iloLab.Nodes[0], redfishLab.Nodes[0]
+		missingUUID := enrol(ctx, missing, groupSwift)
+		_, err := nodes.Update(ctx, client, missingUUID, nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.ReplaceOp,
+			Path: "/driver_info/deploy_iso", Value: imageURL + "/missing.iso"}}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		lockedUUID := enrol(ctx, locked, groupSwift)
+		locked.ILO.Redfish.SetPassword("not-the-one-in-driver-info")
+		DeferCleanup(locked.ILO.Redfish.SetPassword, locked.ILO.Password)
+
+		for _, c := range []struct {
+			node    *lab.Node
+			uuid    string
+			message string
+		}{{missing, missingUUID, "Virtual Media"}, {locked, lockedUUID, "password"}} {
+			setImage(ctx, c.uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+			steps.Provision(ctx, client, c.uuid, nodes.TargetActive)
+			n := eventuallyFailed(ctx, c.uuid)
+			Expect(n.LastError).To(ContainSubstring(c.message))
+			Expect(n.LastError).NotTo(ContainSubstring("not-the-one"), "no password in last_error")
+			Expect(c.node.InsertedMedia()).To(BeEmpty(), "nothing attached")
+			Expect(c.node.AgentRunning()).To(BeFalse())
+			Expect(swiftObjectStatus(ctx, "image-"+c.uuid)).To(Equal(http.StatusNotFound), "nothing published")
+		}
+	}, SpecTimeout(deployTimeout))
+
 	// Needs the boot ISO of partition images (netboot), which another
 	// branch adds: label-filter '!boot-iso' skips it until then.
 	It("deploys one partition image onto two iLO 4 nodes, each booting it from a boot ISO, also after a reboot", Label("boot-iso"), func(ctx SpecContext) {
@@ -254,6 +280,20 @@ func eventuallyState(ctx context.Context, uuid, state string) *nodes.Node {
 		}
 		g.Expect(n.ProvisionState).To(Equal(state))
 		g.Expect(n.TargetProvisionState).To(BeEmpty())
+		g.Expect(n.Reservation).To(BeEmpty())
+	}).WithContext(ctx).WithTimeout(deployTimeout).WithPolling(500 * time.Millisecond).Should(Succeed())
+	return n
+}
+
+// eventuallyFailed waits for the deploy to fail and returns the node.
+func eventuallyFailed(ctx context.Context, uuid string) *nodes.Node {
+	GinkgoHelper()
+	var n *nodes.Node
+	Eventually(func(g Gomega) {
+		var err error
+		n, err = nodes.Get(ctx, client, uuid).Extract()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(n.ProvisionState).To(Equal("deploy failed"))
 		g.Expect(n.Reservation).To(BeEmpty())
 	}).WithContext(ctx).WithTimeout(deployTimeout).WithPolling(500 * time.Millisecond).Should(Succeed())
 	return n
