@@ -224,8 +224,7 @@ func benchVMediaDeploy(ctx context.Context, work string) ([]row, error) {
 
 // benchBMCLatency reads the power state of the node's iLO over RIBCL, and
 // of a Redfish iLO of its own, -vmedia-bmc-calls times each, one at a
-// time, as the conductor's power sync does: each read a new HTTPS
-// connection (RIBCL) or request (Redfish) through the driver's client.
+// time through the driver's client, as the conductor's power sync does.
 func benchBMCLatency(ctx context.Context, work string, n *lab.Node) ([]row, error) {
 	redfishLab, err := lab.Start(ctx, lab.Options{Nodes: 1, AgentBinary: "unused: never booted", TFTPRoot: work,
 		PortalPort: 1, TempDir: work, DiskSize: 1 << 20, BMCKind: lab.BMCRedfish})
