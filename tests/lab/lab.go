@@ -2,8 +2,9 @@
 // that a conductor can deploy with the ipmi hardware type, or by virtual
 // media with the ilo and redfish types (Options.BMCKind, vmedia.go). A
 // node is a BMC (package bmc's ipmi_sim, or a simulated iLO), a sparse
-// disk file, a MAC address and an IP address of its own. The lab plays the node's firmware: when the BMC powers the node
-// on with boot device pxe it reads the PXELINUX configuration the
+// disk file, a MAC address and an IP address of its own. The lab plays
+// the node's firmware: when the BMC powers the node on with boot device
+// pxe it reads the PXELINUX configuration the
 // conductor wrote for the node's MAC and, for a deploy label, runs
 // ferric-agent with that kernel command line and the node's disk and
 // address; powering off stops the agent and its tgtd. Any other boot is
