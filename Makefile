@@ -56,7 +56,9 @@ e2e:
 # The virtual lab: LAB_NODES simulated nodes (ipmi_sim BMC, disk file,
 # ferric-agent booted from PXE configs) with ferric-api and ferric-conductor
 # over RabbitMQ and MySQL, until Ctrl-C. LAB_ARGS="-mode callback" makes
-# the nodes call back like the bash ramdisk. Built, then run, not `go run`:
+# the nodes call back like the bash ramdisk; LAB_ARGS="-bmc ilo" (or
+# redfish, plus -swift) gives them a simulated iLO that boots the ramdisk
+# from virtual media. Built, then run, not `go run`:
 # go run exits 1 whenever it is interrupted, so Ctrl-C after a clean stop
 # would end in "make: *** [lab] Error 1".
 LAB_NODES ?= 2
@@ -81,8 +83,11 @@ fuzz:
 		done; \
 	done
 
+# BENCH_ARGS="-sections vmedia" runs some sections only.
+BENCH_ARGS ?=
+
 bench: setup
-	cd tests && go run ./bench
+	cd tests && go run ./bench $(BENCH_ARGS)
 
 lint:
 	@bad=$$(gofmt -l $(MODULES)); \

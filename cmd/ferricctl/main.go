@@ -3,6 +3,7 @@
 //
 //	ferricctl node list|show|create|set|delete|manage|provide|deploy|undeploy
 //	ferricctl node power on|off
+//	ferricctl port create
 //	ferricctl volume connector create|list|show|set|unset|delete
 //	ferricctl volume target create|list|show|set|unset|delete
 //

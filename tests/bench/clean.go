@@ -37,7 +37,7 @@ func benchClean(ctx context.Context, s settings) ([]row, error) {
 		return nil, err
 	}
 	defer done()
-	rig, err := startLabRig(ctx, work, "benchclean", *cleanNodes, *cleanDiskSize, func(c harness.Config) harness.Config {
+	rig, err := startLabRig(ctx, work, "benchclean", lab.BMCIPMI, *cleanNodes, *cleanDiskSize, func(c harness.Config) harness.Config {
 		return c.Set("conductor", "clean_callback_timeout", cleanTimeout)
 	})
 	if err != nil {

@@ -59,7 +59,7 @@ func benchDeploy(ctx context.Context, s settings) ([]row, error) {
 	images := httptest.NewServer(http.FileServer(http.Dir(served)))
 	defer images.Close()
 
-	rig, err := startLabRig(ctx, work, "benchdeploy", *deployLabNodes, 2**deployImageSize+64<<20, func(c harness.Config) harness.Config {
+	rig, err := startLabRig(ctx, work, "benchdeploy", lab.BMCIPMI, *deployLabNodes, 2**deployImageSize+64<<20, func(c harness.Config) harness.Config {
 		return c.Set("conductor", "deploy_callback_timeout", labDeployTimeout).
 			// Only the deploy is measured: nodes go straight to available.
 			Set("conductor", "automated_clean", false).

@@ -38,13 +38,17 @@ type labRig struct {
 	// deployImages is the path prefix of the dummy deploy kernel and
 	// ramdisk (see enrolLabNode).
 	deployImages string
+	// httpRoot is the conductor's boot file server's directory, served
+	// at httpURL.
+	httpRoot, httpURL string
 
 	closers []func() error
 }
 
-// startLabRig starts a rig in work with nodes lab nodes of diskSize bytes;
-// configure adjusts the conductor's configuration (timings, options).
-func startLabRig(ctx context.Context, work, dbPrefix string, nodes int, diskSize int64, configure func(harness.Config) harness.Config) (r *labRig, err error) {
+// startLabRig starts a rig in work with nodes lab nodes of diskSize bytes
+// whose BMCs are of kind (lab.BMCIPMI, BMCILO, BMCRedfish); configure
+// adjusts the conductor's configuration (timings, options).
+func startLabRig(ctx context.Context, work, dbPrefix, kind string, nodes int, diskSize int64, configure func(harness.Config) harness.Config) (r *labRig, err error) {
 	rig := &labRig{deployImages: filepath.Join(work, "deploy")}
 	r = rig
 	defer func() {
@@ -98,13 +102,14 @@ func startLabRig(ctx context.Context, work, dbPrefix string, nodes int, diskSize
 	if r.conductor, err = d.StartConductor(ctx, "conductor"); err != nil {
 		return nil, err
 	}
+	r.httpRoot, r.httpURL = dirs.HTTPRoot, fmt.Sprintf("http://127.0.0.1:%d", httpPort)
 	r.api = newAPI(d.APIURL)
 	if r.api.version, err = harness.MaxVersion(ctx, d.APIURL); err != nil {
 		return nil, err
 	}
 	fmt.Printf("starting %d lab nodes with %d MiB disks ...\n", nodes, diskSize>>20)
 	if r.lab, err = lab.Start(ctx, lab.Options{Nodes: nodes, AgentBinary: agent, TFTPRoot: dirs.TFTPRoot,
-		DiskSize: diskSize, PortalPort: portalPort, TempDir: work}); err != nil {
+		DiskSize: diskSize, PortalPort: portalPort, TempDir: work, BMCKind: kind}); err != nil {
 		return nil, err
 	}
 	r.closers = append(r.closers, r.lab.Stop)

@@ -71,6 +71,7 @@ var sections = []section{
 	{"clean", benchClean},
 	{"iscsi", benchISCSI},
 	{"deploy", benchDeploy},
+	{"vmedia", benchVMedia},
 }
 
 func sectionNames() []string {

@@ -1,9 +1,13 @@
 package lab
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ferricbm/ferric/tests/harness"
@@ -66,4 +70,47 @@ func (n *Node) DriverInfo(deployKernel, deployRamdisk string) map[string]any {
 		"deploy_kernel":  deployKernel,
 		"deploy_ramdisk": deployRamdisk,
 	}
+}
+
+// ConfigureVMedia adds what a conductor needs to deploy the lab's iLO and
+// Redfish nodes: the ilo and redfish hardware types next to ipmi and
+// fake-hardware, and quick power polling (the simulated iLOs change power
+// at once). Media are published on the boot file server unless
+// WithSwift is applied too.
+func ConfigureVMedia(c harness.Config) harness.Config {
+	return c.Set("conductor", "enabled_hardware_types", []string{"ipmi", "ilo", "redfish", "fake-hardware"}).
+		Set("ilo", "power_wait", 1).
+		Set("ilo", "power_retry", 10).
+		Set("ilo", "use_web_server_for_images", true)
+}
+
+// Swift is a Swift all-in-one's tempauth account (scripts/swift-aio.sh).
+type Swift struct {
+	AuthURL, Username, Key string
+}
+
+// WithSwift makes a conductor publish virtual media in Swift's container.
+func WithSwift(c harness.Config, sw Swift, container string) harness.Config {
+	return c.Set("ilo", "use_web_server_for_images", false).
+		Set("ilo", "swift_ilo_container", container).
+		Set("swift", "auth_type", "tempauth").
+		Set("swift", "auth_url", sw.AuthURL).
+		Set("swift", "username", sw.Username).
+		Set("swift", "password", sw.Key)
+}
+
+// StartSwift starts the Swift all-in-one of scripts/swift-aio.sh when it
+// does not answer (the script is idempotent) and returns its account.
+func StartSwift(ctx context.Context, repoRoot string) (Swift, error) {
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "scripts", "swift-aio.sh"))
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return Swift{}, fmt.Errorf("lab: start Swift: %w: %s", err, stderr.String())
+	}
+	// The auth URL is the last line: a first run also prints what it
+	// installed.
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return Swift{AuthURL: strings.TrimSpace(lines[len(lines)-1]), Username: "test:tester", Key: "testing"}, nil
 }

@@ -1,8 +1,10 @@
 // Package lab is the virtual lab: simulated bare-metal nodes on loopback
-// that a conductor can deploy with the ipmi hardware type. A node is a BMC
-// (package bmc), a sparse disk file, a MAC address and an IP address of
-// its own. The lab plays the node's firmware: when the BMC powers the node
-// on with boot device pxe it reads the PXELINUX configuration the
+// that a conductor can deploy with the ipmi hardware type, or by virtual
+// media with the ilo and redfish types (Options.BMCKind, vmedia.go). A
+// node is a BMC (package bmc's ipmi_sim, or a simulated iLO), a sparse
+// disk file, a MAC address and an IP address of its own. The lab plays
+// the node's firmware: when the BMC powers the node on with boot device
+// pxe it reads the PXELINUX configuration the
 // conductor wrote for the node's MAC and, for a deploy label, runs
 // ferric-agent with that kernel command line and the node's disk and
 // address; powering off stops the agent and its tgtd. Any other boot is
@@ -21,7 +23,15 @@
 // API changes (2026-12): Node.Address, AgentPort, DonePort, ModeSilent
 // and Node.TargetPID are new; AgentListen, Portal and DoneListen keep
 // their meaning but hold Address instead of 127.0.0.1, and AgentListen's
-// port is AgentPort on every node.
+// port is AgentPort on every node. Later: Options.BMCKind, Node.ILO (nil
+// BMC on iLO nodes), Boot.ISO, Floppy, Root and RootFound, BuildDeployISO,
+// Node.VMediaDriverInfo and Node.Driver.
+//
+// A node with an iLO (vmedia.go) follows the simulated iLO's power
+// changes: a start from the virtual CD fetches the ISO, reads its kernel
+// command line, and for a deploy ISO fetches the floppy, reads its
+// parameters.txt and runs ferric-agent with both; an instance's boot ISO
+// is only recorded, with whether its root= names a partition of the disk.
 package lab
 
 import (
@@ -90,8 +100,11 @@ type Options struct {
 	// AgentGrace is how long a stopped agent may take to release its disk
 	// before it is killed; default 10 s.
 	AgentGrace time.Duration
-	// BMC configures the BMC fleet.
+	// BMC configures the BMC fleet (BMCKind ipmi).
 	BMC bmc.Options
+	// BMCKind is the nodes' BMC: BMCIPMI (the default), BMCILO or
+	// BMCRedfish.
+	BMCKind string
 }
 
 // Lab is a running set of nodes.
@@ -114,13 +127,24 @@ type Boot struct {
 	Cmdline string
 	// Agent tells whether the boot started the deploy ramdisk.
 	Agent bool
+	// ISO is the URL of the virtual CD a BootCD started from, Floppy the
+	// virtual floppy's then. Cmdline is the ISO's kernel command line,
+	// with the floppy's parameters for a deploy ISO.
+	ISO, Floppy string
+	// Root is the root= of a boot ISO's command line; RootFound tells
+	// whether it names a partition of the node's disk.
+	Root      string
+	RootFound bool
 }
 
 // Node is one simulated machine.
 type Node struct {
 	Name string
-	BMC  *bmc.BMC
-	MAC  string
+	// BMC is the node's ipmi_sim (BMCKind ipmi); ILO its simulated iLO
+	// (BMCKind ilo or redfish). The other is nil.
+	BMC *bmc.BMC
+	ILO *ILO
+	MAC string
 	// Address is the node's IP address, which its ramdisk binds to.
 	Address string
 	// Disk is the node's disk file.
@@ -135,8 +159,9 @@ type Node struct {
 	// Dir holds the node's disk, agent log and power-off helper.
 	Dir string
 
-	lab  *Lab
-	addr *address
+	lab    *Lab
+	addr   *address
+	events *powerEvents
 
 	mu    sync.Mutex
 	mode  string
@@ -168,17 +193,26 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	if opts.BMC.TempDir == "" {
 		opts.BMC.TempDir = opts.TempDir
 	}
+	if opts.BMCKind == "" {
+		opts.BMCKind = BMCIPMI
+	}
+	if opts.BMCKind != BMCIPMI && models[opts.BMCKind] == "" {
+		return nil, fmt.Errorf("lab: BMC kind %q is not one of %s, %s, %s", opts.BMCKind, BMCIPMI, BMCILO, BMCRedfish)
+	}
 	dir, err := os.MkdirTemp(opts.TempDir, "ferric-lab-")
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
-	fleet, err := bmc.Start(ctx, opts.Nodes, opts.BMC)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("lab: %w", err)
+	l := &Lab{opts: opts, dir: dir}
+	bmcs := make([]*bmc.BMC, opts.Nodes)
+	if opts.BMCKind == BMCIPMI {
+		if l.fleet, err = bmc.Start(ctx, opts.Nodes, opts.BMC); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("lab: %w", err)
+		}
+		bmcs = l.fleet.BMCs
 	}
-	l := &Lab{opts: opts, dir: dir, fleet: fleet}
-	for i, b := range fleet.BMCs {
+	for i, b := range bmcs {
 		n, err := l.newNode(i, b)
 		if err != nil {
 			l.Stop()
@@ -190,12 +224,17 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			n.firmware()
+			if n.ILO != nil {
+				n.vmediaFirmware()
+			} else {
+				n.firmware()
+			}
 		}()
 	}
 	return l, nil
 }
 
+// newNode makes node i; b is its ipmi_sim, nil for a node with an iLO.
 func (l *Lab) newNode(i int, b *bmc.BMC) (*Node, error) {
 	n := &Node{Name: fmt.Sprintf("lab-node-%d", i), BMC: b, MAC: randomMAC(), lab: l, mode: ModeAuto,
 		Dir: filepath.Join(l.dir, fmt.Sprintf("node%d", i))}
@@ -224,6 +263,12 @@ func (l *Lab) newNode(i int, b *bmc.BMC) (*Node, error) {
 	n.AgentListen = net.JoinHostPort(n.Address, strconv.Itoa(AgentPort))
 	n.Portal = net.JoinHostPort(n.Address, strconv.Itoa(l.opts.PortalPort))
 	n.DoneListen = net.JoinHostPort(n.Address, strconv.Itoa(DonePort))
+	if b == nil {
+		if err := n.startILO(l.opts.BMCKind); err != nil {
+			n.addr.release()
+			return nil, err
+		}
+	}
 	return n, nil
 }
 
@@ -236,8 +281,15 @@ func (l *Lab) Stop() error {
 		}
 	}
 	// Closing the BMCs' event channels ends the firmware goroutines.
-	if err := l.fleet.Stop(); err != nil {
-		problems = append(problems, err)
+	if l.fleet != nil {
+		if err := l.fleet.Stop(); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	for _, n := range l.Nodes {
+		if err := n.stopILO(); err != nil {
+			problems = append(problems, err)
+		}
 	}
 	l.wg.Wait()
 	for _, n := range l.Nodes {
@@ -476,7 +528,9 @@ func ReadPXEConfig(path string) (label, cmdline string, err error) {
 	return label, cmdline, nil
 }
 
-func (n *Node) startAgent(cmdline string) error {
+// startAgent starts ferric-agent with the kernel command line and extra
+// arguments.
+func (n *Node) startAgent(cmdline string, extra ...string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	powerOff, err := n.powerOffScript()
@@ -488,6 +542,7 @@ func (n *Node) startAgent(cmdline string) error {
 		"-tgtd-log", filepath.Join(n.Dir, "tgtd.log"), "-mac", n.MAC, "-address", n.Address, "-done-listen", n.DoneListen,
 		"-heartbeat-interval", "2s", "-lookup-backoff", "500ms", "-lookup-max-backoff", "2s",
 		"-power-off-command", powerOff, "-debug"}
+	args = append(args, extra...)
 	logf, err := os.OpenFile(n.AgentLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
@@ -514,6 +569,9 @@ func (n *Node) startAgent(cmdline string) error {
 // powerOffScript writes the command the agent runs to power its node off:
 // ipmitool against the node's own BMC, as the OS's last act.
 func (n *Node) powerOffScript() (string, error) {
+	if n.ILO != nil {
+		return n.iloPowerOffScript()
+	}
 	pw := filepath.Join(n.Dir, "bmc.pw")
 	if err := os.WriteFile(pw, []byte(n.BMC.Password), 0o600); err != nil {
 		return "", err

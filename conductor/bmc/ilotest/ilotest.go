@@ -33,6 +33,10 @@ type Options struct {
 	// AsyncMedia and TaskDelay are the Redfish side's (redfishtest).
 	AsyncMedia bool
 	TaskDelay  time.Duration
+	// OnPower is given to the side that holds the server's state
+	// (ribcltest.Options.OnPower, redfishtest.Options.OnPower); the
+	// device is RIBCL's (CDROM, HDD) or Redfish's (Cd, Hdd).
+	OnPower func(on bool, device string)
 }
 
 // Server is a running fake iLO. Redfish is nil for models before Gen10.
@@ -51,13 +55,21 @@ func Start(addr string, opts Options) (*Server, error) {
 	if opts.Model == "" {
 		opts.Model = "ProLiant DL360 Gen9"
 	}
-	s := &Server{RIBCL: ribcltest.New(ribcltest.Options{Username: opts.Username, Password: opts.Password,
-		ProductName: opts.Model, PowerDelay: opts.PowerDelay, UEFI: opts.UEFI})}
+	var redfishSide bool
 	if m := generation.FindStringSubmatch(opts.Model); m != nil {
-		if n, _ := strconv.Atoi(m[1]); n >= 10 {
-			s.Redfish = redfishtest.New(redfishtest.Options{Username: opts.Username, Password: opts.Password,
-				Model: opts.Model, PowerDelay: opts.PowerDelay, AsyncMedia: opts.AsyncMedia, TaskDelay: opts.TaskDelay})
-		}
+		n, _ := strconv.Atoi(m[1])
+		redfishSide = n >= 10
+	}
+	ribclOpts := ribcltest.Options{Username: opts.Username, Password: opts.Password,
+		ProductName: opts.Model, PowerDelay: opts.PowerDelay, UEFI: opts.UEFI}
+	if !redfishSide {
+		ribclOpts.OnPower = opts.OnPower
+	}
+	s := &Server{RIBCL: ribcltest.New(ribclOpts)}
+	if redfishSide {
+		s.Redfish = redfishtest.New(redfishtest.Options{Username: opts.Username, Password: opts.Password,
+			Model: opts.Model, PowerDelay: opts.PowerDelay, AsyncMedia: opts.AsyncMedia, TaskDelay: opts.TaskDelay,
+			OnPower: opts.OnPower})
 	}
 	mux := http.NewServeMux()
 	if !opts.RIBCLDisabled {

@@ -173,13 +173,14 @@ var _ = Describe("virtual-media boot", func() {
 		Expect(srv.RIBCL.Requests()).To(BeZero())
 	})
 
-	It("fails when the BMC cannot fetch the deploy ISO", func(ctx SpecContext) {
+	It("fails when the BMC cannot fetch the deploy ISO, leaving the floppy neither inserted nor published", func(ctx SpecContext) {
 		srv, info := startILO("ProLiant DL360 Gen9", ilo.Name)
 		n := deployingNode(info)
 		n.DriverInfo["deploy_iso"] = base + "/missing.iso"
 		err := boot(hw.ILO()).PrepareRamdisk(ctx, drivertest.New(n), params)
 		Expect(err).To(MatchError(ContainSubstring("insert the deploy ISO")))
-		Expect(mediaOf(srv).cd).To(BeEmpty())
+		Expect(mediaOf(srv)).To(Equal(media{}))
+		Expect(filepath.Join(httpRoot, "vmedia", publish.FloppyName(n.UUID))).NotTo(BeAnExistingFile())
 	})
 
 	It("keeps the floppy's temporary URL out of the error when the BMC cannot fetch it", func(ctx SpecContext) {

@@ -43,6 +43,11 @@ type Options struct {
 	// finishing after TaskDelay.
 	AsyncMedia bool
 	TaskDelay  time.Duration
+	// OnPower, when set, is told of every power change as it happens: on
+	// with the boot source the system starts from (a restart is a start
+	// while on), or off. It runs with the fake's lock held, so it must
+	// not block or call the fake.
+	OnPower func(on bool, source string)
 }
 
 // Media is the state of one virtual media device.
@@ -216,10 +221,14 @@ func (b *BMC) settle() {
 	if b.target == "" || time.Now().Before(b.changeAt) {
 		return
 	}
-	if b.target == redfish.PowerOn && b.power == redfish.PowerOff {
-		b.start()
-	}
+	from := b.power
 	b.power, b.target = b.target, ""
+	switch {
+	case b.power == redfish.PowerOn && from == redfish.PowerOff:
+		b.start()
+	case b.power == redfish.PowerOff && from == redfish.PowerOn && b.opts.OnPower != nil:
+		b.opts.OnPower(false, "")
+	}
 }
 
 // start is a boot, which uses up a one-time override.
@@ -231,6 +240,9 @@ func (b *BMC) start() {
 	}
 	if b.boot.Enabled == redfish.BootOnce {
 		b.boot = redfish.Boot{Target: redfish.BootNone, Enabled: redfish.BootDisabled}
+	}
+	if b.opts.OnPower != nil {
+		b.opts.OnPower(true, b.lastBoot)
 	}
 }
 

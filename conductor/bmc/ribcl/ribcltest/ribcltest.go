@@ -45,6 +45,11 @@ type Options struct {
 	// lists boot entries (Boot000A) with descriptions instead of device
 	// classes.
 	UEFI bool
+	// OnPower, when set, is told of every power change as it happens: on
+	// with the device the server starts from (a reset is a start while
+	// on), or off. The lab plays the server's firmware with it. It runs
+	// with the fake's lock held, so it must not block or call the fake.
+	OnPower func(on bool, device string)
 }
 
 type bootEntry struct{ value, description string }
@@ -253,10 +258,14 @@ func (i *ILO) settle() {
 	if i.target == "" || time.Now().Before(i.changeAt) {
 		return
 	}
-	if i.target == "ON" && i.power == "OFF" {
-		i.boot()
-	}
+	from := i.power
 	i.power, i.target = i.target, ""
+	switch {
+	case i.power == "ON" && from == "OFF":
+		i.boot()
+	case i.power == "OFF" && from == "ON" && i.opts.OnPower != nil:
+		i.opts.OnPower(false, "")
+	}
 }
 
 // boot starts the server: it uses up the one-time boot device and enters
@@ -271,6 +280,9 @@ func (i *ILO) boot() {
 	if i.pending != i.bootMode {
 		i.bootMode = i.pending
 		i.persistent = defaultOrder(i.bootMode)
+	}
+	if i.opts.OnPower != nil {
+		i.opts.OnPower(true, i.lastBoot)
 	}
 }
 
