@@ -131,6 +131,9 @@ var _ = Describe("Store", func() {
 			})
 			store := func() *Store { return s }
 			openSpecs(backend)
+			if backend == DialectMySQL {
+				poolSpecs()
+			}
 			migrationSpecs(backend)
 			nodeSpecs(backend, store)
 			lockSpecs(store)

@@ -69,7 +69,14 @@ type API struct {
 
 type Database struct {
 	// Connection is "sqlite://<path>" or "mysql://user:pass@host:port/db".
-	Connection string `ini:"database.connection" help:"sqlite://<path> or mysql://user:pass@host:port/dbname; MySQL pool options go in the query string: max_open_conns (25), max_idle_conns, conn_max_lifetime (30m), timeout."`
+	Connection string `ini:"database.connection" help:"sqlite://<path> or mysql://user:pass@host:port/dbname[?timeout=10s]; query parameters max_open_conns, max_idle_conns and conn_max_lifetime override the pool options below."`
+	// Each process holds its own pool: replicas × (max_pool_size +
+	// max_overflow) must stay below the server's max_connections
+	// (docs/scale.md).
+	MaxPoolSize           int           `ini:"database.max_pool_size" help:"MySQL connections a process keeps open, idle or not."`
+	MaxOverflow           int           `ini:"database.max_overflow" help:"MySQL connections a process may open beyond max_pool_size under load; closed again when idle. Every process of every service may hold max_pool_size + max_overflow: keep their sum below the server's max_connections."`
+	ConnectionRecycleTime time.Duration `ini:"database.connection_recycle_time" help:"Seconds after which a MySQL connection is closed and replaced; keep it below the server's wait_timeout. 0: never."`
+	ConnectionIdleTime    time.Duration `ini:"database.connection_idle_time" help:"Seconds a MySQL connection beyond max_pool_size may stay idle before it is closed. 0: never."`
 }
 
 type RPC struct {
@@ -257,7 +264,11 @@ func Defaults() Config {
 			MaxHeaderSize:            64 << 10,
 		},
 		Database: Database{
-			Connection: "sqlite://var/ferric.db",
+			Connection:            "sqlite://var/ferric.db",
+			MaxPoolSize:           15,
+			MaxOverflow:           10,
+			ConnectionRecycleTime: 30 * time.Minute,
+			ConnectionIdleTime:    5 * time.Minute,
 		},
 		RPC: RPC{
 			Transport:       "inprocess",
