@@ -133,6 +133,7 @@ var _ = Describe("Store", func() {
 			openSpecs(backend)
 			if backend == DialectMySQL {
 				poolSpecs()
+				indexSpecs()
 			}
 			migrationSpecs(backend)
 			nodeSpecs(backend, store)
