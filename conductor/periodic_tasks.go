@@ -390,13 +390,17 @@ func (c *Conductor) syncNodePower(ctx context.Context, uuid string) {
 	if err != nil {
 		return
 	}
+	// One node whose BMC hangs must not hold its worker, and with it the
+	// end of the cycle, for ever.
+	readCtx, cancel := context.WithTimeout(ctx, c.cfg.PowerStateSyncTimeout)
+	defer cancel()
 	if n.PowerState == nil {
 		// Never verified: wrong credentials are not a power failure.
-		if err := d.Power.Validate(ctx, t); err != nil {
+		if err := d.Power.Validate(readCtx, t); err != nil {
 			return
 		}
 	}
-	actual, err := d.Power.GetPowerState(ctx, t)
+	actual, err := d.Power.GetPowerState(readCtx, t)
 	if err == nil && actual == states.PowerError {
 		err = errs.New(errs.KindPowerStateFailure, "Power driver returned ERROR state while trying to sync power state.")
 	}

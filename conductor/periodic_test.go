@@ -102,6 +102,38 @@ var _ = Describe("Periodic tasks", func() {
 				Expect(e.hwPower(n.UUID)).To(Equal(states.PowerOff))
 			})
 
+			It("syncs through a slow fake BMC, and gives up on one that always fails or never answers", func(ctx SpecContext) {
+				e.start(ctx, "cond-"+e.group, withPeriodicTasks, func(cfg *config.Config) { cfg.Conductor.PowerStateSyncTimeout = 2 * time.Second })
+				slow := e.createNode(ctx, states.Manageable, func(n *model.Node) {
+					n.PowerState = ptr(states.PowerOn)
+					n.DriverInfo = model.JSONObject{"fake_latency": "20ms"}
+				})
+				e.hw.SetPowerState(slow.UUID, states.PowerOff)
+				failing := e.createNode(ctx, states.Active, func(n *model.Node) {
+					n.PowerState = ptr(states.PowerOn)
+					n.DriverInfo = model.JSONObject{"fake_failure_rate": 1.0}
+				})
+				hanging := e.createNode(ctx, states.Active, func(n *model.Node) {
+					n.PowerState = ptr(states.PowerOn)
+					n.DriverInfo = model.JSONObject{"fake_timeout_rate": "1"}
+				})
+				Eventually(func() string { return e.hwPower(slow.UUID) }).Should(Equal(states.PowerOn))
+				Eventually(func() bool { return e.node(ctx, failing.UUID).Maintenance }).Should(BeTrue())
+				Expect(str(e.node(ctx, failing.UUID).LastError)).To(ContainSubstring("BMC error (injected by fake_failure_rate)"))
+				Eventually(func() bool { return e.node(ctx, hanging.UUID).Maintenance }).Should(BeTrue())
+				Expect(str(e.node(ctx, hanging.UUID).LastError)).To(ContainSubstring("BMC did not answer"))
+				Expect(e.node(ctx, slow.UUID).Maintenance).To(BeFalse())
+			})
+
+			It("refuses a fake BMC behaviour it cannot read", func(ctx SpecContext) {
+				c := e.start(ctx, "cond-"+e.group)
+				n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.DriverInfo = model.JSONObject{"fake_failure_rate": "often"} })
+				res, err := rpc.ValidateDriverInterfaces.Call(ctx, e.api(c), rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(res["power"].Result).To(Equal(ptr(false)))
+				Expect(res["power"].Reason).To(Equal("driver_info fake_failure_rate must be a number from 0 to 1, not often."))
+			})
+
 			It("puts a node whose power cannot be read into maintenance after the retries", func(ctx SpecContext) {
 				e.start(ctx, "cond-"+e.group, withPeriodicTasks)
 				n := e.createNode(ctx, states.Active, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })

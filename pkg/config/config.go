@@ -100,6 +100,7 @@ type Conductor struct {
 	InspectWaitTimeout          time.Duration `ini:"conductor.inspect_wait_timeout" help:"How long a node may stay in inspect wait; 0 disables."`
 	RescueCallbackTimeout       time.Duration `ini:"conductor.rescue_callback_timeout" help:"How long a node may wait for the rescue ramdisk to call back; 0 disables."`
 	SyncPowerStateInterval      time.Duration `ini:"conductor.sync_power_state_interval" help:"How often power states are compared with the hardware; 0 or less disables."`
+	PowerStateSyncTimeout       time.Duration `ini:"conductor.power_state_sync_timeout" help:"Longest a power state sync waits for one node's BMC to answer; a BMC that hangs counts as a failed read instead of holding a sync worker."`
 	PowerStateSyncMaxRetries    int           `ini:"conductor.power_state_sync_max_retries" help:"Failed power state reads in a row before a node is put into maintenance."`
 	SyncLocalStateInterval      time.Duration `ini:"conductor.sync_local_state_interval" help:"How often active nodes whose conductor went away are taken over; 0 or less disables."`
 	PeriodicMaxWorkers          int           `ini:"conductor.periodic_max_workers" help:"Nodes one periodic task run may act on in parallel."`
@@ -292,6 +293,7 @@ func Defaults() Config {
 			SyncLocalStateInterval:      180 * time.Second,
 			PeriodicMaxWorkers:          8,
 			PowerStateChangeTimeout:     60 * time.Second,
+			PowerStateSyncTimeout:       30 * time.Second,
 			SoftPowerOffTimeout:         600 * time.Second,
 			ForcePowerStateDuringSync:   true,
 			AutomatedClean:              true,

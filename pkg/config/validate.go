@@ -133,6 +133,9 @@ func (c Config) Validate() error {
 	if k.WorkersPoolSize < 1 {
 		bad("conductor", "workers_pool_size", "must be positive")
 	}
+	if k.PowerStateSyncTimeout <= 0 {
+		bad("conductor", "power_state_sync_timeout", "must be positive")
+	}
 	if k.PeriodicMaxWorkers < 1 {
 		bad("conductor", "periodic_max_workers", "must be positive")
 	}
