@@ -82,7 +82,7 @@ fuzz:
 	done
 
 bench: setup
-	cd tests && go run ./bench
+	cd tests && go run ./bench $(BENCH_FLAGS)
 
 lint:
 	@bad=$$(gofmt -l $(MODULES)); \
