@@ -33,36 +33,49 @@ func (b *budget) take() bool {
 	return true
 }
 
+// periodicBatch is how many nodes one query of a periodic task reads.
+const periodicBatch = 500
+
 // mappedNodes lists the nodes matching f that the ring gives to this
-// conductor.
-func (c *Conductor) mappedNodes(ctx context.Context, f db.NodeFilter, p db.Page) []model.Node {
-	nodes, err := c.store.ListNodes(ctx, f, p, nodeInfoColumns)
-	if err != nil {
-		if ctx.Err() == nil {
-			c.log.WithError(err).Error("Periodic task cannot list nodes")
-		}
-		return nil
-	}
+// conductor, ordered by id. The database returns only nodes of this
+// conductor's group and hardware types, in batches, and only the ones the
+// ring maps here are kept: memory follows the nodes a conductor owns, not
+// the deployment's size.
+func (c *Conductor) mappedNodes(ctx context.Context, f db.NodeFilter) []model.Node {
+	f.ConductorGroupFold = &c.cfg.ConductorGroup
+	f.Drivers = c.drivers.HardwareTypes()
 	// A group/hardware type without a live conductor makes every lookup
 	// rebuild the ring; ask once per run.
 	unserved := map[[2]string]bool{}
-	out := nodes[:0]
-	for i := range nodes {
-		n := &nodes[i]
-		key := [2]string{n.ConductorGroup, n.Driver}
-		if unserved[key] {
-			continue
-		}
-		host, err := c.ring.Lookup(ctx, n.ConductorGroup, n.Driver, n.UUID)
+	var out []model.Node
+	for {
+		nodes, err := c.store.ListNodes(ctx, f, db.Page{Limit: periodicBatch, SortKey: "id"}, nodeInfoColumns)
 		if err != nil {
-			unserved[key] = true
-			continue
+			if ctx.Err() == nil {
+				c.log.WithError(err).Error("Periodic task cannot list nodes")
+			}
+			return out
 		}
-		if host == c.host {
-			out = append(out, *n)
+		for i := range nodes {
+			n := &nodes[i]
+			key := [2]string{n.ConductorGroup, n.Driver}
+			if unserved[key] {
+				continue
+			}
+			host, err := c.ring.Lookup(ctx, n.ConductorGroup, n.Driver, n.UUID)
+			if err != nil {
+				unserved[key] = true
+				continue
+			}
+			if host == c.host {
+				out = append(out, *n)
+			}
 		}
+		if len(nodes) < periodicBatch {
+			return out
+		}
+		f.IDAbove = nodes[len(nodes)-1].ID
 	}
-	return out
 }
 
 // waitTimeout is one kind of callback timeout.
@@ -142,7 +155,11 @@ func (c *Conductor) checkCallbackTimeouts(ctx context.Context) {
 			Reserved:               &notReserved,
 			Maintenance:            &notMaintenance,
 			ProvisionUpdatedBefore: &before,
-		}, db.Page{SortKey: "provision_updated_at"})
+		})
+		// The longest overdue first: the budget may not reach them all.
+		sort.SliceStable(nodes, func(i, j int) bool {
+			return nodes[i].ProvisionUpdatedAt.Before(*nodes[j].ProvisionUpdatedAt)
+		})
 		for i := range nodes {
 			if !b.take() {
 				return
@@ -274,7 +291,7 @@ func (c *Conductor) syncLocalState(ctx context.Context) {
 	notReserved, notMaintenance := false, false
 	b := c.newBudget()
 	for _, n := range c.mappedNodes(ctx, db.NodeFilter{ProvisionStates: []string{string(states.Active)},
-		Reserved: &notReserved, Maintenance: &notMaintenance}, db.Page{}) {
+		Reserved: &notReserved, Maintenance: &notMaintenance}) {
 		if n.ConductorAffinity != nil && *n.ConductorAffinity == *me {
 			continue
 		}
@@ -313,7 +330,7 @@ func (c *Conductor) takeOverActive(ctx context.Context, uuid string, me int64) {
 // before go first.
 func (c *Conductor) syncPowerStates(ctx context.Context) {
 	notMaintenance := false
-	nodes := c.mappedNodes(ctx, db.NodeFilter{Maintenance: &notMaintenance}, db.Page{})
+	nodes := c.mappedNodes(ctx, db.NodeFilter{Maintenance: &notMaintenance})
 	c.powerMu.Lock()
 	sort.SliceStable(nodes, func(i, j int) bool {
 		return c.powerFailures[nodes[i].UUID] > c.powerFailures[nodes[j].UUID]
@@ -373,13 +390,17 @@ func (c *Conductor) syncNodePower(ctx context.Context, uuid string) {
 	if err != nil {
 		return
 	}
+	// One node whose BMC hangs must not hold its worker, and with it the
+	// end of the cycle, for ever.
+	readCtx, cancel := context.WithTimeout(ctx, c.cfg.PowerStateSyncTimeout)
+	defer cancel()
 	if n.PowerState == nil {
 		// Never verified: wrong credentials are not a power failure.
-		if err := d.Power.Validate(ctx, t); err != nil {
+		if err := d.Power.Validate(readCtx, t); err != nil {
 			return
 		}
 	}
-	actual, err := d.Power.GetPowerState(ctx, t)
+	actual, err := d.Power.GetPowerState(readCtx, t)
 	if err == nil && actual == states.PowerError {
 		err = errs.New(errs.KindPowerStateFailure, "Power driver returned ERROR state while trying to sync power state.")
 	}

@@ -1,14 +1,18 @@
 package conductor_test
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/conductor"
 	"github.com/ferricbm/ferric/conductor/driver/fake"
+	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
@@ -98,6 +102,38 @@ var _ = Describe("Periodic tasks", func() {
 				Expect(e.hwPower(n.UUID)).To(Equal(states.PowerOff))
 			})
 
+			It("syncs through a slow fake BMC, and gives up on one that always fails or never answers", func(ctx SpecContext) {
+				e.start(ctx, "cond-"+e.group, withPeriodicTasks, func(cfg *config.Config) { cfg.Conductor.PowerStateSyncTimeout = 2 * time.Second })
+				slow := e.createNode(ctx, states.Manageable, func(n *model.Node) {
+					n.PowerState = ptr(states.PowerOn)
+					n.DriverInfo = model.JSONObject{"fake_latency": "20ms"}
+				})
+				e.hw.SetPowerState(slow.UUID, states.PowerOff)
+				failing := e.createNode(ctx, states.Active, func(n *model.Node) {
+					n.PowerState = ptr(states.PowerOn)
+					n.DriverInfo = model.JSONObject{"fake_failure_rate": 1.0}
+				})
+				hanging := e.createNode(ctx, states.Active, func(n *model.Node) {
+					n.PowerState = ptr(states.PowerOn)
+					n.DriverInfo = model.JSONObject{"fake_timeout_rate": "1"}
+				})
+				Eventually(func() string { return e.hwPower(slow.UUID) }).Should(Equal(states.PowerOn))
+				Eventually(func() bool { return e.node(ctx, failing.UUID).Maintenance }).Should(BeTrue())
+				Expect(str(e.node(ctx, failing.UUID).LastError)).To(ContainSubstring("BMC error (injected by fake_failure_rate)"))
+				Eventually(func() bool { return e.node(ctx, hanging.UUID).Maintenance }).Should(BeTrue())
+				Expect(str(e.node(ctx, hanging.UUID).LastError)).To(ContainSubstring("BMC did not answer"))
+				Expect(e.node(ctx, slow.UUID).Maintenance).To(BeFalse())
+			})
+
+			It("refuses a fake BMC behaviour it cannot read", func(ctx SpecContext) {
+				c := e.start(ctx, "cond-"+e.group)
+				n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.DriverInfo = model.JSONObject{"fake_failure_rate": "often"} })
+				res, err := rpc.ValidateDriverInterfaces.Call(ctx, e.api(c), rpc.NodeArgs{NodeID: n.UUID})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(res["power"].Result).To(Equal(ptr(false)))
+				Expect(res["power"].Reason).To(Equal("driver_info fake_failure_rate must be a number from 0 to 1, not often."))
+			})
+
 			It("puts a node whose power cannot be read into maintenance after the retries", func(ctx SpecContext) {
 				e.start(ctx, "cond-"+e.group, withPeriodicTasks)
 				n := e.createNode(ctx, states.Active, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
@@ -139,6 +175,60 @@ var _ = Describe("Periodic tasks", func() {
 				Expect(str(got.PowerState)).To(Equal(states.PowerOff))
 				Expect(strings.HasPrefix(str(got.LastError), "During sync_power_state, max retries exceeded")).To(BeTrue())
 			})
+		})
+	}
+})
+
+// countingStore counts the node lists the conductor asks for and the rows
+// they return.
+type countingStore struct {
+	conductor.Store
+	lists, rows atomic.Int64
+}
+
+func (s *countingStore) ListNodes(ctx context.Context, f db.NodeFilter, p db.Page, columns []string) ([]model.Node, error) {
+	nodes, err := s.Store.ListNodes(ctx, f, p, columns)
+	s.lists.Add(1)
+	s.rows.Add(int64(len(nodes)))
+	return nodes, err
+}
+
+var _ = Describe("Periodic tasks at scale", func() {
+	for _, backend := range backends {
+		It("read only the nodes of their own conductor group, in batches, on "+backend, func(ctx SpecContext) {
+			e := newEnv(backend)
+			// Many more nodes in another group than in the conductor's own:
+			// a sync that read the table would count them.
+			other := e.group + "-other"
+			otherEnv := *e
+			otherEnv.group = other
+			DeferCleanup(func(ctx SpecContext) {
+				nodes, err := e.store.ListNodes(ctx, db.NodeFilter{ConductorGroup: &other}, db.Page{}, []string{"uuid"})
+				Expect(err).NotTo(HaveOccurred())
+				for _, n := range nodes {
+					Expect(e.store.DestroyNode(ctx, n.UUID)).To(Succeed())
+				}
+			})
+			for range 40 {
+				otherEnv.createNode(ctx, states.Manageable, func(n *model.Node) { n.ConductorGroup = other })
+			}
+			var own []*model.Node
+			for range 3 {
+				n := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.PowerState = ptr(states.PowerOn) })
+				e.hw.SetPowerState(n.UUID, states.PowerOff)
+				own = append(own, n)
+			}
+			counting := &countingStore{Store: e.store}
+			e.startWith(ctx, "cond-"+e.group, func(o *conductor.Options) { o.Store = counting }, func(cfg *config.Config) {
+				cfg.Conductor.SyncPowerStateInterval = 200 * time.Millisecond
+			})
+			for _, n := range own {
+				Eventually(func() string { return e.hwPower(n.UUID) }).Should(Equal(states.PowerOn))
+			}
+			// No list returned more than the three own nodes, whatever the
+			// other group holds.
+			Eventually(counting.lists.Load).Should(BeNumerically(">=", 2))
+			Expect(counting.rows.Load()).To(BeNumerically("<=", 3*counting.lists.Load()))
 		})
 	}
 })

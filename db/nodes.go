@@ -42,6 +42,14 @@ type NodeFilter struct {
 	// ProvisionUpdatedBefore: provision_updated_at is set and earlier.
 	ProvisionUpdatedBefore *time.Time
 	UUIDs                  []string
+	// ConductorGroupFold matches conductor_group case-insensitively, as the
+	// hash ring compares groups.
+	ConductorGroupFold *string
+	// Drivers: the node's hardware type is one of these.
+	Drivers []string
+	// IDAbove: only nodes with a larger id, for reading a table in batches
+	// ordered by id, which a deleted node cannot break as it would a marker.
+	IDAbove int64
 }
 
 var nodeList = listTable{
@@ -226,6 +234,13 @@ func nodeConditions(f NodeFilter) []clause.Expression {
 		out = append(out, clause.Lt{Column: col("provision_updated_at"), Value: *normTime(f.ProvisionUpdatedBefore)})
 	}
 	in("uuid", f.UUIDs)
+	in("driver", f.Drivers)
+	if f.ConductorGroupFold != nil {
+		out = append(out, clause.Expr{SQL: "LOWER(?) = ?", Vars: []any{col("conductor_group"), strings.ToLower(*f.ConductorGroupFold)}})
+	}
+	if f.IDAbove > 0 {
+		out = append(out, clause.Gt{Column: col("id"), Value: f.IDAbove})
+	}
 	return out
 }
 

@@ -30,19 +30,39 @@ const (
 	DialectSQLite = "sqlite"
 )
 
-// Pool defaults for MySQL. They can be overridden with the connection URL
-// query parameters max_open_conns, max_idle_conns and conn_max_lifetime.
-const (
-	defaultMySQLMaxOpen = 25
-	// Idle connections as many as open ones: with fewer, a burst of
-	// concurrent requests closes the surplus on return and the next burst
-	// pays a TCP connect and handshake for each.
-	defaultMySQLMaxIdle     = defaultMySQLMaxOpen
-	defaultMySQLMaxLifetime = 30 * time.Minute
-	// sqliteBusyTimeoutMS is how long a writer from another process waits
-	// for the file lock before SQLite reports SQLITE_BUSY.
-	sqliteBusyTimeoutMS = 30000
-)
+// sqliteBusyTimeoutMS is how long a writer from another process waits for
+// the file lock before SQLite reports SQLITE_BUSY.
+const sqliteBusyTimeoutMS = 30000
+
+// Pool bounds a process's MySQL connections, with oslo.db's option names:
+// at most MaxSize+MaxOverflow connections are open, MaxSize of them kept
+// when idle. Every replica of every service holds its own pool, so the
+// server's max_connections must cover replicas × (MaxSize+MaxOverflow).
+type Pool struct {
+	MaxSize     int
+	MaxOverflow int
+	// RecycleTime closes a connection this long after it was opened, before
+	// the server's wait_timeout or a proxy drops it underneath; 0: never.
+	RecycleTime time.Duration
+	// IdleTime closes a connection idle this long, so the pool shrinks back
+	// after a burst; 0: never.
+	IdleTime time.Duration
+}
+
+// DefaultPool is the pool of a Store opened without one. The base pool is
+// what stays open when idle: smaller, a burst of concurrent requests closes
+// the surplus on return and the next burst pays a TCP connect and handshake
+// for each.
+func DefaultPool() Pool {
+	return Pool{MaxSize: 15, MaxOverflow: 10, RecycleTime: 30 * time.Minute, IdleTime: 5 * time.Minute}
+}
+
+// Option changes how Open sets up a Store.
+type Option func(*Pool)
+
+// WithPool bounds the MySQL connection pool (SQLite always uses one
+// connection). Query parameters in the connection URL override it.
+func WithPool(p Pool) Option { return func(dst *Pool) { *dst = p } }
 
 // Store is the repository over one database. It is safe for concurrent use.
 type Store struct {
@@ -56,14 +76,18 @@ type Store struct {
 
 // Open connects to "mysql://user:pass@host:port/dbname[?params]" or
 // "sqlite://path". It does not create or migrate the schema: call Upgrade.
-func Open(ctx context.Context, connection string) (*Store, error) {
+func Open(ctx context.Context, connection string, opts ...Option) (*Store, error) {
+	pool := DefaultPool()
+	for _, o := range opts {
+		o(&pool)
+	}
 	var (
 		s   *Store
 		err error
 	)
 	switch {
 	case strings.HasPrefix(connection, "mysql://"):
-		s, err = openMySQL(connection)
+		s, err = openMySQL(connection, pool)
 	case strings.HasPrefix(connection, "sqlite://"):
 		s, err = openSQLite(strings.TrimPrefix(connection, "sqlite://"))
 	default:
@@ -94,7 +118,7 @@ func gormConfig() *gorm.Config {
 	}
 }
 
-func openMySQL(connection string) (*Store, error) {
+func openMySQL(connection string, pool Pool) (*Store, error) {
 	u, err := url.Parse(connection)
 	if err != nil {
 		// url.Error repeats the URL, password included.
@@ -129,7 +153,7 @@ func openMySQL(connection string) (*Store, error) {
 	// prepare, an execute and a close, three messages instead of one.
 	cfg.InterpolateParams = true
 
-	maxOpen, maxIdle, lifetime := defaultMySQLMaxOpen, defaultMySQLMaxIdle, defaultMySQLMaxLifetime
+	maxOpen, maxIdle, lifetime := pool.MaxSize+pool.MaxOverflow, pool.MaxSize, pool.RecycleTime
 	for key, vals := range u.Query() {
 		v := vals[len(vals)-1]
 		switch key {
@@ -153,21 +177,27 @@ func openMySQL(connection string) (*Store, error) {
 			return nil, fmt.Errorf("open database: unknown mysql connection parameter %q", key)
 		}
 	}
+	if maxOpen < 1 {
+		return nil, fmt.Errorf("open database: pool of %d connections", maxOpen)
+	}
 	if maxIdle > maxOpen {
 		maxIdle = maxOpen
 	}
 
-	g, err := gorm.Open(mysql.New(mysql.Config{DSNConfig: cfg}), gormConfig())
+	connector, err := mysqldriver.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	sqlDB, err := g.DB()
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
+	sqlDB := sql.OpenDB(refusalRetrier{Connector: connector, attempts: connectAttempts, backoff: connectBackoff})
 	sqlDB.SetMaxOpenConns(maxOpen)
 	sqlDB.SetMaxIdleConns(maxIdle)
 	sqlDB.SetConnMaxLifetime(lifetime)
+	sqlDB.SetConnMaxIdleTime(pool.IdleTime)
+	g, err := gorm.Open(mysql.New(mysql.Config{Conn: sqlDB, DSNConfig: cfg}), gormConfig())
+	if err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
 	return &Store{db: g, dialect: DialectMySQL}, nil
 }
 

@@ -131,6 +131,10 @@ var _ = Describe("Store", func() {
 			})
 			store := func() *Store { return s }
 			openSpecs(backend)
+			if backend == DialectMySQL {
+				poolSpecs()
+				indexSpecs()
+			}
 			migrationSpecs(backend)
 			nodeSpecs(backend, store)
 			lockSpecs(store)

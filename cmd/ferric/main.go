@@ -104,7 +104,7 @@ func dbsync(sub string, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "database %s upgraded to schema version %d\n", service.RedactURL(cfg.Database.Connection), v)
 		return nil
 	case "version":
-		store, err := db.Open(ctx, cfg.Database.Connection)
+		store, err := db.Open(ctx, cfg.Database.Connection, service.DBPool(cfg.Database))
 		if err != nil {
 			return fmt.Errorf("open database %s: %w", service.RedactURL(cfg.Database.Connection), err)
 		}

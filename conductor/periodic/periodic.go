@@ -50,13 +50,21 @@ func (r *Runner) loop(ctx context.Context, j Job) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C:
-			r.runOnce(ctx, j)
+		case tick := <-ticker.C:
+			r.runOnce(ctx, j, tick)
 		}
 	}
 }
 
-func (r *Runner) runOnce(ctx context.Context, j Job) {
+// runOnce runs j and logs how long it took and how late it began after
+// its tick: an operator (and the scale bench) sees a task that no longer
+// fits its interval.
+func (r *Runner) runOnce(ctx context.Context, j Job, tick time.Time) {
+	start := time.Now()
+	defer func() {
+		r.log.WithFields(logrus.Fields{"job": j.Name, "took": time.Since(start).Seconds(),
+			"late": start.Sub(tick).Seconds(), "interval": j.Interval.Seconds()}).Info("Periodic task run")
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.WithFields(logrus.Fields{"job": j.Name, "stack": string(debug.Stack())}).Errorf("Periodic task panicked: %v", p)

@@ -69,7 +69,14 @@ type API struct {
 
 type Database struct {
 	// Connection is "sqlite://<path>" or "mysql://user:pass@host:port/db".
-	Connection string `ini:"database.connection" help:"sqlite://<path> or mysql://user:pass@host:port/dbname; MySQL pool options go in the query string: max_open_conns (25), max_idle_conns, conn_max_lifetime (30m), timeout."`
+	Connection string `ini:"database.connection" help:"sqlite://<path> or mysql://user:pass@host:port/dbname[?timeout=10s]; query parameters max_open_conns, max_idle_conns and conn_max_lifetime override the pool options below."`
+	// Each process holds its own pool: replicas × (max_pool_size +
+	// max_overflow) must stay below the server's max_connections
+	// (docs/scale.md).
+	MaxPoolSize           int           `ini:"database.max_pool_size" help:"MySQL connections a process keeps open between requests (each until connection_idle_time)."`
+	MaxOverflow           int           `ini:"database.max_overflow" help:"MySQL connections a process may open beyond max_pool_size under load; not kept when idle. Every process of every service may hold max_pool_size + max_overflow: keep their sum below the server's max_connections."`
+	ConnectionRecycleTime time.Duration `ini:"database.connection_recycle_time" help:"Seconds after which a MySQL connection is closed and replaced; keep it below the server's wait_timeout. 0: never."`
+	ConnectionIdleTime    time.Duration `ini:"database.connection_idle_time" help:"Seconds a MySQL connection may stay idle before it is closed, so the pool shrinks after a burst. 0: never."`
 }
 
 type RPC struct {
@@ -93,6 +100,7 @@ type Conductor struct {
 	InspectWaitTimeout          time.Duration `ini:"conductor.inspect_wait_timeout" help:"How long a node may stay in inspect wait; 0 disables."`
 	RescueCallbackTimeout       time.Duration `ini:"conductor.rescue_callback_timeout" help:"How long a node may wait for the rescue ramdisk to call back; 0 disables."`
 	SyncPowerStateInterval      time.Duration `ini:"conductor.sync_power_state_interval" help:"How often power states are compared with the hardware; 0 or less disables."`
+	PowerStateSyncTimeout       time.Duration `ini:"conductor.power_state_sync_timeout" help:"Longest a power state sync waits for one node's BMC to answer; a BMC that hangs counts as a failed read instead of holding a sync worker."`
 	PowerStateSyncMaxRetries    int           `ini:"conductor.power_state_sync_max_retries" help:"Failed power state reads in a row before a node is put into maintenance."`
 	SyncLocalStateInterval      time.Duration `ini:"conductor.sync_local_state_interval" help:"How often active nodes whose conductor went away are taken over; 0 or less disables."`
 	PeriodicMaxWorkers          int           `ini:"conductor.periodic_max_workers" help:"Nodes one periodic task run may act on in parallel."`
@@ -257,7 +265,11 @@ func Defaults() Config {
 			MaxHeaderSize:            64 << 10,
 		},
 		Database: Database{
-			Connection: "sqlite://var/ferric.db",
+			Connection:            "sqlite://var/ferric.db",
+			MaxPoolSize:           15,
+			MaxOverflow:           10,
+			ConnectionRecycleTime: 30 * time.Minute,
+			ConnectionIdleTime:    5 * time.Minute,
 		},
 		RPC: RPC{
 			Transport:       "inprocess",
@@ -281,6 +293,7 @@ func Defaults() Config {
 			SyncLocalStateInterval:      180 * time.Second,
 			PeriodicMaxWorkers:          8,
 			PowerStateChangeTimeout:     60 * time.Second,
+			PowerStateSyncTimeout:       30 * time.Second,
 			SoftPowerOffTimeout:         600 * time.Second,
 			ForcePowerStateDuringSync:   true,
 			AutomatedClean:              true,

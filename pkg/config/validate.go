@@ -96,6 +96,18 @@ func (c Config) Validate() error {
 	if !strings.HasPrefix(db.Connection, "sqlite://") && !strings.HasPrefix(db.Connection, "mysql://") {
 		bad("database", "connection", "must start with sqlite:// or mysql://")
 	}
+	if db.MaxPoolSize < 1 {
+		bad("database", "max_pool_size", "must be positive")
+	}
+	if db.MaxOverflow < 0 {
+		bad("database", "max_overflow", "must not be negative")
+	}
+	if db.ConnectionRecycleTime < 0 {
+		bad("database", "connection_recycle_time", "must not be negative")
+	}
+	if db.ConnectionIdleTime < 0 {
+		bad("database", "connection_idle_time", "must not be negative")
+	}
 
 	r := c.RPC
 	switch r.Transport {
@@ -120,6 +132,9 @@ func (c Config) Validate() error {
 	}
 	if k.WorkersPoolSize < 1 {
 		bad("conductor", "workers_pool_size", "must be positive")
+	}
+	if k.PowerStateSyncTimeout <= 0 {
+		bad("conductor", "power_state_sync_timeout", "must be positive")
 	}
 	if k.PeriodicMaxWorkers < 1 {
 		bad("conductor", "periodic_max_workers", "must be positive")

@@ -47,7 +47,7 @@ type Node struct {
 	InspectionStartedAt  *time.Time `gorm:"column:inspection_started_at;precision:6" json:"inspection_started_at"`
 	InspectionFinishedAt *time.Time `gorm:"column:inspection_finished_at;precision:6" json:"inspection_finished_at"`
 
-	ResourceClass       *string    `gorm:"column:resource_class;type:varchar(80)" json:"resource_class"`
+	ResourceClass       *string    `gorm:"column:resource_class;type:varchar(80);index:idx_nodes_resource_class" json:"resource_class"`
 	BIOSInterface       *string    `gorm:"column:bios_interface;type:varchar(255)" json:"bios_interface"`
 	BootInterface       *string    `gorm:"column:boot_interface;type:varchar(255)" json:"boot_interface"`
 	ConsoleInterface    *string    `gorm:"column:console_interface;type:varchar(255)" json:"console_interface"`
@@ -64,8 +64,8 @@ type Node struct {
 	AutomatedClean      *bool      `gorm:"column:automated_clean" json:"automated_clean"`
 	Protected           bool       `gorm:"column:protected;not null;default:false" json:"protected"`
 	ProtectedReason     *string    `gorm:"column:protected_reason;type:text" json:"protected_reason"`
-	Owner               *string    `gorm:"column:owner;type:varchar(255)" json:"owner"`
-	Lessee              *string    `gorm:"column:lessee;type:varchar(255)" json:"lessee"`
+	Owner               *string    `gorm:"column:owner;type:varchar(255);index:idx_nodes_owner" json:"owner"`
+	Lessee              *string    `gorm:"column:lessee;type:varchar(255);index:idx_nodes_lessee" json:"lessee"`
 	Description         *string    `gorm:"column:description;type:text" json:"description"`
 	Retired             bool       `gorm:"column:retired;not null;default:false" json:"retired"`
 	RetiredReason       *string    `gorm:"column:retired_reason;type:text" json:"retired_reason"`

@@ -24,6 +24,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/rpc"
 	"github.com/ferricbm/ferric/tests/harness"
 )
@@ -36,6 +37,7 @@ type settings struct {
 	creates     int
 	rpcCalls    int
 	keep        bool
+	scale       scaleSettings
 }
 
 func main() {
@@ -47,6 +49,11 @@ func main() {
 	flag.IntVar(&s.creates, "creates", 1000, "POST /v1/nodes requests")
 	flag.IntVar(&s.rpcCalls, "rpc", 3000, "RPC calls over RabbitMQ")
 	flag.BoolVar(&s.keep, "keep", false, "keep the work directory (config, logs)")
+	flag.IntVar(&s.scale.nodes, "scale-nodes", 2000, "scale: nodes on the conductor (the target is 10,000)")
+	flag.DurationVar(&s.scale.latency, "scale-latency", 200*time.Millisecond, "scale: latency of every fake power call")
+	flag.DurationVar(&s.scale.interval, "scale-interval", 30*time.Second, "scale: [conductor] sync_power_state_interval (the target is 120s)")
+	flag.IntVar(&s.scale.workers, "scale-workers", 64, "scale: [conductor] periodic_max_workers")
+	flag.IntVar(&s.scale.cycles, "scale-cycles", 3, "scale: power sync cycles to watch")
 	only := flag.String("sections", strings.Join(sectionNames(), ","), "comma-separated sections to run")
 	flag.Parse()
 	if s.deployNodes > s.seed {
@@ -72,6 +79,7 @@ var sections = []section{
 	{"iscsi", benchISCSI},
 	{"deploy", benchDeploy},
 	{"vmedia", benchVMedia},
+	{"scale", benchScale},
 }
 
 func sectionNames() []string {
@@ -311,6 +319,11 @@ func benchAPI(ctx context.Context, s settings) ([]row, error) {
 // seed inserts n copies of the node created through the API (so every
 // interface field is what the API fills in) and returns their UUIDs.
 func seed(ctx context.Context, store *db.Store, templateUUID string, n, concurrency int) ([]string, error) {
+	return seedWith(ctx, store, templateUUID, n, concurrency, func(*model.Node) {})
+}
+
+// seedWith is seed with every copy changed by mod first.
+func seedWith(ctx context.Context, store *db.Store, templateUUID string, n, concurrency int, mod func(*model.Node)) ([]string, error) {
 	tmpl, err := store.GetNode(ctx, templateUUID)
 	if err != nil {
 		return nil, fmt.Errorf("read template node: %w", err)
@@ -322,6 +335,7 @@ func seed(ctx context.Context, store *db.Store, templateUUID string, n, concurre
 		node.UUID = harness.NewUUID()
 		name := fmt.Sprintf("bench-seed-%d", i)
 		node.Name = &name
+		mod(&node)
 		uuids[i] = node.UUID
 		return store.CreateNode(ctx, &node)
 	})

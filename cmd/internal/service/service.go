@@ -116,6 +116,16 @@ func RedactURL(s string) string {
 	return u.Redacted()
 }
 
+// DBPool is the connection pool the [database] options ask for.
+func DBPool(c config.Database) db.Option {
+	return db.WithPool(db.Pool{
+		MaxSize:     c.MaxPoolSize,
+		MaxOverflow: c.MaxOverflow,
+		RecycleTime: c.ConnectionRecycleTime,
+		IdleTime:    c.ConnectionIdleTime,
+	})
+}
+
 func listenAddr(cfg config.Config) string {
 	return net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
 }
@@ -124,7 +134,7 @@ func listenAddr(cfg config.Config) string {
 // without, it refuses a schema older than this build's, naming the command
 // that upgrades it.
 func OpenStore(ctx context.Context, cfg config.Config, migrate bool) (*db.Store, error) {
-	store, err := db.Open(ctx, cfg.Database.Connection)
+	store, err := db.Open(ctx, cfg.Database.Connection, DBPool(cfg.Database))
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", RedactURL(cfg.Database.Connection), err)
 	}

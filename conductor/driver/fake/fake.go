@@ -2,7 +2,9 @@
 // at once without touching any machine. Its power interface remembers what
 // it was told per node, which makes it a small simulated BMC: tests change
 // the "real" power state behind the conductor's back (SetPowerState) and
-// inject failures, panics or stalls into any operation (Inject).
+// inject failures, panics or stalls into any operation (Inject). A node's
+// driver_info may give its power and management calls a BMC's latency,
+// failures and timeouts (behaviour.go).
 package fake
 
 import (
@@ -120,6 +122,16 @@ func (h *Hardware) Clear(nodeUUID string) {
 }
 
 func (h *Hardware) fault(ctx context.Context, t driver.TaskContext, op Op) error {
+	switch op {
+	case OpPowerValidate, OpManagementValidate:
+		if _, err := parseBehaviour(t.Node().DriverInfo); err != nil {
+			return err
+		}
+	case OpGetPowerState, OpSetPowerState, OpReboot, OpSetBootDevice:
+		if err := behave(ctx, t, op); err != nil {
+			return err
+		}
+	}
 	h.mu.Lock()
 	f, ok := h.faults[faultKey{t.Node().UUID, op}]
 	h.mu.Unlock()
