@@ -31,7 +31,7 @@ func client(ctx context.Context, u keystonetest.User) *gophercloud.ServiceClient
 	Expect(err).NotTo(HaveOccurred())
 	v, err := harness.MaxVersion(ctx, apiURL)
 	Expect(err).NotTo(HaveOccurred())
-	return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: apiURL + "/v1/", Microversion: v}
+	return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: apiURL + "/v1/", Type: "baremetal", Microversion: v}
 }
 
 // raw sends a request with a token at the latest microversion.
