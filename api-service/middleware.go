@@ -28,7 +28,7 @@ const (
 	headerServiceToken = "X-Service-Token"
 
 	keyRequestID = "ferric.request_id"
-	// keyCredentials holds the policy.Credentials of the request.
+	// keyCredentials holds the *policy.Credentials of the request.
 	keyCredentials     = "ferric.credentials"
 	keyRamdiskCallback = "ferric.ramdisk_callback"
 	keyUser            = "ferric.user"
@@ -166,10 +166,10 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Set(keyRamdiskCallback, true)
 			return next(c)
 		case s.users == nil && s.tokens == nil:
-			c.Set(keyCredentials, adminCredentials)
+			c.Set(keyCredentials, &adminCredentials)
 			return next(c)
 		case isPublic(r.URL.Path):
-			c.Set(keyCredentials, policy.Credentials{})
+			c.Set(keyCredentials, &noCredentials)
 			return next(c)
 		case s.tokens != nil:
 			id, err := s.tokens.Authenticate(r.Context(), r.Header.Get(headerAuthToken), r.Header.Get(headerServiceToken))
@@ -181,7 +181,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				s.log.WithField("request_id", c.Get(keyRequestID)).WithError(err).Warn("token validation failed")
 				return errs.New(errs.KindTemporaryFailure, "The Keystone service is temporarily unavailable.")
 			}
-			c.Set(keyCredentials, policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope})
+			c.Set(keyCredentials, &policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope})
 			return next(c)
 		}
 		user, msg, ok := s.users.Authenticate(r.Header.Get("Authorization"))
@@ -189,13 +189,17 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return &authError{message: msg, challenge: `Basic realm="Baremetal API"`}
 		}
 		c.Set(keyUser, user)
-		c.Set(keyCredentials, adminCredentials)
+		c.Set(keyCredentials, &adminCredentials)
 		return next(c)
 	}
 }
 
-// adminCredentials are those of every user of noauth and http_basic.
-var adminCredentials = policy.Credentials{Roles: []string{"admin", "member", "reader"}, SystemScope: "all"}
+// adminCredentials are those of every user of noauth and http_basic;
+// noCredentials those of a request to a public route. Both are read only.
+var (
+	adminCredentials = policy.Credentials{Roles: []string{"admin", "member", "reader"}, SystemScope: "all"}
+	noCredentials    = policy.Credentials{}
+)
 
 // rule gates a route by a policy rule; the route table names one for
 // every route but API discovery. The ramdisk's callbacks are exempt.
@@ -219,8 +223,11 @@ func (s *Server) authorize(c echo.Context, rule string) error {
 	if c.Get(keyRamdiskCallback) != nil {
 		return nil
 	}
-	creds, _ := c.Get(keyCredentials).(policy.Credentials)
-	return s.policy.Authorize(rule, creds)
+	creds, ok := c.Get(keyCredentials).(*policy.Credentials)
+	if !ok {
+		creds = &noCredentials
+	}
+	return s.policy.Authorize(rule, *creds)
 }
 
 // acceptJSON refuses requests that accept no JSON representation.
