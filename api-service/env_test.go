@@ -124,8 +124,13 @@ func (e *env) at(v, method, path, body string) response {
 // createNode creates a fake-hardware node at the maximum version and
 // returns its UUID.
 func (e *env) createNode(extra string) string {
+	return e.createNodeAs(extra)
+}
+
+// createNodeAs is createNode with more headers (credentials).
+func (e *env) createNodeAs(extra string, kv ...string) string {
 	body := `{"driver": "fake-hardware"` + extra + `}`
-	r := e.at("latest", http.MethodPost, "/v1/nodes", body)
+	r := e.call(http.MethodPost, "/v1/nodes", body, append([]string{"X-OpenStack-Ironic-API-Version", "latest"}, kv...)...)
 	if r.status != http.StatusCreated {
 		panic(fmt.Sprintf("create node: %d %s", r.status, r.raw))
 	}

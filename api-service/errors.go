@@ -36,8 +36,9 @@ func tooLarge(limit int64) *flatError {
 		message: fmt.Sprintf("Request is too large. Larger than max_request_body_size (%d).", limit)}
 }
 
-// authError is an authentication failure of http_basic.
-type authError struct{ message string }
+// authError is an authentication failure: challenge is the
+// WWW-Authenticate header; Keystone's shape also has a title.
+type authError struct{ message, title, challenge string }
 
 func (e *authError) Error() string { return e.message }
 
@@ -78,8 +79,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 		body = map[string]string{"faultcode": "Client", "faultstring": fe.message}
 	case errors.As(err, &ae):
 		status = http.StatusUnauthorized
-		c.Response().Header().Set("WWW-Authenticate", `Basic realm="Baremetal API"`)
-		body = map[string]any{"error": map[string]any{"message": ae.message, "code": status}}
+		c.Response().Header().Set("WWW-Authenticate", ae.challenge)
+		inner := map[string]any{"message": ae.message, "code": status}
+		if ae.title != "" {
+			inner["title"] = ae.title
+		}
+		body = map[string]any{"error": inner}
 	case errors.As(err, &re):
 		status = re.code
 		body = map[string]string{"error_message": routingBody(status, re.description)}

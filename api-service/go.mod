@@ -5,15 +5,18 @@ go 1.25.0
 require (
 	github.com/ferricbm/ferric/conductor v0.0.0
 	github.com/ferricbm/ferric/db v0.0.0
+	github.com/ferricbm/ferric/deploy v0.0.0
 	github.com/ferricbm/ferric/pkg v0.0.0
 	github.com/ferricbm/ferric/rpc v0.0.0
 	github.com/go-sql-driver/mysql v1.10.2
 	github.com/google/uuid v1.6.0
+	github.com/gophercloud/gophercloud/v2 v2.16.0
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
 	github.com/sirupsen/logrus v1.10.2
-	golang.org/x/crypto v0.54.0
+	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/crypto v0.55.0
 )
 
 require (
@@ -35,13 +38,12 @@ require (
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/mod v0.37.0 // indirect
-	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/mod v0.38.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
-	golang.org/x/tools v0.47.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+	golang.org/x/tools v0.48.0 // indirect
 	gorm.io/driver/mysql v1.6.0 // indirect
 	gorm.io/gorm v1.31.2 // indirect
 	modernc.org/libc v1.22.5 // indirect
@@ -53,6 +55,7 @@ require (
 replace (
 	github.com/ferricbm/ferric/conductor => ../conductor
 	github.com/ferricbm/ferric/db => ../db
+	github.com/ferricbm/ferric/deploy => ../deploy
 	github.com/ferricbm/ferric/pkg => ../pkg
 	github.com/ferricbm/ferric/rpc => ../rpc
 )

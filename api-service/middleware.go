@@ -2,6 +2,7 @@ package apiservice
 
 import (
 	"context"
+	"errors"
 	"mime"
 	"net/http"
 	"runtime/debug"
@@ -12,6 +13,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/sirupsen/logrus"
 
+	"github.com/ferricbm/ferric/api-service/authtoken"
+	"github.com/ferricbm/ferric/api-service/policy"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/rpc"
@@ -21,9 +24,16 @@ const (
 	headerRequestID       = "Openstack-Request-Id"
 	headerLegacyRequestID = "X-Openstack-Request-Id"
 
+	headerAuthToken    = "X-Auth-Token"
+	headerServiceToken = "X-Service-Token"
+
 	keyRequestID = "ferric.request_id"
-	keyVersion   = "ferric.version"
-	keyBodyLimit = "ferric.body_limit"
+	// keyCredentials holds the *policy.Credentials of the request.
+	keyCredentials     = "ferric.credentials"
+	keyRamdiskCallback = "ferric.ramdisk_callback"
+	keyUser            = "ferric.user"
+	keyVersion         = "ferric.version"
+	keyBodyLimit       = "ferric.body_limit"
 	// keyStrippedJSON marks a request whose ".json" suffix was dropped.
 	keyStrippedJSON = "ferric.stripped_json"
 	jsonSuffix      = ".json"
@@ -142,20 +152,82 @@ func isRamdiskCallback(r *http.Request) bool {
 	return false
 }
 
-// authenticate enforces http_basic on every route but the public ones and
-// the ramdisk's callbacks.
+// authenticate establishes who sends a request: with noauth and
+// http_basic every (authenticated) user is an admin; with keystone the
+// token's roles and scope are the credentials the policy rules check. The
+// public routes pass with no credentials (their rules, if any, decide);
+// the ramdisk's callbacks pass without any check, their deploy key is
+// what the conductor checks instead.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.users == nil || isPublic(c.Request().URL.Path) || isRamdiskCallback(c.Request()) {
+		r := c.Request()
+		switch {
+		case isRamdiskCallback(r):
+			c.Set(keyRamdiskCallback, true)
+			return next(c)
+		case s.users == nil && s.tokens == nil:
+			c.Set(keyCredentials, &adminCredentials)
+			return next(c)
+		case isPublic(r.URL.Path):
+			c.Set(keyCredentials, &noCredentials)
+			return next(c)
+		case s.tokens != nil:
+			id, err := s.tokens.Authenticate(r.Context(), r.Header.Get(headerAuthToken), r.Header.Get(headerServiceToken))
+			if errors.Is(err, authtoken.ErrUnauthorized) {
+				return &authError{message: "The request you have made requires authentication.", title: "Unauthorized",
+					challenge: s.wwwAuthenticate}
+			}
+			if err != nil {
+				s.log.WithField("request_id", c.Get(keyRequestID)).WithError(err).Warn("token validation failed")
+				return errs.New(errs.KindTemporaryFailure, "The Keystone service is temporarily unavailable.")
+			}
+			c.Set(keyCredentials, &policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope})
 			return next(c)
 		}
-		user, msg, ok := s.users.Authenticate(c.Request().Header.Get("Authorization"))
+		user, msg, ok := s.users.Authenticate(r.Header.Get("Authorization"))
 		if !ok {
-			return &authError{message: msg}
+			return &authError{message: msg, challenge: `Basic realm="Baremetal API"`}
 		}
-		c.Set("ferric.user", user)
+		c.Set(keyUser, user)
+		c.Set(keyCredentials, &adminCredentials)
 		return next(c)
 	}
+}
+
+// adminCredentials are those of every user of noauth and http_basic;
+// noCredentials those of a request to a public route. Both are read only.
+var (
+	adminCredentials = policy.Credentials{Roles: []string{"admin", "member", "reader"}, SystemScope: "all"}
+	noCredentials    = policy.Credentials{}
+)
+
+// rule gates a route by a policy rule; the route table names one for
+// every route but API discovery. The ramdisk's callbacks are exempt.
+func (s *Server) rule(name string) echo.MiddlewareFunc {
+	if !s.policy.Known(name) {
+		s.unknownRules = append(s.unknownRules, name)
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if err := s.authorize(c, name); err != nil {
+				return err
+			}
+			return next(c)
+		}
+	}
+}
+
+// authorize checks the request's credentials against a rule, for rules
+// that depend on more than the route (a PATCH of a node's driver_info).
+func (s *Server) authorize(c echo.Context, rule string) error {
+	if c.Get(keyRamdiskCallback) != nil {
+		return nil
+	}
+	creds, ok := c.Get(keyCredentials).(*policy.Credentials)
+	if !ok {
+		creds = &noCredentials
+	}
+	return s.policy.Authorize(rule, *creds)
 }
 
 // acceptJSON refuses requests that accept no JSON representation.

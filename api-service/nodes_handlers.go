@@ -292,6 +292,11 @@ func (s *Server) patchNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if !reflect.DeepEqual(patched.DriverInfo, n.DriverInfo) {
+		if err := s.authorize(c, "baremetal:node:update:driver_info"); err != nil {
+			return err
+		}
+	}
 	driverChanged := patched.Driver != n.Driver
 	if reset != nil && *reset && !driverChanged {
 		return errs.InvalidParameterValue("The reset_interfaces parameter can be provided only when changing the node's driver.")

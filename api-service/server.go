@@ -16,6 +16,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/api-service/auth"
+	"github.com/ferricbm/ferric/api-service/authtoken"
+	"github.com/ferricbm/ferric/api-service/policy"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/hashring"
@@ -41,10 +43,19 @@ type Server struct {
 	access *accessWriter
 	ring   *hashring.Manager
 	users  *auth.Authenticator
-	echo   *echo.Echo
+	// tokens validates Keystone tokens (auth_strategy keystone); nil
+	// otherwise, when every authenticated request acts as an admin.
+	tokens *authtoken.Validator
+	// wwwAuthenticate is the header a 401 sends with Keystone auth.
+	wwwAuthenticate string
+	policy          *policy.Enforcer
+	echo            *echo.Echo
 	// largeBodies holds a token per large provisioning body being read
 	// ([api] max_concurrent_large_bodies).
 	largeBodies chan struct{}
+	// unknownRules collects the rules the route table names that the
+	// policy does not define, to fail New.
+	unknownRules []string
 }
 
 // New builds the server and its routes; it does not listen yet.
@@ -68,8 +79,23 @@ func New(opts Options) (*Server, error) {
 		if s.users, err = auth.NewAuthenticator(users); err != nil {
 			return nil, fmt.Errorf("api service: http_basic auth: %w", err)
 		}
+	case "keystone":
+		ks := opts.Config.KeystoneAuthtoken
+		s.tokens = authtoken.New(authtoken.Options{AuthURL: ks.AuthURL, Username: ks.Username, Password: ks.Password,
+			UserDomainName: ks.UserDomainName, ProjectName: ks.ProjectName, ProjectDomainName: ks.ProjectDomainName,
+			CacheTime: ks.TokenCacheTime, CacheSize: ks.TokenCacheSize, Timeout: ks.HTTPTimeout,
+			ServiceTokenRoles: ks.ServiceTokenRoles})
+		uri := ks.WWWAuthenticateURI
+		if uri == "" {
+			uri = ks.AuthURL
+		}
+		s.wwwAuthenticate = `Keystone uri="` + uri + `"`
 	default:
 		return nil, fmt.Errorf("api service: unknown auth_strategy %q", opts.Config.API.AuthStrategy)
+	}
+	var err error
+	if s.policy, err = policy.Load(opts.Config.OsloPolicy.PolicyFile); err != nil {
+		return nil, fmt.Errorf("api service: %w", err)
 	}
 	timeout := opts.Config.Conductor.HeartbeatTimeout
 	s.ring = hashring.NewManager(func(ctx context.Context) ([]hashring.Member, error) {
@@ -83,7 +109,9 @@ func New(opts Options) (*Server, error) {
 	e.HTTPErrorHandler = s.handleError
 	e.Pre(s.requestID, s.accessLog, s.recoverPanic, normalizePath, s.authenticate, acceptJSON, negotiate,
 		limitQuery, s.bodyLimit, requireJSONBody)
-	s.routes(e)
+	if err := s.routes(e); err != nil {
+		return nil, fmt.Errorf("api service: %w", err)
+	}
 	s.echo = e
 	return s, nil
 }

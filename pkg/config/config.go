@@ -28,6 +28,10 @@ type Config struct {
 	Glance    Glance
 	ILO       ILO
 	Swift     Swift
+	// KeystoneAuthtoken and OsloPolicy carry Ironic's section names
+	// (keystonemiddleware's and oslo.policy's).
+	KeystoneAuthtoken KeystoneAuthtoken
+	OsloPolicy        OsloPolicy
 }
 
 type Default struct {
@@ -49,8 +53,8 @@ type API struct {
 	// request's own scheme and host.
 	PublicEndpoint string `ini:"api.public_endpoint" help:"Base URL used in links; empty means the scheme and host of each request."`
 	MaxLimit       int    `ini:"api.max_limit" help:"Largest number of items one list request returns."`
-	// AuthStrategy is "noauth" or "http_basic".
-	AuthStrategy          string `ini:"api.auth_strategy" help:"noauth or http_basic."`
+	// AuthStrategy is "noauth", "http_basic" or "keystone".
+	AuthStrategy          string `ini:"api.auth_strategy" help:"noauth (everyone is an administrator), http_basic (every user of the htpasswd file is an administrator) or keystone (X-Auth-Token checked against Keystone, roles and scope checked by the policy rules)."`
 	HTTPBasicAuthUserFile string `ini:"api.http_basic_auth_user_file" help:"Apache-style htpasswd file (bcrypt) used by http_basic."`
 	MaxRequestBodySize    int64  `ini:"api.max_request_body_size" help:"Largest accepted request body, in bytes."`
 	// MaxConcurrentLargeBodies bounds the provisioning requests whose body
@@ -236,6 +240,29 @@ type Swift struct {
 	RegionName        string `ini:"swift.region_name" help:"Region whose object-store endpoint is taken from the catalog (auth_type password)."`
 }
 
+// KeystoneAuthtoken is how the API checks tokens with auth_strategy
+// keystone: the options of keystonemiddleware's auth_token that apply.
+type KeystoneAuthtoken struct {
+	WWWAuthenticateURI string `ini:"keystone_authtoken.www_authenticate_uri" help:"Keystone URL named in the WWW-Authenticate header of 401 answers, where clients get tokens; empty: auth_url."`
+	AuthURL            string `ini:"keystone_authtoken.auth_url" help:"Keystone URL the API authenticates to and validates tokens with (the v3 API is under <auth_url>/v3)."`
+	Username           string `ini:"keystone_authtoken.username" help:"The API's own Keystone user, which validates the clients' tokens."`
+	Password           string `ini:"keystone_authtoken.password" help:"That user's password."`
+	UserDomainName     string `ini:"keystone_authtoken.user_domain_name" help:"Domain of the user."`
+	ProjectName        string `ini:"keystone_authtoken.project_name" help:"Project the API's own token is scoped to."`
+	ProjectDomainName  string `ini:"keystone_authtoken.project_domain_name" help:"Domain of the project."`
+	// TokenCacheTime bounds how long a revoked token stays accepted.
+	TokenCacheTime time.Duration `ini:"keystone_authtoken.token_cache_time" help:"How long a validated token is remembered before Keystone is asked again (never past its expiry); a token revoked in Keystone is refused at the latest this long after. 0: ask Keystone on every request."`
+	TokenCacheSize int           `ini:"keystone_authtoken.token_cache_size" help:"Most validated tokens remembered per API process; past it the oldest are forgotten."`
+	HTTPTimeout    time.Duration `ini:"keystone_authtoken.http_request_timeout" help:"Longest time one request to Keystone may take; past it the client's request is answered 503."`
+	// ServiceTokenRoles: a service token holding none of them is refused.
+	ServiceTokenRoles []string `ini:"keystone_authtoken.service_token_roles" help:"Roles of which an X-Service-Token must hold one; a valid service token lets the user token with it be past its expiry (a long-running operation started by a service), never revoked."`
+}
+
+// OsloPolicy names the file that overrides policy rules.
+type OsloPolicy struct {
+	PolicyFile string `ini:"oslo_policy.policy_file" help:"YAML or JSON file of policy rules (rule name: check string) that override the defaults, for example baremetal:node:delete: role:admin and system_scope:all. Empty: the defaults (system-scoped admin, member and reader roles)."`
+}
+
 // Defaults are the embedded single-process defaults: SQLite under ./var,
 // in-process RPC, no authentication, listening on 127.0.0.1:6385.
 func Defaults() Config {
@@ -350,6 +377,14 @@ func Defaults() Config {
 		Swift: Swift{
 			UserDomainName:    "Default",
 			ProjectDomainName: "Default",
+		},
+		KeystoneAuthtoken: KeystoneAuthtoken{
+			UserDomainName:    "Default",
+			ProjectDomainName: "Default",
+			TokenCacheTime:    300 * time.Second,
+			TokenCacheSize:    10000,
+			HTTPTimeout:       10 * time.Second,
+			ServiceTokenRoles: []string{"service"},
 		},
 	}
 }

@@ -224,7 +224,17 @@ var _ = Describe("Validate", func() {
 		},
 		Entry(nil, func(c *config.Config) { c.RPC.Transport = "zeromq" }, `[rpc] transport: "zeromq" is not one of inprocess, amqp`),
 		Entry(nil, func(c *config.Config) { c.RPC.Transport = "amqp"; c.RPC.AMQPURL = "" }, "[rpc] amqp_url"),
-		Entry(nil, func(c *config.Config) { c.API.AuthStrategy = "keystone" }, `[api] auth_strategy: "keystone"`),
+		Entry(nil, func(c *config.Config) { c.API.AuthStrategy = "kerberos" }, `[api] auth_strategy: "kerberos"`),
+		Entry(nil, func(c *config.Config) { c.API.AuthStrategy = "keystone" }, "[keystone_authtoken] auth_url: required when [api] auth_strategy is keystone"),
+		Entry(nil, func(c *config.Config) {
+			c.API.AuthStrategy = "keystone"
+			c.KeystoneAuthtoken.AuthURL = "http://ks"
+			c.KeystoneAuthtoken.Username = "ironic"
+			c.KeystoneAuthtoken.ProjectName = "service"
+		}, "[keystone_authtoken] password: required"),
+		Entry(nil, func(c *config.Config) { c.KeystoneAuthtoken.AuthURL = "ks:5000" }, `[keystone_authtoken] auth_url: "ks:5000" is not an http(s) URL`),
+		Entry(nil, func(c *config.Config) { c.KeystoneAuthtoken.TokenCacheSize = 0 }, "[keystone_authtoken] token_cache_size: must be positive"),
+		Entry(nil, func(c *config.Config) { c.OsloPolicy.PolicyFile = "/nonexistent/policy.yaml" }, "[oslo_policy] policy_file: stat /nonexistent/policy.yaml"),
 		Entry(nil, func(c *config.Config) { c.API.AuthStrategy = "http_basic" }, "[api] http_basic_auth_user_file: required"),
 		Entry(nil, func(c *config.Config) {
 			c.API.AuthStrategy = "http_basic"

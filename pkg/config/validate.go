@@ -56,8 +56,41 @@ func (c Config) Validate() error {
 		} else if _, err := os.Stat(a.HTTPBasicAuthUserFile); err != nil {
 			bad("api", "http_basic_auth_user_file", "%v", err)
 		}
+	case "keystone":
+		ks := c.KeystoneAuthtoken
+		for _, o := range []struct{ option, value string }{
+			{"auth_url", ks.AuthURL}, {"username", ks.Username}, {"password", ks.Password}, {"project_name", ks.ProjectName},
+			{"user_domain_name", ks.UserDomainName}, {"project_domain_name", ks.ProjectDomainName},
+		} {
+			if o.value == "" {
+				bad("keystone_authtoken", o.option, "required when [api] auth_strategy is keystone")
+			}
+		}
 	default:
-		bad("api", "auth_strategy", "%q is not one of noauth, http_basic", a.AuthStrategy)
+		bad("api", "auth_strategy", "%q is not one of noauth, http_basic, keystone", a.AuthStrategy)
+	}
+	ks := c.KeystoneAuthtoken
+	for _, u := range []struct{ option, value string }{{"auth_url", ks.AuthURL}, {"www_authenticate_uri", ks.WWWAuthenticateURI}} {
+		if u.value == "" {
+			continue
+		}
+		if p, err := url.Parse(u.value); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			bad("keystone_authtoken", u.option, "%q is not an http(s) URL", u.value)
+		}
+	}
+	if ks.TokenCacheTime < 0 {
+		bad("keystone_authtoken", "token_cache_time", "must not be negative")
+	}
+	if ks.TokenCacheSize < 1 {
+		bad("keystone_authtoken", "token_cache_size", "must be positive")
+	}
+	if ks.HTTPTimeout <= 0 {
+		bad("keystone_authtoken", "http_request_timeout", "must be positive")
+	}
+	if c.OsloPolicy.PolicyFile != "" {
+		if _, err := os.Stat(c.OsloPolicy.PolicyFile); err != nil {
+			bad("oslo_policy", "policy_file", "%v", err)
+		}
 	}
 	if a.MaxRequestBodySize < 1 {
 		bad("api", "max_request_body_size", "must be positive")

@@ -1,0 +1,217 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Credentials are what a check looks at: the roles of the request's token
+// (lower-cased, as oslo.policy compares them) and its system scope ("all"
+// for a system-scoped token, empty otherwise).
+type Credentials struct {
+	Roles       []string
+	SystemScope string
+}
+
+// check is one parsed check string.
+type check interface {
+	allowed(r *rules, c Credentials, depth int) bool
+}
+
+type always bool
+
+func (a always) allowed(*rules, Credentials, int) bool { return bool(a) }
+
+type roleCheck string
+
+func (k roleCheck) allowed(_ *rules, c Credentials, _ int) bool {
+	return slices.Contains(c.Roles, string(k))
+}
+
+type systemScopeCheck string
+
+func (k systemScopeCheck) allowed(_ *rules, c Credentials, _ int) bool {
+	return c.SystemScope == string(k)
+}
+
+type ruleCheck string
+
+// maxDepth bounds rule: references; Parse refuses cycles, so only a very
+// deep chain could reach it.
+const maxDepth = 32
+
+func (k ruleCheck) allowed(r *rules, c Credentials, depth int) bool {
+	target, ok := r.checks[string(k)]
+	return ok && depth < maxDepth && target.allowed(r, c, depth+1)
+}
+
+type andCheck []check
+
+func (a andCheck) allowed(r *rules, c Credentials, depth int) bool {
+	for _, k := range a {
+		if !k.allowed(r, c, depth) {
+			return false
+		}
+	}
+	return true
+}
+
+type orCheck []check
+
+func (o orCheck) allowed(r *rules, c Credentials, depth int) bool {
+	for _, k := range o {
+		if k.allowed(r, c, depth) {
+			return true
+		}
+	}
+	return false
+}
+
+type notCheck struct{ check }
+
+func (n notCheck) allowed(r *rules, c Credentials, depth int) bool {
+	return !n.check.allowed(r, c, depth)
+}
+
+// parseCheck parses oslo.policy's check language, the part Ferric's
+// credentials can answer: "role:<name>", "system_scope:all", "rule:<name>",
+// "@" (always), "!" (never), the empty string (always), combined with
+// "and", "or", "not" and parentheses; "not" binds tighter than "and",
+// which binds tighter than "or". It returns the rules referenced, for the
+// caller to resolve.
+func parseCheck(text string) (check, []string, error) {
+	p := &parser{tokens: tokenize(text)}
+	if len(p.tokens) == 0 {
+		return always(true), nil, nil
+	}
+	k, err := p.or()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%q: %w", text, err)
+	}
+	if p.pos < len(p.tokens) {
+		return nil, nil, fmt.Errorf("%q: unexpected %q", text, p.tokens[p.pos])
+	}
+	return k, p.refs, nil
+}
+
+// tokenize splits on blanks and parentheses, which stand alone.
+func tokenize(text string) []string {
+	var out []string
+	for _, word := range strings.Fields(text) {
+		for word != "" {
+			i := strings.IndexAny(word, "()")
+			switch {
+			case i < 0:
+				out, word = append(out, word), ""
+			case i == 0:
+				out, word = append(out, word[:1]), word[1:]
+			default:
+				out, word = append(out, word[:i]), word[i:]
+			}
+		}
+	}
+	return out
+}
+
+type parser struct {
+	tokens []string
+	pos    int
+	refs   []string
+}
+
+func (p *parser) peek() string {
+	if p.pos < len(p.tokens) {
+		return p.tokens[p.pos]
+	}
+	return ""
+}
+
+func (p *parser) or() (check, error) {
+	var terms orCheck
+	for {
+		k, err := p.and()
+		if err != nil {
+			return nil, err
+		}
+		terms = append(terms, k)
+		if !strings.EqualFold(p.peek(), "or") {
+			break
+		}
+		p.pos++
+	}
+	if len(terms) == 1 {
+		return terms[0], nil
+	}
+	return terms, nil
+}
+
+func (p *parser) and() (check, error) {
+	var terms andCheck
+	for {
+		k, err := p.not()
+		if err != nil {
+			return nil, err
+		}
+		terms = append(terms, k)
+		if !strings.EqualFold(p.peek(), "and") {
+			break
+		}
+		p.pos++
+	}
+	if len(terms) == 1 {
+		return terms[0], nil
+	}
+	return terms, nil
+}
+
+func (p *parser) not() (check, error) {
+	if strings.EqualFold(p.peek(), "not") {
+		p.pos++
+		k, err := p.not()
+		if err != nil {
+			return nil, err
+		}
+		return notCheck{k}, nil
+	}
+	return p.atom()
+}
+
+func (p *parser) atom() (check, error) {
+	tok := p.peek()
+	p.pos++
+	switch tok {
+	case "":
+		return nil, fmt.Errorf("unexpected end")
+	case "(":
+		k, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		if p.peek() != ")" {
+			return nil, fmt.Errorf("missing )")
+		}
+		p.pos++
+		return k, nil
+	case ")", "and", "or":
+		return nil, fmt.Errorf("unexpected %q", tok)
+	case "@":
+		return always(true), nil
+	case "!":
+		return always(false), nil
+	}
+	kind, match, ok := strings.Cut(tok, ":")
+	if !ok || match == "" {
+		return nil, fmt.Errorf("%q is not kind:match", tok)
+	}
+	switch kind {
+	case "role":
+		return roleCheck(strings.ToLower(match)), nil
+	case "system_scope":
+		return systemScopeCheck(match), nil
+	case "rule":
+		p.refs = append(p.refs, match)
+		return ruleCheck(match), nil
+	}
+	return nil, fmt.Errorf("check %q is not supported (role:, system_scope:, rule:, @ and ! are)", tok)
+}
