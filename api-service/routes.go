@@ -39,6 +39,10 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/v1", s.getV1)
 	e.HEAD("/v1", s.getV1)
 
+	// Health probes (Kubernetes liveness and readiness), outside the API.
+	e.GET(healthLive, s.getLive)
+	e.GET(healthReady, s.getReady)
+
 	// Nodes.
 	e.GET("/v1/nodes", s.listNodes)
 	e.POST("/v1/nodes", s.createNode)
