@@ -25,8 +25,9 @@ import (
 
 // Secrets the HA profile keeps outside the chart, as an operator creates them.
 var existingSecrets = map[string]map[string]string{
-	"ferric-db":   {"connection": "mysql://ferric:db-secret@mysql.example.org:3306/ferric"},
-	"ferric-amqp": {"url": "amqp://ferric:amqp-secret@rabbitmq.example.org:5672/"},
+	"ferric-db":    {"connection": "mysql://ferric:db-secret@mysql.example.org:3306/ferric"},
+	"ferric-amqp":  {"url": "amqp://ferric:amqp-secret@rabbitmq.example.org:5672/"},
+	"ferric-extra": {"FERRIC_DEFAULT_DEBUG": "true"},
 }
 
 var _ = Describe("the ferric chart", func() {
@@ -231,16 +232,20 @@ var _ = Describe("the ferric chart", func() {
 					env := environ(m, podName, c)
 					cfg, err := config.Load(confFile, env)
 					Expect(err).NotTo(HaveOccurred(), name)
+					if cfg.API.AuthStrategy == "http_basic" {
+						Expect(mountedFile(pod, c, cfg.API.HTTPBasicAuthUserFile)).To(BeTrue(), "the htpasswd file is mounted")
+						// Validate reads the file: give it the Secret's, here.
+						cfg.API.HTTPBasicAuthUserFile = writeFile(dir, "htpasswd",
+							one[corev1.Secret](m, release+"-ferric-htpasswd").StringData["htpasswd"])
+					}
 					Expect(cfg.Validate()).To(Succeed(), name)
 					Expect(cfg.RPC.Transport).To(Equal("amqp"))
+					Expect(cfg.Default.Debug).To(Equal(profile == "ha"), "existingSecretConfig reaches the environment")
 					Expect(cfg.RPC.AMQPURL).To(Equal("amqp://ferric:amqp-secret@rabbitmq.example.org:5672/"))
 					Expect(cfg.Database.Connection).To(Equal("mysql://ferric:db-secret@mysql.example.org:3306/ferric"))
 					if name == api {
 						Expect(cfg.API.HostIP).To(Equal("0.0.0.0"))
 						Expect(int32(cfg.API.Port)).To(Equal(c.Ports[0].ContainerPort))
-						if cfg.API.AuthStrategy == "http_basic" {
-							Expect(mountedFile(pod, c, cfg.API.HTTPBasicAuthUserFile)).To(BeTrue(), "the htpasswd file is mounted")
-						}
 						continue
 					}
 					// The pod name is the conductor's name on the hash ring.

@@ -18,6 +18,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
 
@@ -176,8 +177,7 @@ func one[T any](m manifests, name string) *T {
 func (m manifests) kinds() []string {
 	var out []string
 	for _, o := range m.objects {
-		kind := strings.TrimPrefix(fmt.Sprintf("%T", o), "*")
-		kind = kind[strings.LastIndex(kind, ".")+1:]
+		kind := o.(interface{ GetObjectKind() schema.ObjectKind }).GetObjectKind().GroupVersionKind().Kind
 		out = append(out, kind+"/"+o.(metav1.Object).GetName())
 	}
 	return out
