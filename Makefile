@@ -16,11 +16,23 @@ RACE ?= -race
 UNIT_TIMEOUT ?= 10m
 E2E_TIMEOUT ?= 20m
 
-.PHONY: build run test unit e2e bench lint setup lab fuzz
+.PHONY: build run test unit e2e bench lint setup lab fuzz images
 
 build:
 	@mkdir -p bin
 	cd cmd && go build -o ../bin/ $(addprefix ./,$(BINARIES))
+
+# Image tarballs (bin/images/<name>.tar) of the binaries the Helm chart
+# runs, built static and reproducibly (-trimpath, no build id), without a
+# container engine. IMAGE_ARGS passes more flags to ferric-image, e.g.
+# -ca-bundle /etc/ssl/certs/ca-certificates.crt or -base conductor-base.tar.
+IMAGE_TAG ?= 0.1.0
+IMAGE_ARGS ?=
+
+images:
+	@mkdir -p bin/static bin/images
+	cd cmd && CGO_ENABLED=0 go build -trimpath -ldflags=-buildid= -o ../bin/static/ ./ferric ./ferric-api ./ferric-conductor
+	cd images && go run ./cmd/ferric-image -bin-dir ../bin/static -out-dir ../bin/images -version $(IMAGE_TAG) $(IMAGE_ARGS)
 
 # ferric serve creates ./var for its SQLite file itself.
 run: build

@@ -111,7 +111,7 @@ func normalize(p string) string {
 			p = "/"
 		}
 	}
-	if p != "/" && p != "/v1" && !strings.HasPrefix(p, "/v1/") {
+	if p != "/" && p != "/v1" && !strings.HasPrefix(p, "/v1/") && !isHealthProbe(p) {
 		p = "/v1" + p
 	}
 	return p
@@ -121,7 +121,7 @@ func normalize(p string) string {
 // authentication: discovery and the ramdisk's endpoints.
 func isPublic(path string) bool {
 	switch {
-	case path == "/", path == "/v1", path == "/v1/lookup":
+	case path == "/", path == "/v1", path == "/v1/lookup", isHealthProbe(path):
 		return true
 	case strings.HasPrefix(path, "/v1/heartbeat/"):
 		return !strings.Contains(strings.TrimPrefix(path, "/v1/heartbeat/"), "/")

@@ -43,6 +43,10 @@ func (s *Server) routes(e *echo.Echo) error {
 	e.GET("/v1", s.getV1)
 	e.HEAD("/v1", s.getV1)
 
+	// Health probes (Kubernetes liveness and readiness), outside the API.
+	e.GET(healthLive, s.getLive)
+	e.GET(healthReady, s.getReady)
+
 	// Nodes.
 	e.GET("/v1/nodes", s.listNodes, s.rule("baremetal:node:list"))
 	e.POST("/v1/nodes", s.createNode, s.rule("baremetal:node:create"))

@@ -261,6 +261,18 @@ func openSQLite(path string) (*Store, error) {
 	return &Store{db: g, dialect: DialectSQLite}, nil
 }
 
+// Ping checks that the database answers now (readiness probes).
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	return nil
+}
+
 // Close releases the prepared statements and the connection pool.
 func (s *Store) Close() error {
 	s.stmts.Range(func(_, st any) bool {

@@ -456,6 +456,14 @@ func (t *amqpTransport) session(ctx context.Context) (*session, error) {
 	}
 }
 
+// Check waits for a live broker session until ctx is done.
+func (t *amqpTransport) Check(ctx context.Context) error {
+	if _, err := t.session(ctx); err != nil {
+		return fmt.Errorf("message broker: %w", err)
+	}
+	return nil
+}
+
 func newMessageID() string { return rand.Text() }
 
 func (t *amqpTransport) Call(ctx context.Context, topic string, request []byte) ([]byte, error) {

@@ -31,6 +31,15 @@ func NewClient(t Transport, timeout time.Duration) *Client {
 	return &Client{t: t, timeout: timeout}
 }
 
+// Check reports whether the transport can reach its broker; a transport
+// without one (in-process) always can.
+func (c *Client) Check(ctx context.Context) error {
+	if ch, ok := c.t.(Checker); ok {
+		return ch.Check(ctx)
+	}
+	return nil
+}
+
 // Conductor returns the endpoint of the conductor named hostname, for
 // Method.Call and Command.Call.
 func (c *Client) Conductor(hostname string) Endpoint {

@@ -7,6 +7,14 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 )
 
+// Checker is a Transport that depends on something outside the process (a
+// broker) and can tell whether it is reachable now.
+type Checker interface {
+	// Check returns nil once the transport can send, or an error when ctx
+	// ends first or the transport is closed.
+	Check(ctx context.Context) error
+}
+
 // Transport moves encoded messages between clients and servers. Messages are
 // opaque bytes to a transport; the JSON inside is the same for every
 // transport, so behaviour does not depend on which one carries it.

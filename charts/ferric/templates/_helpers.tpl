@@ -1,0 +1,100 @@
+{{- define "ferric.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "ferric.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* ferric.selector: the labels of one component ("api", "conductor"). */}}
+{{- define "ferric.selector" -}}
+app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "ferric.image" -}}
+{{- $reg := .root.Values.image.registry -}}
+{{- $tag := .root.Values.image.tag | default .root.Chart.AppVersion -}}
+{{- if $reg }}{{ $reg }}/{{ end }}{{ .root.Values.image.prefix }}{{ .name }}:{{ $tag }}
+{{- end -}}
+
+{{- define "ferric.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "ferric.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "ferric.databaseSecret" -}}
+{{- .Values.database.existingSecret | default (printf "%s-database" (include "ferric.fullname" .)) -}}
+{{- end -}}
+
+{{- define "ferric.rabbitmqSecret" -}}
+{{- .Values.rabbitmq.existingSecret | default (printf "%s-rabbitmq" (include "ferric.fullname" .)) -}}
+{{- end -}}
+
+{{/* ferric.check fails the render on values that cannot work. */}}
+{{- define "ferric.check" -}}
+{{- if not (or .Values.database.connection .Values.database.existingSecret) -}}
+{{- fail "database.connection or database.existingSecret is required: Ferric needs an external MySQL database" -}}
+{{- end -}}
+{{- if not (or .Values.rabbitmq.url .Values.rabbitmq.existingSecret) -}}
+{{- fail "rabbitmq.url or rabbitmq.existingSecret is required: the API and the conductors talk over RabbitMQ" -}}
+{{- end -}}
+{{- $owned := dict "DEFAULT" (list "host") "api" (list "host_ip" "port") "rpc" (list "transport" "amqp_url") "database" (list "connection") "deploy" (list "http_url") -}}
+{{- range $section, $names := $owned -}}
+{{- range $name := $names -}}
+{{- if hasKey (index $.Values.config $section | default dict) $name -}}
+{{- fail (printf "config.%s.%s is set by the chart; remove it from config" $section $name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* ferric.env: the environment of the API and the conductors: the chart-owned options and the secret ones. */}}
+{{- define "ferric.env" -}}
+- name: FERRIC_CONFIG
+  value: /etc/ferric/ferric.conf
+- name: FERRIC_DATABASE_CONNECTION
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "ferric.databaseSecret" . }}
+      key: {{ .Values.database.existingSecretKey }}
+- name: FERRIC_RPC_AMQP_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "ferric.rabbitmqSecret" . }}
+      key: {{ .Values.rabbitmq.existingSecretKey }}
+{{- end -}}
+
+{{- define "ferric.envFrom" -}}
+{{- if .Values.secretConfig }}
+- secretRef:
+    name: {{ include "ferric.fullname" . }}-config
+{{- end }}
+{{- if .Values.existingSecretConfig }}
+- secretRef:
+    name: {{ .Values.existingSecretConfig }}
+{{- end }}
+{{- end -}}
+
+{{/* ferric.configValue renders one option value as pkg/config reads it. */}}
+{{- define "ferric.configValue" -}}
+{{- if kindIs "slice" . -}}
+{{- join "," . -}}
+{{- else if kindIs "float64" . -}}
+{{- int64 . -}}
+{{- else -}}
+{{- . -}}
+{{- end -}}
+{{- end -}}
