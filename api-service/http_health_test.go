@@ -3,6 +3,7 @@ package apiservice_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/ferricbm/ferric/api-service/apitest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -48,7 +49,7 @@ var _ = Describe("health probes", func() {
 		return resp.StatusCode, doc
 	}
 	openStore := func() *db.Store {
-		store, err := db.Open(context.Background(), sqliteConnection(GinkgoT()))
+		store, err := db.Open(context.Background(), apitest.SQLite(GinkgoT()))
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(store.Close)
 		return store

@@ -166,9 +166,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		}
 	}, SpecTimeout(deployTimeout))
 
-	// Needs the boot ISO of partition images (netboot), which another
-	// branch adds: label-filter '!boot-iso' skips it until then.
-	It("deploys one partition image onto two iLO 4 nodes, each booting it from a boot ISO, also after a reboot", Label("boot-iso"), func(ctx SpecContext) {
+	It("deploys one partition image onto two iLO 4 nodes, each booting it from a boot ISO, also after a reboot", func(ctx SpecContext) {
 		By("building an ext4 root filesystem image")
 		rootRaw := filepath.Join(workDir, "root.raw")
 		Expect(os.WriteFile(rootRaw, nil, 0o644)).To(Succeed())
