@@ -193,15 +193,29 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 			expectBootedISO(node)
 		}
 
+		By("both nodes boot one shared ISO, published once")
+		var isoRefs []string
+		for _, uuid := range uuids {
+			n, err := nodes.Get(ctx, client, uuid).Extract()
+			Expect(err).NotTo(HaveOccurred())
+			ref, _ := n.InstanceInfo["ilo_boot_iso"].(string)
+			isoRefs = append(isoRefs, ref)
+		}
+		Expect(isoRefs[0]).To(HavePrefix("published:"))
+		Expect(isoRefs[1]).To(Equal(isoRefs[0]), "the same image, kernel and ramdisk share one boot ISO")
+		sharedISO := strings.TrimPrefix(isoRefs[0], "published:")
+		Expect(swiftObjectStatus(ctx, sharedISO)).To(Equal(http.StatusOK))
+
 		By("rebooting the first node: its boot ISO is attached again")
 		boots := len(nodesOf[0].Boots())
 		Expect(nodes.ChangePowerState(ctx, client, uuids[0], nodes.PowerStateOpts{Target: nodes.Rebooting}).ExtractErr()).To(Succeed())
 		Eventually(func() int { return len(nodesOf[0].Boots()) }).WithTimeout(time.Minute).Should(BeNumerically(">", boots))
 		expectBootedISO(nodesOf[0])
 
-		for i, node := range nodesOf {
-			undeploy(ctx, node, uuids[i])
-		}
+		undeploy(ctx, nodesOf[0], uuids[0])
+		Expect(swiftObjectStatus(ctx, sharedISO)).To(Equal(http.StatusOK), "the second node still boots it")
+		undeploy(ctx, nodesOf[1], uuids[1])
+		Expect(swiftObjectStatus(ctx, sharedISO)).To(Equal(http.StatusNotFound), "deleted with its last user")
 	}, SpecTimeout(deployTimeout+2*time.Minute))
 })
 
