@@ -271,7 +271,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 			Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
 		}
 		Expect(w.e.node(ctx, n.UUID).DriverInternalInfo).NotTo(HaveKey("agent_url"))
-		Expect(str(w.e.node(ctx, n.UUID).ProvisionState)).To(Equal(states.DeployWait))
+		Expect(w.e.node(ctx, n.UUID).State()).To(Equal(states.DeployWait))
 
 		By("deploying through the agent that heartbeats with the floppy's token")
 		w.agentHeartbeatWith(ctx, n.UUID, backing, token, nil)
