@@ -91,8 +91,7 @@ var _ = Describe("Deploying a partition image that boots from its disk", Ordered
 		n := eventuallyActive(ctx, uuid)
 		Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"), "no heartbeat: the ramdisk only called back")
 		expectGRUBInMBR(node)
-		last, _ := node.LastBoot()
-		Expect(last.Device).To(Equal(lab.BootDisk))
+		steps.EventuallyBooted(node, lab.BootDisk)
 		undeploy(ctx, node, uuid)
 	}, SpecTimeout(deployTimeout+2*time.Minute))
 

@@ -63,8 +63,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 			Expect(agentBoots(node)).To(HaveLen(deployBoots+1), "one deploy ramdisk boot")
 			Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "disk starts with the image's raw bytes")
 			expectDeployBoot(node, "ipa-api-url=")
-			last, _ := node.LastBoot()
-			Expect(last.Device).To(Equal(lab.BootDisk))
+			steps.EventuallyBooted(node, lab.BootDisk)
 			Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOn))
 			Expect(node.PXEConfigPath()).NotTo(BeAnExistingFile(), "a whole-disk image boots locally")
 		}
@@ -90,8 +89,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		log, err := os.ReadFile(node.AgentLog())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(log)).To(ContainSubstring("Deploy info passed"))
-		last, _ := node.LastBoot()
-		Expect(last.Device).To(Equal(lab.BootDisk))
+		steps.EventuallyBooted(node, lab.BootDisk)
 
 		undeploy(ctx, node, uuid)
 	}, SpecTimeout(deployTimeout+2*time.Minute))

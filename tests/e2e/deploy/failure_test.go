@@ -95,11 +95,8 @@ var _ = Describe("Failed deploys of lab nodes", Ordered, func() {
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		before := eventuallyUnlockedIn(ctx, uuid, "wait call-back")
-		last, ok := node.LastBoot()
-		Expect(ok).To(BeTrue())
-		Expect(last.Device).To(Equal(lab.BootPXE))
-		Expect(last.Label).To(Equal("deploy"))
-		Expect(last.Agent).To(BeFalse(), "the ramdisk stays silent")
+		last := steps.EventuallyBooted(node, lab.BootPXE)
+		Expect(last.Label).To(Equal("deploy"), "the deploy ramdisk booted, and stays silent")
 		Expect(image.RefPath(dirs.Images, uuid)).To(BeAnExistingFile(), "the waiting deploy holds its image")
 
 		By("a pass_deploy_info with a wrong key is refused and changes nothing")

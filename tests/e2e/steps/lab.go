@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -109,4 +110,21 @@ func ReportLabLogsIfFailed(d *harness.Deployment, l *lab.Lab) {
 			AddReportEntry(n.Name+" agent log", strings.Join(lines[max(0, len(lines)-60):], "\n"))
 		}
 	}
+}
+
+// EventuallyBooted waits for the node's latest boot to be from device
+// without starting the deploy ramdisk, and returns it. The BMC answers a
+// power-on before the simulated firmware has booted, so a node can reach
+// its provision state while its latest boot is still the previous one.
+func EventuallyBooted(node *lab.Node, device string) lab.Boot {
+	GinkgoHelper()
+	var last lab.Boot
+	Eventually(func(g Gomega) {
+		var ok bool
+		last, ok = node.LastBoot()
+		g.Expect(ok).To(BeTrue(), "%s has booted", node.Name)
+		g.Expect(last.Device).To(Equal(device))
+		g.Expect(last.Agent).To(BeFalse(), "the deploy ramdisk is not what runs")
+	}).WithTimeout(time.Minute).Should(Succeed())
+	return last
 }

@@ -59,8 +59,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		for i, node := range all {
 			eventuallyActive(ctx, uuids[i])
 			Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "%s's disk starts with the image's raw bytes", node.Name)
-			last, _ := node.LastBoot()
-			Expect(last.Device).To(Equal(lab.BootDisk), "a whole-disk image boots from the disk")
+			steps.EventuallyBooted(node, lab.BootDisk)
 			deploy := expectDeployBoot(node)
 			expectUnpublished(ctx, group, uuids[i], deploy.Floppy)
 			Expect(node.InsertedMedia()).To(BeEmpty(), "both drives are empty again")
@@ -96,8 +95,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 
 		eventuallyActive(ctx, uuid)
 		Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "the disk starts with the image's raw bytes")
-		last, _ := node.LastBoot()
-		Expect(last.Device).To(Equal(lab.BootDisk))
+		steps.EventuallyBooted(node, lab.BootDisk)
 		deploy := expectDeployBoot(node)
 		Expect(deploy.Floppy).To(HavePrefix("http://127.0.0.1:"), "the floppy is on the conductor's boot file server")
 		expectUnpublished(ctx, groupWeb, uuid, deploy.Floppy)
@@ -342,9 +340,7 @@ func expectDeployBoot(node *lab.Node) lab.Boot {
 // root= names the deployed root partition.
 func expectBootedISO(node *lab.Node) {
 	GinkgoHelper()
-	last, _ := node.LastBoot()
-	Expect(last.Device).To(Equal(lab.BootCD))
-	Expect(last.Agent).To(BeFalse())
+	last := steps.EventuallyBooted(node, lab.BootCD)
 	Expect(last.Root).To(HavePrefix("UUID="))
 	Expect(last.RootFound).To(BeTrue(), "root=%s names the deployed root partition", last.Root)
 	cd, fl := node.InsertedMedia()
