@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -338,22 +340,33 @@ func (c *Conductor) syncPowerStates(ctx context.Context) {
 	c.powerMu.Unlock()
 	sem := make(chan struct{}, max(c.cfg.PeriodicMaxWorkers, 1))
 	var wg sync.WaitGroup
+	checked, skipped := 0, 0
 	for i := range nodes {
 		n := &nodes[i]
 		if skipPowerSync(n) {
+			skipped++
 			continue
 		}
-		if ctx.Err() != nil || c.pool.Free() == 0 {
+		if ctx.Err() != nil {
+			break
+		}
+		if c.pool.Free() == 0 {
+			c.log.WithFields(logrus.Fields{"checked": checked, "nodes": len(nodes)}).
+				Warn("Power sync cut its cycle short: the worker pool is full (raise workers_pool_size above periodic_max_workers)")
 			break
 		}
 		sem <- struct{}{}
 		wg.Add(1)
+		checked++
 		go func(uuid string) {
 			defer func() { <-sem; wg.Done() }()
 			c.syncNodePower(ctx, uuid)
 		}(n.UUID)
 	}
 	wg.Wait()
+	// Whether a cycle that fits its interval read every node, or stopped
+	// early, is what an operator sizing periodic_max_workers needs to know.
+	c.log.WithFields(logrus.Fields{"nodes": len(nodes), "checked": checked, "skipped": skipped}).Info("Power sync cycle")
 }
 
 // skipPowerSync: someone holds or is about to change the node, or a

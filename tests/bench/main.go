@@ -49,7 +49,8 @@ func main() {
 	flag.IntVar(&s.creates, "creates", 1000, "POST /v1/nodes requests")
 	flag.IntVar(&s.rpcCalls, "rpc", 3000, "RPC calls over RabbitMQ")
 	flag.BoolVar(&s.keep, "keep", false, "keep the work directory (config, logs)")
-	flag.IntVar(&s.scale.nodes, "scale-nodes", 2000, "scale: nodes on the conductor (the target is 10,000)")
+	s.scale.steps = nodeSteps{2000}
+	flag.Var(&s.scale.steps, "scale-nodes", "scale: nodes on the conductor, or a rising list (10000,25000,50000) run one step after another (the target is 10,000)")
 	flag.DurationVar(&s.scale.latency, "scale-latency", 200*time.Millisecond, "scale: latency of every fake power call")
 	flag.DurationVar(&s.scale.interval, "scale-interval", 30*time.Second, "scale: [conductor] sync_power_state_interval (the target is 120s)")
 	flag.IntVar(&s.scale.workers, "scale-workers", 64, "scale: [conductor] periodic_max_workers")
@@ -80,6 +81,7 @@ var sections = []section{
 	{"deploy", benchDeploy},
 	{"vmedia", benchVMedia},
 	{"scale", benchScale},
+	{"fleet", benchFleet},
 }
 
 func sectionNames() []string {
