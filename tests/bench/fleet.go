@@ -188,7 +188,7 @@ func benchFleet(ctx context.Context, s settings) ([]row, error) {
 			return nil
 		})
 		v := yesNo(res.p99 < l.p99 && res.errors == 0)
-		rows = append(rows, row{l.name, res.String(), fmt.Sprintf("p99 < %s", l.p99), v})
+		rows = append(rows, early(row{l.name, res.String(), fmt.Sprintf("p99 < %s", l.p99), v}))
 	}
 
 	fmt.Printf("creating %d nodes through the API ...\n", s.creates)
@@ -197,7 +197,7 @@ func benchFleet(ctx context.Context, s settings) ([]row, error) {
 			"driver": "fake-hardware", "name": fmt.Sprintf("bench-fleet-create-%d", i), "conductor_group": fleetGroup,
 		}, http.StatusCreated, nil)
 	})
-	rows = append(rows, row{fmt.Sprintf("POST /v1/nodes (create, %d in the database)", *fleetNodes), res.String(), "-", ""})
+	rows = append(rows, early(row{fmt.Sprintf("POST /v1/nodes (create, %d in the database)", *fleetNodes), res.String(), "-", ""}))
 
 	for _, n := range deploys {
 		batch := pool[:n]
@@ -220,8 +220,8 @@ func benchFleet(ctx context.Context, s settings) ([]row, error) {
 		if reached < n {
 			measured += fmt.Sprintf(", %d not active", n-reached)
 		}
-		rows = append(rows, row{fmt.Sprintf("%d concurrent fake deploys to active", n), measured,
-			fmt.Sprintf("< %s", target), yesNo(reached == n && took < target && req.errors == 0)})
+		rows = append(rows, early(row{fmt.Sprintf("%d concurrent fake deploys to active", n), measured,
+			fmt.Sprintf("< %s", target), yesNo(reached == n && took < target && req.errors == 0)}))
 	}
 
 	ringRows, err := ringChanges(ctx, d, api, conductors)
@@ -262,7 +262,7 @@ func ringChanges(ctx context.Context, d *harness.Deployment, api *apiClient, con
 	if err != nil {
 		return nil, err
 	}
-	joinRow := ringRow("conductor joins", before, after, live, settled, len(conductors)+1)
+	joinRow := early(ringRow("conductor joins", before, after, live, settled, len(conductors)+1))
 
 	fmt.Println("a conductor leaves ...")
 	leaving := conductors[0]
@@ -352,4 +352,11 @@ func owners(ctx context.Context, api *apiClient) (map[string]string, error) {
 		}
 		marker = page.Nodes[len(page.Nodes)-1].UUID
 	}
+}
+
+// early prints a row as soon as it is measured: a long fleet run that is
+// stopped half-way still shows what it found.
+func early(r row) row {
+	fmt.Printf("  %s: %s (target %s) %s\n", r.name, r.measured, r.target, r.verdict)
+	return r
 }
