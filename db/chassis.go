@@ -72,16 +72,13 @@ func (s *Store) ListChassis(ctx context.Context, p Page, columns []string) ([]mo
 		return nil, err
 	}
 	q := s.db.WithContext(ctx).Model(&model.Chassis{}).Select(cols)
-	q, check, err := chassisList.paginate(ctx, s.db, q, p)
+	q, err = chassisList.paginate(ctx, s.db, q, p)
 	if err != nil {
 		return nil, err
 	}
 	out := []model.Chassis{}
 	if err := q.Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("list chassis: %w", err)
-	}
-	if err := check(len(out)); err != nil {
-		return nil, err
 	}
 	return out, nil
 }

@@ -119,6 +119,15 @@ func indexSpecs() {
 			Expect(keys).To(ContainElement(index), "plan %+v", plan)
 		}
 
+		// seeksFromMarker: the next page's statement holds the marker's id
+		// as a literal. As a subquery MariaDB cannot seek the filter's index
+		// to it and walks the index from the start, seconds per page at
+		// 100,000 nodes.
+		seeksFromMarker := func(plan []explainRow) {
+			GinkgoHelper()
+			Expect(plan).To(HaveLen(1), "the page reads the marker inside its statement: %+v", plan)
+		}
+
 		str := func(v string) *string { return &v }
 		for _, tc := range []struct {
 			name   string
@@ -137,7 +146,9 @@ func indexSpecs() {
 				page, err := s.ListNodes(ctx, tc.filter, Page{Limit: 100}, []string{"uuid"})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(page).NotTo(BeEmpty())
-				usesIndex(explain(ctx, tc.filter, Page{Limit: 100, Marker: page[len(page)-1].UUID}), tc.index)
+				next := explain(ctx, tc.filter, Page{Limit: 100, Marker: page[len(page)-1].UUID})
+				usesIndex(next, tc.index)
+				seeksFromMarker(next)
 			})
 		}
 
@@ -145,7 +156,9 @@ func indexSpecs() {
 			usesIndex(explain(ctx, NodeFilter{}, Page{Limit: 1000}), "PRIMARY")
 			page, err := s.ListNodes(ctx, NodeFilter{}, Page{Limit: 1000}, []string{"uuid"})
 			Expect(err).NotTo(HaveOccurred())
-			usesIndex(explain(ctx, NodeFilter{}, Page{Limit: 1000, Marker: page[len(page)-1].UUID}), "PRIMARY")
+			next := explain(ctx, NodeFilter{}, Page{Limit: 1000, Marker: page[len(page)-1].UUID})
+			usesIndex(next, "PRIMARY")
+			seeksFromMarker(next)
 		})
 	})
 }

@@ -164,16 +164,13 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter, p Page, columns []s
 	for _, cond := range nodeConditions(f) {
 		q = q.Where(cond)
 	}
-	q, check, err := nodeList.paginate(ctx, s.db, q, p)
+	q, err = nodeList.paginate(ctx, s.db, q, p)
 	if err != nil {
 		return nil, err
 	}
 	nodes, err := scanRows[model.Node](q, nodeColumns, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	if err := check(len(nodes)); err != nil {
-		return nil, err
 	}
 	return nodes, nil
 }

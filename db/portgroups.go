@@ -140,16 +140,13 @@ func (s *Store) ListPortgroups(ctx context.Context, f PortgroupFilter, p Page, c
 	if f.Address != nil {
 		q = q.Where(clause.Eq{Column: clause.Column{Table: "portgroups", Name: "address"}, Value: *f.Address})
 	}
-	q, check, err := portgroupList.paginate(ctx, s.db, q, p)
+	q, err = portgroupList.paginate(ctx, s.db, q, p)
 	if err != nil {
 		return nil, err
 	}
 	var rows []portgroupRow
 	if err := q.Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list portgroups: %w", err)
-	}
-	if err := check(len(rows)); err != nil {
-		return nil, err
 	}
 	out := make([]model.Portgroup, len(rows))
 	for i, r := range rows {

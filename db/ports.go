@@ -133,16 +133,13 @@ func (s *Store) ListPorts(ctx context.Context, f PortFilter, p Page, columns []s
 	if f.PortgroupID != nil {
 		q = q.Where(clause.Eq{Column: clause.Column{Table: "ports", Name: "portgroup_id"}, Value: *f.PortgroupID})
 	}
-	q, check, err := portList.paginate(ctx, s.db, q, p)
+	q, err = portList.paginate(ctx, s.db, q, p)
 	if err != nil {
 		return nil, err
 	}
 	var rows []portRow
 	if err := q.Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list ports: %w", err)
-	}
-	if err := check(len(rows)); err != nil {
-		return nil, err
 	}
 	ports := make([]model.Port, len(rows))
 	for i, r := range rows {

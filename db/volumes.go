@@ -107,15 +107,12 @@ func listOwned[T any](ctx context.Context, s *Store, lt listTable, t tableColumn
 	if f.NodeID != nil {
 		q = q.Where(clause.Eq{Column: clause.Column{Table: lt.table, Name: "node_id"}, Value: *f.NodeID})
 	}
-	q, check, err := lt.paginate(ctx, s.db, q, p)
+	q, err = lt.paginate(ctx, s.db, q, p)
 	if err != nil {
 		return nil, err
 	}
 	items, err := scanRows(q, t, nodeUUID)
 	if err != nil {
-		return nil, err
-	}
-	if err := check(len(items)); err != nil {
 		return nil, err
 	}
 	return items, nil
