@@ -17,6 +17,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/floppy"
 	"github.com/ferricbm/ferric/tests/harness"
 	"github.com/ferricbm/ferric/tests/lab"
+	"github.com/ferricbm/ferric/tests/lab/deployiso"
 )
 
 var (
@@ -69,7 +70,7 @@ func benchMediaBuild(ctx context.Context, work string) ([]row, error) {
 	fmt.Println("building the deploy ISO and boot ISOs ...")
 	deployISO := filepath.Join(work, "deploy.iso")
 	start := time.Now()
-	if err := lab.BuildDeployISO(ctx, deployISO); err != nil {
+	if err := deployiso.Build(ctx, deployISO); err != nil {
 		return nil, err
 	}
 	deployTook := time.Since(start)
@@ -140,7 +141,11 @@ func benchVMediaDeploy(ctx context.Context, work string) ([]row, error) {
 		return nil, err
 	}
 	defer rig.Close()
-	if err := lab.BuildDeployISO(ctx, filepath.Join(rig.httpRoot, "deploy.iso")); err != nil {
+	root, err := harness.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	if err := lab.DeployISO(ctx, root, filepath.Join(rig.httpRoot, "deploy.iso")); err != nil {
 		return nil, err
 	}
 	deployISO := rig.httpURL + "/deploy.iso"

@@ -46,7 +46,7 @@ var _ = Describe("A lab node with an iLO", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		served := filepath.Join(dir, "served")
 		Expect(os.MkdirAll(served, 0o755)).To(Succeed())
-		Expect(lab.BuildDeployISO(ctx, filepath.Join(served, "deploy.iso"))).To(Succeed())
+		Expect(lab.DeployISO(ctx, root, filepath.Join(served, "deploy.iso"))).To(Succeed())
 		media = httptest.NewServer(http.FileServer(http.Dir(served)))
 		DeferCleanup(media.Close)
 		// The Bare Metal API as the callback-only ramdisk sees it.
