@@ -322,9 +322,9 @@ func benchSharedBootISO(ctx context.Context, work, kernel, ramdisk string) ([]ro
 		}
 	}
 	return []row{
-		{"boot ISO for a netbooted partition image (PrepareInstance), cold: fetch 10+60 MiB, build, publish, count, insert (median of 3)",
+		{"boot ISO via PrepareInstance, cold (fetch, build, publish, count, insert; median of 3)",
 			round(median(cold)).String(), "-", ""},
-		{fmt.Sprintf("boot ISO for a netbooted partition image (PrepareInstance), shared ISO exists: count, insert (median of %d)", len(cached)),
+		{fmt.Sprintf("boot ISO via PrepareInstance, shared ISO exists (count, insert; median of %d)", len(cached)),
 			round(median(cached)).String(), "-", ""},
 	}, nil
 }
