@@ -25,6 +25,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/vmedia/publish"
 	"github.com/ferricbm/ferric/deploy/bootiso"
 	"github.com/ferricbm/ferric/deploy/floppy"
+	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
@@ -36,12 +37,13 @@ import (
 // iloWorld is an iSCSI deploy world whose conductor also drives the ilo
 // hardware type, publishing media on its boot file server.
 func iloWorld(ctx context.Context, backend string) *iscsiWorld {
-	return iloWorldWith(ctx, backend, func(p publish.Publisher) publish.Publisher { return p })
+	return iloWorldWith(ctx, backend, func(p publish.Publisher) publish.Publisher { return p }, nil)
 }
 
 // iloWorldWith is iloWorld with the publisher the boot interfaces get
-// passed through wrap.
-func iloWorldWith(ctx context.Context, backend string, wrap func(publish.Publisher) publish.Publisher) *iscsiWorld {
+// passed through wrap, and glance (nil: none) resolving deploy ISOs given
+// as Glance image ids.
+func iloWorldWith(ctx context.Context, backend string, wrap func(publish.Publisher) publish.Publisher, glance func() (*image.Glance, error)) *iscsiWorld {
 	var web *publish.WebServer
 	return newISCSIWorldWith(ctx, backend, worldHooks{
 		files: func(w *iscsiWorld, o *pxe.Options) {
@@ -56,7 +58,8 @@ func iloWorldWith(ctx context.Context, backend string, wrap func(publish.Publish
 			hw := ilo.New(ilo.OptionsFrom(cfg, w.e.log))
 			pub := wrap(web)
 			opts := ilo.BootOptions{MediaLifetime: 15 * time.Minute, BootISOs: w.e.store, Fetch: boot.Fetch,
-				WorkDir: GinkgoT().TempDir(), Publisher: func(context.Context) (publish.Publisher, error) { return pub, nil }}
+				WorkDir: GinkgoT().TempDir(), Publisher: func(context.Context) (publish.Publisher, error) { return pub, nil },
+				Glance: glance}
 			var types []driver.HardwareType
 			for _, t := range []struct {
 				name, boot string

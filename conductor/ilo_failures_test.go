@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,6 +15,8 @@ import (
 	"github.com/ferricbm/ferric/conductor/bmc/ilotest"
 	"github.com/ferricbm/ferric/conductor/driver/ilo"
 	"github.com/ferricbm/ferric/conductor/vmedia/publish"
+	"github.com/ferricbm/ferric/deploy/image"
+	"github.com/ferricbm/ferric/deploy/image/glancetest"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -30,12 +33,18 @@ func (downSwift) Publish(context.Context, string, io.Reader, time.Duration) erro
 func (downSwift) URL(context.Context, string, time.Duration) (string, error) { return "", errSwiftDown }
 func (downSwift) Delete(context.Context, string) error                       { return errSwiftDown }
 
+// glanceISO is the id of a deploy ISO in the Glance stand-in.
+const glanceISO = "6c0a9d3e-2b7f-4e15-8a4d-93f1c2b5e7a0"
+
 var _ = Describe("iLO virtual-media deploy failures", Label("tgtd"), func() {
 	type failure struct {
 		driver string
 		bmc    ilotest.Options
 		// swiftDown publishes through a Swift that is down.
 		swiftDown bool
+		// glance, when set, is the deploy ISO's record in a Glance stand-in
+		// the conductor reads deploy ISOs from.
+		glance *glancetest.Image
 		// breakNode changes the node's driver_info, its BMC running.
 		breakNode func(w *iscsiWorld, srv *ilotest.Server, info model.JSONObject)
 		lastError []string
@@ -52,7 +61,16 @@ var _ = Describe("iLO virtual-media deploy failures", Label("tgtd"), func() {
 			if f.swiftDown {
 				wrap = func(publish.Publisher) publish.Publisher { return downSwift{} }
 			}
-			w := iloWorldWith(ctx, backends[0], wrap)
+			var glance func() (*image.Glance, error)
+			if f.glance != nil {
+				srv := glancetest.NewServer()
+				DeferCleanup(srv.Close)
+				srv.Add(*f.glance)
+				client, err := image.NewGlance(image.GlanceOptions{AuthType: image.GlanceAuthNone, Endpoint: srv.URL})
+				Expect(err).NotTo(HaveOccurred())
+				glance = func() (*image.Glance, error) { return client, nil }
+			}
+			w := iloWorldWith(ctx, backends[0], wrap, glance)
 			srv, n, _, _ := w.vmediaNodeWith(ctx, f.bmc, f.driver, states.Available,
 				model.JSONObject{"image_source": w.images.URL + "/disk.qcow2"})
 			stored := w.e.node(ctx, n.UUID)
@@ -92,6 +110,12 @@ var _ = Describe("iLO virtual-media deploy failures", Label("tgtd"), func() {
 				info["deploy_iso"] = w.images.URL + "/missing.iso"
 			},
 			lastError: []string{"insert the deploy ISO"}}),
+		Entry("a Glance deploy ISO that does not match its checksum", failure{driver: ilo.Name, bmc: ilotest.Options{Model: "ProLiant DL360 Gen9"},
+			glance: &glancetest.Image{ID: glanceISO, DiskFormat: "iso", Data: []byte("deploy ISO, altered"),
+				HashValue: strings.Repeat("ab", 64)},
+			breakNode: func(_ *iscsiWorld, _ *ilotest.Server, info model.JSONObject) { info["deploy_iso"] = glanceISO },
+			lastError: []string{"deploy ISO " + glanceISO + " does not match its checksum in Glance, not used",
+				"image checksum mismatch: sha512 of glance://" + glanceISO, "expected " + strings.Repeat("ab", 64)}}),
 		Entry("an unreachable iLO", failure{driver: ilo.Name, bmc: ilotest.Options{Model: "ProLiant DL360 Gen9"},
 			breakNode: func(_ *iscsiWorld, _ *ilotest.Server, info model.JSONObject) { info["client_port"] = closedPort() },
 			lastError: []string{"ilo BMC 127.0.0.1"}}),

@@ -2,6 +2,8 @@
 # Brings this machine to the state the test suites need: the Debian packages
 # installed and MariaDB (127.0.0.1:3306), RabbitMQ (127.0.0.1:5672) and a
 # Swift all-in-one (scripts/swift-aio.sh, 127.0.0.1:28080) answering.
+# Then it builds the lab's deploy ISO into bin/cache/deploy-iso (once: the
+# file is named by a digest of its inputs; tests/lab/deployiso).
 # Idempotent and quick when everything is already there; fails loudly
 # (non-zero exit, a message on stderr) when something cannot be made ready
 # within its time bound. Services are checked by port, not by process
@@ -97,4 +99,9 @@ start_mariadb
 mariadb_root_login
 start_rabbitmq
 "$(dirname "$0")/swift-aio.sh" >/dev/null
+# The lab, tests/e2e/vmedia and the bench copy this ISO instead of each
+# building their own (they still build it when it is missing).
+root=$(cd "$(dirname "$0")/.." && pwd)
+iso=$(cd "$root/tests" && go run ./lab/cmd/lab-deploy-iso "$root") || die "cannot build the lab's deploy ISO"
+log "lab deploy ISO: $iso"
 log "MariaDB on 127.0.0.1:3306, RabbitMQ on 127.0.0.1:5672 and Swift on 127.0.0.1:28080 are up"

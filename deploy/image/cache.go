@@ -83,6 +83,50 @@ func newHash(algo string) hash.Hash {
 	return sha256.New()
 }
 
+// Verifier passes a reader through, hashing what is read, and at its end
+// returns ErrChecksumMismatch instead of io.EOF when the content does not
+// match the source's checksum: a consumer that stops on the error (an
+// upload) never completes with bad data. Err tells afterwards, whatever
+// the consumer made of the error.
+type Verifier struct {
+	r                  io.Reader
+	h                  hash.Hash
+	algo, digest, name string
+	err                error
+}
+
+// NewVerifier checks r against src's checksum; a src without one passes r
+// unchecked.
+func NewVerifier(src Source, r io.Reader) (*Verifier, error) {
+	algo, digest, err := src.expected()
+	if err != nil {
+		return nil, err
+	}
+	v := &Verifier{r: r, algo: algo, digest: digest, name: redact(src.URL)}
+	if algo != "" {
+		v.h = newHash(algo)
+	}
+	return v, nil
+}
+
+func (v *Verifier) Read(p []byte) (int, error) {
+	n, err := v.r.Read(p)
+	if v.h == nil {
+		return n, err
+	}
+	v.h.Write(p[:n])
+	if err == io.EOF {
+		if got := hex.EncodeToString(v.h.Sum(nil)); got != v.digest {
+			v.err = fmt.Errorf("%w: %s of %s is %s, expected %s", ErrChecksumMismatch, v.algo, v.name, got, v.digest)
+			return n, v.err
+		}
+	}
+	return n, err
+}
+
+// Err is the mismatch found at the end of the content, or nil.
+func (v *Verifier) Err() error { return v.err }
+
 // CacheOptions configures a Cache.
 type CacheOptions struct {
 	// Dir holds the cache; created if missing.

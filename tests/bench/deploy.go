@@ -7,10 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/ferricbm/ferric/tests/harness"
@@ -39,25 +36,11 @@ func benchDeploy(ctx context.Context, s settings) ([]row, error) {
 		return nil, err
 	}
 	defer done()
-	served := filepath.Join(work, "served")
-	if err := os.MkdirAll(served, 0o755); err != nil {
-		return nil, err
-	}
-	fmt.Printf("writing a %d MiB random qcow2 image ...\n", *deployImageSize>>20)
-	raw := filepath.Join(work, "image.raw")
-	if err := randomImage(raw, *deployImageSize); err != nil {
-		return nil, err
-	}
-	qcow := filepath.Join(served, "image.qcow2")
-	if err := command(ctx, "qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, qcow); err != nil {
-		return nil, err
-	}
-	sum, err := md5sum(qcow)
+	img, err := serveRandomImage(ctx, work, *deployImageSize)
 	if err != nil {
 		return nil, err
 	}
-	images := httptest.NewServer(http.FileServer(http.Dir(served)))
-	defer images.Close()
+	defer img.close()
 
 	rig, err := startLabRig(ctx, work, "benchdeploy", lab.BMCIPMI, *deployLabNodes, 2**deployImageSize+64<<20, func(c harness.Config) harness.Config {
 		return c.Set("conductor", "deploy_callback_timeout", labDeployTimeout).
@@ -69,67 +52,22 @@ func benchDeploy(ctx context.Context, s settings) ([]row, error) {
 		return nil, err
 	}
 	defer rig.Close()
-	api, cond, l := rig.api, rig.conductor, rig.lab
-
-	uuids := make([]string, len(l.Nodes))
-	for i, n := range l.Nodes {
+	uuids := make([]string, len(rig.lab.Nodes))
+	for i, n := range rig.lab.Nodes {
 		vendor := ""
 		if i%2 == 1 {
 			n.SetMode(lab.ModeCallback)
 			vendor = "iscsi"
 		}
-		if uuids[i], err = enrolLabNode(ctx, api, n, vendor, rig.deployImages); err != nil {
+		if uuids[i], err = enrolLabNode(ctx, rig.api, n, vendor, rig.deployImages); err != nil {
 			return nil, err
 		}
 	}
-	waitAll := func(state string) error {
-		if got, err := api.waitState(ctx, state, "", uuids, 2*time.Minute); err != nil || got != len(uuids) {
-			return fmt.Errorf("%d of %d nodes reached %s: %v%s", got, len(uuids), state, err, stragglers(ctx, api, uuids, state))
-		}
-		return nil
-	}
-	if err := waitAll("manageable"); err != nil {
-		return nil, err
-	}
-	for _, u := range uuids {
-		if err := api.provision(ctx, u, "provide"); err != nil {
-			return nil, err
-		}
-	}
-	if err := waitAll("available"); err != nil {
-		return nil, err
-	}
-	for _, u := range uuids {
-		patch := []map[string]any{
-			{"op": "add", "path": "/instance_info/image_source", "value": images.URL + "/image.qcow2"},
-			{"op": "add", "path": "/instance_info/image_checksum", "value": sum},
-		}
-		if err := api.do(ctx, http.MethodPatch, "/v1/nodes/"+u, patch, http.StatusOK, nil); err != nil {
-			return nil, err
-		}
-	}
-
-	fmt.Printf("deploying %d nodes at once (load average %s) ...\n", len(uuids), loadAverage())
-	var got int
-	cost, err := measureConductor(cond.PID(), func() error {
-		for _, u := range uuids {
-			if err := api.provision(ctx, u, "active"); err != nil {
-				return err
-			}
-		}
-		got, err = api.waitState(ctx, "active", "deploy failed", uuids, labDeployTimeout)
-		return err
-	})
+	measured, cost, err := rig.deployAll(ctx, uuids, img, "nodes")
 	if err != nil {
 		return nil, err
 	}
-	fmt.Printf("load average %s\n", loadAverage())
-	measured := cost.took.Round(10 * time.Millisecond).String()
-	if got < len(uuids) {
-		measured += fmt.Sprintf(" (%d nodes failed)", len(uuids)-got)
-		fmt.Println(stragglers(ctx, api, uuids, "active"))
-	}
-	written := float64(*deployImageSize) * float64(got) / (1 << 20)
+	written := float64(*deployImageSize) * float64(cost.deployed) / (1 << 20)
 	return append([]row{
 		{fmt.Sprintf("%d lab nodes deployed at once (%d MiB qcow2 whole-disk image)", len(uuids), *deployImageSize>>20),
 			fmt.Sprintf("%s, %.0f MiB/s written overall", measured, written/cost.took.Seconds()), "-", ""},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"time"
@@ -42,7 +44,7 @@ type labRig struct {
 	// at httpURL.
 	httpRoot, httpURL string
 
-	closers []func() error
+	closers closers
 }
 
 // startLabRig starts a rig in work with nodes lab nodes of diskSize bytes
@@ -117,12 +119,18 @@ func startLabRig(ctx context.Context, work, dbPrefix, kind string, nodes int, di
 }
 
 // Close stops what the rig started, last first.
-func (r *labRig) Close() error {
+func (r *labRig) Close() error { return r.closers.run() }
+
+// closers stop what a rig started.
+type closers []func() error
+
+// run calls the closers last first, once.
+func (c *closers) run() error {
 	var problems []error
-	for i := len(r.closers) - 1; i >= 0; i-- {
-		problems = append(problems, r.closers[i]())
+	for i := len(*c) - 1; i >= 0; i-- {
+		problems = append(problems, (*c)[i]())
 	}
-	r.closers = nil
+	*c = nil
 	return errors.Join(problems...)
 }
 
@@ -133,6 +141,8 @@ type conductorCost struct {
 	// process's life) after the operation.
 	cpu  float64
 	peak int64
+	// deployed is how many nodes reached active (deployAll).
+	deployed int
 }
 
 // measureConductor runs f and reports its wall time and the conductor's
@@ -185,4 +195,93 @@ func exportBenchLUN(ctx context.Context, work, iqn, file string, stock bool) (da
 		return nil, nil, err
 	}
 	return daemon, stop, nil
+}
+
+// servedImage is a whole-disk qcow2 image of random data on an HTTP
+// server of its own, for lab nodes to deploy.
+type servedImage struct {
+	url, md5 string
+	close    func()
+}
+
+// serveRandomImage writes size random bytes as a qcow2 image under work
+// and serves it.
+func serveRandomImage(ctx context.Context, work string, size int64) (*servedImage, error) {
+	served := filepath.Join(work, "served")
+	if err := os.MkdirAll(served, 0o755); err != nil {
+		return nil, err
+	}
+	fmt.Printf("writing a %d MiB random qcow2 image ...\n", size>>20)
+	raw := filepath.Join(work, "image.raw")
+	if err := randomImage(raw, size); err != nil {
+		return nil, err
+	}
+	qcow := filepath.Join(served, "image.qcow2")
+	if err := command(ctx, "qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, qcow); err != nil {
+		return nil, err
+	}
+	sum, err := md5sum(qcow)
+	if err != nil {
+		return nil, err
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
+	return &servedImage{url: srv.URL + "/image.qcow2", md5: sum, close: srv.Close}, nil
+}
+
+// deployAll takes the rig's enrolled nodes (manage requested) to
+// available, gives them img and deploys them all at once; it returns the
+// wall time as measured (with the failures, if any) and what the
+// conductor spent meanwhile.
+func (r *labRig) deployAll(ctx context.Context, uuids []string, img *servedImage, what string) (string, conductorCost, error) {
+	api := r.api
+	waitAll := func(state string) error {
+		if got, err := api.waitState(ctx, state, "", uuids, 2*time.Minute); err != nil || got != len(uuids) {
+			return fmt.Errorf("%d of %d nodes reached %s: %v%s", got, len(uuids), state, err, stragglers(ctx, api, uuids, state))
+		}
+		return nil
+	}
+	if err := waitAll("manageable"); err != nil {
+		return "", conductorCost{}, err
+	}
+	for _, u := range uuids {
+		if err := api.provision(ctx, u, "provide"); err != nil {
+			return "", conductorCost{}, err
+		}
+	}
+	if err := waitAll("available"); err != nil {
+		return "", conductorCost{}, err
+	}
+	for _, u := range uuids {
+		patch := []map[string]any{
+			{"op": "add", "path": "/instance_info/image_source", "value": img.url},
+			{"op": "add", "path": "/instance_info/image_checksum", "value": img.md5},
+		}
+		if err := api.do(ctx, http.MethodPatch, "/v1/nodes/"+u, patch, http.StatusOK, nil); err != nil {
+			return "", conductorCost{}, err
+		}
+	}
+
+	fmt.Printf("deploying %d %s at once (load average %s) ...\n", len(uuids), what, loadAverage())
+	var got int
+	cost, err := measureConductor(r.conductor.PID(), func() error {
+		for _, u := range uuids {
+			if err := api.provision(ctx, u, "active"); err != nil {
+				return err
+			}
+		}
+		var err error
+		got, err = api.waitState(ctx, "active", "deploy failed", uuids, labDeployTimeout)
+		return err
+	})
+	if err != nil {
+		return "", conductorCost{}, err
+	}
+	fmt.Printf("load average %s\n", loadAverage())
+	measured := cost.took.Round(10 * time.Millisecond).String()
+	if got < len(uuids) {
+		measured += fmt.Sprintf(" (%d nodes failed)", len(uuids)-got)
+		fmt.Println(stragglers(ctx, api, uuids, "active"))
+	}
+	cost.deployed = got
+	return measured, cost, nil
 }

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -122,79 +121,30 @@ type row struct {
 // benchAPI measures the API service and the fake-hardware conductor path
 // on MySQL and RabbitMQ.
 func benchAPI(ctx context.Context, s settings) ([]row, error) {
-	work, err := os.MkdirTemp("", "ferric-bench-")
+	work, done, err := workDir(s, "ferric-bench-")
 	if err != nil {
 		return nil, err
 	}
-	if s.keep {
-		fmt.Println("work directory:", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-
-	fmt.Println("building binaries ...")
-	bin, err := harness.Build(filepath.Join(work, "bin"))
-	if err != nil {
-		return nil, err
-	}
-	database, err := harness.CreateDatabase(ctx, "bench")
-	if err != nil {
-		return nil, err
-	}
-	defer database.Drop(context.Background())
-
-	timings := harness.FastTimings
-	timings.CallbackTimeout = 10 * time.Minute
-	base := harness.BaseConfig(database.Connection(), "amqp", timings).
-		Set("DEFAULT", "debug", false).
+	defer done()
+	rig, err := startFakeRig(ctx, work, "bench", func(c harness.Config) harness.Config {
 		// Periodic power sync would take node locks under the PATCH and
 		// deploy measurements; keep it out of the way as in production,
 		// where it runs every minute.
-		Set("conductor", "sync_power_state_interval", time.Hour).
-		Set("conductor", "sync_local_state_interval", time.Hour)
-	d := harness.NewDeployment(bin, work, base)
-	defer d.StopAll(30 * time.Second)
-	if err := d.DBSync(ctx); err != nil {
-		return nil, err
-	}
-	store, err := db.Open(ctx, database.Connection())
+		return c.Set("conductor", "sync_power_state_interval", time.Hour).
+			Set("conductor", "sync_local_state_interval", time.Hour)
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
-	// Read readiness from the conductor registry: it does not depend on
-	// the API's microversion range.
-	d.ConductorReady = func(ctx context.Context, host string) error {
-		members, err := store.ActiveMembers(ctx, timings.HeartbeatTimeout)
-		if err != nil {
-			return err
-		}
-		for _, m := range members {
-			if m.Hostname == host {
-				return nil
-			}
-		}
-		return fmt.Errorf("conductor %s not registered yet", host)
-	}
-	apiSvc, err := d.StartAPI(ctx, "api")
-	if err != nil {
-		return nil, err
-	}
-	cond, err := d.StartConductor(ctx, "conductor")
-	if err != nil {
-		return nil, err
-	}
-	api := newAPI(d.APIURL)
-	if api.version, err = harness.MaxVersion(ctx, d.APIURL); err != nil {
-		return nil, err
-	}
+	defer rig.Close()
+	api, apiSvc, cond, store, database := rig.api, rig.apiSvc, rig.conductor, rig.store, rig.database
 	mariadb, err := findProcess("mariadbd")
 	if err != nil {
 		return nil, err
 	}
-	reads := &reader{dir: work, url: d.APIURL, version: api.version, concurrency: s.concurrency,
+	reads := &reader{dir: work, url: api.url, version: api.version, concurrency: s.concurrency,
 		pids: []serverProcess{{"api", apiSvc.PID()}, {"mariadbd", mariadb}}}
-	fmt.Printf("API %s (microversion %s), conductor %s, database %s\n", d.APIURL, api.version, cond.Host, database.Name)
+	fmt.Printf("API %s (microversion %s), conductor %s, database %s\n", api.url, api.version, cond.Host, database.Name)
 
 	var rows []row
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/tests/harness"
 )
@@ -67,67 +65,22 @@ func (n *nodeSteps) Set(v string) error {
 // row is the largest step whose every cycle fitted the interval.
 func benchScale(ctx context.Context, s settings) ([]row, error) {
 	sc := s.scale
-	work, err := os.MkdirTemp("", "ferric-bench-scale-")
+	work, done, err := workDir(s, "ferric-bench-scale-")
 	if err != nil {
 		return nil, err
 	}
-	if s.keep {
-		fmt.Println("work directory:", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	fmt.Println("building binaries ...")
-	bin, err := harness.Build(filepath.Join(work, "bin"))
+	defer done()
+	rig, err := startFakeRig(ctx, work, "bench_scale", func(c harness.Config) harness.Config {
+		return c.Set("conductor", "sync_power_state_interval", sc.interval).
+			Set("conductor", "periodic_max_workers", sc.workers).
+			Set("conductor", "workers_pool_size", sc.workers+32).
+			Set("conductor", "sync_local_state_interval", time.Hour)
+	})
 	if err != nil {
 		return nil, err
 	}
-	database, err := harness.CreateDatabase(ctx, "bench_scale")
-	if err != nil {
-		return nil, err
-	}
-	defer database.Drop(context.Background())
-
-	timings := harness.FastTimings
-	timings.CallbackTimeout = 10 * time.Minute
-	base := harness.BaseConfig(database.Connection(), "amqp", timings).
-		Set("DEFAULT", "debug", false).
-		Set("conductor", "sync_power_state_interval", sc.interval).
-		Set("conductor", "periodic_max_workers", sc.workers).
-		Set("conductor", "workers_pool_size", sc.workers+32).
-		Set("conductor", "sync_local_state_interval", time.Hour)
-	d := harness.NewDeployment(bin, work, base)
-	defer d.StopAll(30 * time.Second)
-	if err := d.DBSync(ctx); err != nil {
-		return nil, err
-	}
-	store, err := db.Open(ctx, database.Connection())
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-	d.ConductorReady = func(ctx context.Context, host string) error {
-		members, err := store.ActiveMembers(ctx, timings.HeartbeatTimeout)
-		if err != nil {
-			return err
-		}
-		for _, m := range members {
-			if m.Hostname == host {
-				return nil
-			}
-		}
-		return fmt.Errorf("conductor %s not registered yet", host)
-	}
-	if _, err := d.StartAPI(ctx, "api"); err != nil {
-		return nil, err
-	}
-	api := newAPI(d.APIURL)
-	if api.version, err = harness.MaxVersion(ctx, d.APIURL); err != nil {
-		return nil, err
-	}
-	cond, err := d.StartConductor(ctx, "conductor")
-	if err != nil {
-		return nil, err
-	}
+	defer rig.Close()
+	api, cond, store := rig.api, rig.conductor, rig.store
 
 	var tmpl struct {
 		UUID string `json:"uuid"`

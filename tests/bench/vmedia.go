@@ -5,18 +5,28 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ferricbm/ferric/conductor/bmc"
+	"github.com/ferricbm/ferric/conductor/bmc/ilotest"
 	"github.com/ferricbm/ferric/conductor/bmc/transport"
+	"github.com/ferricbm/ferric/conductor/driver/drivertest"
+	"github.com/ferricbm/ferric/conductor/driver/ilo"
+	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/conductor/vmedia/publish"
+	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/deploy/bootiso"
 	"github.com/ferricbm/ferric/deploy/floppy"
+	"github.com/ferricbm/ferric/pkg/config"
+	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/tests/harness"
 	"github.com/ferricbm/ferric/tests/lab"
+	"github.com/ferricbm/ferric/tests/lab/deployiso"
 )
 
 var (
@@ -51,7 +61,8 @@ func benchVMedia(ctx context.Context, s settings) ([]row, error) {
 // benchMediaBuild times the parameter floppy and the ISOs: the deploy ISO
 // (placeholder kernel and ramdisk) and a partition image's boot ISO with a
 // 10 MiB kernel and 60 MiB ramdisk, the first build (inputs just written)
-// and later ones.
+// and later ones; then what the boot interface takes to give a node that
+// ISO, built or shared (benchSharedBootISO).
 func benchMediaBuild(ctx context.Context, work string) ([]row, error) {
 	params := map[string]string{"deployment_id": harness.NewUUID(), "deployment_key": "0123456789abcdef0123456789abcdef",
 		"iscsi_target_iqn": "iqn.2008-10.org.openstack:" + harness.NewUUID(), "ironic_api_url": "http://127.0.0.1:6385",
@@ -69,7 +80,7 @@ func benchMediaBuild(ctx context.Context, work string) ([]row, error) {
 	fmt.Println("building the deploy ISO and boot ISOs ...")
 	deployISO := filepath.Join(work, "deploy.iso")
 	start := time.Now()
-	if err := lab.BuildDeployISO(ctx, deployISO); err != nil {
+	if err := deployiso.Build(ctx, deployISO); err != nil {
 		return nil, err
 	}
 	deployTook := time.Since(start)
@@ -99,37 +110,27 @@ func benchMediaBuild(ctx context.Context, work string) ([]row, error) {
 		}
 		builds[i] = time.Since(start)
 	}
-	return []row{
+	shared, err := benchSharedBootISO(ctx, work, kernel, ramdisk)
+	if err != nil {
+		return nil, err
+	}
+	return append([]row{
 		{"parameter floppy build (1.44 MB FAT12, p50 / p99 of 200)", fmt.Sprintf("%s / %s", round(pct(floppyTimes, 0.5)), round(pct(floppyTimes, 0.99))), "-", ""},
 		{"deploy ISO build (placeholder kernel and ramdisk, BIOS + UEFI)", round(deployTook).String(), "-", ""},
 		{"boot ISO build, cold (10 MiB kernel + 60 MiB ramdisk just written)", round(builds[0]).String(), "-", ""},
 		{"boot ISO build, inputs in the page cache (median of 3)", round(median(builds[1:])).String(), "-", ""},
-	}, nil
+	}, shared...), nil
 }
 
 // benchVMediaDeploy starts a rig of iLO 4 lab nodes, times power state
 // reads against one node's iLO over RIBCL and one Redfish iLO, then
 // deploys every node at once.
 func benchVMediaDeploy(ctx context.Context, work string) ([]row, error) {
-	served := filepath.Join(work, "served")
-	if err := os.MkdirAll(served, 0o755); err != nil {
-		return nil, err
-	}
-	fmt.Printf("writing a %d MiB random qcow2 image ...\n", *vmediaImageSize>>20)
-	raw := filepath.Join(work, "image.raw")
-	if err := randomImage(raw, *vmediaImageSize); err != nil {
-		return nil, err
-	}
-	qcow := filepath.Join(served, "image.qcow2")
-	if err := command(ctx, "qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, qcow); err != nil {
-		return nil, err
-	}
-	sum, err := md5sum(qcow)
+	img, err := serveRandomImage(ctx, work, *vmediaImageSize)
 	if err != nil {
 		return nil, err
 	}
-	images := httptest.NewServer(http.FileServer(http.Dir(served)))
-	defer images.Close()
+	defer img.close()
 
 	rig, err := startLabRig(ctx, work, "benchvmedia", lab.BMCILO, *vmediaNodes, 2**vmediaImageSize+64<<20, func(c harness.Config) harness.Config {
 		return lab.ConfigureVMedia(c).Set("conductor", "deploy_callback_timeout", labDeployTimeout).
@@ -140,7 +141,11 @@ func benchVMediaDeploy(ctx context.Context, work string) ([]row, error) {
 		return nil, err
 	}
 	defer rig.Close()
-	if err := lab.BuildDeployISO(ctx, filepath.Join(rig.httpRoot, "deploy.iso")); err != nil {
+	root, err := harness.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	if err := lab.DeployISO(ctx, root, filepath.Join(rig.httpRoot, "deploy.iso")); err != nil {
 		return nil, err
 	}
 	deployISO := rig.httpURL + "/deploy.iso"
@@ -150,9 +155,9 @@ func benchVMediaDeploy(ctx context.Context, work string) ([]row, error) {
 		return nil, err
 	}
 
-	api, cond, l := rig.api, rig.conductor, rig.lab
-	uuids := make([]string, len(l.Nodes))
-	for i, n := range l.Nodes {
+	api := rig.api
+	uuids := make([]string, len(rig.lab.Nodes))
+	for i, n := range rig.lab.Nodes {
 		body := map[string]any{"name": n.Name, "driver": n.Driver(), "driver_info": n.VMediaDriverInfo(deployISO)}
 		var created struct {
 			UUID string `json:"uuid"`
@@ -169,52 +174,9 @@ func benchVMediaDeploy(ctx context.Context, work string) ([]row, error) {
 		}
 		uuids[i] = created.UUID
 	}
-	waitAll := func(state string) error {
-		if got, err := api.waitState(ctx, state, "", uuids, 2*time.Minute); err != nil || got != len(uuids) {
-			return fmt.Errorf("%d of %d nodes reached %s: %v%s", got, len(uuids), state, err, stragglers(ctx, api, uuids, state))
-		}
-		return nil
-	}
-	if err := waitAll("manageable"); err != nil {
-		return nil, err
-	}
-	for _, u := range uuids {
-		if err := api.provision(ctx, u, "provide"); err != nil {
-			return nil, err
-		}
-	}
-	if err := waitAll("available"); err != nil {
-		return nil, err
-	}
-	for _, u := range uuids {
-		patch := []map[string]any{
-			{"op": "add", "path": "/instance_info/image_source", "value": images.URL + "/image.qcow2"},
-			{"op": "add", "path": "/instance_info/image_checksum", "value": sum},
-		}
-		if err := api.do(ctx, http.MethodPatch, "/v1/nodes/"+u, patch, http.StatusOK, nil); err != nil {
-			return nil, err
-		}
-	}
-
-	fmt.Printf("deploying %d iLO nodes at once by virtual media (load average %s) ...\n", len(uuids), loadAverage())
-	var got int
-	cost, err := measureConductor(cond.PID(), func() error {
-		for _, u := range uuids {
-			if err := api.provision(ctx, u, "active"); err != nil {
-				return err
-			}
-		}
-		got, err = api.waitState(ctx, "active", "deploy failed", uuids, labDeployTimeout)
-		return err
-	})
+	measured, cost, err := rig.deployAll(ctx, uuids, img, "iLO nodes by virtual media")
 	if err != nil {
 		return nil, err
-	}
-	fmt.Printf("load average %s\n", loadAverage())
-	measured := cost.took.Round(10 * time.Millisecond).String()
-	if got < len(uuids) {
-		measured += fmt.Sprintf(" (%d nodes failed)", len(uuids)-got)
-		fmt.Println(stragglers(ctx, api, uuids, "active"))
 	}
 	rows = append(rows, row{fmt.Sprintf("%d iLO lab nodes deployed at once by virtual media (%d MiB qcow2 whole-disk image)", len(uuids), *vmediaImageSize>>20),
 		measured, "-", ""})
@@ -247,4 +209,122 @@ func benchBMCLatency(ctx context.Context, work string, n *lab.Node) ([]row, erro
 			res.String(), "-", ""})
 	}
 	return rows, nil
+}
+
+// bootISONodes is how many nodes share one boot ISO in each round of
+// benchSharedBootISO: the first builds it, the others find it.
+const bootISONodes = 4
+
+// benchSharedBootISO times the ilo boot interface's PrepareInstance for
+// netbooted partition-image nodes that all deploy the same image, kernel
+// (10 MiB) and ramdisk (60 MiB) to the same root: for the first node it
+// fetches both, builds and publishes the ISO while holding its boot_isos
+// row (MySQL); for the others the ISO exists and only its usage_count
+// grows. Both then insert the ISO into a fake iLO (ilotest, which
+// HEAD-checks the URL) and make the CD the persistent boot device. Media
+// go on the conductor's web-server publisher. Three rounds; each ends
+// with every node's CleanUpInstance, the last of which deletes the ISO.
+func benchSharedBootISO(ctx context.Context, work, kernel, ramdisk string) ([]row, error) {
+	database, err := harness.CreateDatabase(ctx, "benchbootiso")
+	if err != nil {
+		return nil, err
+	}
+	defer database.Drop(context.Background())
+	store, err := db.Open(ctx, database.Connection())
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	if err := store.Upgrade(ctx); err != nil {
+		return nil, err
+	}
+	httpRoot := filepath.Join(work, "bootiso-http")
+	if err := os.MkdirAll(httpRoot, 0o755); err != nil {
+		return nil, err
+	}
+	for _, f := range []string{kernel, ramdisk} {
+		if err := os.Rename(f, filepath.Join(httpRoot, filepath.Base(f))); err != nil {
+			return nil, err
+		}
+	}
+	port, err := lab.FreeTCPPort()
+	if err != nil {
+		return nil, err
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	web, err := publish.NewWebServer(filepath.Join(httpRoot, "vmedia"), base)
+	if err != nil {
+		return nil, err
+	}
+	files := pxe.New(pxe.Options{TFTPRoot: filepath.Join(work, "bootiso-tftp"), HTTPRoot: httpRoot, HTTPURL: base, Media: web})
+	if err := files.StartService(ctx); err != nil {
+		return nil, err
+	}
+	defer files.StopService(context.Background())
+	hw := ilo.New(ilo.OptionsFrom(config.Defaults(), nil))
+	b := hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute, BootISOs: store, Fetch: files.Fetch,
+		AppendParams: "nofb nomodeset", WorkDir: work,
+		Publisher: func(context.Context) (publish.Publisher, error) { return web, nil }})
+
+	const user, password = "admin", "bench-ilo-pw"
+	rootUUID := harness.NewUUID()
+	tasks := make([]*drivertest.Task, bootISONodes)
+	for i := range tasks {
+		srv, err := ilotest.Start("127.0.0.1:0", ilotest.Options{Username: user, Password: password, Model: "ProLiant DL360 Gen9"})
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Close()
+		// Each iLO has its own certificate, written to a folder of its own.
+		caDir := filepath.Join(work, fmt.Sprintf("ilo-%d", i))
+		if err := os.MkdirAll(caDir, 0o755); err != nil {
+			return nil, err
+		}
+		ca, err := srv.WriteCAFile(caDir)
+		if err != nil {
+			return nil, err
+		}
+		st, boot := string(states.DeployWait), ilo.ILOBootName
+		tasks[i] = drivertest.New(&model.Node{UUID: harness.NewUUID(), ProvisionState: &st, BootInterface: &boot,
+			DriverInfo: model.JSONObject{"ilo_address": "127.0.0.1", "client_port": srv.Port, "ilo_username": user,
+				"ilo_password": password, "ca_file": ca},
+			InstanceInfo: model.JSONObject{"image_source": "http://images/part.img",
+				"kernel": base + "/" + filepath.Base(kernel), "ramdisk": base + "/" + filepath.Base(ramdisk),
+				"capabilities": map[string]any{"boot_option": "netboot"}},
+			DriverInternalInfo: model.JSONObject{"root_uuid_or_disk_id": rootUUID}})
+	}
+
+	fmt.Printf("giving %d netbooted nodes one shared boot ISO, 3 rounds (load average %s) ...\n", bootISONodes, loadAverage())
+	var cold, cached []time.Duration
+	for range 3 {
+		for i, t := range tasks {
+			start := time.Now()
+			if err := b.PrepareInstance(ctx, t); err != nil {
+				return nil, err
+			}
+			if took := time.Since(start); i == 0 {
+				cold = append(cold, took)
+			} else {
+				cached = append(cached, took)
+			}
+		}
+		// Every node must boot the ISO the first one published.
+		first, _ := tasks[0].Node().InstanceInfo["ilo_boot_iso"].(string)
+		for _, t := range tasks {
+			if got, _ := t.Node().InstanceInfo["ilo_boot_iso"].(string); got != first || !strings.HasPrefix(got, "published:") {
+				return nil, fmt.Errorf("node %s boots %q, the first node %q: the ISO was not shared", t.Node().UUID, got, first)
+			}
+		}
+		for _, t := range tasks {
+			if err := b.CleanUpInstance(ctx, t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return []row{
+		{"boot ISO via PrepareInstance, cold (fetch, build, publish, count, insert; median of 3)",
+			round(median(cold)).String(), "-", ""},
+		{fmt.Sprintf("boot ISO via PrepareInstance, shared ISO exists (count, insert; median of %d)", len(cached)),
+			round(median(cached)).String(), "-", ""},
+	}, nil
 }

@@ -25,7 +25,8 @@
 // their meaning but hold Address instead of 127.0.0.1, and AgentListen's
 // port is AgentPort on every node. Later: Options.BMCKind, Node.ILO (nil
 // BMC on iLO nodes), Boot.ISO, Floppy, Root and RootFound, BuildDeployISO,
-// Node.VMediaDriverInfo and Node.Driver.
+// Node.VMediaDriverInfo and Node.Driver; then DeployISO replaced
+// BuildDeployISO (it copies the ISO package deployiso caches).
 //
 // A node with an iLO (vmedia.go) follows the simulated iLO's power
 // changes: a start from the virtual CD fetches the ISO, reads its kernel

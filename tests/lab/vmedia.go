@@ -20,6 +20,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/bootiso"
 	"github.com/ferricbm/ferric/deploy/disk"
 	"github.com/ferricbm/ferric/deploy/floppy"
+	"github.com/ferricbm/ferric/tests/lab/deployiso"
 )
 
 // BMC kinds a lab's nodes can have (Options.BMCKind).
@@ -389,18 +390,11 @@ func (n *Node) Driver() string {
 	}
 }
 
-// BuildDeployISO builds the lab's deploy ISO at out (xorriso, isolinux,
-// GRUB EFI): boot_method=vmedia on placeholder kernel and ramdisk, since
-// the lab runs ferric-agent whatever they hold.
-func BuildDeployISO(ctx context.Context, out string) error {
-	dir := filepath.Dir(out)
-	kernel, ramdisk := filepath.Join(dir, "deploy-iso.kernel"), filepath.Join(dir, "deploy-iso.initramfs")
-	for _, f := range []string{kernel, ramdisk} {
-		if err := os.WriteFile(f, []byte("placeholder: the lab runs ferric-agent instead\n"), 0o644); err != nil {
-			return fmt.Errorf("lab: %w", err)
-		}
-	}
-	if err := bootiso.BuildDeployISO(ctx, out, bootiso.DeployISO{Kernel: kernel, Ramdisk: ramdisk}); err != nil {
+// DeployISO puts the lab's deploy ISO at out: a copy of the one `make
+// setup` cached under the repository's bin/ folder (package deployiso),
+// built first when that is missing or out of date.
+func DeployISO(ctx context.Context, repoRoot, out string) error {
+	if err := deployiso.CopyTo(ctx, repoRoot, out); err != nil {
 		return fmt.Errorf("lab: %w", err)
 	}
 	return nil

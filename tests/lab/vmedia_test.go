@@ -46,7 +46,7 @@ var _ = Describe("A lab node with an iLO", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		served := filepath.Join(dir, "served")
 		Expect(os.MkdirAll(served, 0o755)).To(Succeed())
-		Expect(lab.BuildDeployISO(ctx, filepath.Join(served, "deploy.iso"))).To(Succeed())
+		Expect(lab.DeployISO(ctx, root, filepath.Join(served, "deploy.iso"))).To(Succeed())
 		media = httptest.NewServer(http.FileServer(http.Dir(served)))
 		DeferCleanup(media.Close)
 		// The Bare Metal API as the callback-only ramdisk sees it.
@@ -158,9 +158,10 @@ var _ = Describe("A lab node with an iLO", Ordered, func() {
 		rootUUID := strings.TrimSpace(string(out))
 		Expect(rootUUID).NotTo(BeEmpty())
 
+		kernel := filepath.Join(dir, "boot-iso.kernel")
+		Expect(os.WriteFile(kernel, []byte("placeholder kernel and ramdisk"), 0o644)).To(Succeed())
 		for _, root := range []string{rootUUID, harness.NewUUID()} {
 			iso := filepath.Join(dir, "served", "boot-"+root+".iso")
-			kernel := filepath.Join(dir, "served", "deploy-iso.kernel")
 			Expect(bootiso.Build(ctx, iso, bootiso.Options{Kernel: kernel, Ramdisk: kernel,
 				KernelParams: bootiso.KernelParams(root, "text")})).To(Succeed())
 			Expect(c.InsertMedia(ctx, bmc.CDROM, media.URL+"/"+filepath.Base(iso))).To(Succeed())

@@ -92,7 +92,7 @@ var (
 // Properties describes the driver_info keys the interface reads.
 func (b *Boot) Properties() map[string]string {
 	p := maps.Clone(b.f.properties)
-	p["deploy_iso"] = "Deploy ISO, whose kernel command line holds boot_method=vmedia: an http:// or https:// URL, or a Glance image id. Required."
+	p["deploy_iso"] = "Deploy ISO, whose kernel command line holds boot_method=vmedia: an http:// or https:// URL, swift:<object> (an object of [ilo] swift_ilo_container), or a Glance image id. Required."
 	if b.f.name == Name {
 		p["ilo_deploy_iso"] = "Deprecated name of deploy_iso, read when deploy_iso is unset."
 	}
@@ -127,8 +127,8 @@ func (b *Boot) localBoot(n *model.Node) bool {
 }
 
 // deployISO is driver_info deploy_iso, or for iLO nodes the deprecated
-// ilo_deploy_iso: an http(s) URL, or a Glance image id when a Glance is
-// configured.
+// ilo_deploy_iso: an http(s) URL, swift:<object> (an object of [ilo]
+// swift_ilo_container), or a Glance image id when a Glance is configured.
 func (b *Boot) deployISO(n *model.Node) (string, error) {
 	key := "deploy_iso"
 	v, _ := n.DriverInfo[key].(string)
@@ -140,6 +140,12 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 	if strings.TrimSpace(v) == "" {
 		return "", errs.New(errs.KindMissingParameterValue,
 			"Error validating %s. Some parameters were missing in node's driver_info. Missing are: ['deploy_iso']", b.name())
+	}
+	if object, ok := strings.CutPrefix(v, swiftPrefix); ok {
+		if strings.TrimSpace(object) == "" {
+			return "", errs.InvalidParameterValue("driver_info %s of node %s names no Swift object after %q.", key, n.UUID, swiftPrefix)
+		}
+		return v, nil
 	}
 	if _, ok := image.GlanceRef(v); ok {
 		if b.opts.Glance == nil {
@@ -155,7 +161,7 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", errs.InvalidParameterValue(
-			"driver_info %s of node %s must be an http:// or https:// URL or a Glance image id of the deploy ISO.",
+			"driver_info %s of node %s must be an http:// or https:// URL, swift:<object> or a Glance image id of the deploy ISO.",
 			key, n.UUID)
 	}
 	return v, nil

@@ -214,7 +214,7 @@ var _ = Describe("virtual-media boot", func() {
 			Expect(validate(hw.ILO(), n)).To(Succeed())
 		})
 
-		It("requires a deploy ISO given as an http(s) URL or a Glance image id", func() {
+		It("requires a deploy ISO given as an http(s) URL, swift:<object> or a Glance image id", func() {
 			n := deployingNode(iloInfo())
 			delete(n.DriverInfo, "deploy_iso")
 			err := validate(hw.ILO(), n)
@@ -227,7 +227,7 @@ var _ = Describe("virtual-media boot", func() {
 			n.DriverInfo["deploy_iso"] = "ftp://images/deploy.iso"
 			err = validate(hw.ILO(), n)
 			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
-			Expect(err.Error()).To(ContainSubstring("must be an http:// or https:// URL or a Glance image id"))
+			Expect(err.Error()).To(ContainSubstring("must be an http:// or https:// URL, swift:<object> or a Glance image id"))
 		})
 
 		It("boots a partition image from the image's own boot ISO or one built from its kernel and ramdisk, else asks for local boot", func(ctx SpecContext) {

@@ -25,6 +25,9 @@ type Image struct {
 	// HashValue is served as os_hash_value (sha512); empty means the
 	// digest of Data. Checksum likewise for the md5 checksum.
 	HashValue, Checksum string
+	// NoMultihash leaves os_hash_algo and os_hash_value out of the
+	// record, as Glance did before Rocky: clients check the md5 checksum.
+	NoMultihash bool
 	// Properties are extra image properties (kernel_id, ramdisk_id, ...).
 	Properties map[string]string
 	Data       []byte
@@ -158,9 +161,12 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 	doc := map[string]any{
 		"id": img.ID, "name": "image-" + img.ID, "status": img.Status, "visibility": "public",
 		"disk_format": img.DiskFormat, "container_format": "bare", "size": len(img.Data),
-		"checksum": img.Checksum, "os_hash_algo": "sha512", "os_hash_value": img.HashValue,
+		"checksum":   img.Checksum,
 		"created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
 		"self": "/v2/images/" + img.ID, "file": "/v2/images/" + img.ID + "/file", "schema": "/v2/schemas/image",
+	}
+	if !img.NoMultihash {
+		doc["os_hash_algo"], doc["os_hash_value"] = "sha512", img.HashValue
 	}
 	for k, v := range img.Properties {
 		doc[k] = v

@@ -65,7 +65,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	build.Dir = filepath.Join(root, "cmd")
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "%s", out)
-	Expect(lab.BuildDeployISO(ctx, filepath.Join(workDir, "served", "deploy.iso"))).To(Succeed())
+	Expect(lab.DeployISO(ctx, root, filepath.Join(workDir, "served", "deploy.iso"))).To(Succeed())
 	deployISO = imageURL + "/deploy.iso"
 	swift, err = lab.StartSwift(ctx, root)
 	Expect(err).NotTo(HaveOccurred())

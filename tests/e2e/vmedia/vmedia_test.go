@@ -172,7 +172,9 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		run("mkfs.ext4", "-q", "-F", "-L", "lab-root", rootRaw)
 		part := filepath.Join(workDir, "served", "root.qcow2")
 		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", rootRaw, part)
-		kernel := filepath.Join(workDir, "served", "deploy-iso.kernel")
+		// The lab never runs the instance kernel: a placeholder does.
+		kernel := filepath.Join(workDir, "served", "instance.kernel")
+		Expect(os.WriteFile(kernel, []byte("placeholder: the lab checks root= only"), 0o644)).To(Succeed())
 
 		nodesOf := iloLab.Nodes[:2]
 		var uuids []string

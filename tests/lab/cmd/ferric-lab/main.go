@@ -121,8 +121,7 @@ func run(o options) (err error) {
 	if o.bmc != lab.BMCIPMI {
 		// The BMC fetches the deploy ISO itself: the boot file server
 		// serves it.
-		fmt.Println("building the deploy ISO ...")
-		if err := lab.BuildDeployISO(ctx, filepath.Join(dirs.HTTPRoot, "deploy.iso")); err != nil {
+		if err := lab.DeployISO(ctx, root, filepath.Join(dirs.HTTPRoot, "deploy.iso")); err != nil {
 			return err
 		}
 		deployISO = fmt.Sprintf("http://127.0.0.1:%d/deploy.iso", httpPort)
