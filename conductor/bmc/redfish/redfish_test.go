@@ -210,6 +210,19 @@ var _ = Describe("Redfish client against a fake BMC over HTTPS", func() {
 			Expect(he.Message).To(ContainSubstring("could not be reached"))
 		})
 
+		It("reports a task the BMC started for an insert and then failed, nothing inserted", func() {
+			srv.FailMediaTasks("Unable to mount the image.")
+			err := c.InsertMedia(ctx, images.URL+"/image.iso", redfish.MediaCD)
+			var te *redfish.TaskError
+			Expect(errors.As(err, &te)).To(BeTrue())
+			Expect(te.State).To(Equal(redfish.TaskException))
+			Expect(err).To(MatchError(ContainSubstring("Unable to mount the image.")))
+			Expect(srv.Media(redfish.MediaCD).Inserted).To(BeFalse())
+
+			srv.FailMediaTasks("")
+			Expect(c.InsertMedia(ctx, images.URL+"/image.iso", redfish.MediaCD)).To(Succeed())
+		})
+
 		Context("when the BMC answers inserts with a task", func() {
 			BeforeEach(func() {
 				srv = startBMC(redfishtest.Options{AsyncMedia: true, TaskDelay: 100 * time.Millisecond})

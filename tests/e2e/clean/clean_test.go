@@ -57,7 +57,7 @@ var _ = Describe("Cleaning lab nodes in-band", Ordered, func() {
 		Expect(stepNames(eraseRecord(ctx, uuid))).To(Equal([]string{"erase_devices", "erase_devices_metadata"}))
 
 		By("showing the record with ferricctl")
-		out := runFerricctl(ctx, "node", "erase-record", uuid, "-f", "value", "-c", "Step", "-c", "By", "-c", "Device")
+		out := ferricctl.Run(ctx, "node", "erase-record", uuid, "-f", "value", "-c", "Step", "-c", "By", "-c", "Device")
 		Expect(out).To(Equal("erase_devices agent " + node.Disk + "\nerase_devices_metadata agent " + node.Disk + "\n"))
 	}, SpecTimeout(4*cleanTimeout))
 
@@ -224,22 +224,11 @@ func nodeUUID(ctx context.Context, node *lab.Node) string {
 	return n.UUID
 }
 
-// waitState waits for the node to settle in state, unlocked; another
-// resting state fails at once.
+// waitState waits for the node to be in state, unlocked; a node that
+// ends in another state fails at once.
 func waitState(ctx context.Context, uuid, state string) *nodes.Node {
 	GinkgoHelper()
-	var n *nodes.Node
-	Eventually(func(g Gomega) {
-		var err error
-		n, err = nodes.Get(ctx, client, uuid).Extract()
-		g.Expect(err).NotTo(HaveOccurred())
-		if n.ProvisionState != state && slices.Contains([]string{"deploy failed", "clean failed", "error", "available", "manageable", "active"}, n.ProvisionState) && n.TargetProvisionState == "" {
-			StopTrying("node " + uuid + " is in " + n.ProvisionState + ": " + n.LastError).Now()
-		}
-		g.Expect(n.ProvisionState).To(Equal(state))
-		g.Expect(n.Reservation).To(BeEmpty())
-	}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(250 * time.Millisecond).Should(Succeed())
-	return n
+	return steps.EventuallyUnlockedIn(ctx, client, uuid, state, cleanTimeout)
 }
 
 // waitFailed waits for clean failed, with the tear down finished.
@@ -279,9 +268,7 @@ func expectCleaned(n *nodes.Node) {
 
 func deployImage(ctx context.Context, uuid, image string) {
 	GinkgoHelper()
-	_, err := nodes.Update(ctx, client, uuid, nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp,
-		Path: "/instance_info/image_source", Value: imageURL + "/" + filepath.Base(image)}}).Extract()
-	Expect(err).NotTo(HaveOccurred())
+	steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/" + filepath.Base(image)})
 	steps.Provision(ctx, client, uuid, nodes.TargetActive)
 	n := waitState(ctx, uuid, "active")
 	Expect(n.LastError).To(BeEmpty())
@@ -392,17 +379,4 @@ func readDisk(node *lab.Node) []byte { return readFile(node.Disk) }
 func zeroed(node *lab.Node) bool {
 	GinkgoHelper()
 	return !bytes.ContainsFunc(readDisk(node), func(r rune) bool { return r != 0 })
-}
-
-func runFerricctl(ctx context.Context, args ...string) string {
-	GinkgoHelper()
-	cmd := exec.CommandContext(ctx, ferricctl, args...)
-	cmd.Env = append(os.Environ(), "OS_ENDPOINT="+deployment.APIURL, "OS_AUTH_TYPE=none")
-	out, err := cmd.Output()
-	var stderr []byte
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = ee.Stderr
-	}
-	Expect(err).NotTo(HaveOccurred(), "ferricctl %v: %s", args, stderr)
-	return string(out)
 }

@@ -10,7 +10,6 @@ package clean_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -36,7 +35,7 @@ var (
 	theLab     *lab.Lab
 	workDir    string
 	imageURL   string
-	ferricctl  string
+	ferricctl  steps.Ferricctl
 	// httpPorts are the conductors' boot file server ports, by name.
 	httpPorts = map[string]int{}
 	// deployKernel and deployRamdisk are the dummy deploy images.
@@ -60,13 +59,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	suite := steps.NewLabSuite(ctx, "clean")
 	workDir, imageURL = suite.WorkDir, suite.ImageURL
 	deployKernel, deployRamdisk = suite.DeployKernel, suite.DeployRamdisk
-	root, err := harness.RepoRoot()
-	Expect(err).NotTo(HaveOccurred())
-	ferricctl = filepath.Join(suite.Bin, "ferricctl")
-	build := exec.CommandContext(ctx, "go", "build", "-o", ferricctl, "./ferricctl")
-	build.Dir = filepath.Join(root, "cmd")
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "%s", out)
+	ferricctlPath := suite.BuildFerricctl(ctx)
 
 	timings := harness.FastTimings
 	timings.CallbackTimeout = callbackTimeout
@@ -76,6 +69,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		conductors = append(conductors, startConductor(ctx, name))
 	}
 	client = steps.Client(context.Background(), deployment.APIURL)
+	ferricctl = steps.Ferricctl{Path: ferricctlPath, APIURL: deployment.APIURL}
 	theLab = suite.StartLab(ctx, 4, diskSize)
 }, NodeTimeout(harness.ReadyTimeout*4))
 

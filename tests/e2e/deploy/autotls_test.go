@@ -60,7 +60,7 @@ var _ = Describe("Deploying through ferric-agent over auto-TLS", Ordered, func()
 		node := theLab.Nodes[1]
 		node.SetMode(lab.ModeAuto)
 		uuid := enrolInGroup(ctx, node, "", group)
-		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/tls-whole.qcow2", "image_checksum": wholeSum})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/tls-whole.qcow2", "image_checksum": wholeSum})
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		var pinned string
@@ -78,7 +78,7 @@ var _ = Describe("Deploying through ferric-agent over auto-TLS", Ordered, func()
 		Expect(cert.IPAddresses).To(ContainElement(WithTransform(func(ip any) string { return fmt.Sprint(ip) }, Equal(node.Address))),
 			"the agent's own certificate, for its address")
 
-		n := eventuallyActive(ctx, uuid)
+		n := steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 		Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_verify_ca"), "forgotten with the ramdisk")
 		Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_secret_token"))
 		Expect(prefixEqual(node.Disk, wholeRaw)).To(BeTrue(), "the conductor drove the write through the pinned TLS connection")
@@ -94,7 +94,7 @@ var _ = Describe("Deploying through ferric-agent over auto-TLS", Ordered, func()
 		node.SetMode(lab.ModeSilent)
 		DeferCleanup(node.SetMode, lab.ModeAuto)
 		uuid := enrolInGroup(ctx, node, "", group)
-		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/tls-whole.qcow2", "image_checksum": wholeSum})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/tls-whole.qcow2", "image_checksum": wholeSum})
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		Eventually(func(g Gomega) {
 			n, err := nodes.Get(ctx, client, uuid).Extract()

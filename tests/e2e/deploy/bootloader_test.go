@@ -48,7 +48,7 @@ var _ = Describe("Deploying a partition image that boots from its disk", Ordered
 		if bootMode != "" {
 			info["capabilities"] = map[string]any{"boot_mode": bootMode}
 		}
-		setImage(ctx, uuid, info)
+		steps.SetInstanceInfo(ctx, client, uuid, info)
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		return uuid
 	}
@@ -77,7 +77,7 @@ var _ = Describe("Deploying a partition image that boots from its disk", Ordered
 	It("installs the image's GRUB through the agent (image.install_bootloader)", func(ctx SpecContext) {
 		node := theLab.Nodes[2]
 		uuid := deployLocal(ctx, node, lab.ModeAuto, "", withGRUB)
-		eventuallyActive(ctx, uuid)
+		steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 		expectGRUBInMBR(node)
 		log, err := os.ReadFile(node.AgentLog())
 		Expect(err).NotTo(HaveOccurred())
@@ -88,7 +88,7 @@ var _ = Describe("Deploying a partition image that boots from its disk", Ordered
 	It("installs the image's GRUB through the callback-only ramdisk (pass_bootloader_install_info)", func(ctx SpecContext) {
 		node := theLab.Nodes[3]
 		uuid := deployLocal(ctx, node, lab.ModeCallback, "iscsi", withGRUB)
-		n := eventuallyActive(ctx, uuid)
+		n := steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 		Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"), "no heartbeat: the ramdisk only called back")
 		expectGRUBInMBR(node)
 		steps.EventuallyBooted(node, lab.BootDisk)
@@ -121,7 +121,7 @@ var _ = Describe("Deploying a partition image that boots from its disk", Ordered
 				node = theLab.Nodes[3]
 			}
 			uuid := deployLocalIn(ctx, node, r.mode, r.vendor, withGRUB, "uefi")
-			eventuallyActive(ctx, uuid)
+			steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 			expectGRUBOnESP(node)
 			undeploy(ctx, node, uuid)
 		}, SpecTimeout(deployTimeout+2*time.Minute))

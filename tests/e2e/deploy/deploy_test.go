@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,13 +48,13 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		node := theLab.Nodes[0]
 		node.SetMode(lab.ModeAuto)
 		uuid := enrol(ctx, node, "")
-		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
 
 		for _, target := range []nodes.TargetProvisionState{nodes.TargetActive, nodes.TargetRebuild} {
 			By("deploying with target " + string(target))
 			deployBoots := len(agentBoots(node))
 			steps.Provision(ctx, client, uuid, target)
-			n := eventuallyActive(ctx, uuid)
+			n := steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 			Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"), "the ramdisk is gone with the deploy")
 			Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_secret_token"))
 
@@ -78,10 +77,10 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		Expect(os.Truncate(node.Disk, 0)).To(Succeed())
 		Expect(os.Truncate(node.Disk, 3<<30)).To(Succeed())
 		uuid := enrol(ctx, node, "iscsi")
-		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
-		n := eventuallyActive(ctx, uuid)
+		n := steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 		Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"), "no heartbeat: the ramdisk only called back")
 
 		Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "disk starts with the image's raw bytes")
@@ -112,14 +111,14 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 			node.SetMode(mode)
 			DeferCleanup(node.SetMode, lab.ModeAuto)
 			uuid := enrol(ctx, node, vendor)
-			setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
 			all = append(all, deploying{node: node, uuid: uuid, mode: mode})
 		}
 		for _, d := range all {
 			steps.Provision(ctx, client, d.uuid, nodes.TargetActive)
 		}
 		for _, d := range all {
-			n := eventuallyActive(ctx, d.uuid)
+			n := steps.EventuallyActive(ctx, client, d.uuid, deployTimeout)
 			Expect(prefixEqual(d.node.Disk, wholeDiskRaw)).To(BeTrue(), "%s's disk starts with the image", d.node.Name)
 			if d.mode == lab.ModeCallback {
 				Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"))
@@ -155,7 +154,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", rootRaw, part)
 
 		uuid := enrol(ctx, node, "")
-		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/root.qcow2", "image_checksum": md5File(part),
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/root.qcow2", "image_checksum": md5File(part),
 			"kernel": "file://" + deployKernel, "ramdisk": "file://" + deployRamdisk,
 			"root_gb": 1, "swap_mb": 16, "ephemeral_gb": 1,
 			// The image is a bare filesystem, no GRUB to boot it from disk.
@@ -163,7 +162,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 
 		Expect(nodes.ChangeProvisionState(ctx, client, uuid, nodes.ProvisionStateOpts{
 			Target: nodes.TargetActive, ConfigDrive: configDrive()}).ExtractErr()).To(Succeed())
-		n := eventuallyActive(ctx, uuid)
+		n := steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 		Expect(n.DriverInternalInfo).To(HaveKeyWithValue("root_uuid_or_disk_id", rootUUID))
 
 		By("checking the partition layout: ephemeral, swap, config drive, root last")
@@ -218,45 +217,10 @@ func enrolInGroup(ctx context.Context, node *lab.Node, vendor, group string) str
 		Expect(nodes.Delete(ctx, client, n.UUID).ExtractErr()).To(Succeed())
 	}, NodeTimeout(30*time.Second))
 	steps.Provision(ctx, client, n.UUID, nodes.TargetManage)
-	eventuallyState(ctx, n.UUID, "manageable")
+	steps.EventuallyRests(ctx, client, n.UUID, "manageable", deployTimeout)
 	steps.Provision(ctx, client, n.UUID, nodes.TargetProvide)
-	eventuallyState(ctx, n.UUID, "available")
+	steps.EventuallyRests(ctx, client, n.UUID, "available", deployTimeout)
 	return n.UUID
-}
-
-func setImage(ctx context.Context, uuid string, info map[string]any) {
-	GinkgoHelper()
-	var ops nodes.UpdateOpts
-	for k, v := range info {
-		ops = append(ops, nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info/" + k, Value: v})
-	}
-	_, err := nodes.Update(ctx, client, uuid, ops).Extract()
-	Expect(err).NotTo(HaveOccurred())
-}
-
-func eventuallyState(ctx context.Context, uuid, state string) *nodes.Node {
-	GinkgoHelper()
-	var n *nodes.Node
-	Eventually(func(g Gomega) {
-		var err error
-		n, err = nodes.Get(ctx, client, uuid).Extract()
-		g.Expect(err).NotTo(HaveOccurred())
-		if slices.Contains([]string{"deploy failed", "clean failed", "error"}, n.ProvisionState) {
-			StopTrying("node " + uuid + " is in " + n.ProvisionState + ": " + n.LastError).Now()
-		}
-		g.Expect(n.ProvisionState).To(Equal(state))
-		g.Expect(n.TargetProvisionState).To(BeEmpty())
-		g.Expect(n.Reservation).To(BeEmpty())
-	}).WithContext(ctx).WithTimeout(deployTimeout).WithPolling(500 * time.Millisecond).Should(Succeed())
-	return n
-}
-
-func eventuallyActive(ctx context.Context, uuid string) *nodes.Node {
-	GinkgoHelper()
-	n := eventuallyState(ctx, uuid, "active")
-	Expect(n.LastError).To(BeEmpty())
-	Expect(n.PowerState).To(Equal("power on"))
-	return n
 }
 
 // expectDeployBoot checks the node PXE-booted the deploy ramdisk with a
@@ -293,7 +257,7 @@ func undeploy(ctx context.Context, node *lab.Node, uuid string) {
 // off with no PXE configuration left.
 func expectUndeployed(ctx context.Context, node *lab.Node, uuid string) {
 	GinkgoHelper()
-	n := eventuallyState(ctx, uuid, "available")
+	n := steps.EventuallyRests(ctx, client, uuid, "available", deployTimeout)
 	Expect(n.PowerState).To(Equal("power off"))
 	Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOff))
 	Expect(node.AgentRunning()).To(BeFalse())

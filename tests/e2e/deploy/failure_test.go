@@ -47,7 +47,7 @@ var _ = Describe("Failed deploys of lab nodes", Ordered, func() {
 		node := theLab.Nodes[1]
 		node.SetMode(lab.ModeAuto)
 		uuid := enrol(ctx, node, "")
-		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/fail.qcow2",
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/fail.qcow2",
 			"image_checksum": strings.Repeat("0", 32)})
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
@@ -60,7 +60,7 @@ var _ = Describe("Failed deploys of lab nodes", Ordered, func() {
 		node := theLab.Nodes[2]
 		node.SetMode(lab.ModeAuto)
 		uuid := enrol(ctx, node, "")
-		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/no-such-image.qcow2"})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/no-such-image.qcow2"})
 		boots := len(node.Boots())
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
@@ -73,7 +73,7 @@ var _ = Describe("Failed deploys of lab nodes", Ordered, func() {
 		node := theLab.Nodes[3]
 		node.SetMode(lab.ModeAuto)
 		uuid := enrol(ctx, node, "")
-		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/fail.qcow2", "image_checksum": wholeDiskSum})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/fail.qcow2", "image_checksum": wholeDiskSum})
 		boots := len(node.Boots())
 
 		Expect(node.BMC.Stop()).To(Succeed())
@@ -91,10 +91,10 @@ var _ = Describe("Failed deploys of lab nodes", Ordered, func() {
 		node.SetMode(lab.ModeSilent)
 		DeferCleanup(node.SetMode, lab.ModeAuto)
 		uuid := enrol(ctx, node, "iscsi")
-		setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/fail.qcow2", "image_checksum": wholeDiskSum})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/fail.qcow2", "image_checksum": wholeDiskSum})
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
-		before := eventuallyUnlockedIn(ctx, uuid, "wait call-back")
+		before := steps.EventuallyUnlockedIn(ctx, client, uuid, "wait call-back", deployTimeout)
 		last := steps.EventuallyBooted(node, lab.BootPXE)
 		Expect(last.Label).To(Equal("deploy"), "the deploy ramdisk booted, and stays silent")
 		Expect(image.RefPath(dirs.Images, uuid)).To(BeAnExistingFile(), "the waiting deploy holds its image")
@@ -120,7 +120,7 @@ var _ = Describe("Failed deploys of lab nodes", Ordered, func() {
 			node := theLab.Nodes[1]
 			node.SetMode(lab.ModeAuto)
 			uuid := enrol(ctx, node, "")
-			setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/big.raw", "image_checksum": bigSum})
+			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/big.raw", "image_checksum": bigSum})
 
 			steps.Provision(ctx, client, uuid, nodes.TargetActive)
 			// The write's own progress records come too late to catch it
@@ -181,7 +181,7 @@ var _ = Describe("Failed deploys of lab nodes", Ordered, func() {
 // its MAC, no boot files, no image cache reference.
 func expectFailedCleanly(ctx context.Context, node *lab.Node, uuid, lastError string) *nodes.Node {
 	GinkgoHelper()
-	n := eventuallyUnlockedIn(ctx, uuid, "deploy failed")
+	n := steps.EventuallyUnlockedIn(ctx, client, uuid, "deploy failed", deployTimeout)
 	GinkgoWriter.Printf("last_error: %s\n", n.LastError)
 	Expect(n.LastError).To(ContainSubstring(lastError))
 	Expect(n.DriverInternalInfo).NotTo(HaveKey("deploy_key_secret"))
@@ -203,21 +203,6 @@ func expectNoFile(path string) {
 	GinkgoHelper()
 	_, err := os.Lstat(path)
 	Expect(err).To(MatchError(os.ErrNotExist), "%s is left", path)
-}
-
-// eventuallyUnlockedIn waits for the node to be in state with its lock
-// released, whatever its target.
-func eventuallyUnlockedIn(ctx context.Context, uuid, state string) *nodes.Node {
-	GinkgoHelper()
-	var n *nodes.Node
-	Eventually(func(g Gomega) {
-		var err error
-		n, err = nodes.Get(ctx, client, uuid).Extract()
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(n.ProvisionState).To(Equal(state))
-		g.Expect(n.Reservation).To(BeEmpty(), "lock released")
-	}).WithContext(ctx).WithTimeout(deployTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
-	return n
 }
 
 // passDeployInfo POSTs the callback-only ramdisk's vendor call, as the

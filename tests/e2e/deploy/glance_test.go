@@ -41,10 +41,10 @@ var _ = Describe("Deploying Glance images onto lab nodes", Ordered, func() {
 		Expect(os.Truncate(node.Disk, 0)).To(Succeed())
 		Expect(os.Truncate(node.Disk, 3<<30)).To(Succeed())
 		uuid := enrol(ctx, node, "")
-		setImage(ctx, uuid, map[string]any{"image_source": imageID})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageID})
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
-		n := eventuallyActive(ctx, uuid)
+		n := steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 		Expect(n.DriverInternalInfo).To(HaveKeyWithValue("is_whole_disk_image", true))
 		Expect(prefixEqual(node.Disk, raw)).To(BeTrue(), "the disk holds the image's raw bytes")
 		Expect(glance.Downloads(imageID)).To(BeEquivalentTo(1))
@@ -54,7 +54,7 @@ var _ = Describe("Deploying Glance images onto lab nodes", Ordered, func() {
 	It("refuses to deploy an image Glance does not have, changing nothing", func(ctx SpecContext) {
 		node := theLab.Nodes[2]
 		uuid := enrol(ctx, node, "")
-		setImage(ctx, uuid, map[string]any{"image_source": "glance://" + missingID})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": "glance://" + missingID})
 		boots := len(node.Boots())
 
 		err := nodes.ChangeProvisionState(ctx, client, uuid, nodes.ProvisionStateOpts{Target: nodes.TargetActive}).ExtractErr()
@@ -73,7 +73,7 @@ var _ = Describe("Deploying Glance images onto lab nodes", Ordered, func() {
 	It("fails the deploy of an image whose data does not match Glance's os_hash_value, leaving nothing behind", func(ctx SpecContext) {
 		node := theLab.Nodes[2]
 		uuid := enrol(ctx, node, "")
-		setImage(ctx, uuid, map[string]any{"image_source": corruptID})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": corruptID})
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		n := expectFailedCleanly(ctx, node, uuid, "checksum mismatch: sha512 of glance://"+corruptID)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -84,6 +85,20 @@ func (s *LabSuite) StartAPI(ctx context.Context, base harness.Config) *harness.D
 	Expect(err).NotTo(HaveOccurred())
 	lab.SetAPIURL(d.Base, d.APIURL)
 	return d
+}
+
+// BuildFerricctl builds ferricctl into the suite's binaries and returns
+// its path.
+func (s *LabSuite) BuildFerricctl(ctx context.Context) string {
+	GinkgoHelper()
+	root, err := harness.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(s.Bin, "ferricctl")
+	build := exec.CommandContext(ctx, "go", "build", "-o", path, "./ferricctl")
+	build.Dir = filepath.Join(root, "cmd")
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
+	return path
 }
 
 // StartLab starts nodes lab nodes with disks of diskSize bytes, stopped

@@ -4,15 +4,16 @@
 // ferric-agent from them, and the image goes over iSCSI as with PXE.
 // ferric-api and two conductors run as separate processes over RabbitMQ
 // and a MySQL database of the suite's own: conductor group "swift"
-// publishes media in the Swift all-in-one (scripts/swift-aio.sh), group
-// "web" on its own boot file server.
+// publishes media in the Swift all-in-one (scripts/swift-aio.sh), through
+// a proxy the suite can take down, group "web" on its own boot file
+// server.
 package vmedia_test
 
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -38,9 +39,11 @@ var (
 	// iLO 5 (Redfish).
 	iloLab, redfishLab *lab.Lab
 	workDir, imageURL  string
-	ferricctl          string
+	ferricctl          steps.Ferricctl
 	deployISO          string
 	swift              lab.Swift
+	// swiftProxy is the swift group's way to Swift.
+	swiftProxy *lab.Proxy
 	// container is the Swift container of the swift group's conductor.
 	container string
 )
@@ -58,28 +61,36 @@ const callbackTimeout = 90 * time.Second
 var _ = BeforeSuite(func(ctx SpecContext) {
 	suite := steps.NewLabSuite(ctx, "vmedia")
 	workDir, imageURL = suite.WorkDir, suite.ImageURL
+	ferricctlPath := suite.BuildFerricctl(ctx)
 	root, err := harness.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
-	ferricctl = filepath.Join(suite.Bin, "ferricctl")
-	build := exec.CommandContext(ctx, "go", "build", "-o", ferricctl, "./ferricctl")
-	build.Dir = filepath.Join(root, "cmd")
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "%s", out)
 	Expect(lab.DeployISO(ctx, root, filepath.Join(workDir, "served", "deploy.iso"))).To(Succeed())
 	deployISO = imageURL + "/deploy.iso"
 	swift, err = lab.StartSwift(ctx, root)
 	Expect(err).NotTo(HaveOccurred())
 	container = "ferric-e2e-" + harness.NewUUID()
+	// The swift group reaches Swift through a proxy of the suite's, which
+	// a spec takes down; tempauth names the storage URL after the address
+	// asked, so objects and temporary URLs go through it too.
+	auth, err := url.Parse(swift.AuthURL)
+	Expect(err).NotTo(HaveOccurred())
+	swiftProxy, err = lab.StartProxy(auth.Host)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(swiftProxy.Close)
+	proxied := swift
+	auth.Host = swiftProxy.Addr
+	proxied.AuthURL = auth.String()
 
 	timings := harness.FastTimings
 	timings.CallbackTimeout = callbackTimeout
 	base := lab.ConfigureVMedia(suite.Config(timings, 0)).Set("conductor", "automated_clean", false)
 	deployment = suite.StartAPI(ctx, base)
-	startConductor(ctx, groupSwift, func(c harness.Config) harness.Config { return lab.WithSwift(c, swift, container) })
+	startConductor(ctx, groupSwift, func(c harness.Config) harness.Config { return lab.WithSwift(c, proxied, container) })
 	startConductor(ctx, groupWeb, func(c harness.Config) harness.Config {
 		return c.Set("ilo", "use_web_server_for_images", true).Set("swift", "auth_type", "")
 	})
 	client = steps.Client(context.Background(), deployment.APIURL)
+	ferricctl = steps.Ferricctl{Path: ferricctlPath, APIURL: deployment.APIURL}
 
 	for _, l := range []struct {
 		kind  string

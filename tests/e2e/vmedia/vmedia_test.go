@@ -20,6 +20,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/conductor/vmedia/publish"
+	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/tests/e2e/steps"
 	"github.com/ferricbm/ferric/tests/lab"
 )
@@ -50,14 +52,14 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		var uuids []string
 		for _, node := range all {
 			uuid := enrol(ctx, node, group)
-			setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
 			uuids = append(uuids, uuid)
 		}
 		for _, uuid := range uuids {
 			steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		}
 		for i, node := range all {
-			eventuallyActive(ctx, uuids[i])
+			steps.EventuallyActive(ctx, client, uuids[i], deployTimeout)
 			Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "%s's disk starts with the image's raw bytes", node.Name)
 			steps.EventuallyBooted(node, lab.BootDisk)
 			deploy := expectDeployBoot(node)
@@ -82,26 +84,26 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		for k, v := range node.VMediaDriverInfo(deployISO) {
 			args = append(args, "--driver-info", fmt.Sprintf("%s=%v", k, v))
 		}
-		uuid := strings.TrimSpace(runFerricctl(ctx, args...))
+		uuid := strings.TrimSpace(ferricctl.Run(ctx, args...))
 		deleteAfter(uuid)
-		runFerricctl(ctx, "port", "create", node.MAC, "--node", uuid)
-		runFerricctl(ctx, "node", "manage", uuid)
-		eventuallyState(ctx, uuid, "manageable")
-		runFerricctl(ctx, "node", "provide", uuid)
-		eventuallyState(ctx, uuid, "available")
-		runFerricctl(ctx, "node", "set", uuid, "--instance-info", "image_source="+imageURL+"/whole.qcow2",
+		ferricctl.Run(ctx, "port", "create", node.MAC, "--node", uuid)
+		ferricctl.Run(ctx, "node", "manage", uuid)
+		steps.EventuallyRests(ctx, client, uuid, "manageable", deployTimeout)
+		ferricctl.Run(ctx, "node", "provide", uuid)
+		steps.EventuallyRests(ctx, client, uuid, "available", deployTimeout)
+		ferricctl.Run(ctx, "node", "set", uuid, "--instance-info", "image_source="+imageURL+"/whole.qcow2",
 			"--instance-info", "image_checksum="+wholeDiskSum)
-		runFerricctl(ctx, "node", "deploy", uuid)
+		ferricctl.Run(ctx, "node", "deploy", uuid)
 
-		eventuallyActive(ctx, uuid)
+		steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 		Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "the disk starts with the image's raw bytes")
 		steps.EventuallyBooted(node, lab.BootDisk)
 		deploy := expectDeployBoot(node)
 		Expect(deploy.Floppy).To(HavePrefix("http://127.0.0.1:"), "the floppy is on the conductor's boot file server")
 		expectUnpublished(ctx, groupWeb, uuid, deploy.Floppy)
 		Expect(node.InsertedMedia()).To(BeEmpty())
-		runFerricctl(ctx, "node", "undeploy", uuid)
-		n := eventuallyState(ctx, uuid, "available")
+		ferricctl.Run(ctx, "node", "undeploy", uuid)
+		n := steps.EventuallyRests(ctx, client, uuid, "available", deployTimeout)
 		Expect(n.PowerState).To(Equal("power off"))
 	}, SpecTimeout(deployTimeout+time.Minute))
 
@@ -119,10 +121,10 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		tenantData(node)
 		uuid := enrol(ctx, node, groupWeb)
 		steps.Provision(ctx, client, uuid, nodes.TargetManage)
-		eventuallyState(ctx, uuid, "manageable")
+		steps.EventuallyRests(ctx, client, uuid, "manageable", deployTimeout)
 		Expect(nodes.ChangeProvisionState(ctx, client, uuid, nodes.ProvisionStateOpts{Target: nodes.TargetClean,
 			CleanSteps: []nodes.CleanStep{{Interface: nodes.InterfaceDeploy, Step: "erase_devices"}}}).ExtractErr()).To(Succeed())
-		n := eventuallyState(ctx, uuid, "manageable")
+		n := steps.EventuallyRests(ctx, client, uuid, "manageable", deployTimeout)
 		Expect(n.LastError).To(BeEmpty())
 		Expect(n.PowerState).To(Equal("power off"))
 
@@ -138,31 +140,87 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		Expect(node.InsertedMedia()).To(BeEmpty())
 	}, SpecTimeout(deployTimeout))
 
-	It("fails the deploy with a clear last_error and nothing attached or published: ISO missing, wrong BMC password", func(ctx SpecContext) {
-		missing, locked := iloLab.Nodes[0], redfishLab.Nodes[0]
-		missingUUID := enrol(ctx, missing, groupSwift)
-		_, err := nodes.Update(ctx, client, missingUUID, nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.ReplaceOp,
-			Path: "/driver_info/deploy_iso", Value: imageURL + "/missing.iso"}}).Extract()
-		Expect(err).NotTo(HaveOccurred())
-		lockedUUID := enrol(ctx, locked, groupSwift)
-		locked.ILO.Redfish.SetPassword("not-the-one-in-driver-info")
-		DeferCleanup(locked.ILO.Redfish.SetPassword, locked.ILO.Password)
+	// failure is a way a deploy fails before the ramdisk boots. breakNode
+	// breaks the lab node or its enrolled node; what it changes on the
+	// lab's side it restores after the spec.
+	type failure struct {
+		// node picks the lab node: the labs start in BeforeSuite.
+		node      func() *lab.Node
+		group     string
+		breakNode func(ctx SpecContext, node *lab.Node, uuid string)
+		lastError []string
+	}
+	const wrongPassword = "not-the-one-in-driver-info"
+	DescribeTable("fails the deploy with a clear last_error, nothing attached, published or cached",
+		func(ctx SpecContext, f failure) {
+			node := f.node()
+			uuid := enrol(ctx, node, f.group)
+			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+			f.breakNode(ctx, node, uuid)
+			boots := len(node.Boots())
 
-		for _, c := range []struct {
-			node    *lab.Node
-			uuid    string
-			message string
-		}{{missing, missingUUID, "Virtual Media"}, {locked, lockedUUID, "password"}} {
-			setImage(ctx, c.uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
-			steps.Provision(ctx, client, c.uuid, nodes.TargetActive)
-			n := eventuallyFailed(ctx, c.uuid)
-			Expect(n.LastError).To(ContainSubstring(c.message))
-			Expect(n.LastError).NotTo(ContainSubstring("not-the-one"), "no password in last_error")
-			Expect(c.node.InsertedMedia()).To(BeEmpty(), "nothing attached")
-			Expect(c.node.AgentRunning()).To(BeFalse())
-			Expect(swiftObjectStatus(ctx, "image-"+c.uuid)).To(Equal(http.StatusNotFound), "nothing published")
-		}
-	}, SpecTimeout(deployTimeout))
+			steps.Provision(ctx, client, uuid, nodes.TargetActive)
+			n := steps.EventuallyUnlockedIn(ctx, client, uuid, "deploy failed", deployTimeout)
+			GinkgoWriter.Printf("last_error: %s\n", n.LastError)
+			for _, want := range f.lastError {
+				Expect(n.LastError).To(ContainSubstring(want))
+			}
+			Expect(n.LastError).NotTo(Or(ContainSubstring(node.ILO.Password), ContainSubstring(wrongPassword)), "no password in last_error")
+			Expect(n.LastError).NotTo(ContainSubstring("temp_url_sig"), "no temporary URL in last_error")
+			Expect(n.DriverInternalInfo).NotTo(HaveKey("deploy_key_secret"))
+
+			Expect(node.InsertedMedia()).To(BeEmpty(), "nothing attached")
+			Expect(node.AgentRunning()).To(BeFalse(), "no ramdisk runs")
+			Expect(node.Boots()).To(HaveLen(boots), "the node did not boot")
+			for _, object := range []string{publish.FloppyName(uuid), "deploy-" + uuid} {
+				Expect(swiftObjectStatus(ctx, object)).To(Equal(http.StatusNotFound), "%s is not in Swift", object)
+			}
+			for _, group := range []string{groupSwift, groupWeb} {
+				left, err := filepath.Glob(filepath.Join(workDir, group+"-httpboot", "*", "*"+uuid+"*"))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(left).To(BeEmpty(), "nothing on the %s group's boot file server", group)
+			}
+			_, err := os.Lstat(image.RefPath(filepath.Join(workDir, f.group+"-images"), uuid))
+			Expect(err).To(MatchError(os.ErrNotExist), "no image cached for the node")
+		},
+		Entry("a deploy ISO URL that answers 404", failure{node: func() *lab.Node { return iloLab.Nodes[0] }, group: groupSwift,
+			breakNode: func(ctx SpecContext, _ *lab.Node, uuid string) {
+				setDriverInfo(ctx, uuid, "deploy_iso", imageURL+"/missing.iso")
+			},
+			lastError: []string{"insert the deploy ISO", "Virtual Media"}}, SpecTimeout(deployTimeout)),
+		Entry("a wrong BMC password", failure{node: func() *lab.Node { return redfishLab.Nodes[0] }, group: groupSwift,
+			breakNode: func(_ SpecContext, node *lab.Node, _ string) {
+				node.ILO.Redfish.SetPassword(wrongPassword)
+				DeferCleanup(node.ILO.Redfish.SetPassword, node.ILO.Password)
+			},
+			lastError: []string{"password"}}, SpecTimeout(deployTimeout)),
+		Entry("virtual media refused by the iLO", failure{node: func() *lab.Node { return iloLab.Nodes[1] }, group: groupWeb,
+			breakNode: func(_ SpecContext, node *lab.Node, _ string) {
+				node.ILO.RIBCL.RefuseVirtualMedia(true)
+				DeferCleanup(node.ILO.RIBCL.RefuseVirtualMedia, false)
+			},
+			lastError: []string{"insert the parameter floppy", "An invalid Virtual Media option has been given"}}, SpecTimeout(deployTimeout)),
+		Entry("Swift down", failure{node: func() *lab.Node { return iloLab.Nodes[2] }, group: groupSwift,
+			breakNode: func(_ SpecContext, _ *lab.Node, _ string) {
+				Expect(swiftProxy.Down()).To(Succeed())
+				DeferCleanup(swiftProxy.Up)
+			},
+			lastError: []string{"Swift", "connection refused"}}, SpecTimeout(deployTimeout)),
+		Entry("the iLO unreachable", failure{node: func() *lab.Node { return iloLab.Nodes[0] }, group: groupWeb,
+			breakNode: func(ctx SpecContext, _ *lab.Node, uuid string) {
+				closed, err := lab.FreeTCPPort()
+				Expect(err).NotTo(HaveOccurred())
+				setDriverInfo(ctx, uuid, "client_port", closed)
+			},
+			lastError: []string{"ilo BMC", "connection refused"}}, SpecTimeout(deployTimeout)),
+		Entry("a Redfish task that ends in Exception", failure{node: func() *lab.Node { return redfishLab.Nodes[0] }, group: groupSwift,
+			breakNode: func(_ SpecContext, node *lab.Node, _ string) {
+				node.ILO.Redfish.FailMediaTasks("Unable to mount the virtual media image.")
+				DeferCleanup(node.ILO.Redfish.FailMediaTasks, "")
+			},
+			lastError: []string{"insert the parameter floppy", "task ended in state Exception", "Unable to mount the virtual media image."}},
+			SpecTimeout(deployTimeout)),
+	)
 
 	It("deploys one partition image onto two iLO 4 nodes, each booting it from a boot ISO, also after a reboot", func(ctx SpecContext) {
 		By("building an ext4 root filesystem image")
@@ -180,7 +238,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		var uuids []string
 		for _, node := range nodesOf {
 			uuid := enrol(ctx, node, groupSwift)
-			setImage(ctx, uuid, map[string]any{"image_source": imageURL + "/root.qcow2", "image_checksum": md5File(part),
+			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/root.qcow2", "image_checksum": md5File(part),
 				"kernel": imageURL + "/" + filepath.Base(kernel), "ramdisk": imageURL + "/" + filepath.Base(kernel), "root_gb": 1,
 				"capabilities": map[string]any{"boot_option": "netboot"}})
 			uuids = append(uuids, uuid)
@@ -189,7 +247,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 			steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		}
 		for i, node := range nodesOf {
-			eventuallyActive(ctx, uuids[i])
+			steps.EventuallyActive(ctx, client, uuids[i], deployTimeout)
 			expectBootedISO(node)
 		}
 
@@ -236,10 +294,18 @@ func enrol(ctx context.Context, node *lab.Node, group string) string {
 	_, err = ports.Create(ctx, client, ports.CreateOpts{NodeUUID: n.UUID, Address: node.MAC}).Extract()
 	Expect(err).NotTo(HaveOccurred())
 	steps.Provision(ctx, client, n.UUID, nodes.TargetManage)
-	eventuallyState(ctx, n.UUID, "manageable")
+	steps.EventuallyRests(ctx, client, n.UUID, "manageable", deployTimeout)
 	steps.Provision(ctx, client, n.UUID, nodes.TargetProvide)
-	eventuallyState(ctx, n.UUID, "available")
+	steps.EventuallyRests(ctx, client, n.UUID, "available", deployTimeout)
 	return n.UUID
+}
+
+// setDriverInfo sets one key of the node's driver_info.
+func setDriverInfo(ctx context.Context, uuid, key string, value any) {
+	GinkgoHelper()
+	_, err := nodes.Update(ctx, client, uuid, nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp,
+		Path: "/driver_info/" + key, Value: value}}).Extract()
+	Expect(err).NotTo(HaveOccurred())
 }
 
 // deleteAfter deletes the node after the spec, in maintenance if it is
@@ -255,67 +321,6 @@ func deleteAfter(uuid string) {
 		}
 		Expect(nodes.Delete(ctx, client, uuid).ExtractErr()).To(Succeed())
 	}, NodeTimeout(30*time.Second))
-}
-
-func runFerricctl(ctx context.Context, args ...string) string {
-	GinkgoHelper()
-	cmd := exec.CommandContext(ctx, ferricctl, args...)
-	cmd.Env = append(os.Environ(), "OS_ENDPOINT="+deployment.APIURL, "OS_AUTH_TYPE=none")
-	out, err := cmd.Output()
-	var stderr []byte
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = ee.Stderr
-	}
-	Expect(err).NotTo(HaveOccurred(), "ferricctl %v: %s", args, stderr)
-	return string(out)
-}
-
-func setImage(ctx context.Context, uuid string, info map[string]any) {
-	GinkgoHelper()
-	var ops nodes.UpdateOpts
-	for k, v := range info {
-		ops = append(ops, nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info/" + k, Value: v})
-	}
-	_, err := nodes.Update(ctx, client, uuid, ops).Extract()
-	Expect(err).NotTo(HaveOccurred())
-}
-
-func eventuallyState(ctx context.Context, uuid, state string) *nodes.Node {
-	GinkgoHelper()
-	var n *nodes.Node
-	Eventually(func(g Gomega) {
-		var err error
-		n, err = nodes.Get(ctx, client, uuid).Extract()
-		g.Expect(err).NotTo(HaveOccurred())
-		if slices.Contains([]string{"deploy failed", "clean failed", "error"}, n.ProvisionState) {
-			StopTrying("node " + uuid + " is in " + n.ProvisionState + ": " + n.LastError).Now()
-		}
-		g.Expect(n.ProvisionState).To(Equal(state))
-		g.Expect(n.TargetProvisionState).To(BeEmpty())
-		g.Expect(n.Reservation).To(BeEmpty())
-	}).WithContext(ctx).WithTimeout(deployTimeout).WithPolling(500 * time.Millisecond).Should(Succeed())
-	return n
-}
-
-// eventuallyFailed waits for the deploy to fail and returns the node.
-func eventuallyFailed(ctx context.Context, uuid string) *nodes.Node {
-	GinkgoHelper()
-	var n *nodes.Node
-	Eventually(func(g Gomega) {
-		var err error
-		n, err = nodes.Get(ctx, client, uuid).Extract()
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(n.ProvisionState).To(Equal("deploy failed"))
-		g.Expect(n.Reservation).To(BeEmpty())
-	}).WithContext(ctx).WithTimeout(deployTimeout).WithPolling(500 * time.Millisecond).Should(Succeed())
-	return n
-}
-
-func eventuallyActive(ctx context.Context, uuid string) {
-	GinkgoHelper()
-	n := eventuallyState(ctx, uuid, "active")
-	Expect(n.LastError).To(BeEmpty())
-	Expect(n.PowerState).To(Equal("power on"))
 }
 
 // expectDeployBoot checks the node's last ramdisk boot came from the
@@ -390,7 +395,7 @@ func swiftObjectStatus(ctx context.Context, object string) int {
 func undeploy(ctx context.Context, node *lab.Node, uuid string) {
 	GinkgoHelper()
 	steps.Provision(ctx, client, uuid, nodes.TargetDeleted)
-	n := eventuallyState(ctx, uuid, "available")
+	n := steps.EventuallyRests(ctx, client, uuid, "available", deployTimeout)
 	Expect(n.PowerState).To(Equal("power off"))
 	Expect(node.AgentRunning()).To(BeFalse())
 	Expect(node.InsertedMedia()).To(BeEmpty())

@@ -76,6 +76,7 @@ type BMC struct {
 	boot     redfish.Boot
 	media    map[string]*Media
 	refuseVM bool
+	failTask string
 	delay    time.Duration
 	requests int
 	tokens   map[string]string
@@ -178,6 +179,15 @@ func (b *BMC) RefuseVirtualMedia(refuse bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.refuseVM = refuse
+}
+
+// FailMediaTasks makes every insert answer with a task that ends in
+// Exception with message, nothing inserted, as an iLO 5 does that accepts
+// the request and then cannot mount the image; "" ends it.
+func (b *BMC) FailMediaTasks(message string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failTask = message
 }
 
 // SetPassword changes the password the fake accepts; open sessions end.
@@ -497,10 +507,10 @@ func (b *BMC) insert(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, http.StatusConflict, "Base.1.8.ResourceInUse", "The media device already holds an image; eject it first.")
 		return
 	}
-	async, taskDelay := b.opts.AsyncMedia, b.opts.TaskDelay
+	async, taskDelay, failure := b.opts.AsyncMedia, b.opts.TaskDelay, b.failTask
 	b.mu.Unlock()
 	wp := body.WriteProtected == nil || *body.WriteProtected
-	if !async {
+	if !async && failure == "" {
 		if msg := b.mount(id, body.Image, wp); msg != "" {
 			writeError(w, http.StatusBadRequest, "Base.1.8.GeneralError", msg)
 			return
@@ -515,7 +525,10 @@ func (b *BMC) insert(w http.ResponseWriter, r *http.Request, id string) {
 	b.tasks[tid] = t
 	b.mu.Unlock()
 	go func() {
-		msg := b.mount(id, body.Image, wp)
+		msg := failure
+		if msg == "" {
+			msg = b.mount(id, body.Image, wp)
+		}
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		t.state, t.message = redfish.TaskCompleted, ""
