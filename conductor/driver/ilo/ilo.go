@@ -87,7 +87,9 @@ func (h *Hardware) Controller(ctx context.Context, f Flavor, node *model.Node) (
 	}
 	c, err := bmc.Connect(ctx, cfg)
 	if errors.Is(err, ribcl.ErrLogin) || errors.Is(err, redfish.ErrUnauthorized) {
-		return nil, fmt.Errorf("%s BMC %s of node %s refused the user name and password of driver_info %s: %w",
+		// Not "...password: <cause>": log and last_error masking would
+		// take the cause's first word for the password.
+		return nil, fmt.Errorf("%s BMC %s of node %s refused the user name and password of driver_info %s (%w)",
 			f.name, cfg.Address, node.UUID, f.credentials, err)
 	}
 	if err != nil {
