@@ -160,3 +160,31 @@ var _ = Describe("request ids in the conductor's logs", func() {
 		})
 	}
 })
+
+var _ = Describe("request ids of agent callbacks", Label("tgtd"), func() {
+	It("tags the work a heartbeat continues with the heartbeat's id, and sends it to the agent", func(ctx SpecContext) {
+		w := newISCSIWorld(ctx, backends[0])
+		lines := jsonLog(w.e.log)
+		n, _, backing := w.node(ctx, model.JSONObject{"image_source": w.images.URL + "/disk.raw"}, 64)
+		const deployID, heartbeatID = "req-3f9a1b2c-4d5e-4f60-8a7b-9c0d1e2f3a4b", "req-5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9"
+
+		w.deployToWait(rpc.WithRequestID(ctx, deployID), n.UUID)
+		waiting := lines.count()
+		deploy := lines.forNode(n.UUID, 0)
+		Expect(stateChanges(deploy)).To(Equal([]string{string(states.Deploying), string(states.DeployWait)}))
+		for _, l := range deploy {
+			Expect(l).To(HaveKeyWithValue("request_id", deployID), "%v", l)
+		}
+
+		stub := w.agentHeartbeat(rpc.WithRequestID(ctx, heartbeatID), n.UUID, backing, nil)
+		Eventually(w.e.provisionState(ctx, n.UUID), 3*time.Minute).Should(Equal(states.Active))
+		Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+		continued := lines.forNode(n.UUID, waiting)
+		Expect(stateChanges(continued)).To(Equal([]string{string(states.Deploying), string(states.Active)}))
+		for _, l := range continued {
+			Expect(l).To(HaveKeyWithValue("request_id", heartbeatID), "%v", l)
+		}
+		Expect(stub.sawRequestIDs()).NotTo(BeEmpty())
+		Expect(stub.sawRequestIDs()).To(HaveEach(heartbeatID), "every call to the agent names the heartbeat's work")
+	})
+})
