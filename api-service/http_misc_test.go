@@ -173,6 +173,34 @@ var _ = Describe("logging", func() {
 		Expect(found).To(BeTrue())
 	})
 
+	It("keeps a caller's request id and tags the conductor's work with it", func() {
+		e, uuid := sqliteEnvWithNode("")
+		const chosen = "req-0b6f4a52-1c1e-4d7a-9a43-6f3e1f0c2d11"
+		r := e.call(http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", `{"target": "manage"}`,
+			"X-OpenStack-Ironic-API-Version", "latest", "X-Openstack-Request-Id", chosen)
+		Expect(r.status).To(Equal(http.StatusAccepted))
+		Expect(r.header.Get("Openstack-Request-Id")).To(Equal(chosen))
+		Expect(r.header.Get("X-Openstack-Request-Id")).To(Equal(chosen))
+		changes := func() map[any]any {
+			out := map[any]any{}
+			for _, en := range e.logs.AllEntries() {
+				if en.Data["node"] == uuid && en.Message == "Provision state changed" {
+					out[en.Data["provision_state"]] = en.Data["request_id"]
+				}
+			}
+			return out
+		}
+		Eventually(changes).Should(HaveKey("manageable"))
+		Expect(changes()).To(Equal(map[any]any{"verifying": chosen, "manageable": chosen}))
+
+		for _, bad := range []string{"req-1", "0b6f4a52-1c1e-4d7a-9a43-6f3e1f0c2d11", chosen + " level=error"} {
+			r = e.call(http.MethodGet, "/v1/nodes/"+uuid, "", "X-Openstack-Request-Id", bad)
+			Expect(r.status).To(Equal(http.StatusOK))
+			Expect(r.header.Get("Openstack-Request-Id")).To(MatchRegexp(`^req-[0-9a-f-]{36}$`))
+			Expect(r.header.Get("Openstack-Request-Id")).NotTo(Equal(chosen))
+		}
+	})
+
 	It("logs the cause of a server fault for the operator", func() {
 		e := sqliteEnv(nil)
 		Expect(e.store.Close()).To(Succeed())

@@ -16,6 +16,7 @@ import (
 	"github.com/ferricbm/ferric/api-service/authtoken"
 	"github.com/ferricbm/ferric/api-service/policy"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -43,7 +44,10 @@ const (
 )
 
 // requestID names every request req-<uuid4> in both response headers, the
-// request context (so RPC carries it to the conductor) and the logs.
+// request context (so RPC carries it to the conductor) and the logs. A
+// caller's own id in X-Openstack-Request-Id (Ironic's global request id,
+// "req-" and a UUID) is kept instead, so one id names its work through
+// every service; anything else there is ignored.
 //
 // The context handed on is not cancelled when the client goes away: a
 // request runs to its end, as in Ironic, bounded by the RPC timeout. A
@@ -52,7 +56,10 @@ const (
 // share of a node GET on two cores.
 func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id := "req-" + uuid.NewString()
+		id := c.Request().Header.Get(headerLegacyRequestID)
+		if !logging.ValidRequestID(id) {
+			id = "req-" + uuid.NewString()
+		}
 		c.Set(keyRequestID, id)
 		h := c.Response().Header()
 		h.Set(headerRequestID, id)

@@ -9,6 +9,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -45,7 +46,7 @@ type failure struct {
 func (c *Conductor) failIfInState(ctx context.Context, uuid string, inStates []states.State, describe func(n *model.Node) failure) bool {
 	t, err := c.tasks.Acquire(ctx, uuid, "fail node in transient state")
 	if err != nil {
-		c.log.WithError(err).WithField("node", uuid).Debug("Skipping node")
+		logging.FromContext(ctx, c.log).WithError(err).WithField("node", uuid).Debug("Skipping node")
 		return false
 	}
 	defer t.Release(ctx)

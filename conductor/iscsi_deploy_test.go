@@ -288,6 +288,14 @@ type agentStub struct {
 	cmd         map[string]any
 	commands    int
 	checksummed atomic.Int64
+	// requestIDs are the X-Openstack-Request-Id headers of every call.
+	requestIDs []string
+}
+
+func (a *agentStub) sawRequestIDs() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.requestIDs)
 }
 
 // command is the last command the agent was sent.
@@ -323,6 +331,9 @@ func (w *iscsiWorld) agentHeartbeatWith(ctx context.Context, uuid, backing, toke
 	a := &agentStub{}
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		defer GinkgoRecover()
+		a.mu.Lock()
+		a.requestIDs = append(a.requestIDs, r.Header.Get(agent.RequestIDHeader))
+		a.mu.Unlock()
 		if r.URL.Path == "/v1/checksums" {
 			if beforeChecksums != nil {
 				beforeChecksums()

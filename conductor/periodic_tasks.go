@@ -13,6 +13,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -54,7 +55,7 @@ func (c *Conductor) mappedNodes(ctx context.Context, f db.NodeFilter) []model.No
 		nodes, err := c.store.ListNodes(ctx, f, db.Page{Limit: periodicBatch, SortKey: "id"}, nodeInfoColumns)
 		if err != nil {
 			if ctx.Err() == nil {
-				c.log.WithError(err).Error("Periodic task cannot list nodes")
+				logging.FromContext(ctx, c.log).WithError(err).Error("Periodic task cannot list nodes")
 			}
 			return out
 		}
@@ -183,7 +184,7 @@ func (c *Conductor) offlineConductors(ctx context.Context) []string {
 	hosts, err := c.store.OfflineConductors(ctx, c.cfg.HeartbeatTimeout)
 	if err != nil {
 		if ctx.Err() == nil {
-			c.log.WithError(err).Error("Cannot list offline conductors")
+			logging.FromContext(ctx, c.log).WithError(err).Error("Cannot list offline conductors")
 		}
 		return nil
 	}
@@ -200,7 +201,7 @@ func (c *Conductor) checkOrphanNodes(ctx context.Context) {
 	nodes, err := c.store.ListNodes(ctx, db.NodeFilter{ReservedBy: offline}, db.Page{}, nodeInfoColumns)
 	if err != nil {
 		if ctx.Err() == nil {
-			c.log.WithError(err).Error("Cannot list nodes locked by offline conductors")
+			logging.FromContext(ctx, c.log).WithError(err).Error("Cannot list nodes locked by offline conductors")
 		}
 		return
 	}
@@ -220,10 +221,10 @@ func (c *Conductor) checkOrphanNodes(ctx context.Context) {
 			continue
 		}
 		if err := c.store.ReleaseNode(ctx, n.UUID, holder, 0); err != nil {
-			c.log.WithError(err).WithField("node", n.UUID).Warnf("Cannot release the lock of offline conductor %s", holder)
+			logging.FromContext(ctx, c.log).WithError(err).WithField("node", n.UUID).Warnf("Cannot release the lock of offline conductor %s", holder)
 			continue
 		}
-		c.log.WithField("node", n.UUID).Warnf("Released the lock of offline conductor %s", holder)
+		logging.FromContext(ctx, c.log).WithField("node", n.UUID).Warnf("Released the lock of offline conductor %s", holder)
 		if n.Maintenance {
 			continue
 		}
@@ -246,7 +247,7 @@ func isStuck(state states.State) bool {
 func (c *Conductor) abortTakenOver(ctx context.Context, uuid string) {
 	t, err := c.tasks.Acquire(ctx, uuid, "conductor take over")
 	if err != nil {
-		c.log.WithError(err).WithField("node", uuid).Debug("Skipping node")
+		logging.FromContext(ctx, c.log).WithError(err).WithField("node", uuid).Debug("Skipping node")
 		return
 	}
 	defer t.Release(ctx)
@@ -307,7 +308,7 @@ func (c *Conductor) syncLocalState(ctx context.Context) {
 func (c *Conductor) takeOverActive(ctx context.Context, uuid string, me int64) {
 	t, err := c.tasks.Acquire(ctx, uuid, "node take over")
 	if err != nil {
-		c.log.WithError(err).WithField("node", uuid).Debug("Skipping node")
+		logging.FromContext(ctx, c.log).WithError(err).WithField("node", uuid).Debug("Skipping node")
 		return
 	}
 	defer t.Release(ctx)

@@ -9,6 +9,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -28,7 +29,7 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, args rpc.DeployArgs) error
 				return
 			}
 			if derr := c.store.DeleteConfigDrive(context.WithoutCancel(ctx), args.ConfigDriveID); derr != nil {
-				c.log.WithError(derr).WithField("node", args.NodeID).Warn("Could not delete the config drive of a refused deploy")
+				logging.FromContext(ctx, c.log).WithError(derr).WithField("node", args.NodeID).Warn("Could not delete the config drive of a refused deploy")
 			}
 		}()
 	}
@@ -82,7 +83,7 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, args rpc.DeployArgs) error
 	}
 	if args.ConfigDriveID != "" || args.ConfigDrive != nil {
 		if derr := c.store.DeleteNodeConfigDrives(ctx, nodeID, args.ConfigDriveID); derr != nil {
-			c.log.WithError(derr).WithField("node", args.NodeID).Warn("Could not delete the replaced config drives of a node")
+			logging.FromContext(ctx, c.log).WithError(derr).WithField("node", args.NodeID).Warn("Could not delete the replaced config drives of a node")
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -135,9 +136,10 @@ func (c *Conductor) DriverVendorPassthru(ctx context.Context, args rpc.DriverVen
 		return rpc.VendorPassthruResult{}, err
 	}
 	if m.Async {
-		log := c.log.WithField("driver", args.DriverName)
+		log := logging.FromContext(ctx, c.log).WithField("driver", args.DriverName)
+		workCtx := logging.NewContext(logging.ContextWithRequestID(c.workCtx, logging.RequestID(ctx)), log)
 		err := c.pool.Spawn(func() {
-			if _, err := v.CallDriver(c.workCtx, args.Method, args.HTTPMethod, args.Info); err != nil {
+			if _, err := v.CallDriver(workCtx, args.Method, args.HTTPMethod, args.Info); err != nil {
 				log.WithError(err).Errorf("Asynchronous driver vendor method %s failed", args.Method)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -59,7 +60,7 @@ func requestIDOf(ctx context.Context) string {
 	if id := RequestID(ctx); id != "" {
 		return id
 	}
-	return newRequestID()
+	return logging.NewRequestID()
 }
 
 // Endpoint is one conductor as a client reaches it: named, or the one

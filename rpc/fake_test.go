@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -152,6 +153,7 @@ func (f *fakeConductor) record(ctx context.Context, method, node string) {
 	defer f.mu.Unlock()
 	f.calls[method+" "+node]++
 	f.requestIDs[node] = RequestID(ctx)
+	logging.FromContext(ctx, logging.Discard()).WithField("node", node).Info("handled")
 	if d, ok := ctx.Deadline(); ok {
 		f.deadlines[node] = d
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,7 +15,9 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/sirupsen/logrus"
 
+	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -31,6 +34,45 @@ func testLogger() *logrus.Logger {
 	l.Out = GinkgoWriter
 	l.Level = logrus.DebugLevel
 	return l
+}
+
+// lineBuffer collects log output written from handler goroutines.
+type lineBuffer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *lineBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// logrus writes one whole entry per Write.
+	b.lines = append(b.lines, strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+// jsonLines parses every line written so far, failing on one that is not
+// a JSON object.
+func (b *lineBuffer) jsonLines() []map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]map[string]any, 0, len(b.lines))
+	for _, l := range b.lines {
+		var m map[string]any
+		ExpectWithOffset(1, json.Unmarshal([]byte(l), &m)).To(Succeed(), l)
+		out = append(out, m)
+	}
+	return out
+}
+
+// handledLine is the line the fake logged through its handler's context
+// logger for node, or nil.
+func (b *lineBuffer) handledLine(node string) map[string]any {
+	for _, l := range b.jsonLines() {
+		if l["msg"] == "handled" && l["node"] == node {
+			return l
+		}
+	}
+	return nil
 }
 
 func errorOf(err error) *errs.Error {
@@ -53,6 +95,7 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		cond           Endpoint
 		stopServe      func()
 		ctx            context.Context
+		logs           *lineBuffer
 	)
 
 	BeforeEach(func() {
@@ -64,7 +107,10 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		}
 		ctx = context.Background()
 		var err error
-		stopServe, err = Serve(ctx, server, host, fake.mux(), testLogger())
+		logs = &lineBuffer{}
+		log := logging.New(config.Default{LogFormat: "json", Debug: true})
+		log.SetOutput(io.MultiWriter(GinkgoWriter, logs))
+		stopServe, err = Serve(ctx, server, host, fake.mux(), log)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { stopServe() })
 		cond = NewClient(client, 10*time.Second).Conductor(host)
@@ -218,6 +264,28 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		_, err = GetBootDevice.Call(ctx, cond, NodeArgs{NodeID: "n3"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(fake.requestID("n3")).To(MatchRegexp(`^req-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`))
+	})
+
+	It("hands each handler a logger tagged with the message's request id and method", func() {
+		_, err := GetBootDevice.Call(WithRequestID(ctx, "req-1234"), cond, NodeArgs{NodeID: "n1"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ContinueNodeDeploy.Call(WithRequestID(ctx, "req-cast"), cond, NodeArgs{NodeID: "n2"})).To(Succeed())
+		Eventually(func() map[string]any { return logs.handledLine("n2") }).ShouldNot(BeNil())
+
+		line := logs.handledLine("n1")
+		Expect(line).To(HaveKeyWithValue("request_id", "req-1234"))
+		Expect(line).To(HaveKeyWithValue("method", GetBootDevice.Name))
+		Expect(line).To(HaveKeyWithValue("conductor", host))
+		Expect(line).To(HaveKeyWithValue("level", "info"))
+		Expect(line).To(HaveKey("time"))
+		Expect(logs.handledLine("n2")).To(HaveKeyWithValue("request_id", "req-cast"))
+	})
+
+	It("gives a hand-made message without a request id one of its own", func() {
+		Expect(send(ctx, map[string]any{"ferric.version": "1", "version": APIVersion, "method": GetBootDevice.Name,
+			"args": map[string]any{"node_id": "n4"}})).To(Succeed())
+		Expect(fake.requestID("n4")).To(MatchRegexp(`^req-[0-9a-f-]{36}$`))
+		Expect(logs.handledLine("n4")).To(HaveKeyWithValue("request_id", fake.requestID("n4")))
 	})
 
 	It("answers 200 concurrent calls each with its own result", func() {

@@ -24,8 +24,9 @@ const MaxInFlight = 64
 // Serve consumes the RPC topic of the conductor named hostname on t and
 // dispatches every message to the handlers on mux, up to MaxInFlight
 // concurrently. mux must handle every declared method (Methods). Each
-// handler's context carries the message's request id (RequestID) and the
-// caller's deadline; it is not cancelled when ctx is. A message whose
+// handler's context carries the message's request id (RequestID), a logger
+// tagged with it and the method (logging.FromContext), and the caller's
+// deadline; it is not cancelled when ctx is. A message whose
 // deadline has passed is dropped unhandled; a panicking handler is answered
 // with an internal error and does not stop the server.
 //
@@ -79,8 +80,12 @@ func (s *server) handle(body []byte) []byte {
 		s.log.WithError(err).Warn("rejecting malformed RPC message")
 		return encodeReply(nil, errs.InvalidParameterValue("Malformed RPC message."))
 	}
-	log := s.log.WithFields(logrus.Fields{"method": req.Method, "request_id": req.RequestID})
-	ctx := WithRequestID(s.base, req.RequestID)
+	if req.RequestID == "" {
+		// A hand-made message may carry none; the work still gets one.
+		req.RequestID = logging.NewRequestID()
+	}
+	log := s.log.WithFields(logrus.Fields{"method": req.Method, logging.RequestIDKey: req.RequestID})
+	ctx := logging.NewContext(WithRequestID(s.base, req.RequestID), log)
 	if req.Deadline != "" {
 		deadline, err := time.Parse(time.RFC3339Nano, req.Deadline)
 		if err != nil {

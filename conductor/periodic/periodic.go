@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/pkg/logging"
 )
 
 // Job is one periodic task. An Interval of zero or less disables it.
@@ -59,18 +61,24 @@ func (r *Runner) loop(ctx context.Context, j Job) {
 // runOnce runs j and logs how long it took and how late it began after
 // its tick: an operator (and the scale bench) sees a task that no longer
 // fits its interval.
+//
+// Each run is its own piece of work with its own request id, in ctx with a
+// logger tagged with it and the job (logging.FromContext): the lines of one
+// power sync, and of the nodes it touched, can be told from the next's.
 func (r *Runner) runOnce(ctx context.Context, j Job, tick time.Time) {
 	start := time.Now()
+	id := logging.NewRequestID()
+	log := r.log.WithFields(logrus.Fields{"job": j.Name, logging.RequestIDKey: id})
 	defer func() {
-		r.log.WithFields(logrus.Fields{"job": j.Name, "took": time.Since(start).Seconds(),
+		log.WithFields(logrus.Fields{"took": time.Since(start).Seconds(),
 			"late": start.Sub(tick).Seconds(), "interval": j.Interval.Seconds()}).Info("Periodic task run")
 	}()
 	defer func() {
 		if p := recover(); p != nil {
-			r.log.WithFields(logrus.Fields{"job": j.Name, "stack": string(debug.Stack())}).Errorf("Periodic task panicked: %v", p)
+			log.WithField("stack", string(debug.Stack())).Errorf("Periodic task panicked: %v", p)
 		}
 	}()
-	j.Run(ctx)
+	j.Run(logging.NewContext(logging.ContextWithRequestID(ctx, id), log))
 }
 
 // Stop cancels the jobs and waits for running ones to return.

@@ -17,6 +17,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/workers"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -78,7 +79,10 @@ type Task struct {
 	// cleanMovedOn: a driver continued or failed the clean; the node was
 	// saved and may already be released.
 	cleanMovedOn bool
-	log          logrus.FieldLogger
+	// requestID is the id of the request that started the work: a worker
+	// keeps it after the RPC has returned.
+	requestID string
+	log       logrus.FieldLogger
 }
 
 // Acquire locks the node (retrying while another holder has it) and loads
@@ -88,7 +92,7 @@ func (m *Manager) Acquire(ctx context.Context, nodeUUID, purpose string) (*Task,
 	if err != nil {
 		return nil, err
 	}
-	return m.newTask(node, false, purpose), nil
+	return m.newTask(ctx, node, false, purpose), nil
 }
 
 // AcquireShared reads the node without locking it, for read-only work.
@@ -97,12 +101,15 @@ func (m *Manager) AcquireShared(ctx context.Context, nodeUUID, purpose string) (
 	if err != nil {
 		return nil, err
 	}
-	return m.newTask(node, true, purpose), nil
+	return m.newTask(ctx, node, true, purpose), nil
 }
 
-func (m *Manager) newTask(node *model.Node, shared bool, purpose string) *Task {
+// newTask logs through the logger of ctx's work (an RPC's, tagged with its
+// request id) and keeps the id for the worker the task may be handed to.
+func (m *Manager) newTask(ctx context.Context, node *model.Node, shared bool, purpose string) *Task {
 	return &Task{m: m, node: node, stored: node.State(), epoch: deref64(node.ReservationEpoch), shared: shared, purpose: purpose,
-		log: m.log.WithFields(logrus.Fields{"node": node.UUID, "purpose": purpose})}
+		requestID: logging.RequestID(ctx),
+		log:       logging.FromContext(ctx, m.log).WithFields(logrus.Fields{"node": node.UUID, "purpose": purpose})}
 }
 
 // Node is the node as loaded under the lock; changes are persisted by Save.
@@ -111,7 +118,8 @@ func (t *Task) Node() *model.Node { return t.node }
 // Shared reports whether the task holds no lock.
 func (t *Task) Shared() bool { return t.shared }
 
-// Log is a logger carrying the node and purpose.
+// Log is a logger carrying the node, purpose and request id; in a worker,
+// logging.FromContext(ctx) returns it too.
 func (t *Task) Log() logrus.FieldLogger { return t.log }
 
 // Ports loads the node's ports on first use; most operations never need them.
@@ -248,6 +256,10 @@ func (t *Task) transition(event states.Event, targetOverride states.State) error
 		return errs.InvalidStateRequested(string(event), t.node.UUID, string(current))
 	}
 	t.node.SetState(next, target)
+	// As Ironic does: an operator follows a node's operation by its
+	// request id through these lines.
+	t.log.WithFields(logrus.Fields{"from": string(current), "provision_state": string(next), "target": string(target)}).
+		Info("Provision state changed")
 	if agentSession[current] != agentSession[next] {
 		driver.WipeAgentSession(t.node)
 	}
@@ -324,7 +336,7 @@ func (t *Task) Spawn(ctx context.Context, w Work, onRefused func(ctx context.Con
 }
 
 func (t *Task) runWorker(w Work) {
-	ctx := t.m.workCtx
+	ctx := logging.NewContext(logging.ContextWithRequestID(t.m.workCtx, t.requestID), t.log)
 	var err error
 	defer func() {
 		if r := recover(); r != nil {

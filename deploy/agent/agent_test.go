@@ -19,6 +19,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/deploy/bootloader/grubroot"
@@ -317,6 +318,32 @@ var _ = Describe("agent mode", func() {
 			code, _ := call(http.MethodGet, a.base+"/v1/status", "", nil)
 			Expect(code).To(Equal(http.StatusOK))
 		})
+	})
+
+	It("logs the request id the conductor sends with a command, when it has Ironic's form", func() {
+		cfg.Log = testLogger()
+		logs := logtest.NewLocal(cfg.Log)
+		a := startAgent(cfg)
+		Eventually(a.NodeUUID).Should(Equal(api.nodeUUID))
+		const id = "req-0b6f4a52-1c1e-4d7a-9a43-6f3e1f0c2d11"
+		for _, sent := range []string{id, "req-1 level=error"} {
+			body := `{"name": "clean.get_clean_steps", "params": {"node": {}, "ports": []}}`
+			req, err := http.NewRequest(http.MethodPost, a.base+"/v1/commands?wait=true", bytes.NewReader([]byte(body)))
+			Expect(err).NotTo(HaveOccurred())
+			req.Header.Set(agent.TokenHeader, api.token)
+			req.Header.Set(agent.RequestIDHeader, sent)
+			resp, err := http.DefaultClient.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			resp.Body.Close()
+			Expect(resp.StatusCode).To(Equal(http.StatusOK))
+		}
+		var tagged []any
+		for _, en := range logs.AllEntries() {
+			if en.Message == "Executing command" {
+				tagged = append(tagged, en.Data["request_id"])
+			}
+		}
+		Expect(tagged).To(Equal([]any{id, nil}))
 	})
 
 	Describe("command API", func() {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ferricbm/ferric/deploy/disk"
+	"github.com/ferricbm/ferric/pkg/logging"
 )
 
 // maxChecksumLength bounds one checksums request: a few milliseconds of
@@ -96,6 +97,9 @@ func (c DiskChecksums) Checksums(ctx context.Context, off, n int64, blockSize in
 	}
 	if c.Token != "" {
 		req.Header.Set(TokenHeader, c.Token)
+	}
+	if id := logging.RequestID(ctx); id != "" {
+		req.Header.Set(RequestIDHeader, id)
 	}
 	client := c.Client
 	if client == nil {

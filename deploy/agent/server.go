@@ -7,11 +7,18 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/ferricbm/ferric/pkg/logging"
 )
 
 // TokenHeader carries the agent token on every call to the agent API. A
 // header, not a query parameter: URLs end up in proxy and access logs.
 const TokenHeader = "X-Agent-Token"
+
+// RequestIDHeader carries, on the conductor's calls to the agent, the
+// request id of the work making them (Ironic's header), which the agent
+// logs: an operator follows one deploy from the API into the ramdisk.
+const RequestIDHeader = "X-Openstack-Request-Id"
 
 // Handler serves the IPA-compatible agent API:
 //
@@ -119,7 +126,11 @@ func (a *Agent) runCommand(w http.ResponseWriter, r *http.Request) {
 		writeError(w, invalidCommand("Missing or invalid name or params"))
 		return
 	}
-	a.log.WithField("command", *body.Name).Info("Executing command")
+	log := a.log.WithField("command", *body.Name)
+	if id := r.Header.Get(RequestIDHeader); logging.ValidRequestID(id) {
+		log = logging.WithRequestID(log, id)
+	}
+	log.Info("Executing command")
 	e, err := a.cmds.start(r.Context(), *body.Name, body.Params)
 	if err != nil {
 		writeError(w, err)

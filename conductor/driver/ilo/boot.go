@@ -19,6 +19,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/floppy"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -188,7 +189,7 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 			return
 		}
 		if cerr := b.cleanUpMedia(ctx, n); cerr != nil {
-			b.h.log.WithField("node", n.UUID).WithError(cerr).Warn("Could not remove the virtual media of a failed prepare")
+			logging.FromContext(ctx, b.h.log).WithField("node", n.UUID).WithError(cerr).Warn("Could not remove the virtual media of a failed prepare")
 		}
 	}()
 	if err := ejectAll(ctx, c); err != nil {
@@ -243,7 +244,7 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 		return fmt.Errorf("node %s: set one-time boot from cdrom: %w", n.UUID, err)
 	}
 	// Neither URL is logged: the floppy's is a credential while valid.
-	b.h.log.WithFields(map[string]any{"node": n.UUID, "bmc": c.Protocol()}).
+	logging.FromContext(ctx, b.h.log).WithFields(map[string]any{"node": n.UUID, "bmc": c.Protocol()}).
 		Info("Deploy ISO and parameter floppy inserted; the next boot is from the virtual CD")
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/bmc"
 	"github.com/ferricbm/ferric/deploy/bootiso"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -93,7 +94,7 @@ func (b *Boot) prepareBootISO(ctx context.Context, n *model.Node, c *bmc.Control
 	n.InstanceInfo[bootISOKey] = ref
 	if prev != ref {
 		if err := b.releaseBootISO(ctx, n, prev); err != nil {
-			b.h.log.WithField("node", n.UUID).WithError(err).Warn("Could not release the boot ISO the node booted before")
+			logging.FromContext(ctx, b.h.log).WithField("node", n.UUID).WithError(err).Warn("Could not release the boot ISO the node booted before")
 		}
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
@@ -84,7 +85,7 @@ func (t *ipmitool) slot(target string) *slot {
 func (t *ipmitool) run(parent context.Context, node string, b bmcInfo, command ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(parent, t.cfg.CommandRetryTimeout)
 	defer cancel()
-	log := t.log.WithFields(logrus.Fields{"node": node, "bmc": b.target(), "command": strings.Join(command, " ")})
+	log := logging.FromContext(ctx, t.log).WithFields(logrus.Fields{"node": node, "bmc": b.target(), "command": strings.Join(command, " ")})
 	for attempt := 1; ; attempt++ {
 		out, stderr, err := t.once(ctx, b, command)
 		if err == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -66,7 +67,7 @@ func (m *Management) SetBootDevice(ctx context.Context, t driver.TaskContext, de
 		// Boot options parameter 3 (boot info acknowledge), data 0x08:
 		// the BMC does not clear the boot flags on its 60 s timer.
 		if _, err := m.h.tool.run(ctx, node.UUID, b, "raw", "0x00", "0x08", "0x03", "0x08"); err != nil {
-			m.h.tool.log.WithField("node", node.UUID).Warnf("could not disable the boot device timeout: %v", err)
+			logging.FromContext(ctx, m.h.tool.log).WithField("node", node.UUID).Warnf("could not disable the boot device timeout: %v", err)
 		}
 	}
 	args := []string{"chassis", "bootdev", device}

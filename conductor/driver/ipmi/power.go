@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
@@ -113,7 +114,7 @@ func (p *Power) change(ctx context.Context, t driver.TaskContext, b bmcInfo, ver
 	if _, err := p.h.tool.run(ctx, t.Node().UUID, b, "power", verb); err != nil {
 		return err
 	}
-	log := p.h.tool.log.WithFields(map[string]any{"node": t.Node().UUID, "bmc": b.target()})
+	log := logging.FromContext(ctx, p.h.tool.log).WithFields(map[string]any{"node": t.Node().UUID, "bmc": b.target()})
 	var last string
 	var lastErr error
 	for {

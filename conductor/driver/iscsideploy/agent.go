@@ -16,6 +16,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/deploy/disk"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -199,7 +200,7 @@ func (d *Deploy) verifier(ctx context.Context, tgt target) disk.ChecksumSource {
 	}
 	a := agent.DiskChecksums{URL: tgt.agent.url, Token: tgt.agent.token, Client: tgt.agent.client}
 	if _, err := a.Checksums(ctx, 0, disk.VerifyBlockSize, disk.VerifyBlockSize); err != nil {
-		d.log.WithField("iqn", tgt.iqn).WithError(err).Info("The agent does not checksum its disk; the write is verified by reading it back")
+		logging.FromContext(ctx, d.log).WithField("iqn", tgt.iqn).WithError(err).Info("The agent does not checksum its disk; the write is verified by reading it back")
 		return nil
 	}
 	return a
@@ -238,6 +239,9 @@ func (d *Deploy) agentRequest(ctx context.Context, method string, conn agentConn
 	}
 	if conn.token != "" {
 		req.Header.Set(agent.TokenHeader, conn.token)
+	}
+	if id := logging.RequestID(ctx); id != "" {
+		req.Header.Set(agent.RequestIDHeader, id)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

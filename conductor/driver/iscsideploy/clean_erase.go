@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/deploy/erase"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -163,7 +164,7 @@ func (d *Deploy) eraseThrough(ctx context.Context, t driver.TaskContext, tgt tar
 		return eraseRecord{}, err
 	}
 	if err := sess.Close(); err != nil {
-		d.log.WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete erase")
+		logging.FromContext(ctx, d.log).WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete erase")
 	}
 	return eraseRecord{Step: step.Step, Device: name, Method: rec.Method, Passes: rec.Passes, Bytes: rec.Bytes,
 		Duration: rec.Duration, SamplesChecked: rec.SamplesChecked, IdentityVerified: &verified}, nil
@@ -185,7 +186,7 @@ func (d *Deploy) eraseProgress(ctx context.Context, t driver.TaskContext, step d
 		}
 		lastSave = time.Now()
 		if err := t.Save(ctx); err != nil {
-			d.log.WithField("node", t.Node().UUID).WithError(err).Warn("Could not record erase progress")
+			logging.FromContext(ctx, d.log).WithField("node", t.Node().UUID).WithError(err).Warn("Could not record erase progress")
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/disk"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/deploy/iscsi"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -42,7 +43,7 @@ type target struct {
 // or in deploy failed with everything the deploy set up undone.
 func (d *Deploy) continueDeploy(ctx context.Context, t driver.TaskContext, drv *driver.Driver, tgt target) error {
 	n := t.Node()
-	log := d.log.WithField("node", n.UUID)
+	log := logging.FromContext(ctx, d.log).WithField("node", n.UUID)
 	// Only the write stops at a second callback: failing the deploy must
 	// still power off and save.
 	wctx, stop := d.runs.start(ctx, n)
@@ -103,7 +104,7 @@ func (d *Deploy) bootInstance(ctx context.Context, t driver.TaskContext, drv *dr
 	}
 	d.releaseImage(n.UUID)
 	delete(n.DriverInternalInfo, deployKeyKey)
-	d.log.WithField("node", n.UUID).Info("Deployment finished")
+	logging.FromContext(ctx, d.log).WithField("node", n.UUID).Info("Deployment finished")
 	return t.ProcessEvent(ctx, states.EventDone, "")
 }
 
@@ -129,7 +130,7 @@ func (d *Deploy) installBootloader(ctx context.Context, conn agentConn, w writte
 // the power action.
 func (d *Deploy) fail(ctx context.Context, t driver.TaskContext, drv *driver.Driver, msg string) error {
 	n := t.Node()
-	log := d.log.WithField("node", n.UUID)
+	log := logging.FromContext(ctx, d.log).WithField("node", n.UUID)
 	if d.opts.PowerOffAfterFailure {
 		if err := d.setPower(ctx, t, drv, states.PowerOff); err != nil {
 			log.WithError(err).Error("Could not power off the node after its deploy failed")
@@ -236,7 +237,7 @@ func (d *Deploy) writeImage(ctx context.Context, t driver.TaskContext, tgt targe
 		n.DriverInternalInfo[diskSerialKey] = serial
 	}
 	if err := sess.Close(); err != nil {
-		d.log.WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete write")
+		logging.FromContext(ctx, d.log).WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete write")
 	}
 	return w, nil
 }
@@ -282,7 +283,7 @@ func (d *Deploy) progressRecorder(ctx context.Context, t driver.TaskContext) fun
 		}
 		lastSave = time.Now()
 		if err := t.Save(ctx); err != nil {
-			d.log.WithField("node", t.Node().UUID).WithError(err).Warn("Could not record deploy progress")
+			logging.FromContext(ctx, d.log).WithField("node", t.Node().UUID).WithError(err).Warn("Could not record deploy progress")
 		}
 	}
 }

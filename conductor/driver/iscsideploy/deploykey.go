@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/secrets"
 )
@@ -132,7 +133,7 @@ var _ driver.VendorLockedCaller = (*Vendor)(nil)
 // heartbeat) started when the same key comes again: one of the two
 // callers is not the node's ramdisk, and the target being written may be
 // the attacker's.
-func (v *Vendor) CallWhileLocked(_ context.Context, t driver.TaskContext, method string, info map[string]any) error {
+func (v *Vendor) CallWhileLocked(ctx context.Context, t driver.TaskContext, method string, info map[string]any) error {
 	if method != PassDeployInfo {
 		return nil
 	}
@@ -140,6 +141,6 @@ func (v *Vendor) CallWhileLocked(_ context.Context, t driver.TaskContext, method
 	if !v.d.runs.stopBySecondCallback(t.Node().UUID, sent) {
 		return nil
 	}
-	v.d.log.WithField("node", t.Node().UUID).Error(secondCallbackMessage + "; stopping the running deploy or clean")
+	logging.FromContext(ctx, v.d.log).WithField("node", t.Node().UUID).Error(secondCallbackMessage + "; stopping the running deploy or clean")
 	return errSecondCallback()
 }

@@ -331,7 +331,7 @@ func (d *Deploy) Deploy(ctx context.Context, t driver.TaskContext) (driver.Resul
 		d.releaseImage(n.UUID)
 		delete(n.DriverInternalInfo, deployKeyKey)
 		if cerr := errors.Join(drv.Boot.CleanUpRamdisk(ctx, t), drv.Boot.CleanUpInstance(ctx, t)); cerr != nil {
-			d.log.WithField("node", n.UUID).WithError(cerr).Error("Could not remove the boot files of a failed deploy")
+			logging.FromContext(ctx, d.log).WithField("node", n.UUID).WithError(cerr).Error("Could not remove the boot files of a failed deploy")
 		}
 		return 0, err
 	}

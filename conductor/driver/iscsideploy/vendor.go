@@ -10,6 +10,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/driver/driverinfo"
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
@@ -71,7 +72,7 @@ type deployInfo struct {
 // parameters. instance_info is only read by a deploy. A second callback
 // with the key is accepted while the node waits, so that Call fails the
 // deploy or clean; once the wait is over it is refused, loudly.
-func (v *Vendor) ValidateCall(_ context.Context, t driver.TaskContext, method, _ string, info map[string]any) error {
+func (v *Vendor) ValidateCall(ctx context.Context, t driver.TaskContext, method, _ string, info map[string]any) error {
 	if method == PassBootloaderInstallInfo {
 		_, err := parseBootloaderInfo(t.Node(), info)
 		return err
@@ -83,7 +84,7 @@ func (v *Vendor) ValidateCall(_ context.Context, t driver.TaskContext, method, _
 		if waiting(t.Node()) {
 			return nil
 		}
-		v.d.log.WithField("node", t.Node().UUID).Error(secondCallbackMessage)
+		logging.FromContext(ctx, v.d.log).WithField("node", t.Node().UUID).Error(secondCallbackMessage)
 		return errSecondCallback()
 	}
 	_, err := v.d.parseDeployInfo(t, info)
@@ -218,7 +219,7 @@ func (d *Deploy) cleanCallback(ctx context.Context, t driver.TaskContext, di *de
 	if err := d.checkCallbackCHAP(di); err != nil {
 		return t.FailCleaning(ctx, fmt.Sprintf("Failed to clean the node %s. Error: %s", n.UUID, err))
 	}
-	d.log.WithField("node", n.UUID).Info("The callback-only ramdisk runs no clean steps; the conductor erases through the iSCSI target it exported")
+	logging.FromContext(ctx, d.log).WithField("node", n.UUID).Info("The callback-only ramdisk runs no clean steps; the conductor erases through the iSCSI target it exported")
 	storeCleaningTarget(n, di.target)
 	if err := t.SetCleanSteps(ctx); err != nil {
 		return t.FailCleaning(ctx, fmt.Sprintf("Encountered exception for node %s while initiating cleaning. Error: %s", n.UUID, err))
@@ -241,7 +242,7 @@ func (d *Deploy) checkCallbackCHAP(di *deployInfo) error {
 // whose key was used already.
 func (d *Deploy) failOnSecondCallback(ctx context.Context, t driver.TaskContext, drv *driver.Driver) error {
 	n := t.Node()
-	d.log.WithField("node", n.UUID).Error(secondCallbackMessage)
+	logging.FromContext(ctx, d.log).WithField("node", n.UUID).Error(secondCallbackMessage)
 	if n.State() == states.CleanWait {
 		return t.FailCleaning(ctx, secondCallbackMessage)
 	}
@@ -307,7 +308,7 @@ func (d *Deploy) bootloaderCallback(ctx context.Context, t driver.TaskContext, d
 		return d.fail(ctx, t, drv, fmt.Sprintf("Failed to install bootloader on node %s. Error: %s.", n.UUID, bi.err))
 	}
 	if err := d.notifyDone(ctx, bi.address, bi.key); err != nil {
-		d.log.WithField("node", n.UUID).WithError(err).Warn("Could not tell the deploy ramdisk to finish")
+		logging.FromContext(ctx, d.log).WithField("node", n.UUID).WithError(err).Warn("Could not tell the deploy ramdisk to finish")
 	}
 	return d.bootInstance(ctx, t, drv, func() bool { return false })
 }

@@ -24,6 +24,7 @@ func TestSingleProcess(t *testing.T) {
 
 var (
 	deployment *harness.Deployment
+	serve      *harness.Service
 	client     *gophercloud.ServiceClient
 	apiURL     string
 )
@@ -35,8 +36,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	DeferCleanup(os.RemoveAll, dataDir)
 
 	base := harness.BaseConfig(dbtest.SQLiteURL(dataDir), "inprocess", harness.FastTimings)
+	// JSON lines, which the request-id spec parses.
+	base.Set("DEFAULT", "log_format", "json")
 	deployment = steps.NewDeployment(bin, base)
-	_, err = deployment.StartServe(ctx, "serve")
+	serve, err = deployment.StartServe(ctx, "serve")
 	Expect(err).NotTo(HaveOccurred())
 	apiURL = deployment.APIURL
 	client = steps.Client(context.Background(), apiURL)
