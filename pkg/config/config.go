@@ -85,7 +85,7 @@ type SSL struct {
 
 type Database struct {
 	// Connection is "sqlite://<path>" or "mysql://user:pass@host:port/db".
-	Connection string `ini:"database.connection" help:"sqlite://<path> or mysql://user:pass@host:port/dbname[?timeout=10s]; query parameters max_open_conns, max_idle_conns and conn_max_lifetime override the pool options below."`
+	Connection string `ini:"database.connection" help:"sqlite://<path> or mysql://user:pass@host:port/dbname[?timeout=10s]; query parameters max_open_conns, max_idle_conns and conn_max_lifetime override the pool options below; ssl_ca=<PEM CA file> (and ssl_cert, ssl_key for a client certificate) make every connection TLS, the server's certificate verified against the CA and the URL's host."`
 	// Each process holds its own pool: replicas × (max_pool_size +
 	// max_overflow) must stay below the server's max_connections
 	// (docs/scale.md).

@@ -163,7 +163,16 @@ func newTransport(cfg config.Config, log *logrus.Logger) (rpc.Transport, error) 
 	case "inprocess":
 		return rpc.NewInProcess(), nil
 	case "amqp":
-		t, err := rpc.NewAMQP(cfg.RPC.AMQPURL, log)
+		var opts []rpc.AMQPOption
+		if cfg.AMQPTLS() {
+			om := cfg.OsloMessagingRabbit
+			tc, err := tlsfiles.Client(om.SSLCAFile, om.SSLCertFile, om.SSLKeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("[oslo_messaging_rabbit] TLS files: %w", err)
+			}
+			opts = append(opts, rpc.WithTLS(tc))
+		}
+		t, err := rpc.NewAMQP(cfg.RPC.AMQPURL, log, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("connect to %s: %w", RedactURL(cfg.RPC.AMQPURL), err)
 		}
