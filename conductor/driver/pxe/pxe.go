@@ -625,11 +625,7 @@ func (b *Boot) StartService(ctx context.Context) error {
 	b.srv.TLSConfig = tlsConfig
 	srv := b.srv
 	go func() {
-		serve := srv.Serve
-		if tlsConfig != nil {
-			serve = func(l net.Listener) error { return srv.ServeTLS(l, "", "") }
-		}
-		if err := serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := httpserver.Serve(srv, l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			b.log.WithError(err).Error("Boot file server stopped")
 		}
 	}()
