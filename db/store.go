@@ -22,6 +22,8 @@ import (
 	"gorm.io/driver/mysql"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+
+	"github.com/ferricbm/ferric/pkg/tlsfiles"
 )
 
 // Dialect names returned by (*Store).Dialect.
@@ -154,6 +156,9 @@ func openMySQL(connection string, pool Pool) (*Store, error) {
 	cfg.InterpolateParams = true
 
 	maxOpen, maxIdle, lifetime := pool.MaxSize+pool.MaxOverflow, pool.MaxSize, pool.RecycleTime
+	// ssl_ca, ssl_cert and ssl_key are PyMySQL's names, which Ironic's
+	// connection URLs carry.
+	var sslCA, sslCert, sslKey string
 	for key, vals := range u.Query() {
 		v := vals[len(vals)-1]
 		switch key {
@@ -173,12 +178,26 @@ func openMySQL(connection string, pool Pool) (*Store, error) {
 			if cfg.Timeout, err = time.ParseDuration(v); err != nil {
 				return nil, fmt.Errorf("open database: bad timeout %q", v)
 			}
+		case "ssl_ca":
+			sslCA = v
+		case "ssl_cert":
+			sslCert = v
+		case "ssl_key":
+			sslKey = v
 		default:
 			return nil, fmt.Errorf("open database: unknown mysql connection parameter %q", key)
 		}
 	}
 	if maxOpen < 1 {
 		return nil, fmt.Errorf("open database: pool of %d connections", maxOpen)
+	}
+	// Any of them makes every connection TLS, verified against ssl_ca (or
+	// the system's roots) and the host name of the URL: never a silent
+	// fallback to plain text.
+	if sslCA != "" || sslCert != "" || sslKey != "" {
+		if cfg.TLS, err = tlsfiles.Client(sslCA, sslCert, sslKey); err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
 	}
 	if maxIdle > maxOpen {
 		maxIdle = maxOpen

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
@@ -63,13 +64,24 @@ var connectionSeq atomic.Int64
 // (driver_info, agent tokens, config drives), which must not reach the
 // broker's disk, and a call outliving a broker restart has nobody waiting
 // for its reply anyway. Casts, which carry node ids only, are persistent.
-func NewAMQP(url string, log logrus.FieldLogger) (Transport, error) {
+func NewAMQP(url string, log logrus.FieldLogger, opts ...AMQPOption) (Transport, error) {
 	if log == nil {
 		log = logging.Discard()
+	}
+	var o amqpOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.tls != nil {
+		var err error
+		if url, err = tlsURL(url); err != nil {
+			return nil, err
+		}
 	}
 	host, _ := os.Hostname()
 	t := &amqpTransport{
 		url:       url,
+		tls:       o.tls,
 		name:      fmt.Sprintf("ferric-rpc %s pid %d #%d", host, os.Getpid(), connectionSeq.Add(1)),
 		log:       log.WithField("component", "rpc-amqp"),
 		ready:     make(chan struct{}),
@@ -86,8 +98,33 @@ func NewAMQP(url string, log logrus.FieldLogger) (Transport, error) {
 	return t, nil
 }
 
+// AMQPOption adjusts how NewAMQP connects.
+type AMQPOption func(*amqpOptions)
+
+type amqpOptions struct{ tls *tls.Config }
+
+// WithTLS connects over TLS with cfg (its CA bundle and client key pair):
+// an amqps:// URL uses it, and an amqp:// URL is taken as TLS to the same
+// host and port, as oslo.messaging's ssl option does.
+func WithTLS(cfg *tls.Config) AMQPOption {
+	return func(o *amqpOptions) { o.tls = cfg }
+}
+
+// tlsURL turns an amqp:// URL into the amqps:// URL of the same host and
+// port.
+func tlsURL(s string) (string, error) {
+	u, err := amqp.ParseURI(s)
+	if err != nil {
+		// The parse error may repeat the URL, password included.
+		return "", errors.New("rpc: malformed AMQP URL")
+	}
+	u.Scheme = "amqps"
+	return u.String(), nil
+}
+
 type amqpTransport struct {
 	url  string
+	tls  *tls.Config
 	name string
 	log  logrus.FieldLogger
 
@@ -143,6 +180,8 @@ func (t *amqpTransport) connect() (*session, error) {
 		Heartbeat:  heartbeat,
 		Locale:     "en_US",
 		Dial:       amqp.DefaultDial(dialTimeout),
+		// Nil for amqps:// means the system's roots, as amqp091 does.
+		TLSClientConfig: t.tls,
 	})
 	if err != nil {
 		return nil, err

@@ -272,6 +272,58 @@ var _ = Describe("the ferric chart", func() {
 		Expect(np.Spec.Ingress).To(BeEmpty())
 	})
 
+	It("mounts TLS Secrets as directories and sets the TLS options pkg/config knows", func() {
+		m := mustRender("ha", map[string]any{"tls": map[string]any{
+			"apiSecret": "api-tls", "bootServerSecret": "boot-tls",
+			"rabbitmqSecret": "rabbitmq-tls", "rabbitmqClientCertificate": true, "databaseSecret": "db-tls",
+		}})
+		confFile := writeFile(GinkgoT().TempDir(), "ferric.conf", one[corev1.ConfigMap](m, release+"-ferric").Data["ferric.conf"])
+		pods := podSpecs(m)
+		load := func(name string) (config.Config, corev1.PodSpec, corev1.Container) {
+			pod := pods[name]
+			c := pod.Containers[0]
+			cfg, err := config.Load(confFile, environ(m, name+"-0", c))
+			Expect(err).NotTo(HaveOccurred(), name)
+			// A subPath mount would never see a renewed certificate.
+			for _, vm := range c.VolumeMounts {
+				if strings.HasPrefix(vm.MountPath, "/etc/ferric/tls/") {
+					Expect(vm.SubPath).To(BeEmpty(), vm.Name)
+				}
+			}
+			return cfg, pod, c
+		}
+
+		cfg, pod, c := load(api)
+		Expect(cfg.API.EnableSSLAPI).To(BeTrue())
+		for _, f := range []string{cfg.SSL.CertFile, cfg.SSL.KeyFile} {
+			Expect(mountedFile(pod, c, f)).To(BeTrue(), f)
+		}
+		Expect(c.ReadinessProbe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTPS))
+		Expect(c.LivenessProbe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTPS))
+
+		cfg, pod, c = load(conductor)
+		Expect(cfg.Deploy.HTTPURL).To(Equal("https://10.1.2.3:8080"))
+		Expect(cfg.API.EnableSSLAPI).To(BeFalse(), "the conductor does not serve the API")
+		for _, f := range []string{cfg.Deploy.HTTPCertFile, cfg.Deploy.HTTPKeyFile} {
+			Expect(mountedFile(pod, c, f)).To(BeTrue(), f)
+		}
+
+		for _, name := range []string{api, conductor} {
+			cfg, pod, c = load(name)
+			Expect(cfg.AMQPTLS()).To(BeTrue(), name)
+			om := cfg.OsloMessagingRabbit
+			for _, f := range []string{om.SSLCAFile, om.SSLCertFile, om.SSLKeyFile} {
+				Expect(mountedFile(pod, c, f)).To(BeTrue(), "%s: %s", name, f)
+			}
+		}
+		for _, name := range []string{api, conductor, release + "-ferric-dbsync"} {
+			Expect(mountedFile(pods[name], pods[name].Containers[0], "/etc/ferric/tls/database/ca.crt")).To(BeTrue(), name)
+		}
+
+		_, err := render(valuesOf("default", map[string]any{"config": map[string]any{"ssl": map[string]any{"cert_file": "/x"}}}))
+		Expect(err).To(MatchError(ContainSubstring("config.ssl.cert_file is set by the chart")))
+	})
+
 	It("passes secret options as FERRIC_ variables pkg/config knows", func() {
 		m := mustRender("ha", nil)
 		s := one[corev1.Secret](m, release+"-ferric-config")

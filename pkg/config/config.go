@@ -6,6 +6,7 @@ package config
 
 import (
 	"os"
+	"strings"
 	"time"
 )
 
@@ -15,19 +16,23 @@ import (
 // file and validation all work from these tags, so adding an option is
 // adding one field (plus its default and any validation rule).
 type Config struct {
-	Default   Default
-	API       API
-	Database  Database
-	RPC       RPC
-	Conductor Conductor
-	IPMI      IPMI
-	Deploy    Deploy
-	PXE       PXE
-	ISCSI     ISCSI
-	Agent     Agent
-	Glance    Glance
-	ILO       ILO
-	Swift     Swift
+	Default  Default
+	API      API
+	SSL      SSL
+	Database Database
+	RPC      RPC
+	// OsloMessagingRabbit carries oslo.messaging's section name for the
+	// broker connection's TLS options.
+	OsloMessagingRabbit OsloMessagingRabbit
+	Conductor           Conductor
+	IPMI                IPMI
+	Deploy              Deploy
+	PXE                 PXE
+	ISCSI               ISCSI
+	Agent               Agent
+	Glance              Glance
+	ILO                 ILO
+	Swift               Swift
 	// KeystoneAuthtoken and OsloPolicy carry Ironic's section names
 	// (keystonemiddleware's and oslo.policy's).
 	KeystoneAuthtoken KeystoneAuthtoken
@@ -69,11 +74,18 @@ type API struct {
 	WriteTimeout  time.Duration `ini:"api.write_timeout" help:"Longest time from the end of a request's headers to the end of its response; must exceed [rpc] response_timeout, which a request may wait for a conductor. 0: no limit."`
 	IdleTimeout   time.Duration `ini:"api.idle_timeout" help:"How long a kept-alive connection may wait for its next request. 0: the read_timeout."`
 	MaxHeaderSize int           `ini:"api.max_header_size" help:"Largest accepted request line and headers, in bytes; larger ones are answered 431."`
+	EnableSSLAPI  bool          `ini:"api.enable_ssl_api" help:"Serve the API over HTTPS with the certificate and key of [ssl] cert_file and key_file, which are read again whenever they change."`
+}
+
+// SSL is the API server's certificate, in oslo.service's section.
+type SSL struct {
+	CertFile string `ini:"ssl.cert_file" help:"PEM certificate (chain) the API presents with [api] enable_ssl_api; replacing the file takes effect at the next connection, no restart needed."`
+	KeyFile  string `ini:"ssl.key_file" help:"PEM private key of cert_file."`
 }
 
 type Database struct {
 	// Connection is "sqlite://<path>" or "mysql://user:pass@host:port/db".
-	Connection string `ini:"database.connection" help:"sqlite://<path> or mysql://user:pass@host:port/dbname[?timeout=10s]; query parameters max_open_conns, max_idle_conns and conn_max_lifetime override the pool options below."`
+	Connection string `ini:"database.connection" help:"sqlite://<path> or mysql://user:pass@host:port/dbname[?timeout=10s]; query parameters max_open_conns, max_idle_conns and conn_max_lifetime override the pool options below; ssl_ca=<PEM CA file> (and ssl_cert, ssl_key for a client certificate) make every connection TLS, the server's certificate verified against the CA and the URL's host."`
 	// Each process holds its own pool: replicas × (max_pool_size +
 	// max_overflow) must stay below the server's max_connections
 	// (docs/scale.md).
@@ -88,6 +100,14 @@ type RPC struct {
 	Transport       string        `ini:"rpc.transport" help:"inprocess (API and conductor in one process) or amqp."`
 	AMQPURL         string        `ini:"rpc.amqp_url" help:"RabbitMQ URL used by the amqp transport."`
 	ResponseTimeout time.Duration `ini:"rpc.response_timeout" help:"How long an RPC call waits for its reply."`
+}
+
+// OsloMessagingRabbit holds the TLS options of the RabbitMQ connection.
+type OsloMessagingRabbit struct {
+	SSL         bool   `ini:"oslo_messaging_rabbit.ssl" help:"Connect to RabbitMQ over TLS even though [rpc] amqp_url says amqp:// (same host and port); an amqps:// URL always does."`
+	SSLCAFile   string `ini:"oslo_messaging_rabbit.ssl_ca_file" help:"PEM CA bundle that verifies the broker's certificate; empty: the system's roots."`
+	SSLCertFile string `ini:"oslo_messaging_rabbit.ssl_cert_file" help:"PEM client certificate presented to a broker that asks for one; needs ssl_key_file."`
+	SSLKeyFile  string `ini:"oslo_messaging_rabbit.ssl_key_file" help:"PEM private key of ssl_cert_file."`
 }
 
 type Conductor struct {
@@ -159,6 +179,10 @@ type Deploy struct {
 	HTTPWriteTimeout  time.Duration `ini:"deploy.http_write_timeout" help:"Longest time the boot file server waits for a client to take each piece of a response; a download making progress is never cut, however long it takes. 0: no limit."`
 	HTTPIdleTimeout   time.Duration `ini:"deploy.http_idle_timeout" help:"How long the boot file server keeps an idle kept-alive connection. 0: the http_read_timeout."`
 	HTTPMaxHeaderSize int           `ini:"deploy.http_max_header_size" help:"Largest request line and headers the boot file server accepts, in bytes; larger ones are answered 431."`
+	// The boot file server speaks TLS exactly when http_url is https://,
+	// so the URLs it hands out always match what it serves.
+	HTTPCertFile string `ini:"deploy.http_cert_file" help:"PEM certificate (chain) of the boot file server, required when http_url is https://; replacing the file takes effect at the next connection. BMCs fetching virtual media and ramdisks fetching images must trust its CA."`
+	HTTPKeyFile  string `ini:"deploy.http_key_file" help:"PEM private key of http_cert_file."`
 }
 
 // Agent holds options of the agent ramdisk.
@@ -399,4 +423,10 @@ func (c Config) EraseDevicesPriority() (priority *int, deprecated string) {
 	}
 	return c.Agent.AgentEraseDevicesPriority,
 		"[agent] agent_erase_devices_priority is deprecated: set [deploy] erase_devices_priority instead"
+}
+
+// AMQPTLS reports whether the broker connection is to use TLS: an
+// amqps:// [rpc] amqp_url, or [oslo_messaging_rabbit] ssl.
+func (c Config) AMQPTLS() bool {
+	return c.OsloMessagingRabbit.SSL || strings.HasPrefix(c.RPC.AMQPURL, "amqps://")
 }

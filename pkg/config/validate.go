@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
@@ -125,6 +127,11 @@ func (c Config) Validate() error {
 		bad("deploy", "http_max_header_size", "must be positive")
 	}
 
+	if a.EnableSSLAPI && (c.SSL.CertFile == "" || c.SSL.KeyFile == "") {
+		bad("ssl", "cert_file", "cert_file and key_file are required when [api] enable_ssl_api is true")
+	}
+	checkPair(bad, "ssl", "cert_file", "key_file", c.SSL.CertFile, c.SSL.KeyFile)
+
 	db := c.Database
 	if !strings.HasPrefix(db.Connection, "sqlite://") && !strings.HasPrefix(db.Connection, "mysql://") {
 		bad("database", "connection", "must start with sqlite:// or mysql://")
@@ -154,6 +161,14 @@ func (c Config) Validate() error {
 	}
 	if r.ResponseTimeout <= 0 {
 		bad("rpc", "response_timeout", "must be positive")
+	}
+	om := c.OsloMessagingRabbit
+	checkPair(bad, "oslo_messaging_rabbit", "ssl_cert_file", "ssl_key_file", om.SSLCertFile, om.SSLKeyFile)
+	checkCA(bad, "oslo_messaging_rabbit", "ssl_ca_file", om.SSLCAFile)
+	// Files given for a plain connection would be ignored, leaving the
+	// operator believing the broker traffic is encrypted.
+	if r.Transport == "amqp" && !c.AMQPTLS() && om.SSLCAFile+om.SSLCertFile+om.SSLKeyFile != "" {
+		bad("oslo_messaging_rabbit", "ssl", "ssl_ca_file, ssl_cert_file and ssl_key_file need a TLS connection: set ssl = true or use an amqps:// [rpc] amqp_url")
 	}
 
 	k := c.Conductor
@@ -230,6 +245,14 @@ func (c Config) Validate() error {
 			bad("deploy", "http_url", "%q is not an http(s) URL", dp.HTTPURL)
 		}
 	}
+	httpsURL := strings.HasPrefix(dp.HTTPURL, "https://")
+	switch {
+	case httpsURL && (dp.HTTPCertFile == "" || dp.HTTPKeyFile == ""):
+		bad("deploy", "http_cert_file", "http_cert_file and http_key_file are required when http_url is https://")
+	case !httpsURL && (dp.HTTPCertFile != "" || dp.HTTPKeyFile != ""):
+		bad("deploy", "http_cert_file", "http_cert_file and http_key_file are used only when http_url is https://, and it is %q", dp.HTTPURL)
+	}
+	checkPair(bad, "deploy", "http_cert_file", "http_key_file", dp.HTTPCertFile, dp.HTTPKeyFile)
 	if dp.DefaultBootOption != "local" && dp.DefaultBootOption != "netboot" {
 		bad("deploy", "default_boot_option", "%q is not one of local, netboot", dp.DefaultBootOption)
 	}
@@ -347,4 +370,35 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(problems...)
+}
+
+// checkPair reports a certificate given without its key or the other way
+// round, and files that are not a readable, matching pair.
+func checkPair(bad func(section, option, format string, args ...any), section, certOption, keyOption, certFile, keyFile string) {
+	switch {
+	case certFile == "" && keyFile == "":
+	case certFile == "":
+		bad(section, certOption, "required when %s is set", keyOption)
+	case keyFile == "":
+		bad(section, keyOption, "required when %s is set", certOption)
+	default:
+		if _, err := tls.LoadX509KeyPair(certFile, keyFile); err != nil {
+			bad(section, certOption, "not a usable certificate and key (%s, %s): %v", certFile, keyFile, err)
+		}
+	}
+}
+
+// checkCA reports a CA file that is unreadable or holds no certificate.
+func checkCA(bad func(section, option, format string, args ...any), section, option, caFile string) {
+	if caFile == "" {
+		return
+	}
+	data, err := os.ReadFile(caFile)
+	if err != nil {
+		bad(section, option, "%v", err)
+		return
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(data) {
+		bad(section, option, "%s holds no PEM certificate", caFile)
+	}
 }

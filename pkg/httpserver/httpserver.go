@@ -5,6 +5,7 @@
 package httpserver
 
 import (
+	"net"
 	"net/http"
 	"time"
 )
@@ -43,6 +44,16 @@ func New(h http.Handler, l Limits) *http.Server {
 		srv.WriteTimeout = l.WriteTimeout
 	}
 	return srv
+}
+
+// Serve serves srv on l, over TLS when srv.TLSConfig is set (its
+// certificate comes from the configuration, as tlsfiles.ServerCert gives
+// it, so no files are named here).
+func Serve(srv *http.Server, l net.Listener) error {
+	if srv.TLSConfig != nil {
+		return srv.ServeTLS(l, "", "")
+	}
+	return srv.Serve(l)
 }
 
 // perWrite moves the connection's write deadline d ahead before every

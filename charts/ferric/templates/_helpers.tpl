@@ -51,7 +51,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- if not (or .Values.rabbitmq.url .Values.rabbitmq.existingSecret) -}}
 {{- fail "rabbitmq.url or rabbitmq.existingSecret is required: the API and the conductors talk over RabbitMQ" -}}
 {{- end -}}
-{{- $owned := dict "DEFAULT" (list "host") "api" (list "host_ip" "port") "rpc" (list "transport" "amqp_url") "database" (list "connection") "deploy" (list "http_url") -}}
+{{- $owned := dict "DEFAULT" (list "host") "api" (list "host_ip" "port" "enable_ssl_api") "rpc" (list "transport" "amqp_url") "database" (list "connection") "deploy" (list "http_url" "http_cert_file" "http_key_file") "ssl" (list "cert_file" "key_file") "oslo_messaging_rabbit" (list "ssl" "ssl_ca_file" "ssl_cert_file" "ssl_key_file") -}}
 {{- range $section, $names := $owned -}}
 {{- range $name := $names -}}
 {{- if hasKey (index $.Values.config $section | default dict) $name -}}
@@ -75,6 +75,49 @@ app.kubernetes.io/component: {{ .component }}
     secretKeyRef:
       name: {{ include "ferric.rabbitmqSecret" . }}
       key: {{ .Values.rabbitmq.existingSecretKey }}
+{{- end -}}
+
+{{/* ferric.tlsEnv: the broker's TLS options, for the API and the conductors. */}}
+{{- define "ferric.tlsEnv" -}}
+{{- if .Values.tls.rabbitmqSecret }}
+- name: FERRIC_OSLO_MESSAGING_RABBIT_SSL
+  value: "true"
+- name: FERRIC_OSLO_MESSAGING_RABBIT_SSL_CA_FILE
+  value: /etc/ferric/tls/rabbitmq/ca.crt
+{{- if .Values.tls.rabbitmqClientCertificate }}
+- name: FERRIC_OSLO_MESSAGING_RABBIT_SSL_CERT_FILE
+  value: /etc/ferric/tls/rabbitmq/tls.crt
+- name: FERRIC_OSLO_MESSAGING_RABBIT_SSL_KEY_FILE
+  value: /etc/ferric/tls/rabbitmq/tls.key
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* ferric.tlsMounts and ferric.tlsVolumes: the broker's and the database's CA Secrets, as directories. */}}
+{{- define "ferric.tlsMounts" -}}
+{{- if .Values.tls.rabbitmqSecret }}
+- name: tls-rabbitmq
+  mountPath: /etc/ferric/tls/rabbitmq
+  readOnly: true
+{{- end }}
+{{- if .Values.tls.databaseSecret }}
+- name: tls-database
+  mountPath: /etc/ferric/tls/database
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{- define "ferric.tlsVolumes" -}}
+{{- if .Values.tls.rabbitmqSecret }}
+- name: tls-rabbitmq
+  secret:
+    secretName: {{ .Values.tls.rabbitmqSecret }}
+{{- end }}
+{{- if .Values.tls.databaseSecret }}
+- name: tls-database
+  secret:
+    secretName: {{ .Values.tls.databaseSecret }}
+{{- end }}
 {{- end -}}
 
 {{- define "ferric.envFrom" -}}

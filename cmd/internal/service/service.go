@@ -26,6 +26,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/httpserver"
 	"github.com/ferricbm/ferric/pkg/logging"
+	"github.com/ferricbm/ferric/pkg/tlsfiles"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -162,7 +163,16 @@ func newTransport(cfg config.Config, log *logrus.Logger) (rpc.Transport, error) 
 	case "inprocess":
 		return rpc.NewInProcess(), nil
 	case "amqp":
-		t, err := rpc.NewAMQP(cfg.RPC.AMQPURL, log)
+		var opts []rpc.AMQPOption
+		if cfg.AMQPTLS() {
+			om := cfg.OsloMessagingRabbit
+			tc, err := tlsfiles.Client(om.SSLCAFile, om.SSLCertFile, om.SSLKeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("[oslo_messaging_rabbit] TLS files: %w", err)
+			}
+			opts = append(opts, rpc.WithTLS(tc))
+		}
+		t, err := rpc.NewAMQP(cfg.RPC.AMQPURL, log, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("connect to %s: %w", RedactURL(cfg.RPC.AMQPURL), err)
 		}
@@ -195,9 +205,15 @@ func tuneGC(role Role, gogc string) (int, bool) {
 // the API server fails), then stops them gracefully: the API first so no
 // new work arrives, then the conductor, which finishes its workers and
 // releases its locks. getenv reads GOGC.
-func Run(role Role, cfg config.Config, log *logrus.Logger, getenv func(string) string) (runErr error) {
+func Run(role Role, cfg config.Config, log *logrus.Logger, getenv func(string) string) error {
 	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stopSignals()
+	return run(ctx, stopSignals, role, cfg, log, getenv)
+}
+
+// run is Run until ctx ends; stopSignals lets a second signal end the
+// process during the graceful stop.
+func run(ctx context.Context, stopSignals func(), role Role, cfg config.Config, log *logrus.Logger, getenv func(string) string) (runErr error) {
 	if pct, ok := tuneGC(role, getenv("GOGC")); ok {
 		log.Infof("garbage collector target %d%% (GOGC unset)", pct)
 	}
@@ -241,6 +257,15 @@ func Run(role Role, cfg config.Config, log *logrus.Logger, getenv func(string) s
 		if err != nil {
 			return fmt.Errorf("build API service: %w", err)
 		}
+		httpSrv := apiServer(srv.Handler(), cfg.API)
+		scheme := "http"
+		if cfg.API.EnableSSLAPI {
+			cert, err := tlsfiles.NewServerCert(cfg.SSL.CertFile, cfg.SSL.KeyFile, log)
+			if err != nil {
+				return fmt.Errorf("API certificate [ssl] cert_file, key_file: %w", err)
+			}
+			httpSrv.TLSConfig, scheme = cert.Config(), "https"
+		}
 		// Binding here rather than in the server's Start makes a bad or
 		// busy address fail the start at once.
 		addr := listenAddr(cfg)
@@ -248,9 +273,8 @@ func Run(role Role, cfg config.Config, log *logrus.Logger, getenv func(string) s
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", addr, err)
 		}
-		httpSrv := apiServer(srv.Handler(), cfg.API)
-		go func() { apiErr <- httpSrv.Serve(ln) }()
-		log.Infof("API listening on http://%s", addr)
+		go func() { apiErr <- httpserver.Serve(httpSrv, ln) }()
+		log.Infof("API listening on %s://%s", scheme, addr)
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 			defer cancel()

@@ -7,6 +7,7 @@ package pxe
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/httpserver"
 	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/tlsfiles"
 )
 
 // Name is the interface's name.
@@ -70,6 +72,9 @@ type Options struct {
 	MaxFileSize int64
 	// Server bounds the boot file server's connections.
 	Server httpserver.Limits
+	// CertFile and KeyFile are the server's key pair when HTTPURL is
+	// https://, read again whenever they change.
+	CertFile, KeyFile string
 	// Media publishes virtual media in <HTTPRoot>/vmedia: the server hands
 	// that path to it (signed, expiring URLs) and runs its reaper. Without
 	// it the path is refused, so the folder is never served unsigned.
@@ -93,7 +98,9 @@ func OptionsFrom(cfg config.Config, log logrus.FieldLogger) Options {
 		MaxFileSize:       cfg.PXE.MaxBootFileSize << 20,
 		Server: httpserver.Limits{ReadTimeout: cfg.Deploy.HTTPReadTimeout, WriteTimeout: cfg.Deploy.HTTPWriteTimeout,
 			PerWrite: true, IdleTimeout: cfg.Deploy.HTTPIdleTimeout, MaxHeaderBytes: cfg.Deploy.HTTPMaxHeaderSize},
-		Log: log,
+		CertFile: cfg.Deploy.HTTPCertFile,
+		KeyFile:  cfg.Deploy.HTTPKeyFile,
+		Log:      log,
 	}
 }
 
@@ -582,6 +589,16 @@ func (b *Boot) StartService(ctx context.Context) error {
 		}
 		addr = net.JoinHostPort(u.Hostname(), port)
 	}
+	// The URLs handed out (iPXE scripts, virtual media) start with
+	// http_url, so its scheme decides what the server speaks.
+	var tlsConfig *tls.Config
+	if u.Scheme == "https" {
+		cert, err := tlsfiles.NewServerCert(b.opts.CertFile, b.opts.KeyFile, b.log)
+		if err != nil {
+			return fmt.Errorf("pxe: boot file server [deploy] http_cert_file, http_key_file: %w", err)
+		}
+		tlsConfig = cert.Config()
+	}
 	if err := os.MkdirAll(b.opts.HTTPRoot, dirMode); err != nil {
 		return fmt.Errorf("pxe: %w", err)
 	}
@@ -605,9 +622,10 @@ func (b *Boot) StartService(ctx context.Context) error {
 		h = http.StripPrefix(prefix, h)
 	}
 	b.srv = httpserver.New(h, b.opts.Server)
+	b.srv.TLSConfig = tlsConfig
 	srv := b.srv
 	go func() {
-		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := httpserver.Serve(srv, l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			b.log.WithError(err).Error("Boot file server stopped")
 		}
 	}()
