@@ -31,7 +31,7 @@ var (
 
 func keystoneConfig(url string) func(*config.Config) {
 	return func(c *config.Config) {
-		c.API.AuthStrategy = "keystone"
+		c.Default.AuthStrategy = "keystone"
 		c.KeystoneAuthtoken.AuthURL = url
 		c.KeystoneAuthtoken.WWWAuthenticateURI = "https://keystone.example.com/identity"
 		c.KeystoneAuthtoken.Username = ksService.Name
