@@ -28,7 +28,7 @@ var _ = Describe("health probes", func() {
 	// the caller's cleanups) and GETs path without credentials.
 	probe := func(store *db.Store, transport rpc.Transport, path string) (int, map[string]any) {
 		cfg := config.Defaults()
-		cfg.API.AuthStrategy = "http_basic"
+		cfg.Default.AuthStrategy = "http_basic"
 		// With credentials required, the probes must still pass without.
 		hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
 		Expect(err).NotTo(HaveOccurred())

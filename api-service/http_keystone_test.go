@@ -31,7 +31,7 @@ var (
 
 func keystoneConfig(url string) func(*config.Config) {
 	return func(c *config.Config) {
-		c.API.AuthStrategy = "keystone"
+		c.Default.AuthStrategy = "keystone"
 		c.KeystoneAuthtoken.AuthURL = url
 		c.KeystoneAuthtoken.WWWAuthenticateURI = "https://keystone.example.com/identity"
 		c.KeystoneAuthtoken.Username = ksService.Name
@@ -154,9 +154,77 @@ var _ = Describe("Keystone authentication and policy", func() {
 		Expect(asAdmin(http.MethodDelete, "/v1/nodes/"+uuid, "").status).To(Equal(http.StatusNoContent))
 	})
 
-	It("wants a system-scoped token: a project-scoped admin is refused", func() {
-		projectAdmin := as(token(ksAdmin, false))
-		expectForbidden(projectAdmin(http.MethodGet, "/v1/nodes", ""), "baremetal:node:list")
+	It("lets a project-scoped token see and change only the nodes its project owns or leases", func() {
+		tenant := func(name, project, role string) func(method, path, body string) response {
+			u := keystonetest.User{Name: name, Domain: "Default", Password: name + "-pw", Project: project, ProjectDomain: "Default", Roles: []string{role}}
+			ks.AddUser(u)
+			return as(token(u, false))
+		}
+		ownerMember, ownerReader := tenant("dave", "tenant-a", "member"), tenant("dora", "tenant-a", "reader")
+		lesseeMember, otherAdmin := tenant("erin", "tenant-b", "member"), tenant("frank", "tenant-c", "admin")
+		a, b := keystonetest.ProjectID("tenant-a"), keystonetest.ProjectID("tenant-b")
+		// The API's microversion does not take owner and lessee yet:
+		// they are set as an operator's tool would, in the database.
+		node := func(owner, lessee string) string {
+			GinkgoHelper()
+			r := asAdmin(http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware"}`)
+			Expect(r.status).To(Equal(http.StatusCreated), string(r.raw))
+			n, err := e.store.GetNode(context.Background(), r.json()["uuid"].(string))
+			Expect(err).NotTo(HaveOccurred())
+			n.Owner, n.Lessee = &owner, &lessee
+			Expect(e.store.SaveNode(context.Background(), n)).To(Succeed())
+			return n.UUID
+		}
+		mine, shared, others := node(a, ""), node(a, b), node(keystonetest.ProjectID("tenant-x"), "")
+		listed := func(call func(method, path, body string) response, path string) []string {
+			GinkgoHelper()
+			r := call(http.MethodGet, path, "")
+			Expect(r.status).To(Equal(http.StatusOK), string(r.raw))
+			var uuids []string
+			for _, n := range r.json()["nodes"].([]any) {
+				uuids = append(uuids, n.(map[string]any)["uuid"].(string))
+			}
+			return uuids
+		}
+
+		By("lists show the project's nodes only; system readers see all")
+		for _, path := range []string{"/v1/nodes", "/v1/nodes/detail"} {
+			Expect(listed(ownerReader, path)).To(ConsistOf(mine, shared), path)
+			Expect(listed(lesseeMember, path)).To(ConsistOf(shared), path)
+			Expect(listed(otherAdmin, path)).To(BeEmpty(), path)
+			Expect(listed(asRd, path)).To(ConsistOf(mine, shared, others), path)
+		}
+
+		By("another project's node is not found, on reads and writes alike")
+		for _, r := range []response{ownerReader(http.MethodGet, "/v1/nodes/"+others, ""),
+			lesseeMember(http.MethodGet, "/v1/nodes/"+mine, ""),
+			otherAdmin(http.MethodPatch, "/v1/nodes/"+shared, `[{"op": "add", "path": "/extra/a", "value": "b"}]`),
+			otherAdmin(http.MethodDelete, "/v1/nodes/"+mine, "")} {
+			Expect(r.status).To(Equal(http.StatusNotFound), string(r.raw))
+			Expect(r.fault()["faultstring"]).To(MatchRegexp(`^Node .* could not be found\.$`))
+		}
+		Expect(ownerReader(http.MethodGet, "/v1/nodes/"+shared, "").status).To(Equal(http.StatusOK))
+		Expect(lesseeMember(http.MethodGet, "/v1/nodes/"+shared+"/states", "").status).To(Equal(http.StatusOK))
+
+		By("the owner's member changes its node, but not driver_info, nor by deleting it")
+		Expect(ownerMember(http.MethodPatch, "/v1/nodes/"+mine, `[{"op": "add", "path": "/extra/a", "value": "b"}]`).status).To(Equal(http.StatusOK))
+		Expect(ownerMember(http.MethodPut, "/v1/nodes/"+shared+"/maintenance", `{"reason": "r"}`).status).To(Equal(http.StatusAccepted))
+		Expect(ownerMember(http.MethodPut, "/v1/nodes/"+mine+"/traits/CUSTOM_A", "").status).To(Equal(http.StatusNoContent))
+		expectForbidden(ownerMember(http.MethodPatch, "/v1/nodes/"+mine, `[{"op": "add", "path": "/driver_info/ipmi_address", "value": "10.0.0.9"}]`),
+			"baremetal:node:update:driver_info")
+		expectForbidden(ownerMember(http.MethodDelete, "/v1/nodes/"+mine, ""), "baremetal:node:delete")
+		expectForbidden(ownerReader(http.MethodPatch, "/v1/nodes/"+mine, `[{"op": "add", "path": "/extra/c", "value": "d"}]`),
+			"baremetal:node:update")
+		n := asAdmin(http.MethodGet, "/v1/nodes/"+mine, "").json()
+		Expect(n["driver_info"]).To(BeEmpty())
+		Expect(n["extra"]).To(Equal(map[string]any{"a": "b"}))
+
+		By("the lessee's member changes the node, but may not provision it or set its traits")
+		expectForbidden(lesseeMember(http.MethodPut, "/v1/nodes/"+shared+"/states/provision", `{"target": "manage"}`),
+			"baremetal:node:set_provision_state")
+		expectForbidden(lesseeMember(http.MethodPut, "/v1/nodes/"+shared+"/traits/CUSTOM_A", ""), "baremetal:node:traits:set")
+		Expect(lesseeMember(http.MethodPatch, "/v1/nodes/"+shared, `[{"op": "add", "path": "/extra/l", "value": "m"}]`).status).To(Equal(http.StatusOK))
+		Expect(asAdmin(http.MethodGet, "/v1/nodes/"+shared, "").json()["traits"]).To(BeEmpty())
 	})
 
 	It("keeps discovery and the ramdisk's endpoints open", func() {

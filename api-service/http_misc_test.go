@@ -25,7 +25,7 @@ var _ = Describe("http_basic authentication", func() {
 		file := filepath.Join(GinkgoT().TempDir(), "htpasswd")
 		Expect(os.WriteFile(file, []byte("operator:"+string(hash)+"\n"), 0o600)).To(Succeed())
 		e = sqliteEnv(func(c *config.Config) {
-			c.API.AuthStrategy = "http_basic"
+			c.Default.AuthStrategy = "http_basic"
 			c.API.HTTPBasicAuthUserFile = file
 		})
 	})

@@ -30,7 +30,10 @@ const (
 
 	keyRequestID = "ferric.request_id"
 	// keyCredentials holds the *policy.Credentials of the request.
-	keyCredentials     = "ferric.credentials"
+	keyCredentials = "ferric.credentials"
+	// keyPolicyTarget holds the policy.Target of a project-scoped
+	// request on a node.
+	keyPolicyTarget    = "ferric.policy_target"
 	keyRamdiskCallback = "ferric.ramdisk_callback"
 	keyUser            = "ferric.user"
 	keyVersion         = "ferric.version"
@@ -188,7 +191,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				s.log.WithField("request_id", c.Get(keyRequestID)).WithError(err).Warn("token validation failed")
 				return errs.New(errs.KindTemporaryFailure, "The Keystone service is temporarily unavailable.")
 			}
-			c.Set(keyCredentials, &policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope})
+			c.Set(keyCredentials, &policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope, ProjectID: id.ProjectID})
 			return next(c)
 		}
 		user, msg, ok := s.users.Authenticate(r.Header.Get("Authorization"))
@@ -216,6 +219,9 @@ func (s *Server) rule(name string) echo.MiddlewareFunc {
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
+			if err := s.nodeTarget(c); err != nil {
+				return err
+			}
 			if err := s.authorize(c, name); err != nil {
 				return err
 			}
@@ -224,17 +230,63 @@ func (s *Server) rule(name string) echo.MiddlewareFunc {
 	}
 }
 
+// nodeTarget makes the node a route names the policy target of a
+// project-scoped token: its owner and lessee, which the project rules
+// compare with the token's project. A node the project may not even read
+// is not found, as in Ironic, so that other projects' nodes stay unseen.
+// System-scoped credentials need no target.
+func (s *Server) nodeTarget(c echo.Context) error {
+	id, creds := c.Param("node"), credentials(c)
+	if id == "" || creds.ProjectID == "" || c.Get(keyRamdiskCallback) != nil {
+		return nil
+	}
+	n, err := s.findNode(c, id)
+	if err != nil {
+		return err
+	}
+	t := policy.Target{}
+	if n.Owner != nil {
+		t["node.owner"] = *n.Owner
+	}
+	if n.Lessee != nil {
+		t["node.lessee"] = *n.Lessee
+	}
+	if !s.policy.Allowed("baremetal:node:get", creds, t) {
+		return errs.NodeNotFound(id)
+	}
+	c.Set(keyPolicyTarget, t)
+	return nil
+}
+
 // authorize checks the request's credentials against a rule, for rules
 // that depend on more than the route (a PATCH of a node's driver_info).
 func (s *Server) authorize(c echo.Context, rule string) error {
 	if c.Get(keyRamdiskCallback) != nil {
 		return nil
 	}
-	creds, ok := c.Get(keyCredentials).(*policy.Credentials)
-	if !ok {
-		creds = &noCredentials
+	t, _ := c.Get(keyPolicyTarget).(policy.Target)
+	return s.policy.Authorize(rule, credentials(c), t)
+}
+
+// credentials are the request's, none when it was not authenticated.
+func credentials(c echo.Context) policy.Credentials {
+	if creds, ok := c.Get(keyCredentials).(*policy.Credentials); ok {
+		return *creds
 	}
-	return s.policy.Authorize(rule, *creds)
+	return noCredentials
+}
+
+// listProject is the project whose nodes a list shows, nil when the
+// credentials may list every node (baremetal:node:list_all).
+func (s *Server) listProject(c echo.Context) (*string, error) {
+	creds := credentials(c)
+	if s.policy.Allowed("baremetal:node:list_all", creds, nil) {
+		return nil, nil
+	}
+	if creds.ProjectID == "" {
+		return nil, s.policy.Authorize("baremetal:node:list_all", creds, nil)
+	}
+	return &creds.ProjectID, nil
 }
 
 // acceptJSON refuses requests that accept no JSON representation.

@@ -100,6 +100,9 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 			if chassisUUID != "" {
 				filter.ChassisUUID = &chassisUUID
 			}
+			if filter.Project, err = s.listProject(c); err != nil {
+				return nil, err
+			}
 			return func(page db.Page, fields, columns []string) (list.Page[model.Node], error) {
 				ctx := c.Request().Context()
 				host := q.Get("conductor")
@@ -292,9 +295,18 @@ func (s *Server) patchNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !reflect.DeepEqual(patched.DriverInfo, n.DriverInfo) {
-		if err := s.authorize(c, "baremetal:node:update:driver_info"); err != nil {
-			return err
+	for _, f := range []struct {
+		changed bool
+		rule    string
+	}{
+		{!reflect.DeepEqual(patched.DriverInfo, n.DriverInfo), "baremetal:node:update:driver_info"},
+		{!reflect.DeepEqual(patched.Owner, n.Owner), "baremetal:node:update:owner"},
+		{!reflect.DeepEqual(patched.Lessee, n.Lessee), "baremetal:node:update:lessee"},
+	} {
+		if f.changed {
+			if err := s.authorize(c, f.rule); err != nil {
+				return err
+			}
 		}
 	}
 	driverChanged := patched.Driver != n.Driver

@@ -69,7 +69,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, access: newAccessWriter(log),
 		largeBodies: make(chan struct{}, max(opts.Config.API.MaxConcurrentLargeBodies, 1))}
-	switch opts.Config.API.AuthStrategy {
+	switch opts.Config.Default.AuthStrategy {
 	case "", "noauth":
 	case "http_basic":
 		users, err := auth.LoadHtpasswd(opts.Config.API.HTTPBasicAuthUserFile)
@@ -91,7 +91,7 @@ func New(opts Options) (*Server, error) {
 		}
 		s.wwwAuthenticate = `Keystone uri="` + uri + `"`
 	default:
-		return nil, fmt.Errorf("api service: unknown auth_strategy %q", opts.Config.API.AuthStrategy)
+		return nil, fmt.Errorf("api service: unknown auth_strategy %q", opts.Config.Default.AuthStrategy)
 	}
 	var err error
 	if s.policy, err = policy.Load(opts.Config.OsloPolicy.PolicyFile); err != nil {

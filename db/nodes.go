@@ -29,7 +29,10 @@ type NodeFilter struct {
 	InstanceUUID    *string
 	Owner           *string
 	Lessee          *string
-	Fault           *string
+	// Project matches nodes it owns or leases: what a project-scoped
+	// token may list.
+	Project *string
+	Fault   *string
 	// DescriptionContains matches a substring, case-insensitively.
 	DescriptionContains *string
 	// Associated: the node has an instance_uuid.
@@ -215,6 +218,9 @@ func nodeConditions(f NodeFilter) []clause.Expression {
 	eq("instance_uuid", f.InstanceUUID)
 	eq("owner", f.Owner)
 	eq("lessee", f.Lessee)
+	if f.Project != nil {
+		out = append(out, clause.Or(clause.Eq{Column: col("owner"), Value: *f.Project}, clause.Eq{Column: col("lessee"), Value: *f.Project}))
+	}
 	eq("fault", f.Fault)
 	if f.DescriptionContains != nil {
 		out = append(out, clause.Expr{

@@ -7,32 +7,51 @@ import (
 )
 
 // Credentials are what a check looks at: the roles of the request's token
-// (lower-cased, as oslo.policy compares them) and its system scope ("all"
-// for a system-scoped token, empty otherwise).
+// (lower-cased, as oslo.policy compares them), its system scope ("all"
+// for a system-scoped token, empty otherwise) and, for a project-scoped
+// token, the project's id.
 type Credentials struct {
 	Roles       []string
 	SystemScope string
+	ProjectID   string
 }
+
+// Target is what a request acts on, as the "%(name)s" of a check names
+// it: "node.owner" and "node.lessee" for a node. An absent or empty value
+// matches no one.
+type Target map[string]string
 
 // check is one parsed check string.
 type check interface {
-	allowed(r *rules, c Credentials, depth int) bool
+	allowed(r *rules, c Credentials, t Target, depth int) bool
 }
 
 type always bool
 
-func (a always) allowed(*rules, Credentials, int) bool { return bool(a) }
+func (a always) allowed(*rules, Credentials, Target, int) bool { return bool(a) }
 
 type roleCheck string
 
-func (k roleCheck) allowed(_ *rules, c Credentials, _ int) bool {
+func (k roleCheck) allowed(_ *rules, c Credentials, _ Target, _ int) bool {
 	return slices.Contains(c.Roles, string(k))
 }
 
 type systemScopeCheck string
 
-func (k systemScopeCheck) allowed(_ *rules, c Credentials, _ int) bool {
+func (k systemScopeCheck) allowed(_ *rules, c Credentials, _ Target, _ int) bool {
 	return c.SystemScope == string(k)
+}
+
+// projectCheck is "project_id:<id>" or, with key set,
+// "project_id:%(<key>)s": the token's project is the target's.
+type projectCheck struct{ id, key string }
+
+func (k projectCheck) allowed(_ *rules, c Credentials, t Target, _ int) bool {
+	want := k.id
+	if k.key != "" {
+		want = t[k.key]
+	}
+	return c.ProjectID != "" && c.ProjectID == want
 }
 
 type ruleCheck string
@@ -41,16 +60,16 @@ type ruleCheck string
 // deep chain could reach it.
 const maxDepth = 32
 
-func (k ruleCheck) allowed(r *rules, c Credentials, depth int) bool {
-	target, ok := r.checks[string(k)]
-	return ok && depth < maxDepth && target.allowed(r, c, depth+1)
+func (k ruleCheck) allowed(r *rules, c Credentials, t Target, depth int) bool {
+	named, ok := r.checks[string(k)]
+	return ok && depth < maxDepth && named.allowed(r, c, t, depth+1)
 }
 
 type andCheck []check
 
-func (a andCheck) allowed(r *rules, c Credentials, depth int) bool {
+func (a andCheck) allowed(r *rules, c Credentials, t Target, depth int) bool {
 	for _, k := range a {
-		if !k.allowed(r, c, depth) {
+		if !k.allowed(r, c, t, depth) {
 			return false
 		}
 	}
@@ -59,9 +78,9 @@ func (a andCheck) allowed(r *rules, c Credentials, depth int) bool {
 
 type orCheck []check
 
-func (o orCheck) allowed(r *rules, c Credentials, depth int) bool {
+func (o orCheck) allowed(r *rules, c Credentials, t Target, depth int) bool {
 	for _, k := range o {
-		if k.allowed(r, c, depth) {
+		if k.allowed(r, c, t, depth) {
 			return true
 		}
 	}
@@ -70,13 +89,13 @@ func (o orCheck) allowed(r *rules, c Credentials, depth int) bool {
 
 type notCheck struct{ check }
 
-func (n notCheck) allowed(r *rules, c Credentials, depth int) bool {
-	return !n.check.allowed(r, c, depth)
+func (n notCheck) allowed(r *rules, c Credentials, t Target, depth int) bool {
+	return !n.check.allowed(r, c, t, depth)
 }
 
 // parseCheck parses oslo.policy's check language, the part Ferric's
-// credentials can answer: "role:<name>", "system_scope:all", "rule:<name>",
-// "@" (always), "!" (never), the empty string (always), combined with
+// credentials can answer: "role:<name>", "system_scope:all",
+// "project_id:<id>", "project_id:%(<target>)s", "rule:<name>", "@" (always), "!" (never), the empty string (always), combined with
 // "and", "or", "not" and parentheses; "not" binds tighter than "and",
 // which binds tighter than "or". It returns the rules referenced, for the
 // caller to resolve.
@@ -95,20 +114,24 @@ func parseCheck(text string) (check, []string, error) {
 	return k, p.refs, nil
 }
 
-// tokenize splits on blanks and parentheses, which stand alone.
+// tokenize splits on blanks and peels the parentheses off the ends of
+// each word, so that the parentheses of a "%(name)s" inside a check stay
+// in it.
 func tokenize(text string) []string {
 	var out []string
 	for _, word := range strings.Fields(text) {
-		for word != "" {
-			i := strings.IndexAny(word, "()")
-			switch {
-			case i < 0:
-				out, word = append(out, word), ""
-			case i == 0:
-				out, word = append(out, word[:1]), word[1:]
-			default:
-				out, word = append(out, word[:i]), word[i:]
-			}
+		for strings.HasPrefix(word, "(") {
+			out, word = append(out, "("), word[1:]
+		}
+		closing := 0
+		for strings.HasSuffix(word, ")") {
+			word, closing = word[:len(word)-1], closing+1
+		}
+		if word != "" {
+			out = append(out, word)
+		}
+		for range closing {
+			out = append(out, ")")
 		}
 	}
 	return out
@@ -209,9 +232,17 @@ func (p *parser) atom() (check, error) {
 		return roleCheck(strings.ToLower(match)), nil
 	case "system_scope":
 		return systemScopeCheck(match), nil
+	case "project_id":
+		if key, ok := strings.CutPrefix(match, "%("); ok {
+			if key, ok = strings.CutSuffix(key, ")s"); !ok || key == "" {
+				return nil, fmt.Errorf("%q: a target is written %%(name)s", tok)
+			}
+			return projectCheck{key: key}, nil
+		}
+		return projectCheck{id: match}, nil
 	case "rule":
 		p.refs = append(p.refs, match)
 		return ruleCheck(match), nil
 	}
-	return nil, fmt.Errorf("check %q is not supported (role:, system_scope:, rule:, @ and ! are)", tok)
+	return nil, fmt.Errorf("check %q is not supported (role:, system_scope:, project_id:, rule:, @ and ! are)", tok)
 }

@@ -3,7 +3,8 @@
 // ("baremetal:node:update") whose check string says which roles in which
 // scope pass; by default system-scoped readers read, members also change
 // nodes and their parts, admins also create and delete them, change
-// driver_info and use vendor passthru. A policy file (oslo.policy's YAML
+// driver_info and use vendor passthru, and project-scoped tokens act on
+// the nodes their project owns or leases. A policy file (oslo.policy's YAML
 // or JSON of rule name to check string) overrides any rule.
 package policy
 
@@ -24,44 +25,65 @@ const (
 	systemAdmin  = "rule:system_admin"
 	systemMember = "rule:system_member"
 	systemReader = "rule:system_reader"
+	// A project-scoped token of a node's owner or lessee project acts on
+	// that node (Ironic's multi-tenancy); the target names the node's
+	// owner and lessee.
+	systemOrProjectReader = "rule:system_reader or rule:project_reader"
+	systemOrProjectMember = "rule:system_member or rule:project_member"
+	// Provisioning and maintenance: the owner's members, but only the
+	// lessee's admins.
+	systemOrOwnerMemberOrLesseeAdmin = "rule:system_member or rule:project_owner_member or rule:project_lessee_admin"
+	systemOrOwnerMember              = "rule:system_member or rule:project_owner_member"
+	systemOrOwnerAdmin               = "rule:system_member or rule:project_owner_admin"
 )
 
 var base = map[string]string{
-	"system_admin":  "role:admin and system_scope:all",
-	"system_member": "role:member and system_scope:all",
-	"system_reader": "role:reader and system_scope:all",
+	"system_admin":         "role:admin and system_scope:all",
+	"system_member":        "role:member and system_scope:all",
+	"system_reader":        "role:reader and system_scope:all",
+	"project_owner_admin":  "role:admin and project_id:%(node.owner)s",
+	"project_owner_member": "role:member and project_id:%(node.owner)s",
+	"project_lessee_admin": "role:admin and project_id:%(node.lessee)s",
+	"project_member":       "role:member and (project_id:%(node.owner)s or project_id:%(node.lessee)s)",
+	"project_reader":       "role:reader and (project_id:%(node.owner)s or project_id:%(node.lessee)s)",
 }
 
 // Defaults are the rules in force without a policy file. Names are
-// Ironic's; where Ironic lets a system member change driver_info, Ferric
-// keeps it to admins, since it holds the BMC credentials.
+// Ironic's, and so are the project-scoped parts of the node rules; where
+// Ironic lets a system member or the node's owner change driver_info,
+// Ferric keeps it to system admins, since it holds the BMC credentials.
+// Ports, port groups, chassis, volume objects, drivers and conductors stay
+// system-scoped.
 var Defaults = map[string]string{
 	"baremetal:node:create":                             systemAdmin,
-	"baremetal:node:get":                                systemReader,
-	"baremetal:node:list":                               systemReader,
-	"baremetal:node:update":                             systemMember,
+	"baremetal:node:get":                                systemOrProjectReader,
+	"baremetal:node:list":                               "role:reader",
+	"baremetal:node:list_all":                           systemReader,
+	"baremetal:node:update":                             systemOrProjectMember,
 	"baremetal:node:update:driver_info":                 systemAdmin,
+	"baremetal:node:update:owner":                       systemMember,
+	"baremetal:node:update:lessee":                      systemOrOwnerMember,
 	"baremetal:node:delete":                             systemAdmin,
-	"baremetal:node:validate":                           systemReader,
-	"baremetal:node:set_maintenance":                    systemMember,
-	"baremetal:node:clear_maintenance":                  systemMember,
-	"baremetal:node:get_boot_device":                    systemReader,
-	"baremetal:node:set_boot_device":                    systemMember,
-	"baremetal:node:inject_nmi":                         systemMember,
-	"baremetal:node:get_states":                         systemReader,
-	"baremetal:node:set_power_state":                    systemMember,
-	"baremetal:node:set_provision_state":                systemMember,
-	"baremetal:node:set_raid_state":                     systemMember,
-	"baremetal:node:get_console":                        systemMember,
-	"baremetal:node:set_console_state":                  systemMember,
-	"baremetal:node:traits:list":                        systemReader,
-	"baremetal:node:traits:set":                         systemMember,
-	"baremetal:node:traits:delete":                      systemMember,
+	"baremetal:node:validate":                           "rule:system_reader or rule:project_owner_member or rule:project_lessee_admin",
+	"baremetal:node:set_maintenance":                    systemOrOwnerMemberOrLesseeAdmin,
+	"baremetal:node:clear_maintenance":                  systemOrOwnerMemberOrLesseeAdmin,
+	"baremetal:node:get_boot_device":                    "rule:system_reader or rule:project_owner_admin",
+	"baremetal:node:set_boot_device":                    systemOrOwnerAdmin,
+	"baremetal:node:inject_nmi":                         systemOrOwnerAdmin,
+	"baremetal:node:get_states":                         systemOrProjectReader,
+	"baremetal:node:set_power_state":                    systemOrProjectMember,
+	"baremetal:node:set_provision_state":                systemOrOwnerMemberOrLesseeAdmin,
+	"baremetal:node:set_raid_state":                     systemOrOwnerMember,
+	"baremetal:node:get_console":                        systemOrOwnerMember,
+	"baremetal:node:set_console_state":                  systemOrOwnerMember,
+	"baremetal:node:traits:list":                        systemOrProjectReader,
+	"baremetal:node:traits:set":                         systemOrOwnerMember,
+	"baremetal:node:traits:delete":                      systemOrOwnerMember,
 	"baremetal:node:vendor_passthru":                    systemAdmin,
-	"baremetal:node:vif:list":                           systemReader,
-	"baremetal:node:vif:attach":                         systemMember,
-	"baremetal:node:vif:detach":                         systemMember,
-	"baremetal:node:bios:get":                           systemReader,
+	"baremetal:node:vif:list":                           systemOrProjectReader,
+	"baremetal:node:vif:attach":                         systemOrOwnerMemberOrLesseeAdmin,
+	"baremetal:node:vif:detach":                         systemOrOwnerMemberOrLesseeAdmin,
+	"baremetal:node:bios:get":                           systemOrProjectReader,
 	"baremetal:node:ipa_heartbeat":                      "",
 	"baremetal:driver:ipa_lookup":                       "",
 	"baremetal:port:get":                                systemReader,
@@ -171,15 +193,16 @@ func (e *Enforcer) Known(rule string) bool {
 	return ok
 }
 
-// Allowed reports whether c passes rule; an unknown rule passes no one.
-func (e *Enforcer) Allowed(rule string, c Credentials) bool {
+// Allowed reports whether c passes rule on target t (nil when the rule
+// acts on no node); an unknown rule passes no one.
+func (e *Enforcer) Allowed(rule string, c Credentials, t Target) bool {
 	k, ok := e.r.checks[rule]
-	return ok && k.allowed(e.r, c, 0)
+	return ok && k.allowed(e.r, c, t, 0)
 }
 
 // Authorize is Allowed as Ironic answers it: 403 naming the rule.
-func (e *Enforcer) Authorize(rule string, c Credentials) error {
-	if e.Allowed(rule, c) {
+func (e *Enforcer) Authorize(rule string, c Credentials, t Target) error {
+	if e.Allowed(rule, c, t) {
 		return nil
 	}
 	return errs.New(errs.KindNotAuthorized, "Access was denied to the following resource: %s", rule)

@@ -3,6 +3,8 @@ package policy_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -33,9 +35,9 @@ var _ = Describe("default rules", func() {
 
 	DescribeTable("who passes",
 		func(rule string, wantReader, wantMember, wantAdmin bool) {
-			Expect(e.Allowed(rule, reader)).To(Equal(wantReader), "reader")
-			Expect(e.Allowed(rule, member)).To(Equal(wantMember), "member")
-			Expect(e.Allowed(rule, admin)).To(Equal(wantAdmin), "admin")
+			Expect(e.Allowed(rule, reader, nil)).To(Equal(wantReader), "reader")
+			Expect(e.Allowed(rule, member, nil)).To(Equal(wantMember), "member")
+			Expect(e.Allowed(rule, admin, nil)).To(Equal(wantAdmin), "admin")
 		},
 		Entry(nil, "baremetal:node:get", true, true, true),
 		Entry(nil, "baremetal:node:list", true, true, true),
@@ -51,33 +53,96 @@ var _ = Describe("default rules", func() {
 		Entry(nil, "baremetal:conductor:get", true, true, true),
 	)
 
-	It("wants the system scope: a project-scoped admin passes nothing", func() {
-		projectAdmin := policy.Credentials{Roles: []string{"admin", "member", "reader"}}
+	It("wants the system scope or a node of the token's project: a project-scoped admin without a node passes nothing", func() {
+		projectAdmin := policy.Credentials{Roles: []string{"admin", "member", "reader"}, ProjectID: "p1"}
 		for _, rule := range []string{"baremetal:node:get", "baremetal:node:update", "baremetal:node:delete"} {
-			Expect(e.Allowed(rule, projectAdmin)).To(BeFalse(), rule)
+			Expect(e.Allowed(rule, projectAdmin, nil)).To(BeFalse(), rule)
 		}
 	})
 
 	It("leaves the ramdisk's endpoints open and refuses unknown rules", func() {
-		Expect(e.Allowed("baremetal:node:ipa_heartbeat", policy.Credentials{})).To(BeTrue())
-		Expect(e.Allowed("baremetal:driver:ipa_lookup", policy.Credentials{})).To(BeTrue())
+		Expect(e.Allowed("baremetal:node:ipa_heartbeat", policy.Credentials{}, nil)).To(BeTrue())
+		Expect(e.Allowed("baremetal:driver:ipa_lookup", policy.Credentials{}, nil)).To(BeTrue())
 		Expect(e.Known("baremetal:node:frobnicate")).To(BeFalse())
-		Expect(e.Allowed("baremetal:node:frobnicate", admin)).To(BeFalse())
+		Expect(e.Allowed("baremetal:node:frobnicate", admin, nil)).To(BeFalse())
 	})
 
 	It("answers a refusal as Ironic does: 403 naming the rule", func() {
-		err := e.Authorize("baremetal:node:delete", member)
+		err := e.Authorize("baremetal:node:delete", member, nil)
 		Expect(errs.Status(err)).To(Equal(403))
 		Expect(errs.Message(err)).To(Equal("Access was denied to the following resource: baremetal:node:delete"))
-		Expect(e.Authorize("baremetal:node:delete", admin)).To(Succeed())
+		Expect(e.Authorize("baremetal:node:delete", admin, nil)).To(Succeed())
+	})
+})
+
+var _ = Describe("default rules for project-scoped tokens", func() {
+	// The node is owned by project "own" and leased to project "lease".
+	node := policy.Target{"node.owner": "own", "node.lessee": "lease"}
+	project := func(id string, roles ...string) policy.Credentials {
+		return policy.Credentials{Roles: roles, ProjectID: id}
+	}
+	var (
+		ownerAdmin   = project("own", "admin", "member", "reader")
+		ownerMember  = project("own", "member", "reader")
+		ownerReader  = project("own", "reader")
+		lesseeAdmin  = project("lease", "admin", "member", "reader")
+		lesseeMember = project("lease", "member", "reader")
+		lesseeReader = project("lease", "reader")
+		otherAdmin   = project("other", "admin", "member", "reader")
+	)
+	var e *policy.Enforcer
+	BeforeEach(func() {
+		var err error
+		e, err = policy.Load("")
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	DescribeTable("who passes on the node",
+		func(rule string, want ...policy.Credentials) {
+			all := []policy.Credentials{ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader, otherAdmin}
+			for _, c := range all {
+				wanted := slices.ContainsFunc(want, func(w policy.Credentials) bool { return reflect.DeepEqual(w, c) })
+				Expect(e.Allowed(rule, c, node)).To(Equal(wanted), "%s: %v", rule, c)
+			}
+		},
+		Entry(nil, "baremetal:node:get", ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader),
+		Entry(nil, "baremetal:node:get_states", ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader),
+		Entry(nil, "baremetal:node:update", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember),
+		Entry(nil, "baremetal:node:set_power_state", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember),
+		Entry(nil, "baremetal:node:set_provision_state", ownerAdmin, ownerMember, lesseeAdmin),
+		Entry(nil, "baremetal:node:set_maintenance", ownerAdmin, ownerMember, lesseeAdmin),
+		Entry(nil, "baremetal:node:vif:attach", ownerAdmin, ownerMember, lesseeAdmin),
+		Entry(nil, "baremetal:node:set_boot_device", ownerAdmin),
+		Entry(nil, "baremetal:node:traits:set", ownerAdmin, ownerMember),
+		Entry(nil, "baremetal:node:update:lessee", ownerAdmin, ownerMember),
+		Entry(nil, "baremetal:node:update:owner"),
+		Entry(nil, "baremetal:node:update:driver_info"),
+		Entry(nil, "baremetal:node:delete"),
+		Entry(nil, "baremetal:node:create"),
+		Entry(nil, "baremetal:node:vendor_passthru"),
+	)
+
+	It("lets project readers list, but only system readers list every node", func() {
+		Expect(e.Allowed("baremetal:node:list", ownerReader, nil)).To(BeTrue())
+		Expect(e.Allowed("baremetal:node:list_all", ownerAdmin, nil)).To(BeFalse())
+		Expect(e.Allowed("baremetal:node:list_all", reader, nil)).To(BeTrue())
+	})
+
+	It("keeps system-scoped tokens as they were, whatever the node", func() {
+		for _, rule := range []string{"baremetal:node:get", "baremetal:node:set_provision_state", "baremetal:node:update:owner"} {
+			Expect(e.Allowed(rule, member, node)).To(BeTrue(), rule)
+		}
+		Expect(e.Allowed("baremetal:node:update", reader, node)).To(BeFalse())
+		Expect(e.Allowed("baremetal:node:update:driver_info", member, node)).To(BeFalse())
 	})
 })
 
 var _ = Describe("the check language", func() {
+	target := policy.Target{"node.owner": "p-owner", "node.lessee": ""}
 	allowed := func(check string, c policy.Credentials) bool {
 		e, err := policy.New(map[string]string{"t": check})
 		Expect(err).NotTo(HaveOccurred())
-		return e.Allowed("t", c)
+		return e.Allowed("t", c, target)
 	}
 
 	DescribeTable("evaluates",
@@ -102,6 +167,13 @@ var _ = Describe("the check language", func() {
 		Entry("parentheses glued to checks", "(role:admin or (role:member))", member, true),
 		Entry("rule reference", "rule:system_member", member, true),
 		Entry("rule reference refused", "rule:system_admin", member, false),
+		Entry("project of the target", "project_id:%(node.owner)s", policy.Credentials{ProjectID: "p-owner"}, true),
+		Entry("another project than the target's", "project_id:%(node.owner)s", policy.Credentials{ProjectID: "p-other"}, false),
+		Entry("an empty target value matches no one", "project_id:%(node.lessee)s", policy.Credentials{}, false),
+		Entry("a target the request lacks", "project_id:%(node.nothing)s", policy.Credentials{ProjectID: "p-owner"}, false),
+		Entry("a literal project", "project_id:p-owner", policy.Credentials{ProjectID: "p-owner"}, true),
+		Entry("a target inside parentheses", "(role:reader and (project_id:%(node.owner)s))",
+			policy.Credentials{Roles: []string{"reader"}, ProjectID: "p-owner"}, true),
 	)
 
 	DescribeTable("refuses what it cannot evaluate, naming the rule",
@@ -112,7 +184,8 @@ var _ = Describe("the check language", func() {
 		Entry(nil, map[string]string{"baremetal:node:get": "role:admin and"}, "policy rule baremetal:node:get"),
 		Entry(nil, map[string]string{"t": "(role:admin"}, "missing )"),
 		Entry(nil, map[string]string{"t": "role:admin)"}, `unexpected ")"`),
-		Entry(nil, map[string]string{"t": "project_id:%(node.owner)s"}, "not supported"),
+		Entry(nil, map[string]string{"t": "user_id:%(node.owner)s"}, "not supported"),
+		Entry(nil, map[string]string{"t": "project_id:%(node.owner"}, "a target is written %(name)s"),
 		Entry(nil, map[string]string{"t": "admin"}, "is not kind:match"),
 		Entry(nil, map[string]string{"t": "rule:nowhere"}, "rule:nowhere is not defined"),
 		Entry(nil, map[string]string{"a": "rule:b", "b": "role:x or rule:a"}, "refers to itself"),
@@ -132,18 +205,18 @@ var _ = Describe("policy files", func() {
 "baremetal:node:get": "role:auditor or rule:system_reader"
 `))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(e.Allowed("baremetal:node:delete", member)).To(BeTrue())
-		Expect(e.Allowed("baremetal:node:get", policy.Credentials{Roles: []string{"auditor"}})).To(BeTrue())
-		Expect(e.Allowed("baremetal:port:delete", member)).To(BeFalse())
+		Expect(e.Allowed("baremetal:node:delete", member, nil)).To(BeTrue())
+		Expect(e.Allowed("baremetal:node:get", policy.Credentials{Roles: []string{"auditor"}}, nil)).To(BeTrue())
+		Expect(e.Allowed("baremetal:port:delete", member, nil)).To(BeFalse())
 	})
 
 	It("reads JSON and lets an overridden base rule change every rule naming it", func() {
 		e, err := policy.Load(write("policy.json", `{"system_reader": "role:reader"}`))
 		Expect(err).NotTo(HaveOccurred())
 		projectReader := policy.Credentials{Roles: []string{"reader"}}
-		Expect(e.Allowed("baremetal:node:get", projectReader)).To(BeTrue())
-		Expect(e.Allowed("baremetal:port:list", projectReader)).To(BeTrue())
-		Expect(e.Allowed("baremetal:node:update", projectReader)).To(BeFalse())
+		Expect(e.Allowed("baremetal:node:get", projectReader, nil)).To(BeTrue())
+		Expect(e.Allowed("baremetal:port:list", projectReader, nil)).To(BeTrue())
+		Expect(e.Allowed("baremetal:node:update", projectReader, nil)).To(BeFalse())
 	})
 
 	It("fails on a file that is not a mapping of strings, or is missing", func() {

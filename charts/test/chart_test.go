@@ -60,6 +60,16 @@ var _ = Describe("the ferric chart", func() {
 		))
 		Expect(*one[appsv1.Deployment](m, api).Spec.Replicas).To(BeEquivalentTo(2))
 		Expect(m.notes).To(ContainSubstring("auth_strategy is noauth"))
+		Expect(m.notes).NotTo(ContainSubstring("deprecated"))
+	})
+
+	It("takes the deprecated config.api.auth_strategy, saying so", func() {
+		m := mustRender("default", map[string]any{"config": map[string]any{"api": map[string]any{"auth_strategy": "keystone"}}})
+		Expect(m.notes).NotTo(ContainSubstring("noauth"))
+		Expect(m.notes).To(ContainSubstring("config.api.auth_strategy is deprecated; set config.DEFAULT.auth_strategy"))
+		cfg, err := config.Load(writeFile(GinkgoT().TempDir(), "ferric.conf", one[corev1.ConfigMap](m, release+"-ferric").Data["ferric.conf"]), nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cfg.Default.AuthStrategy).To(Equal("keystone"))
 	})
 
 	It("renders the HA profile into the expected objects", func() {
@@ -232,7 +242,7 @@ var _ = Describe("the ferric chart", func() {
 					env := environ(m, podName, c)
 					cfg, err := config.Load(confFile, env)
 					Expect(err).NotTo(HaveOccurred(), name)
-					if cfg.API.AuthStrategy == "http_basic" {
+					if cfg.Default.AuthStrategy == "http_basic" {
 						Expect(mountedFile(pod, c, cfg.API.HTTPBasicAuthUserFile)).To(BeTrue(), "the htpasswd file is mounted")
 						// Validate reads the file: give it the Secret's, here.
 						cfg.API.HTTPBasicAuthUserFile = writeFile(dir, "htpasswd",

@@ -49,6 +49,9 @@ type Default struct {
 	// HashPartitionExponent: the ring places 2^N points per conductor.
 	HashPartitionExponent int           `ini:"DEFAULT.hash_partition_exponent" help:"The hash ring places 2^N points per conductor; all services must agree."`
 	HashRingResetInterval time.Duration `ini:"DEFAULT.hash_ring_reset_interval" help:"How long a cached hash ring is used before it is rebuilt from the conductor registry; it is rebuilt sooner when a member's heartbeat expires."`
+	// AuthStrategy is "noauth", "http_basic" or "keystone"; Ironic keeps
+	// it in [DEFAULT] too.
+	AuthStrategy string `ini:"DEFAULT.auth_strategy" help:"noauth (everyone is an administrator), http_basic (every user of [api] http_basic_auth_user_file is an administrator) or keystone (X-Auth-Token checked against Keystone, roles and scope checked by the policy rules)."`
 }
 
 type API struct {
@@ -58,8 +61,9 @@ type API struct {
 	// request's own scheme and host.
 	PublicEndpoint string `ini:"api.public_endpoint" help:"Base URL used in links; empty means the scheme and host of each request."`
 	MaxLimit       int    `ini:"api.max_limit" help:"Largest number of items one list request returns."`
-	// AuthStrategy is "noauth", "http_basic" or "keystone".
-	AuthStrategy          string `ini:"api.auth_strategy" help:"noauth (everyone is an administrator), http_basic (every user of the htpasswd file is an administrator) or keystone (X-Auth-Token checked against Keystone, roles and scope checked by the policy rules)."`
+	// AuthStrategy is where Ferric first had [DEFAULT] auth_strategy;
+	// Load copies it there, so nothing else reads it.
+	AuthStrategy          string `ini:"api.auth_strategy" help:"Deprecated: use [DEFAULT] auth_strategy. Accepted when [DEFAULT] auth_strategy is unset or has the same value."`
 	HTTPBasicAuthUserFile string `ini:"api.http_basic_auth_user_file" help:"Apache-style htpasswd file (bcrypt) used by http_basic."`
 	MaxRequestBodySize    int64  `ini:"api.max_request_body_size" help:"Largest accepted request body, in bytes."`
 	// MaxConcurrentLargeBodies bounds the provisioning requests whose body
@@ -300,12 +304,12 @@ func Defaults() Config {
 			LogFormat:             "text",
 			HashPartitionExponent: 5,
 			HashRingResetInterval: 15 * time.Second,
+			AuthStrategy:          "noauth",
 		},
 		API: API{
 			HostIP:                   "127.0.0.1",
 			Port:                     6385,
 			MaxLimit:                 1000,
-			AuthStrategy:             "noauth",
 			MaxRequestBodySize:       1 << 20,
 			MaxConcurrentLargeBodies: 4,
 			RestrictLookup:           true,

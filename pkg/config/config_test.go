@@ -144,6 +144,36 @@ automated_clean = 0
 		Entry("broken header", "[api\n", "malformed section header"),
 	)
 
+	Describe("the deprecated [api] auth_strategy", func() {
+		It("sets [DEFAULT] auth_strategy when that is unset", func() {
+			c, err := config.Load(writeFile("[api]\nauth_strategy = keystone\n"), os.Environ())
+			Expect(err).NotTo(HaveOccurred())
+			Expect(c.Default.AuthStrategy).To(Equal("keystone"))
+		})
+
+		It("is accepted next to an equal [DEFAULT] auth_strategy", func() {
+			c, err := config.Load(writeFile("[DEFAULT]\nauth_strategy = http_basic\n[api]\nauth_strategy = http_basic\n"), os.Environ())
+			Expect(err).NotTo(HaveOccurred())
+			Expect(c.Default.AuthStrategy).To(Equal("http_basic"))
+		})
+
+		DescribeTable("fails to load when it disagrees with [DEFAULT] auth_strategy, even the default value set explicitly",
+			func(file string, env map[string]string, want string) {
+				for k, v := range env {
+					GinkgoT().Setenv(k, v)
+				}
+				_, err := config.Load(writeFile(file), os.Environ())
+				Expect(err).To(MatchError(ContainSubstring(want)))
+			},
+			Entry("both in the file", "[DEFAULT]\nauth_strategy = noauth\n[api]\nauth_strategy = keystone\n", nil,
+				`[DEFAULT] auth_strategy "noauth" and the deprecated [api] auth_strategy "keystone" disagree`),
+			Entry("the alias in the environment", "[DEFAULT]\nauth_strategy = keystone\n", map[string]string{"FERRIC_API_AUTH_STRATEGY": "http_basic"},
+				`[DEFAULT] auth_strategy "keystone" and the deprecated [api] auth_strategy "http_basic" disagree`),
+			Entry("the option in the environment", "[api]\nauth_strategy = keystone\n", map[string]string{"FERRIC_DEFAULT_AUTH_STRATEGY": "noauth"},
+				`[DEFAULT] auth_strategy "noauth" and the deprecated [api] auth_strategy "keystone" disagree`),
+		)
+	})
+
 	It("rejects unknown options and bad values in the environment", func() {
 		GinkgoT().Setenv("FERRIC_CONDUCTOR_HEARTBEAT_TIMOUT", "5")
 		GinkgoT().Setenv("FERRIC_API_PORT", "x")
@@ -210,7 +240,7 @@ var _ = Describe("Validate", func() {
 
 	It("accepts http_basic with an existing user file, and amqp with a URL", func() {
 		c := config.Defaults()
-		c.API.AuthStrategy = "http_basic"
+		c.Default.AuthStrategy = "http_basic"
 		c.API.HTTPBasicAuthUserFile = writeFile("admin:$2y$05$abc\n")
 		c.RPC.Transport = "amqp"
 		Expect(c.Validate()).To(Succeed())
@@ -224,10 +254,10 @@ var _ = Describe("Validate", func() {
 		},
 		Entry(nil, func(c *config.Config) { c.RPC.Transport = "zeromq" }, `[rpc] transport: "zeromq" is not one of inprocess, amqp`),
 		Entry(nil, func(c *config.Config) { c.RPC.Transport = "amqp"; c.RPC.AMQPURL = "" }, "[rpc] amqp_url"),
-		Entry(nil, func(c *config.Config) { c.API.AuthStrategy = "kerberos" }, `[api] auth_strategy: "kerberos"`),
-		Entry(nil, func(c *config.Config) { c.API.AuthStrategy = "keystone" }, "[keystone_authtoken] auth_url: required when [api] auth_strategy is keystone"),
+		Entry(nil, func(c *config.Config) { c.Default.AuthStrategy = "kerberos" }, `[DEFAULT] auth_strategy: "kerberos"`),
+		Entry(nil, func(c *config.Config) { c.Default.AuthStrategy = "keystone" }, "[keystone_authtoken] auth_url: required when [DEFAULT] auth_strategy is keystone"),
 		Entry(nil, func(c *config.Config) {
-			c.API.AuthStrategy = "keystone"
+			c.Default.AuthStrategy = "keystone"
 			c.KeystoneAuthtoken.AuthURL = "http://ks"
 			c.KeystoneAuthtoken.Username = "ironic"
 			c.KeystoneAuthtoken.ProjectName = "service"
@@ -235,9 +265,9 @@ var _ = Describe("Validate", func() {
 		Entry(nil, func(c *config.Config) { c.KeystoneAuthtoken.AuthURL = "ks:5000" }, `[keystone_authtoken] auth_url: "ks:5000" is not an http(s) URL`),
 		Entry(nil, func(c *config.Config) { c.KeystoneAuthtoken.TokenCacheSize = 0 }, "[keystone_authtoken] token_cache_size: must be positive"),
 		Entry(nil, func(c *config.Config) { c.OsloPolicy.PolicyFile = "/nonexistent/policy.yaml" }, "[oslo_policy] policy_file: stat /nonexistent/policy.yaml"),
-		Entry(nil, func(c *config.Config) { c.API.AuthStrategy = "http_basic" }, "[api] http_basic_auth_user_file: required"),
+		Entry(nil, func(c *config.Config) { c.Default.AuthStrategy = "http_basic" }, "[api] http_basic_auth_user_file: required"),
 		Entry(nil, func(c *config.Config) {
-			c.API.AuthStrategy = "http_basic"
+			c.Default.AuthStrategy = "http_basic"
 			c.API.HTTPBasicAuthUserFile = "/nonexistent/htpasswd"
 		}, "[api] http_basic_auth_user_file: stat /nonexistent/htpasswd"),
 		Entry(nil, func(c *config.Config) { c.API.Port = 0 }, "[api] port: 0 is outside 1..65535"),

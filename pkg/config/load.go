@@ -84,26 +84,48 @@ func knownSection(section string) (string, bool) {
 // Unknown sections and options are errors so that a typo cannot silently
 // leave a default in place; in the environment this applies to variables
 // naming a known section (FERRIC_CONDUCTOR_HEARTBEAT_TIMOUT fails), while
-// other FERRIC_ variables are left to whoever owns them. Load does not
-// check values for consistency: see Validate.
+// other FERRIC_ variables are left to whoever owns them. A deprecated
+// option is copied to the option that replaced it, and setting both to
+// different values is an error. Load does not otherwise check values for
+// consistency: see Validate.
 func Load(path string, environ []string) (Config, error) {
 	c := Defaults()
+	seen := map[string]bool{}
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return Config{}, fmt.Errorf("read config file: %w", err)
 		}
-		if err := applyINI(&c, data); err != nil {
+		if err := applyINI(&c, data, seen); err != nil {
 			return Config{}, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
-	if err := applyEnv(&c, environ); err != nil {
+	if err := applyEnv(&c, environ, seen); err != nil {
+		return Config{}, err
+	}
+	if err := resolveDeprecated(&c, seen); err != nil {
 		return Config{}, err
 	}
 	return c, nil
 }
 
-func applyINI(c *Config, data []byte) error {
+// resolveDeprecated moves [api] auth_strategy, where Ferric first had it,
+// to [DEFAULT] auth_strategy, where Ironic has it; empty, as in the
+// example file, is unset. seen holds the "section.option" names the file
+// or the environment set.
+func resolveDeprecated(c *Config, seen map[string]bool) error {
+	if c.API.AuthStrategy == "" {
+		return nil
+	}
+	if seen["DEFAULT.auth_strategy"] && c.Default.AuthStrategy != c.API.AuthStrategy {
+		return fmt.Errorf("[DEFAULT] auth_strategy %q and the deprecated [api] auth_strategy %q disagree: set only [DEFAULT] auth_strategy",
+			c.Default.AuthStrategy, c.API.AuthStrategy)
+	}
+	c.Default.AuthStrategy = c.API.AuthStrategy
+	return nil
+}
+
+func applyINI(c *Config, data []byte, seen map[string]bool) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	section := ""
 	for n := 1; sc.Scan(); n++ {
@@ -139,6 +161,7 @@ func applyINI(c *Config, data []byte) error {
 		if err := set(o.field(c), unquote(strings.TrimSpace(line[i+1:]))); err != nil {
 			return fmt.Errorf("line %d: [%s] %s: %w", n, o.section, o.name, err)
 		}
+		seen[o.section+"."+o.name] = true
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("read: %w", err)
@@ -153,7 +176,7 @@ func unquote(v string) string {
 	return v
 }
 
-func applyEnv(c *Config, environ []string) error {
+func applyEnv(c *Config, environ []string, seen map[string]bool) error {
 	var problems []error
 	for _, kv := range environ {
 		key, value, _ := strings.Cut(kv, "=")
@@ -178,7 +201,9 @@ func applyEnv(c *Config, environ []string) error {
 		}
 		if err := set(o.field(c), value); err != nil {
 			problems = append(problems, fmt.Errorf("environment variable %s: %w", key, err))
+			continue
 		}
+		seen[o.section+"."+o.name] = true
 	}
 	return errors.Join(problems...)
 }

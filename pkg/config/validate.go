@@ -50,7 +50,7 @@ func (c Config) Validate() error {
 	if a.MaxLimit < 1 {
 		bad("api", "max_limit", "must be positive")
 	}
-	switch a.AuthStrategy {
+	switch d.AuthStrategy {
 	case "noauth":
 	case "http_basic":
 		if a.HTTPBasicAuthUserFile == "" {
@@ -65,11 +65,11 @@ func (c Config) Validate() error {
 			{"user_domain_name", ks.UserDomainName}, {"project_domain_name", ks.ProjectDomainName},
 		} {
 			if o.value == "" {
-				bad("keystone_authtoken", o.option, "required when [api] auth_strategy is keystone")
+				bad("keystone_authtoken", o.option, "required when [DEFAULT] auth_strategy is keystone")
 			}
 		}
 	default:
-		bad("api", "auth_strategy", "%q is not one of noauth, http_basic, keystone", a.AuthStrategy)
+		bad("DEFAULT", "auth_strategy", "%q is not one of noauth, http_basic, keystone", d.AuthStrategy)
 	}
 	ks := c.KeystoneAuthtoken
 	for _, u := range []struct{ option, value string }{{"auth_url", ks.AuthURL}, {"www_authenticate_uri", ks.WWWAuthenticateURI}} {

@@ -96,7 +96,10 @@ func LogStartup(log *logrus.Logger, role Role, cfg config.Config, configPath str
 	}
 	if role.API {
 		fields["listen"] = listenAddr(cfg)
-		fields["auth_strategy"] = cfg.API.AuthStrategy
+		fields["auth_strategy"] = cfg.Default.AuthStrategy
+		if cfg.API.AuthStrategy != "" {
+			log.Warn("[api] auth_strategy is deprecated: set [DEFAULT] auth_strategy instead")
+		}
 	}
 	if role.Conductor {
 		fields["enabled_hardware_types"] = cfg.Conductor.EnabledHardwareTypes

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"time"
 
@@ -32,6 +33,18 @@ var _ = Describe("Startup logging", func() {
 		Expect(out.String()).To(ContainSubstring("mysql://ferric:xxxxx@db.example:3306/ferric"))
 		Expect(out.String()).To(ContainSubstring("mq.example:5672"))
 		Expect(out.String()).To(ContainSubstring("/etc/ferric/ferric.conf"))
+	})
+
+	It("warns of the deprecated [api] auth_strategy, and names the strategy in force", func() {
+		cfg, _, err := service.Load(writeConf("[api]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = "+writeConf("")+"\n"),
+			service.Single, nil)
+		Expect(err).NotTo(HaveOccurred())
+		var out bytes.Buffer
+		log := logrus.New()
+		log.SetOutput(&out)
+		service.LogStartup(log, service.Single, cfg, "ferric.conf")
+		Expect(out.String()).To(ContainSubstring("[api] auth_strategy is deprecated: set [DEFAULT] auth_strategy instead"))
+		Expect(out.String()).To(ContainSubstring("auth_strategy=http_basic"))
 	})
 
 	DescribeTable("RedactURL",
@@ -105,3 +118,9 @@ var _ = Describe("API server", func() {
 		Expect(srv.MaxHeaderBytes).To(Equal(2048))
 	})
 })
+
+func writeConf(content string) string {
+	path := filepath.Join(GinkgoT().TempDir(), "ferric.conf")
+	Expect(os.WriteFile(path, []byte(content), 0o600)).To(Succeed())
+	return path
+}

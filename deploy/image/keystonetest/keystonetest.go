@@ -336,10 +336,11 @@ func roles(u User) []map[string]string {
 	return out
 }
 
-const (
-	userID    = "4f2a9c1e8b7d4e6fa1c3b5d7e9f0a2b4"
-	projectID = "8c1d3e5f7a9b4c2d8e6f0a1b3c5d7e9f"
-)
+const userID = "4f2a9c1e8b7d4e6fa1c3b5d7e9f0a2b4"
+
+// ProjectID is the id of the project called name in the tokens the
+// stand-in issues: what a node's owner or lessee holds for that project.
+func ProjectID(name string) string { return idOf("project/" + name) }
 
 func (s *Server) tokenDoc(t *token) map[string]any {
 	var endpoints []map[string]string
@@ -367,7 +368,7 @@ func (s *Server) tokenDoc(t *token) map[string]any {
 	if t.system {
 		doc["system"] = map[string]bool{"all": true}
 	} else {
-		doc["project"] = map[string]any{"id": projectID, "name": t.user.Project, "domain": domain(t.user.ProjectDomain)}
+		doc["project"] = map[string]any{"id": ProjectID(t.user.Project), "name": t.user.Project, "domain": domain(t.user.ProjectDomain)}
 		doc["is_domain"] = false
 	}
 	return doc

@@ -24,14 +24,20 @@ import (
 // way the openstack CLI does with --os-system-scope all, and talks to
 // Ferric with that token.
 func client(ctx context.Context, u keystonetest.User) *gophercloud.ServiceClient {
+	return clientOf(ctx, apiURL, u)
+}
+
+// clientOf is client for the API at url.
+func clientOf(ctx context.Context, url string, u keystonetest.User) *gophercloud.ServiceClient {
+	GinkgoHelper()
 	pc, err := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
 		IdentityEndpoint: keystone.URL + "/v3", Username: u.Name, Password: u.Password, DomainName: u.Domain,
 		Scope: &gophercloud.AuthScope{System: true},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	v, err := harness.MaxVersion(ctx, apiURL)
+	v, err := harness.MaxVersion(ctx, url)
 	Expect(err).NotTo(HaveOccurred())
-	return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: apiURL + "/v1/", Type: "baremetal", Microversion: v}
+	return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: url + "/v1/", Type: "baremetal", Microversion: v}
 }
 
 // raw sends a request with a token at the latest microversion.

@@ -1,8 +1,10 @@
-// The Keystone suite runs `ferric serve` with [api] auth_strategy =
+// The Keystone suite runs `ferric serve` with [DEFAULT] auth_strategy =
 // keystone against a Keystone v3 stand-in speaking the token API
 // (deploy/image/keystonetest), and checks what system-scoped readers,
 // members and admins may do, that expired and revoked tokens are refused,
-// and that the deploy ramdisk's endpoints need no token.
+// and that the deploy ramdisk's endpoints need no token; a lab node
+// (tests/lab) deploys through ferric-agent's lookup and heartbeat while
+// its ferric-api checks Keystone tokens (lab_test.go).
 package keystone_test
 
 import (
@@ -47,17 +49,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, dataDir)
 
-	base := harness.BaseConfig(dbtest.SQLiteURL(dataDir), "inprocess", harness.FastTimings)
-	base.Set("api", "auth_strategy", "keystone").
-		// Lookups answer for nodes in any state, so that the ramdisk's
-		// path can be walked without a deploy.
-		Set("api", "restrict_lookup", false).
-		Set("keystone_authtoken", "auth_url", keystone.URL+"/v3").
-		Set("keystone_authtoken", "username", service.Name).
-		Set("keystone_authtoken", "password", service.Password).
-		Set("keystone_authtoken", "project_name", service.Project).
-		// A revoked token is refused at the latest a second later.
-		Set("keystone_authtoken", "token_cache_time", 1)
+	base := withKeystone(harness.BaseConfig(dbtest.SQLiteURL(dataDir), "inprocess", harness.FastTimings))
+	// Lookups answer for nodes in any state, so that the ramdisk's path
+	// can be walked without a deploy.
+	base.Set("api", "restrict_lookup", false)
 	deployment = steps.NewDeployment(bin, base)
 	_, err = deployment.StartServe(ctx, "serve")
 	Expect(err).NotTo(HaveOccurred())
@@ -65,3 +60,14 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 }, NodeTimeout(harness.ReadyTimeout*3))
 
 var _ = AfterEach(func() { steps.ReportLogsIfFailed(deployment) })
+
+// withKeystone makes c's API check tokens with the suite's Keystone.
+func withKeystone(c harness.Config) harness.Config {
+	return c.Set("DEFAULT", "auth_strategy", "keystone").
+		Set("keystone_authtoken", "auth_url", keystone.URL+"/v3").
+		Set("keystone_authtoken", "username", service.Name).
+		Set("keystone_authtoken", "password", service.Password).
+		Set("keystone_authtoken", "project_name", service.Project).
+		// A revoked token is refused at the latest a second later.
+		Set("keystone_authtoken", "token_cache_time", 1)
+}
