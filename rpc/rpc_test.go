@@ -127,6 +127,53 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		return decodeReply(data, nil)
 	}
 
+	It("holds the calls a starting conductor receives until its gate opens, then answers them", func() {
+		starting := newFakeConductor()
+		startingHost := uniqueHost()
+		if cleanup != nil {
+			cleanup(startingHost)
+		}
+		gate := NewGate()
+		mux := starting.mux()
+		mux.HoldUntil(gate)
+		stop, err := Serve(ctx, server, startingHost, mux, testLogger())
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(stop)
+		target := NewClient(client, 10*time.Second).Conductor(startingHost)
+
+		deployed := make(chan error, 1)
+		go func() { deployed <- DoNodeDeploy.Call(ctx, target, DeployArgs{NodeID: "n1"}) }()
+		Consistently(deployed, 300*time.Millisecond).ShouldNot(Receive(), "no answer before the gate opens")
+		Expect(starting.callCount(DoNodeDeploy.Name, "n1")).To(BeZero())
+		gate.Open(nil)
+		Eventually(deployed, 5*time.Second).Should(Receive(BeNil()))
+		Expect(starting.callCount(DoNodeDeploy.Name, "n1")).To(Equal(1))
+	})
+
+	It("answers held calls with the error of a conductor that failed to start", func() {
+		failing := newFakeConductor()
+		failingHost := uniqueHost()
+		if cleanup != nil {
+			cleanup(failingHost)
+		}
+		gate := NewGate()
+		mux := failing.mux()
+		mux.HoldUntil(gate)
+		stop, err := Serve(ctx, server, failingHost, mux, testLogger())
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(stop)
+		target := NewClient(client, 10*time.Second).Conductor(failingHost)
+
+		deployed := make(chan error, 1)
+		go func() { deployed <- DoNodeDeploy.Call(ctx, target, DeployArgs{NodeID: "n1"}) }()
+		Consistently(deployed, 300*time.Millisecond).ShouldNot(Receive())
+		gate.Open(errs.New(errs.KindTemporaryFailure, "Conductor %s failed to start.", failingHost))
+		var got error
+		Eventually(deployed, 5*time.Second).Should(Receive(&got))
+		Expect(errorOf(got).Kind).To(Equal(errs.KindTemporaryFailure))
+		Expect(failing.callCount(DoNodeDeploy.Name, "n1")).To(BeZero(), "the handler never ran")
+	})
+
 	It("round-trips calls with their arguments and results", func() {
 		name := "node-1"
 		node, err := UpdateNode.Call(ctx, cond, UpdateNodeArgs{

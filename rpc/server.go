@@ -109,6 +109,14 @@ func (s *server) handle(body []byte) []byte {
 		log.Warn("rejecting unknown RPC method")
 		return encodeReply(nil, errs.InvalidParameterValue("Unsupported RPC method %q.", req.Method))
 	}
+	if s.mux.gate != nil {
+		if err := s.mux.gate.wait(ctx); ctx.Err() != nil {
+			log.Warn("dropping RPC message whose caller stopped waiting before the conductor had started")
+			return nil
+		} else if err != nil {
+			return encodeReply(nil, err)
+		}
+	}
 	result, err := s.invoke(ctx, log, m, req.Args)
 	if ctx.Err() != nil {
 		// The caller stopped waiting; whatever the outcome, nobody reads it.
@@ -139,7 +147,11 @@ func (s *server) invoke(ctx context.Context, log logrus.FieldLogger, m serverMet
 // Command.Handle fill it.
 type Mux struct {
 	handlers map[string]serverMethod
+	gate     *Gate
 }
+
+// HoldUntil makes Serve hold every message until g opens.
+func (mux *Mux) HoldUntil(g *Gate) { mux.gate = g }
 
 func NewMux() *Mux { return &Mux{handlers: map[string]serverMethod{}} }
 
