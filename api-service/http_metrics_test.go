@@ -1,46 +1,32 @@
 package apiservice_test
 
 import (
-	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"golang.org/x/crypto/bcrypt"
 
-	apiservice "github.com/ferricbm/ferric/api-service"
 	"github.com/ferricbm/ferric/api-service/apitest"
-	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/config"
-	"github.com/ferricbm/ferric/pkg/logging"
-	"github.com/ferricbm/ferric/rpc"
 )
 
 var _ = Describe("/metrics", func() {
 	// serve starts an API with http_basic authentication (user operator,
 	// password s3cret) and public_metrics as given.
 	serve := func(public bool) string {
-		cfg := config.Defaults()
-		cfg.API.AuthStrategy = "http_basic"
-		cfg.API.PublicMetrics = public
 		hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
 		Expect(err).NotTo(HaveOccurred())
-		cfg.API.HTTPBasicAuthUserFile = filepath.Join(GinkgoT().TempDir(), "htpasswd")
-		Expect(os.WriteFile(cfg.API.HTTPBasicAuthUserFile, []byte("operator:"+string(hash)+"\n"), 0o600)).To(Succeed())
-		store, err := db.Open(context.Background(), apitest.SQLite(GinkgoT()))
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(store.Close)
-		api, err := apiservice.New(apiservice.Options{Config: cfg, Store: store,
-			RPC: rpc.NewClient(rpc.NewInProcess(), 10*time.Second), Log: logging.Discard()})
-		Expect(err).NotTo(HaveOccurred())
-		srv := httptest.NewServer(api.Handler())
-		DeferCleanup(srv.Close)
-		return srv.URL
+		users := filepath.Join(GinkgoT().TempDir(), "htpasswd")
+		Expect(os.WriteFile(users, []byte("operator:"+string(hash)+"\n"), 0o600)).To(Succeed())
+		return apitest.Start(GinkgoT(), apitest.SQLite(GinkgoT()), func(cfg *config.Config) {
+			cfg.API.AuthStrategy = "http_basic"
+			cfg.API.HTTPBasicAuthUserFile = users
+			cfg.API.PublicMetrics = public
+		}).URL
 	}
 	get := func(url string, authenticated bool) (int, string) {
 		req, err := http.NewRequest(http.MethodGet, url, nil)
@@ -72,9 +58,9 @@ var _ = Describe("/metrics", func() {
 		code, body := get(url+"/metrics", false)
 		Expect(code).To(Equal(http.StatusOK))
 		Expect(body).To(ContainSubstring(`ferric_api_request_duration_seconds_count{method="GET",route="/v1/nodes",status="200"} 1` + "\n"))
-		Expect(body).To(ContainSubstring(`ferric_api_request_duration_seconds_count{method="GET",route="/v1/nodes",status="401"} 1` + "\n"))
+		Expect(body).To(ContainSubstring(`ferric_api_request_duration_seconds_count{method="GET",route="unrouted",status="401"} 1` + "\n"))
 		Expect(body).To(ContainSubstring(`ferric_api_request_duration_seconds_count{method="GET",route="/v1/nodes/:node",status="404"} 2` + "\n"))
-		Expect(body).To(ContainSubstring(`ferric_api_request_duration_seconds_count{method="GET",route="unmatched",status="404"} 1` + "\n"))
+		Expect(body).To(ContainSubstring(`ferric_api_request_duration_seconds_count{method="GET",route="unrouted",status="404"} 1` + "\n"))
 		Expect(body).NotTo(ContainSubstring("1be26c0b"))
 		Expect(body).To(ContainSubstring("# TYPE ferric_api_request_duration_seconds histogram"))
 		Expect(body).To(ContainSubstring("# TYPE go_goroutines gauge"))
@@ -87,6 +73,6 @@ var _ = Describe("/metrics", func() {
 		Expect(body).NotTo(ContainSubstring("ferric_"))
 		code, body = get(url+"/metrics", true)
 		Expect(code).To(Equal(http.StatusOK))
-		Expect(body).To(ContainSubstring(`ferric_api_request_duration_seconds_count{method="GET",route="/metrics",status="401"} 1`))
+		Expect(body).To(ContainSubstring(`ferric_api_request_duration_seconds_count{method="GET",route="unrouted",status="401"} 1`))
 	})
 })

@@ -10,9 +10,11 @@ import (
 // probes; [api] public_metrics decides whether without authentication.
 const metricsPath = "/metrics"
 
-// unmatchedRoute is the route label of requests no route matched, so that
-// scanning for paths cannot make a series per path.
-const unmatchedRoute = "unmatched"
+// unrouted is the route label of requests answered before routing
+// (refused by authentication or header checks) or matching no route: one
+// label for all of them, so that scanning for paths cannot make a series
+// per path.
+const unrouted = "unrouted"
 
 // observe times every request by its route template, the status it got
 // (rendered errors included: it runs outside accessLog, which renders
@@ -23,7 +25,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		err := next(c)
 		route := c.Path()
 		if route == "" {
-			route = unmatchedRoute
+			route = unrouted
 		}
 		s.metrics.ObserveRequest(c.Request().Method, route, c.Response().Status, time.Since(start))
 		return err
