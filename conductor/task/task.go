@@ -40,12 +40,12 @@ const NoFreeWorkersError = "No free conductor workers available"
 
 // Manager creates tasks for one conductor.
 type Manager struct {
-	store   Store
-	locker  *nodelock.Locker
-	pool    *workers.Pool
-	drivers *driver.Registry
-	cleaner Cleaner
-	log     logrus.FieldLogger
+	store    Store
+	locker   *nodelock.Locker
+	pool     *workers.Pool
+	drivers  *driver.Registry
+	cleaner  Cleaner
+	log      logrus.FieldLogger
 	observer Observer
 	// workCtx outlives any RPC: a worker keeps running after the call that
 	// started it has returned, until the conductor stops.

@@ -17,7 +17,7 @@ type Meter interface {
 
 type noMeter struct{}
 
-func (noMeter) DiskWritten(string, int)            {}
+func (noMeter) DiskWritten(string, int)           {}
 func (noMeter) ImageWritten(int64, time.Duration) {}
 
 // meteredDevice counts the bytes that reach the disk: partition tables
