@@ -71,7 +71,8 @@ type Options struct {
 	// enabled_hardware_types, e.g. to share one fake-hardware fleet between
 	// conductors.
 	Drivers *driver.Registry
-	// Metrics is where the conductor counts; nil: a set of its own. The
+	// Metrics is where the conductor counts, one set per conductor; nil:
+	// a set of its own. The
 	// drivers built from the configuration count into it too, so a caller
 	// that builds the Drivers itself passes the Metrics they count into.
 	Metrics *metrics.Conductor
