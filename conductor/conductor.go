@@ -72,9 +72,9 @@ type Options struct {
 	// conductors.
 	Drivers *driver.Registry
 	// Metrics is where the conductor counts, one set per conductor; nil:
-	// a set of its own. The
-	// drivers built from the configuration count into it too, so a caller
-	// that builds the Drivers itself passes the Metrics they count into.
+	// a set of its own. The drivers built from the configuration count
+	// into it too, so a caller that builds the Drivers itself passes the
+	// Metrics they count into.
 	Metrics *metrics.Conductor
 }
 
