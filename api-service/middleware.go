@@ -121,7 +121,7 @@ func normalize(p string) string {
 			p = "/"
 		}
 	}
-	if p != "/" && p != "/v1" && !strings.HasPrefix(p, "/v1/") && !isHealthProbe(p) {
+	if p != "/" && p != "/v1" && !strings.HasPrefix(p, "/v1/") && !isHealthProbe(p) && p != metricsPath {
 		p = "/v1" + p
 	}
 	return p
@@ -178,7 +178,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		case s.users == nil && s.tokens == nil:
 			c.Set(keyCredentials, &adminCredentials)
 			return next(c)
-		case isPublic(r.URL.Path):
+		case isPublic(r.URL.Path), s.isPublicMetrics(r.URL.Path):
 			c.Set(keyCredentials, &noCredentials)
 			return next(c)
 		case s.tokens != nil:

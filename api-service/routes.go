@@ -46,6 +46,7 @@ func (s *Server) routes(e *echo.Echo) error {
 	// Health probes (Kubernetes liveness and readiness), outside the API.
 	e.GET(healthLive, s.getLive)
 	e.GET(healthReady, s.getReady)
+	s.metricsRoute(e)
 
 	// Nodes.
 	e.GET("/v1/nodes", s.listNodes, s.rule("baremetal:node:list"))

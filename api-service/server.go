@@ -23,6 +23,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/hashring"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/logging"
+	"github.com/ferricbm/ferric/pkg/metrics"
 	"github.com/ferricbm/ferric/rpc"
 )
 
@@ -53,6 +54,7 @@ type Server struct {
 	// largeBodies holds a token per large provisioning body being read
 	// ([api] max_concurrent_large_bodies).
 	largeBodies chan struct{}
+	metrics     *metrics.API
 	// unknownRules collects the rules the route table names that the
 	// policy does not define, to fail New.
 	unknownRules []string
@@ -68,7 +70,7 @@ func New(opts Options) (*Server, error) {
 		log = logging.Discard()
 	}
 	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, access: newAccessWriter(log),
-		largeBodies: make(chan struct{}, max(opts.Config.API.MaxConcurrentLargeBodies, 1))}
+		largeBodies: make(chan struct{}, max(opts.Config.API.MaxConcurrentLargeBodies, 1)), metrics: metrics.NewAPI()}
 	switch opts.Config.Default.AuthStrategy {
 	case "", "noauth":
 	case "http_basic":
@@ -101,13 +103,13 @@ func New(opts Options) (*Server, error) {
 	s.ring = hashring.NewManager(func(ctx context.Context) ([]hashring.Member, error) {
 		return s.store.ActiveMembers(ctx, timeout)
 	}, opts.Config.Default.HashPartitionExponent, opts.Config.Default.HashRingResetInterval)
-	s.rpc = opts.RPC.WithRouter(s.ring)
+	s.rpc = opts.RPC.WithRouter(s.ring).WithObserver(s.metrics.ObserveRPC)
 
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Pre(s.requestID, s.accessLog, s.recoverPanic, normalizePath, s.authenticate, acceptJSON, negotiate,
+	e.Pre(s.observe, s.requestID, s.accessLog, s.recoverPanic, normalizePath, s.authenticate, acceptJSON, negotiate,
 		limitQuery, s.bodyLimit, requireJSONBody)
 	if err := s.routes(e); err != nil {
 		return nil, fmt.Errorf("api service: %w", err)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/hashring"
 	"github.com/ferricbm/ferric/pkg/logging"
+	"github.com/ferricbm/ferric/pkg/metrics"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -69,6 +71,11 @@ type Options struct {
 	// enabled_hardware_types, e.g. to share one fake-hardware fleet between
 	// conductors.
 	Drivers *driver.Registry
+	// Metrics is where the conductor counts, one set per conductor; nil:
+	// a set of its own. The drivers built from the configuration count
+	// into it too, so a caller that builds the Drivers itself passes the
+	// Metrics they count into.
+	Metrics *metrics.Conductor
 }
 
 // Conductor serves the conductor RPC methods (rpc/methods.go) for the
@@ -83,6 +90,7 @@ type Conductor struct {
 	pool      *workers.Pool
 	tasks     *task.Manager
 	ring      *hashring.Manager
+	metrics   *metrics.Conductor
 
 	// requireAgentTLS is [agent] require_tls.
 	requireAgentTLS bool
@@ -127,10 +135,14 @@ func New(opts Options) (*Conductor, error) {
 	if log == nil {
 		log = logging.Discard()
 	}
+	m := opts.Metrics
+	if m == nil {
+		m = metrics.NewConductor()
+	}
 	drivers := opts.Drivers
 	if drivers == nil {
 		var err error
-		if drivers, err = builtin.Configured(cfg, log, opts.Store); err != nil {
+		if drivers, err = builtin.Configured(cfg, log, opts.Store, m); err != nil {
 			return nil, fmt.Errorf("conductor: enabled hardware types: %w", err)
 		}
 	}
@@ -145,16 +157,23 @@ func New(opts Options) (*Conductor, error) {
 		requireAgentTLS: cfg.Agent.RequireTLS,
 		powerFailures:   map[string]int{},
 		refused:         refusedHeartbeats{nodes: map[string]*refusals{}},
+		metrics:         m,
 	}
+	m.WatchPool(c.pool)
 	c.workCtx, c.cancelWork = context.WithCancel(context.Background())
 	c.locker = nodelock.New(opts.Store, c.host, cfg.Conductor.NodeLockedRetryAttempts, cfg.Conductor.NodeLockedRetryInterval)
+	c.locker.Observe(m.ObserveLock)
 	c.tasks = task.NewManager(c.workCtx, opts.Store, c.locker, c.pool, drivers, cleaner{c}, c.log)
+	c.tasks.Observe(m)
 	heartbeatTimeout := cfg.Conductor.HeartbeatTimeout
 	c.ring = hashring.NewManager(func(ctx context.Context) ([]hashring.Member, error) {
 		return opts.Store.ActiveMembers(ctx, heartbeatTimeout)
 	}, cfg.Default.HashPartitionExponent, cfg.Default.HashRingResetInterval)
 	return c, nil
 }
+
+// Metrics serves this conductor's metrics to Prometheus.
+func (c *Conductor) Metrics() http.Handler { return c.metrics.Handler() }
 
 // Host is the hostname this conductor registers and locks nodes as.
 func (c *Conductor) Host() string { return c.host }

@@ -332,8 +332,11 @@ func (c *Conductor) takeOverActive(ctx context.Context, uuid string, me int64) {
 // the hardware's, periodic_max_workers nodes at a time. Nodes that failed
 // before go first.
 func (c *Conductor) syncPowerStates(ctx context.Context) {
-	notMaintenance := false
-	nodes := c.mappedNodes(ctx, db.NodeFilter{Maintenance: &notMaintenance})
+	start := time.Now()
+	// Every mapped node is read, maintenance ones too (skipped below), to
+	// count the nodes this conductor owns.
+	nodes := c.mappedNodes(ctx, db.NodeFilter{})
+	defer func() { c.metrics.ObservePowerSync(time.Since(start), len(nodes)) }()
 	c.powerMu.Lock()
 	sort.SliceStable(nodes, func(i, j int) bool {
 		return c.powerFailures[nodes[i].UUID] > c.powerFailures[nodes[j].UUID]

@@ -6,6 +6,7 @@ import "github.com/ferricbm/ferric/rpc"
 // rpc/methods.go once (rpc.Serve refuses a mux that misses one).
 func (c *Conductor) rpcMux() *rpc.Mux {
 	mux := rpc.NewMux()
+	mux.Observe(c.metrics.ObserveRPC)
 	rpc.UpdateNode.Handle(mux, c.UpdateNode)
 	rpc.DestroyNode.Handle(mux, c.DestroyNode)
 	rpc.ChangeNodePowerState.Handle(mux, c.ChangeNodePowerState)

@@ -21,7 +21,12 @@ type Client struct {
 	t       Transport
 	timeout time.Duration
 	router  Router
+	observe Observer
 }
+
+// Observer is told of every RPC sent or handled: the method, how long it
+// took (a call: until its reply; a cast: until it was sent) and its error.
+type Observer func(method string, elapsed time.Duration, err error)
 
 // NewClient returns a client whose calls wait at most timeout for a reply
 // when their context has no deadline (timeout <= 0 means DefaultTimeout).
@@ -87,6 +92,14 @@ func (c *Client) WithRouter(r Router) *Client {
 	return &routed
 }
 
+// WithObserver returns a client that shares c's transport, timeout and
+// router and reports every method it sends to o.
+func (c *Client) WithObserver(o Observer) *Client {
+	observed := *c
+	observed.observe = o
+	return &observed
+}
+
 // ForNode returns the endpoint of the conductor owning n (its conductor
 // group, hardware type and uuid, as they are now): the client's Router
 // looks it up each time a method is sent, so a method always reaches the
@@ -117,7 +130,10 @@ func (e Endpoint) Resolve(ctx context.Context) (Endpoint, error) {
 	return e.c.Conductor(host), nil
 }
 
-func (e Endpoint) call(ctx context.Context, method string, args, result any) error {
+func (e Endpoint) call(ctx context.Context, method string, args, result any) (err error) {
+	if e.c.observe != nil {
+		defer e.c.observed(method, time.Now(), &err)
+	}
 	ctx, cancel := e.c.withDeadline(ctx)
 	defer cancel()
 	host, err := e.resolve(ctx)
@@ -136,7 +152,10 @@ func (e Endpoint) call(ctx context.Context, method string, args, result any) err
 	return decodeReply(data, result)
 }
 
-func (e Endpoint) cast(ctx context.Context, method string, args any) error {
+func (e Endpoint) cast(ctx context.Context, method string, args any) (err error) {
+	if e.c.observe != nil {
+		defer e.c.observed(method, time.Now(), &err)
+	}
 	ctx, cancel := e.c.withDeadline(ctx)
 	defer cancel()
 	host, err := e.resolve(ctx)
@@ -153,6 +172,10 @@ func (e Endpoint) cast(ctx context.Context, method string, args any) error {
 		return sendError(method, host, err)
 	}
 	return nil
+}
+
+func (c *Client) observed(method string, start time.Time, err *error) {
+	c.observe(method, time.Since(start), *err)
 }
 
 func sendError(method, host string, err error) error {

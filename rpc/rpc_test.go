@@ -212,6 +212,48 @@ func transportSpecs(open func() (server, client Transport), cleanup func(host st
 		Expect(fake.callCount(Heartbeat.Name, "n1")).To(Equal(1))
 	})
 
+	It("reports each method sent and handled, with its time and error, to the observers", func() {
+		type seen struct {
+			method  string
+			elapsed time.Duration
+			err     error
+		}
+		var mu sync.Mutex
+		var sent, handled []seen
+		record := func(to *[]seen) Observer {
+			return func(method string, elapsed time.Duration, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				*to = append(*to, seen{method, elapsed, err})
+			}
+		}
+		observedHost := uniqueHost()
+		if cleanup != nil {
+			cleanup(observedHost)
+		}
+		mux := fake.mux()
+		mux.Observe(record(&handled))
+		stop, err := Serve(ctx, server, observedHost, mux, testLogger())
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(stop)
+		observed := NewClient(client, 10*time.Second).WithObserver(record(&sent)).Conductor(observedHost)
+
+		_, err = GetBootDevice.Call(ctx, observed, NodeArgs{NodeID: "n1"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ChangeNodePowerState.Call(ctx, observed, ChangePowerStateArgs{NodeID: "n1", NewState: "power on"})).NotTo(Succeed())
+
+		mu.Lock()
+		defer mu.Unlock()
+		for _, list := range [][]seen{sent, handled} {
+			Expect(list).To(HaveLen(2))
+			Expect(list[0].method).To(Equal(GetBootDevice.Name))
+			Expect(list[0].err).NotTo(HaveOccurred())
+			Expect(list[0].elapsed).To(BeNumerically(">", 0))
+			Expect(list[1].method).To(Equal(ChangeNodePowerState.Name))
+			Expect(errs.KindOf(list[1].err)).To(Equal(errs.KindNoValidHost))
+		}
+	})
+
 	It("carries typed errors with their kind, message and status", func() {
 		e := errorOf(ChangeNodePowerState.Call(ctx, cond, ChangePowerStateArgs{NodeID: "n1", NewState: "power on"}))
 		Expect(e.Kind).To(Equal(errs.KindNoValidHost))

@@ -117,7 +117,11 @@ func (s *server) handle(body []byte) []byte {
 			return encodeReply(nil, err)
 		}
 	}
+	start := time.Now()
 	result, err := s.invoke(ctx, log, m, req.Args)
+	if s.mux.observe != nil {
+		s.mux.observe(req.Method, time.Since(start), err)
+	}
 	if ctx.Err() != nil {
 		// The caller stopped waiting; whatever the outcome, nobody reads it.
 		log.WithError(err).Warn("RPC method outlived the caller's deadline; not replying")
@@ -148,12 +152,17 @@ func (s *server) invoke(ctx context.Context, log logrus.FieldLogger, m serverMet
 type Mux struct {
 	handlers map[string]serverMethod
 	gate     *Gate
+	observe  Observer
 }
 
 // HoldUntil makes Serve hold every message until g opens.
 func (mux *Mux) HoldUntil(g *Gate) { mux.gate = g }
 
 func NewMux() *Mux { return &Mux{handlers: map[string]serverMethod{}} }
+
+// Observe makes the server report every method it runs to o; it must be
+// set before Serve.
+func (mux *Mux) Observe(o Observer) { mux.observe = o }
 
 // serverMethod decodes a method's arguments and runs it.
 type serverMethod func(ctx context.Context, args json.RawMessage) (any, error)

@@ -27,7 +27,13 @@ type Locker struct {
 	epoch    atomic.Int64
 	attempts int
 	interval time.Duration
+	observe  Observer
 }
+
+// Observer is told of every Acquire: how long it took, how many tries
+// found the lock held by another, whether it gave up on such a holder
+// (locked) and its error.
+type Observer func(wait time.Duration, conflicts int, locked bool, err error)
 
 // New returns a Locker for host. attempts is how many times a NodeLocked
 // answer is tried in total ([conductor] node_locked_retry_attempts) and
@@ -38,6 +44,10 @@ func New(store Store, host string, attempts int, interval time.Duration) *Locker
 	}
 	return &Locker{store: store, host: host, attempts: attempts, interval: interval}
 }
+
+// Observe makes every later Acquire report to o; it must be set before
+// the Locker is used.
+func (l *Locker) Observe(o Observer) { l.observe = o }
 
 // Host is the hostname the locks are taken for.
 func (l *Locker) Host() string { return l.host }
@@ -50,6 +60,15 @@ func (l *Locker) SetEpoch(epoch int64) { l.epoch.Store(epoch) }
 // lock must present. NodeLocked is retried; NodeNotFound and other errors
 // are not.
 func (l *Locker) Acquire(ctx context.Context, uuid string) (*model.Node, error) {
+	start := time.Now()
+	node, conflicts, err := l.acquire(ctx, uuid)
+	if l.observe != nil {
+		l.observe(time.Since(start), conflicts, errs.Is(err, errs.KindNodeLocked), err)
+	}
+	return node, err
+}
+
+func (l *Locker) acquire(ctx context.Context, uuid string) (node *model.Node, conflicts int, err error) {
 	epoch := l.epoch.Load()
 	var lastErr error
 	for try := 0; try < l.attempts; try++ {
@@ -58,20 +77,21 @@ func (l *Locker) Acquire(ctx context.Context, uuid string) (*model.Node, error) 
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return nil, fmt.Errorf("lock node %s: %w", uuid, lastErr)
+				return nil, conflicts, fmt.Errorf("lock node %s: %w", uuid, lastErr)
 			case <-t.C:
 			}
 		}
 		node, err := l.store.ReserveNode(ctx, uuid, l.host, epoch)
 		if err == nil {
-			return node, nil
+			return node, conflicts, nil
 		}
 		if !errs.Is(err, errs.KindNodeLocked) {
-			return nil, err
+			return nil, conflicts, err
 		}
+		conflicts++
 		lastErr = err
 	}
-	return nil, lastErr
+	return nil, conflicts, lastErr
 }
 
 // Release drops this host's reservation taken in epoch. A node deleted

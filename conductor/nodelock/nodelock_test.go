@@ -48,6 +48,36 @@ var _ = Describe("Locker", func() {
 		Expect(time.Since(started)).To(BeNumerically(">=", 80*time.Millisecond))
 	})
 
+	It("reports each acquisition's wait, its conflicts and whether the holder kept the lock", func(ctx SpecContext) {
+		type report struct {
+			wait      time.Duration
+			conflicts int
+			locked    bool
+			err       error
+		}
+		var got []report
+		n := newNode(ctx)
+		l := nodelock.New(store, "me", 3, 40*time.Millisecond)
+		l.Observe(func(wait time.Duration, conflicts int, locked bool, err error) {
+			got = append(got, report{wait, conflicts, locked, err})
+		})
+		_, err := store.ReserveNode(ctx, n.UUID, "other", 1)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = l.Acquire(ctx, n.UUID)
+		Expect(errs.Status(err)).To(Equal(http.StatusConflict))
+		Expect(store.ReleaseNode(ctx, n.UUID, "other", 1)).To(Succeed())
+		_, err = l.Acquire(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(got).To(HaveLen(2))
+		Expect(got[0].conflicts).To(Equal(3))
+		Expect(got[0].locked).To(BeTrue())
+		Expect(got[0].wait).To(BeNumerically(">=", 80*time.Millisecond))
+		Expect(got[1].conflicts).To(BeZero())
+		Expect(got[1].locked).To(BeFalse())
+		Expect(got[1].err).NotTo(HaveOccurred())
+	})
+
 	It("gets the node once the holder lets go within the retries", func(ctx SpecContext) {
 		n := newNode(ctx)
 		_, err := store.ReserveNode(ctx, n.UUID, "other", 1)

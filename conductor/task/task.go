@@ -41,12 +41,13 @@ const NoFreeWorkersError = "No free conductor workers available"
 
 // Manager creates tasks for one conductor.
 type Manager struct {
-	store   Store
-	locker  *nodelock.Locker
-	pool    *workers.Pool
-	drivers *driver.Registry
-	cleaner Cleaner
-	log     logrus.FieldLogger
+	store    Store
+	locker   *nodelock.Locker
+	pool     *workers.Pool
+	drivers  *driver.Registry
+	cleaner  Cleaner
+	log      logrus.FieldLogger
+	observer Observer
 	// workCtx outlives any RPC: a worker keeps running after the call that
 	// started it has returned, until the conductor stops.
 	workCtx context.Context
@@ -56,6 +57,25 @@ type Manager struct {
 func NewManager(workCtx context.Context, store Store, locker *nodelock.Locker, pool *workers.Pool,
 	drivers *driver.Registry, cleaner Cleaner, log logrus.FieldLogger) *Manager {
 	return &Manager{store: store, locker: locker, pool: pool, drivers: drivers, cleaner: cleaner, log: log, workCtx: workCtx}
+}
+
+// Observer is told of every provision state change a task saves.
+type Observer interface {
+	Transition(node string, from, to states.State)
+}
+
+// Observe makes the manager report every saved provision state change to
+// o; it must be set before the manager is used.
+func (m *Manager) Observe(o Observer) { m.observer = o }
+
+// saved records that the node's row now holds its in-memory provision
+// state, which was from before.
+func (t *Task) saved(from states.State) {
+	to := t.ProvisionState()
+	t.stored = to
+	if from != to && t.m.observer != nil {
+		t.m.observer.Transition(t.node.UUID, from, to)
+	}
 }
 
 // Task is one node under work. It is not safe for concurrent use: it
@@ -184,7 +204,7 @@ func (t *Task) Save(ctx context.Context) error {
 	if err := t.m.store.SaveLockedNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host(), t.epoch, string(t.stored)); err != nil {
 		return fmt.Errorf("save node %s: %w", t.node.UUID, err)
 	}
-	t.stored = t.ProvisionState()
+	t.saved(t.stored)
 	return nil
 }
 
@@ -245,6 +265,7 @@ func (t *Task) ProcessEventAndRelease(ctx context.Context, event states.Event, t
 	if err := t.m.store.SaveAndReleaseNode(context.WithoutCancel(ctx), t.node, t.m.locker.Host(), t.epoch); err != nil {
 		return fmt.Errorf("save node %s: %w", t.node.UUID, err)
 	}
+	t.saved(t.stored)
 	t.released = true
 	return nil
 }
@@ -382,6 +403,7 @@ func (t *Task) recordFailure(ctx context.Context, name string, cause error) {
 		t.log.WithError(err).Error("Cannot record the failure of a worker")
 		return
 	}
+	t.saved(t.stored)
 	t.released = true
 }
 

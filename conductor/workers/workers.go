@@ -6,6 +6,7 @@ package workers
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/ferricbm/ferric/pkg/errs"
 )
@@ -16,6 +17,7 @@ type Pool struct {
 	mu      sync.Mutex
 	stopped bool
 	running sync.WaitGroup
+	refused atomic.Uint64
 }
 
 // New returns a pool of size workers (at least one).
@@ -37,6 +39,7 @@ func (p *Pool) Spawn(job func()) error {
 	select {
 	case p.slots <- struct{}{}:
 	default:
+		p.refused.Add(1)
 		return errs.NoFreeConductorWorker()
 	}
 	p.running.Add(1)
@@ -52,6 +55,12 @@ func (p *Pool) Spawn(job func()) error {
 
 // Free is how many jobs could be spawned right now.
 func (p *Pool) Free() int { return cap(p.slots) - len(p.slots) }
+
+// Size is how many jobs may run at once.
+func (p *Pool) Size() int { return cap(p.slots) }
+
+// Refused is how many jobs Spawn refused because every worker was busy.
+func (p *Pool) Refused() uint64 { return p.refused.Load() }
 
 // Stop refuses new jobs and waits for the running ones to return.
 func (p *Pool) Stop() {

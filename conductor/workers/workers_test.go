@@ -26,6 +26,8 @@ var _ = Describe("Pool", func() {
 		Expect(ok).To(BeTrue())
 		Expect(e.Kind).To(Equal(errs.KindNoFreeConductorWorker))
 		Expect(e.HTTPStatus()).To(Equal(http.StatusServiceUnavailable))
+		Expect(p.Size()).To(Equal(2))
+		Expect(p.Refused()).To(Equal(uint64(1)))
 
 		close(release)
 		Eventually(p.Free).Should(Equal(2))

@@ -78,7 +78,10 @@ type API struct {
 	WriteTimeout  time.Duration `ini:"api.write_timeout" help:"Longest time from the end of a request's headers to the end of its response; must exceed [rpc] response_timeout, which a request may wait for a conductor. 0: no limit."`
 	IdleTimeout   time.Duration `ini:"api.idle_timeout" help:"How long a kept-alive connection may wait for its next request. 0: the read_timeout."`
 	MaxHeaderSize int           `ini:"api.max_header_size" help:"Largest accepted request line and headers, in bytes; larger ones are answered 431."`
-	EnableSSLAPI  bool          `ini:"api.enable_ssl_api" help:"Serve the API over HTTPS with the certificate and key of [ssl] cert_file and key_file, which are read again whenever they change."`
+	// PublicMetrics is the practice of Kubernetes scrapers, which carry no
+	// credentials; the metrics hold no node names or secrets.
+	PublicMetrics bool `ini:"api.public_metrics" help:"Serve /metrics (Prometheus) without authentication, as /healthz is; false: only to authenticated administrators."`
+	EnableSSLAPI  bool `ini:"api.enable_ssl_api" help:"Serve the API over HTTPS with the certificate and key of [ssl] cert_file and key_file, which are read again whenever they change."`
 }
 
 // SSL is the API server's certificate, in oslo.service's section.
@@ -117,6 +120,7 @@ type OsloMessagingRabbit struct {
 type Conductor struct {
 	ConductorGroup              string        `ini:"conductor.conductor_group" help:"Group of conductors this conductor belongs to; nodes with the same conductor_group are managed by it."`
 	EnabledHardwareTypes        []string      `ini:"conductor.enabled_hardware_types" help:"Hardware types (drivers) this conductor serves: fake-hardware, ipmi, pxe_ipmitool, ilo, iscsi_ilo, redfish."`
+	MetricsListen               string        `ini:"conductor.metrics_listen" help:"host:port where the conductor serves /metrics (Prometheus), unauthenticated; empty: not served."`
 	WorkersPoolSize             int           `ini:"conductor.workers_pool_size" help:"Size of the worker pool for background tasks; work beyond it is refused with 503."`
 	HeartbeatInterval           time.Duration `ini:"conductor.heartbeat_interval" help:"How often the conductor refreshes its registry entry."`
 	HeartbeatTimeout            time.Duration `ini:"conductor.heartbeat_timeout" help:"A conductor whose entry is older than this is considered dead."`
@@ -318,6 +322,7 @@ func Defaults() Config {
 			WriteTimeout:             120 * time.Second,
 			IdleTimeout:              120 * time.Second,
 			MaxHeaderSize:            64 << 10,
+			PublicMetrics:            true,
 		},
 		Database: Database{
 			Connection:            "sqlite://var/ferric.db",

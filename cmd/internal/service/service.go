@@ -26,6 +26,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/httpserver"
 	"github.com/ferricbm/ferric/pkg/logging"
+	"github.com/ferricbm/ferric/pkg/metrics"
 	"github.com/ferricbm/ferric/pkg/tlsfiles"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -234,14 +235,20 @@ func run(ctx context.Context, stopSignals func(), role Role, cfg config.Config, 
 	defer closeWith(&runErr, "close RPC transport", transport.Close)
 
 	if role.Conductor {
-		drivers, err := builtin.Configured(cfg, log, store)
+		m := metrics.NewConductor()
+		drivers, err := builtin.Configured(cfg, log, store, m)
 		if err != nil {
 			return fmt.Errorf("enabled hardware types: %w", err)
 		}
-		c, err := startConductor(ctx, cfg, store, transport, drivers, log)
+		c, err := startConductor(ctx, cfg, store, transport, drivers, m, log)
 		if err != nil {
 			return err
 		}
+		stopMetrics, err := serveConductorMetrics(cfg.Conductor.MetricsListen, c, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 			defer cancel()
@@ -297,8 +304,9 @@ func run(ctx context.Context, stopSignals func(), role Role, cfg config.Config, 
 	}
 }
 
-func startConductor(ctx context.Context, cfg config.Config, store *db.Store, t rpc.Transport, drivers *driver.Registry, log *logrus.Logger) (*conductor.Conductor, error) {
-	c, err := conductor.New(conductor.Options{Config: cfg, Store: store, Transport: t, Log: log, Drivers: drivers})
+func startConductor(ctx context.Context, cfg config.Config, store *db.Store, t rpc.Transport, drivers *driver.Registry,
+	m *metrics.Conductor, log *logrus.Logger) (*conductor.Conductor, error) {
+	c, err := conductor.New(conductor.Options{Config: cfg, Store: store, Transport: t, Log: log, Drivers: drivers, Metrics: m})
 	if err != nil {
 		return nil, fmt.Errorf("build conductor: %w", err)
 	}

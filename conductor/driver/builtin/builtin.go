@@ -34,22 +34,25 @@ const PXEIPMIToolName = "pxe_ipmitool"
 func Registry(enabled []string) (*driver.Registry, error) {
 	cfg := config.Defaults()
 	cfg.Conductor.EnabledHardwareTypes = enabled
-	return Configured(cfg, nil, nil)
+	return Configured(cfg, nil, nil, nil)
 }
 
 // Configured enables [conductor] enabled_hardware_types, their drivers
 // set up from cfg (the [ipmi], [deploy], [pxe] and [iscsi] sections, power
 // timeouts) and logging to log (nil: discarded). isos counts the users of
 // shared boot ISOs; nil leaves partition images on virtual-media nodes
-// to boot locally only.
-func Configured(cfg config.Config, log logrus.FieldLogger, isos ilo.BootISOStore) (*driver.Registry, error) {
+// to boot locally only. meter counts the bytes the iSCSI deploy writes;
+// nil counts nothing.
+func Configured(cfg config.Config, log logrus.FieldLogger, isos ilo.BootISOStore, meter iscsideploy.Meter) (*driver.Registry, error) {
 	pxeOpts := pxe.OptionsFrom(cfg, log)
 	publisher, err := mediaPublisher(cfg, &pxeOpts)
 	if err != nil {
 		return nil, err
 	}
 	boot := pxe.New(pxeOpts)
-	deploy := iscsideploy.New(iscsideploy.OptionsFrom(cfg, log))
+	deployOpts := iscsideploy.OptionsFrom(cfg, log)
+	deployOpts.Meter = meter
+	deploy := iscsideploy.New(deployOpts)
 	hw := ipmi.New(ipmi.OptionsFrom(cfg, log))
 	ipmiType := hw.HardwareType(map[hwcatalog.InterfaceType][]driver.Implementation{
 		hwcatalog.Boot:   driver.One(pxe.Name, boot),

@@ -17,7 +17,7 @@ var _ = Describe("builtin hardware types", func() {
 	It("drives ipmi and the classic pxe_ipmitool with pxe boot and iscsi deploy", func() {
 		cfg := config.Defaults()
 		cfg.Conductor.EnabledHardwareTypes = []string{"ipmi", builtin.PXEIPMIToolName}
-		reg, err := builtin.Configured(cfg, nil, nil)
+		reg, err := builtin.Configured(cfg, nil, nil, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(reg.HardwareTypes()).To(Equal([]string{"ipmi", "pxe_ipmitool"}))
 		for _, hw := range reg.HardwareTypes() {
@@ -36,7 +36,7 @@ var _ = Describe("builtin hardware types", func() {
 	It("drives ilo, the classic iscsi_ilo and redfish with virtual-media boot and iscsi deploy", func() {
 		cfg := config.Defaults()
 		cfg.Conductor.EnabledHardwareTypes = []string{"ilo", "iscsi_ilo", "redfish"}
-		reg, err := builtin.Configured(cfg, nil, nil)
+		reg, err := builtin.Configured(cfg, nil, nil, nil)
 		Expect(err).NotTo(HaveOccurred())
 		for hw, want := range map[string]map[hwcatalog.InterfaceType]string{
 			"ilo":       {hwcatalog.Power: "ilo", hwcatalog.Management: "ilo", hwcatalog.Boot: "ilo-virtual-media", hwcatalog.Deploy: "iscsi"},
@@ -62,7 +62,7 @@ var _ = Describe("builtin hardware types", func() {
 			cfg := config.Defaults()
 			cfg.Conductor.EnabledHardwareTypes = types
 			cfg.Deploy.HTTPURL, cfg.Deploy.HTTPRoot = base, GinkgoT().TempDir()
-			reg, err := builtin.Configured(cfg, nil, nil)
+			reg, err := builtin.Configured(cfg, nil, nil, nil)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(reg.Services()).To(HaveLen(1))
 			Expect(reg.Services()[0].StartService(ctx)).To(Succeed())

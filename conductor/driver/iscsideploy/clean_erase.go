@@ -150,7 +150,7 @@ func (d *Deploy) eraseThrough(ctx context.Context, t driver.TaskContext, tgt tar
 	if err != nil {
 		return eraseRecord{}, err
 	}
-	dev := lun.Device(ctx)
+	dev := meteredDevice{Device: lun.Device(ctx), meter: d.opts.Meter, operation: "erase"}
 	name := fmt.Sprintf("%s LUN %d at %s", tgt.iqn, tgt.lun, portal(tgt.address, tgt.port))
 	var rec erase.Record
 	if step.Step == stepEraseMetadata {

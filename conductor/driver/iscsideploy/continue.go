@@ -203,7 +203,8 @@ func (d *Deploy) writeImage(ctx context.Context, t driver.TaskContext, tgt targe
 	if err != nil {
 		return written{}, err
 	}
-	dev := lun.Device(ctx)
+	dev := meteredDevice{Device: lun.Device(ctx), meter: d.opts.Meter, operation: "deploy"}
+	start := time.Now()
 	wo := disk.Options{Workers: d.opts.WriteWorkers, Progress: d.progressRecorder(ctx, t), Verifier: d.verifier(ctx, tgt)}
 	var w written
 	if info.wholeDisk {
@@ -239,6 +240,7 @@ func (d *Deploy) writeImage(ctx context.Context, t driver.TaskContext, tgt targe
 	if err := sess.Close(); err != nil {
 		logging.FromContext(ctx, d.log).WithField("node", n.UUID).WithError(err).Warn("iSCSI logout failed after a complete write")
 	}
+	d.opts.Meter.ImageWritten(img.VirtualSize(), time.Since(start))
 	return w, nil
 }
 

@@ -103,6 +103,8 @@ type Options struct {
 	// AllowExportWithoutCHAP accepts a ramdisk exporting the disk open to
 	// every initiator instead of failing ([iscsi] allow_export_without_chap).
 	AllowExportWithoutCHAP bool
+	// Meter counts the bytes written to disks; nil counts nothing.
+	Meter Meter
 }
 
 // OptionsFrom takes the options from a configuration.
@@ -191,6 +193,9 @@ func New(opts Options) *Deploy {
 	}
 	if opts.Log == nil {
 		opts.Log = logging.Discard()
+	}
+	if opts.Meter == nil {
+		opts.Meter = noMeter{}
 	}
 	if opts.Clean.Iterations == 0 && !opts.Clean.Zeroize {
 		opts.Clean.Iterations, opts.Clean.Zeroize = 1, true

@@ -8,6 +8,8 @@ package deploy_test
 
 import (
 	"context"
+	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -39,6 +41,8 @@ var (
 	// glance is the Image API the conductor resolves Glance image ids
 	// through.
 	glance *glancetest.Server
+	// conductorMetrics is the conductor's /metrics ([conductor] metrics_listen).
+	conductorMetrics string
 )
 
 // callbackTimeout is [conductor] deploy_callback_timeout: long enough for
@@ -59,6 +63,11 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// ramdisk has its own suite (tests/e2e/clean), and erasing the lab's
 	// 3 GiB disks before every deploy would only slow this one down.
 	base.Set("conductor", "automated_clean", false)
+	metricsPort, err := lab.FreeTCPPort()
+	Expect(err).NotTo(HaveOccurred())
+	metricsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(metricsPort))
+	base.Set("conductor", "metrics_listen", metricsAddr)
+	conductorMetrics = "http://" + metricsAddr + "/metrics"
 	glance = glancetest.NewServer()
 	DeferCleanup(glance.Close)
 	base.Set("glance", "auth_type", "none").Set("glance", "endpoint_override", glance.URL)
