@@ -59,12 +59,12 @@ func (c *Checker) checkAudit(ctx context.Context) error {
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			id                             int64
-			node                           string
-			oldRes, newRes                 sql.NullString
+			id                              int64
+			node                            string
+			oldRes, newRes                  sql.NullString
 			oldEpoch, newEpoch, holderEpoch sql.NullInt64
-			oldState, newState             sql.NullString
-			oldTarget, newTarget           sql.NullString
+			oldState, newState              sql.NullString
+			oldTarget, newTarget            sql.NullString
 		)
 		if err := rows.Scan(&id, &node, &oldRes, &newRes, &oldEpoch, &newEpoch, &oldState, &newState,
 			&oldTarget, &newTarget, &holderEpoch); err != nil {

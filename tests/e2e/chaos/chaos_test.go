@@ -85,7 +85,7 @@ var _ = Describe("A conductor paused with SIGSTOP past its heartbeat timeout", L
 			Eventually(func() (bool, error) { return c.d.ConductorAlive(ctx, c.a.Host) }).
 				WithTimeout(bounds.Takeover).WithPolling(500 * time.Millisecond).Should(BeFalse())
 			Eventually(func() bool { return c.holds(ctx, c.a.Host, "") }).
-				WithTimeout(bounds.Takeover).WithPolling(500 * time.Millisecond).Should(BeFalse(), "A's locks are broken")
+				WithTimeout(bounds.Takeover).WithPolling(500*time.Millisecond).Should(BeFalse(), "A's locks are broken")
 			sleep(ctx, 3*time.Second)
 			Expect(c.a.Signal(syscall.SIGCONT)).To(Succeed())
 		})
