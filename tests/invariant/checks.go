@@ -191,8 +191,7 @@ func (c *Checker) unsettled(ctx context.Context) (map[string]string, error) {
 		}
 		found[n.uuid] = true
 		atRest := !n.reservation.Valid && ((states.IsStable(n.state) && !n.target.Valid) || slices.Contains(failureStates, n.state))
-		want, known := endStates[target]
-		if !atRest || (known && !slices.Contains(want, n.state)) {
+		if !atRest || !c.mayEnd(n.state, append([]string{target}, c.unanswered[n.uuid]...)) {
 			out[n.uuid] = fmt.Sprintf("request %q accepted, node in %s (target %q, reservation %q)",
 				target, n.state, n.target.String, n.reservation.String)
 		}
@@ -203,4 +202,15 @@ func (c *Checker) unsettled(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// mayEnd tells whether a node may rest in s after requests for targets.
+func (c *Checker) mayEnd(s states.State, targets []string) bool {
+	for _, t := range targets {
+		want, known := endStates[t]
+		if !known || slices.Contains(want, s) {
+			return true
+		}
+	}
+	return false
 }

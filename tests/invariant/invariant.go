@@ -69,7 +69,8 @@ type Checker struct {
 	mu         sync.Mutex
 	violations []Violation
 	seen       map[string]bool // invariant+node+detail already reported
-	accepted   map[string]string
+	accepted   map[string]string   // node -> target of its last accepted request
+	unanswered map[string][]string // node -> targets asked for since, without an answer
 	staleSince map[string]time.Time // node -> when its holder's heartbeat went stale
 	lastAudit  int64
 	pollErrors int
@@ -95,7 +96,7 @@ func Start(ctx context.Context, connection string, b Bounds) (*Checker, error) {
 	}
 	pctx, stop := context.WithCancel(context.Background())
 	c := &Checker{db: db, bounds: b, stop: stop, done: make(chan struct{}),
-		seen: map[string]bool{}, accepted: map[string]string{}, staleSince: map[string]time.Time{}}
+		seen: map[string]bool{}, accepted: map[string]string{}, unanswered: map[string][]string{}, staleSince: map[string]time.Time{}}
 	go c.run(pctx)
 	return c, nil
 }
@@ -122,6 +123,16 @@ func DSN(connection string) (string, error) {
 func (c *Checker) Accepted(node, target string) {
 	c.mu.Lock()
 	c.accepted[node] = target
+	delete(c.unanswered, node)
+	c.mu.Unlock()
+}
+
+// Unanswered records a provision request that got a server error or no
+// answer: it may have been acted on, so the node may also end where it
+// would have taken the node.
+func (c *Checker) Unanswered(node, target string) {
+	c.mu.Lock()
+	c.unanswered[node] = append(c.unanswered[node], target)
 	c.mu.Unlock()
 }
 

@@ -28,20 +28,29 @@ type Stats struct {
 	Failed   atomic.Int64 // GETs and lists that failed
 }
 
-// Load is a running load.
-type Load struct {
-	Stats  Stats
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-	accept func(node, target string)
+// Observer hears of the provision requests the load makes, before it makes
+// another for the same node.
+type Observer interface {
+	// Accepted: the API answered 202.
+	Accepted(node, target string)
+	// Unanswered: the request got a server error or no answer, so it may
+	// or may not have been acted on.
+	Unanswered(node, target string)
 }
 
-// Start runs workers goroutines over nodes until Stop. accepted, when not
-// nil, hears of every provision request the API accepted, before the load
-// makes another request for that node.
-func Start(client *gophercloud.ServiceClient, uuids []string, workers int, accepted func(node, target string)) *Load {
+// Load is a running load.
+type Load struct {
+	Stats Stats
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+	obs   Observer
+}
+
+// Start runs workers goroutines over nodes until Stop, telling obs (when
+// not nil) of its provision requests.
+func Start(client *gophercloud.ServiceClient, uuids []string, workers int, obs Observer) *Load {
 	ctx, stop := context.WithCancel(context.Background())
-	l := &Load{stop: stop, accept: accepted}
+	l := &Load{stop: stop, obs: obs}
 	for w := range workers {
 		var share []string
 		for i := w; i < len(uuids); i += workers {
@@ -56,7 +65,9 @@ func Start(client *gophercloud.ServiceClient, uuids []string, workers int, accep
 	return l
 }
 
-// Stop ends the load and waits for the requests in flight.
+// Stop ends the load and waits for the requests in flight, which run to
+// their answer: a request the API accepts must be heard of, even one that
+// was made just before the stop.
 func (l *Load) Stop() {
 	l.stop()
 	l.wg.Wait()
@@ -67,7 +78,7 @@ func (l *Load) work(ctx context.Context, client *gophercloud.ServiceClient, shar
 		if len(share) > 0 {
 			l.step(ctx, client, share[i%len(share)])
 		}
-		l.list(ctx, client)
+		l.list(client)
 		select {
 		case <-ctx.Done():
 		case <-time.After(100 * time.Millisecond):
@@ -75,18 +86,17 @@ func (l *Load) work(ctx context.Context, client *gophercloud.ServiceClient, shar
 	}
 }
 
-func (l *Load) list(ctx context.Context, client *gophercloud.ServiceClient) {
-	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+func (l *Load) list(client *gophercloud.ServiceClient) {
+	rctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
 	_, err := nodes.ListDetail(client, nodes.ListOpts{Limit: 50}).AllPages(rctx)
-	l.count(ctx, err)
+	l.count(err)
 }
 
-func (l *Load) count(ctx context.Context, err error) {
-	switch {
-	case err == nil:
+func (l *Load) count(err error) {
+	if err == nil {
 		l.Stats.Reads.Add(1)
-	case ctx.Err() == nil:
+	} else {
 		l.Stats.Failed.Add(1)
 	}
 }
@@ -94,18 +104,18 @@ func (l *Load) count(ctx context.Context, err error) {
 // step moves one node on from where it rests; a node that is busy is left
 // alone.
 func (l *Load) step(ctx context.Context, client *gophercloud.ServiceClient, uuid string) {
-	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	rctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
 	n, err := nodes.Get(rctx, client, uuid).Extract()
-	l.count(ctx, err)
-	if err != nil || n.TargetProvisionState != "" || n.Reservation != "" {
+	l.count(err)
+	if err != nil || n.TargetProvisionState != "" || n.Reservation != "" || ctx.Err() != nil {
 		return
 	}
 	if n.Maintenance {
 		// A failed clean leaves the node in maintenance; the operator
 		// repairs it and takes it out.
 		err := nodes.UnsetMaintenance(rctx, client, uuid).ExtractErr()
-		l.count(ctx, err)
+		l.count(err)
 		return
 	}
 	target, ok := next[nodes.ProvisionState(n.ProvisionState)]
@@ -113,15 +123,17 @@ func (l *Load) step(ctx context.Context, client *gophercloud.ServiceClient, uuid
 		return
 	}
 	err = nodes.ChangeProvisionState(rctx, client, uuid, nodes.ProvisionStateOpts{Target: target}).ExtractErr()
-	switch {
-	case err == nil:
-		l.Stats.Accepted.Add(1)
-		if l.accept != nil {
-			l.accept(uuid, string(target))
-		}
-	case errors.Is(ctx.Err(), context.Canceled):
-	default:
+	if err != nil {
 		l.Stats.Refused.Add(1)
+		var code gophercloud.ErrUnexpectedResponseCode
+		if l.obs != nil && !(errors.As(err, &code) && code.Actual < 500) {
+			l.obs.Unanswered(uuid, string(target))
+		}
+		return
+	}
+	l.Stats.Accepted.Add(1)
+	if l.obs != nil {
+		l.obs.Accepted(uuid, string(target))
 	}
 }
 
