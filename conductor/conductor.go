@@ -148,6 +148,7 @@ func New(opts Options) (*Conductor, error) {
 	}
 	c.workCtx, c.cancelWork = context.WithCancel(context.Background())
 	c.locker = nodelock.New(opts.Store, c.host, cfg.Conductor.NodeLockedRetryAttempts, cfg.Conductor.NodeLockedRetryInterval)
+	c.locker.FenceAfter(cfg.Conductor.HeartbeatTimeout)
 	c.tasks = task.NewManager(c.workCtx, opts.Store, c.locker, c.pool, drivers, cleaner{c}, c.log)
 	heartbeatTimeout := cfg.Conductor.HeartbeatTimeout
 	c.ring = hashring.NewManager(func(ctx context.Context) ([]hashring.Member, error) {

@@ -27,6 +27,13 @@ type Locker struct {
 	epoch    atomic.Int64
 	attempts int
 	interval time.Duration
+
+	// beat is when the host's last heartbeat that reached the database
+	// was begun; after silence without one, the other conductors may have
+	// judged the host dead and broken its locks, and it takes none until
+	// it has registered again in a new epoch (see Silent).
+	beat    atomic.Pointer[time.Time]
+	silence time.Duration
 }
 
 // New returns a Locker for host. attempts is how many times a NodeLocked
@@ -42,8 +49,38 @@ func New(store Store, host string, attempts int, interval time.Duration) *Locker
 // Host is the hostname the locks are taken for.
 func (l *Locker) Host() string { return l.host }
 
-// SetEpoch makes later locks carry the epoch of the host's registration.
-func (l *Locker) SetEpoch(epoch int64) { l.epoch.Store(epoch) }
+// SetEpoch makes later locks carry the epoch of the host's registration,
+// begun at registered; a registration counts as a heartbeat.
+func (l *Locker) SetEpoch(epoch int64, registered time.Time) {
+	l.epoch.Store(epoch)
+	l.Beat(registered)
+}
+
+// Epoch is the epoch locks are taken in.
+func (l *Locker) Epoch() int64 { return l.epoch.Load() }
+
+// FenceAfter makes the locker refuse locks once silence has passed since
+// the last heartbeat: the heartbeat timeout, after which others may break
+// this host's locks. Zero never refuses.
+func (l *Locker) FenceAfter(silence time.Duration) { l.silence = silence }
+
+// Beat records a heartbeat that reached the database, begun at t (before
+// the write, so that the conductors' row is never older than it).
+func (l *Locker) Beat(t time.Time) { l.beat.Store(&t) }
+
+// Silent reports whether the heartbeat has lapsed: a paused or cut-off
+// host whose locks other conductors may have broken. Its workers of the
+// current epoch may still run and would pass the fence of any lock taken
+// again in that epoch, so it must register anew before locking.
+func (l *Locker) Silent() bool {
+	last := l.beat.Load()
+	return l.silence > 0 && last != nil && time.Since(*last) > l.silence
+}
+
+func (l *Locker) lapsed(uuid string) error {
+	return errs.New(errs.KindTemporaryFailure, "Conductor %s lost its heartbeat and takes no lock on node %s until it has registered again; please retry.",
+		l.host, uuid)
+}
 
 // Acquire reserves the node and returns it as re-read under the lock, its
 // ReservationEpoch the epoch the lock was taken in, which writes under the
@@ -62,9 +99,12 @@ func (l *Locker) Acquire(ctx context.Context, uuid string) (*model.Node, error) 
 			case <-t.C:
 			}
 		}
+		if l.Silent() || l.epoch.Load() != epoch {
+			return nil, l.lapsed(uuid)
+		}
 		node, err := l.store.ReserveNode(ctx, uuid, l.host, epoch)
 		if err == nil {
-			return node, nil
+			return l.confirm(ctx, node, epoch)
 		}
 		if !errs.Is(err, errs.KindNodeLocked) {
 			return nil, err
@@ -72,6 +112,19 @@ func (l *Locker) Acquire(ctx context.Context, uuid string) (*model.Node, error) 
 		lastErr = err
 	}
 	return nil, lastErr
+}
+
+// confirm keeps a lock only if the heartbeat did not lapse, nor the epoch
+// change, while it was taken: the host may have been paused between the
+// check and the UPDATE, and its locks broken meanwhile.
+func (l *Locker) confirm(ctx context.Context, node *model.Node, epoch int64) (*model.Node, error) {
+	if !l.Silent() && l.epoch.Load() == epoch {
+		return node, nil
+	}
+	if err := l.Release(ctx, node.UUID, epoch); err != nil {
+		return nil, fmt.Errorf("lock node %s: %w", node.UUID, err)
+	}
+	return nil, l.lapsed(node.UUID)
 }
 
 // Release drops this host's reservation taken in epoch. A node deleted

@@ -83,3 +83,50 @@ var _ = Describe("Locker", func() {
 		Expect(*stored.Reservation).To(Equal("other"))
 	})
 })
+
+var _ = Describe("Locker after a lapsed heartbeat", func() {
+	It("takes no lock until the host has registered again", func(ctx SpecContext) {
+		n := newNode(ctx)
+		l := nodelock.New(store, "me", 3, 10*time.Millisecond)
+		l.FenceAfter(time.Second)
+		l.SetEpoch(1, time.Now().Add(-2*time.Second))
+		Expect(l.Silent()).To(BeTrue())
+		_, err := l.Acquire(ctx, n.UUID)
+		Expect(errs.Status(err)).To(Equal(http.StatusServiceUnavailable))
+		stored, err := store.GetNode(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored.Reservation).To(BeNil(), "no lock was taken")
+
+		l.SetEpoch(2, time.Now())
+		got, err := l.Acquire(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(*got.ReservationEpoch).To(Equal(int64(2)))
+	})
+
+	It("leaves a worker of the lapsed epoch unable to write to a node locked again", func(ctx SpecContext) {
+		n := newNode(ctx)
+		l := nodelock.New(store, "me", 3, 10*time.Millisecond)
+		l.FenceAfter(time.Second)
+		l.SetEpoch(1, time.Now())
+		held, err := l.Acquire(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("the host pausing past its heartbeat timeout while a survivor breaks the lock")
+		l.Beat(time.Now().Add(-2 * time.Second))
+		Expect(store.ReleaseNode(ctx, n.UUID, "me", 0)).To(Succeed())
+
+		By("the host registering again and locking the node afresh")
+		l.SetEpoch(2, time.Now())
+		_, err = l.Acquire(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("the worker that held the broken lock trying to save")
+		state := "deploy failed"
+		held.ProvisionState = &state
+		err = store.SaveLockedNode(ctx, held, "me", *held.ReservationEpoch, "")
+		Expect(errs.Is(err, errs.KindNodeLocked)).To(BeTrue(), "the stale write is fenced: %v", err)
+		stored, err := store.GetNode(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored.ProvisionState).To(BeNil(), "nothing was written")
+	})
+})

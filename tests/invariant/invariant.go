@@ -50,7 +50,8 @@ const (
 	StuckTransition = "node in a moving state past its timeout"
 	OrphanLock      = "reservation outlived its conductor's heartbeat"
 	SharedNode      = "two conductors acted on one node"
-	StaleEpoch      = "write under a lock of an earlier conductor registration"
+	StaleEpoch      = "lock taken in an earlier registration epoch than its holder's"
+	LapsedLock      = "lock taken by a conductor whose heartbeat had lapsed"
 	Unlocked        = "provision state changed without the node lock"
 	HalfApplied     = "half-applied change"
 )
@@ -68,9 +69,9 @@ type Checker struct {
 
 	mu         sync.Mutex
 	violations []Violation
-	seen       map[string]bool // invariant+node+detail already reported
-	accepted   map[string]string   // node -> target of its last accepted request
-	unanswered map[string][]string // node -> targets asked for since, without an answer
+	seen       map[string]bool      // invariant+node+detail already reported
+	accepted   map[string]string    // node -> target of its last accepted request
+	unanswered map[string][]string  // node -> targets asked for since, without an answer
 	staleSince map[string]time.Time // node -> when its holder's heartbeat went stale
 	lastAudit  int64
 	pollErrors int

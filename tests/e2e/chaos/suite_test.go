@@ -124,7 +124,7 @@ func (c *cluster) createNodes(ctx context.Context, prefix string, n int, latency
 // for after, then stops it and expects no invariant broken.
 func (c *cluster) run(ctx context.Context, scenario string, uuids []string, warmup, after time.Duration, fault func()) {
 	GinkgoHelper()
-	l := load.Start(c.client, uuids, 6, c.checker.Accepted)
+	l := load.Start(c.client, uuids, 6, c.checker)
 	stopped := false
 	defer func() {
 		if !stopped {
