@@ -6,6 +6,7 @@ package nodelock
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,12 @@ type Locker struct {
 	// it has registered again in a new epoch (see Silent).
 	beat    atomic.Pointer[time.Time]
 	silence time.Duration
+
+	// held counts, per node, the locks this host holds or is taking: a
+	// lock found in the database under this host and epoch with no count
+	// here was leaked by a reservation whose answer was lost.
+	mu   sync.Mutex
+	held map[string]int
 }
 
 // New returns a Locker for host. attempts is how many times a NodeLocked
@@ -43,7 +50,7 @@ func New(store Store, host string, attempts int, interval time.Duration) *Locker
 	if attempts < 1 {
 		attempts = 1
 	}
-	return &Locker{store: store, host: host, attempts: attempts, interval: interval}
+	return &Locker{store: store, host: host, attempts: attempts, interval: interval, held: map[string]int{}}
 }
 
 // Host is the hostname the locks are taken for.
@@ -102,11 +109,19 @@ func (l *Locker) Acquire(ctx context.Context, uuid string) (*model.Node, error) 
 		if l.Silent() || l.epoch.Load() != epoch {
 			return nil, l.lapsed(uuid)
 		}
+		l.enter(uuid)
 		node, err := l.store.ReserveNode(ctx, uuid, l.host, epoch)
 		if err == nil {
 			return l.confirm(ctx, node, epoch)
 		}
+		l.Forget(uuid)
 		if !errs.Is(err, errs.KindNodeLocked) {
+			if _, typed := errs.As(err); !typed {
+				// The UPDATE may have been applied with its answer lost
+				// (the connection broke): a lock nobody here holds, that
+				// no other conductor would break while this one is alive.
+				go l.clearLeak(uuid, epoch)
+			}
 			return nil, err
 		}
 		lastErr = err
@@ -131,8 +146,62 @@ func (l *Locker) confirm(ctx context.Context, node *model.Node, epoch int64) (*m
 // meanwhile needs no release.
 func (l *Locker) Release(ctx context.Context, uuid string, epoch int64) error {
 	err := l.store.ReleaseNode(ctx, uuid, l.host, epoch)
+	if err == nil || errs.Is(err, errs.KindNodeNotFound) || Gone(err) {
+		l.Forget(uuid)
+	}
 	if err != nil && !errs.Is(err, errs.KindNodeNotFound) {
 		return fmt.Errorf("release node %s: %w", uuid, err)
 	}
 	return nil
+}
+
+// Gone reports a release refused because the lock is no longer this
+// host's to release: broken and taken by another, or already free.
+func Gone(err error) bool {
+	return errs.Is(err, errs.KindNodeLocked) || errs.Is(err, errs.KindInvalidState)
+}
+
+func (l *Locker) enter(uuid string) {
+	l.mu.Lock()
+	l.held[uuid]++
+	l.mu.Unlock()
+}
+
+// Forget records that a lock of this host on the node ended without
+// Release: its holder saved and released it in one write.
+func (l *Locker) Forget(uuid string) {
+	l.mu.Lock()
+	if l.held[uuid]--; l.held[uuid] <= 0 {
+		delete(l.held, uuid)
+	}
+	l.mu.Unlock()
+}
+
+// Bounds of the pause between attempts to clear a leaked lock.
+const (
+	leakRetryMin = 100 * time.Millisecond
+	leakRetryMax = 5 * time.Second
+)
+
+// clearLeak releases the lock a reservation with a lost answer may have
+// left, once the database answers, unless a lock of this host on the node
+// is held or being taken meanwhile: then the lock may be theirs, and the
+// check waits for them to finish. The mutex is held across the release,
+// so no reservation of this host can land between the check and it.
+func (l *Locker) clearLeak(uuid string, epoch int64) {
+	wait := leakRetryMin
+	for {
+		time.Sleep(wait)
+		wait = min(2*wait, leakRetryMax)
+		l.mu.Lock()
+		if l.held[uuid] > 0 {
+			l.mu.Unlock()
+			continue
+		}
+		err := l.store.ReleaseNode(context.Background(), uuid, l.host, epoch)
+		l.mu.Unlock()
+		if err == nil || errs.Is(err, errs.KindNodeNotFound) || Gone(err) {
+			return
+		}
+	}
 }
