@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/conductor/driver/fake"
+	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -60,6 +61,22 @@ var _ = Describe("A conductor resumed after its heartbeat lapsed", func() {
 					return []any{got.State(), str(got.Reservation)}
 				}, time.Second).Should(Equal([]any{before, host}))
 				Expect(e.store.ReleaseNode(ctx, x.UUID, host, second)).To(Succeed())
+			})
+		})
+	}
+})
+
+var _ = Describe("A node left in a worker's state without a worker", func() {
+	for _, backend := range backends {
+		Context("on "+backend, func() {
+			It("is failed by the periodic orphan check, as a restart would", func(ctx SpecContext) {
+				e := newEnv(backend)
+				e.start(ctx, "s-"+e.group, withPeriodicTasks)
+				// The write that moved the node to deploying landed, the
+				// answer that would have started its worker was lost.
+				x := e.createNode(ctx, states.Deploying, func(n *model.Node) { n.TargetProvisionState = ptr(string(states.Active)) })
+				Eventually(e.provisionState(ctx, x.UUID)).WithTimeout(20 * time.Second).Should(Equal(states.DeployFail))
+				Eventually(e.reservation(ctx, x.UUID)).WithTimeout(10 * time.Second).Should(BeNil())
 			})
 		})
 	}

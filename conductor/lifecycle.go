@@ -61,7 +61,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 		c.stopRPC = stop
 	}
 
-	c.failStuckNodes(ctx)
+	c.failStuckNodes(ctx, nil)
 
 	c.periodics = periodic.Start(c.workCtx, c.log,
 		periodic.Job{Name: "sync_power_states", Interval: c.cfg.SyncPowerStateInterval, Run: c.syncPowerStates},
@@ -182,13 +182,17 @@ var stuckStates = func() []string {
 }()
 
 // failStuckNodes fails the unreserved nodes mapped here that sit in a state
-// only a (now gone) worker could have moved on.
-func (c *Conductor) failStuckNodes(ctx context.Context) {
+// only a (now gone) worker could have moved on, and that since before
+// (nil: any time). A worker holds the lock for as long as its node is in
+// such a state, so an unlocked one has none: at start, because the
+// previous run died; later, because a database restart cut the write that
+// moved the node from the answer that would have started the worker.
+func (c *Conductor) failStuckNodes(ctx context.Context, before *time.Time) {
 	reserved := false
-	nodes, err := c.store.ListNodes(ctx, db.NodeFilter{ProvisionStates: stuckStates, Reserved: &reserved},
+	nodes, err := c.store.ListNodes(ctx, db.NodeFilter{ProvisionStates: stuckStates, Reserved: &reserved, ProvisionUpdatedBefore: before},
 		db.Page{}, nodeInfoColumns)
 	if err != nil {
-		c.log.WithError(err).Error("Cannot list nodes stuck after restart")
+		c.log.WithError(err).Error("Cannot list nodes stuck without a worker")
 		return
 	}
 	for i := range nodes {

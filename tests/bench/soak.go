@@ -135,21 +135,23 @@ func benchSoak(ctx context.Context, s settings) ([]row, error) {
 	return rows, nil
 }
 
-// rows judges each series of a process: flat when the least-squares slope
-// over the second half of the run (after warm-up) would grow it by less
-// than flatGrowth per hour of its mean.
+// rows judges each series of a process over the second half of the run
+// (after warm-up): flat when its least-squares line rises across that half
+// by at most flatShare of its mean, or by less than one unit (one thread,
+// file or connection: a count that steps once is not a trend).
 func (p *soakProc) rows() []row {
 	series := []struct {
 		what string
 		get  func(sample) float64
 		unit string
 	}{
-		{"RSS", func(s sample) float64 { return float64(s.rss) / (1 << 20) }, "MiB"},
+		{"RSS", func(s sample) float64 { return float64(s.rss) / (1 << 20) }, " MiB"},
 		{"threads", func(s sample) float64 { return float64(s.threads) }, ""},
 		{"open files", func(s sample) float64 { return float64(s.fds) }, ""},
 		{"DB connections", func(s sample) float64 { return float64(s.dbConns) }, ""},
 	}
 	warm := p.samples[len(p.samples)/2:]
+	span := warm[len(warm)-1].at - warm[0].at
 	var out []row
 	for _, sr := range series {
 		xs, ys := make([]float64, len(warm)), make([]float64, len(warm))
@@ -157,24 +159,26 @@ func (p *soakProc) rows() []row {
 			xs[i], ys[i] = smp.at.Hours(), sr.get(smp)
 		}
 		slope, mean := fit(xs, ys)
+		rise := slope * span.Hours()
 		first, last := sr.get(p.samples[0]), sr.get(p.samples[len(p.samples)-1])
 		verdict := "flat"
-		if len(warm) < 3 {
+		switch {
+		case len(warm) < 3:
 			verdict = "too short"
-		} else if mean > 0 && slope/mean > flatGrowth {
+		case rise > max(flatShare*mean, 1):
 			verdict = "NOT flat"
 		}
 		out = append(out, row{
-			fmt.Sprintf("soak %s %s: first, last, slope (2nd half)", p.name, sr.what),
-			fmt.Sprintf("%.1f, %.1f, %+.2f%s/h", first, last, slope, sr.unit),
-			fmt.Sprintf("< %+.0f%%/h of mean", 100*flatGrowth), verdict})
+			fmt.Sprintf("soak %s %s: first, last, rise over 2nd half", p.name, sr.what),
+			fmt.Sprintf("%.1f, %.1f, %+.1f%s", first, last, rise, sr.unit),
+			fmt.Sprintf("rise <= %.0f%% of mean or < 1", 100*flatShare), verdict})
 	}
 	return out
 }
 
-// flatGrowth is the hourly growth, as a share of the mean, below which a
-// series counts as flat: allocator and pool noise, not a leak.
-const flatGrowth = 0.10
+// flatShare is the rise over the second half, as a share of the mean,
+// up to which a series counts as flat: allocator and pool noise.
+const flatShare = 0.05
 
 // fit is the least-squares slope of ys over xs and the mean of ys.
 func fit(xs, ys []float64) (slope, mean float64) {
