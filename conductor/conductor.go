@@ -163,6 +163,7 @@ func New(opts Options) (*Conductor, error) {
 	c.workCtx, c.cancelWork = context.WithCancel(context.Background())
 	c.locker = nodelock.New(opts.Store, c.host, cfg.Conductor.NodeLockedRetryAttempts, cfg.Conductor.NodeLockedRetryInterval)
 	c.locker.Observe(m.ObserveLock)
+	c.locker.FenceAfter(cfg.Conductor.HeartbeatTimeout)
 	c.tasks = task.NewManager(c.workCtx, opts.Store, c.locker, c.pool, drivers, cleaner{c}, c.log)
 	c.tasks.Observe(m)
 	heartbeatTimeout := cfg.Conductor.HeartbeatTimeout

@@ -35,16 +35,9 @@ func (c *Conductor) Start(ctx context.Context) error {
 	if err := c.clearOwnReservations(ctx); err != nil {
 		return err
 	}
-	row := &model.Conductor{Hostname: c.host, ConductorGroup: c.cfg.ConductorGroup, Online: true}
-	if err := c.store.RegisterConductor(ctx, row, c.drivers.Catalog().Rows()); err != nil {
-		return fmt.Errorf("register conductor %s: %w", c.host, err)
+	if err := c.register(ctx); err != nil {
+		return err
 	}
-	registered, err := c.store.GetConductor(ctx, c.host)
-	if err != nil {
-		return fmt.Errorf("read conductor %s: %w", c.host, err)
-	}
-	c.id.Store(registered.ID)
-	c.locker.SetEpoch(registered.Epoch)
 	c.ring.Reset()
 
 	beatCtx, stopBeat := context.WithCancel(context.Background())
@@ -68,7 +61,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 		c.stopRPC = stop
 	}
 
-	c.failStuckNodes(ctx)
+	c.failStuckNodes(ctx, nil)
 
 	c.periodics = periodic.Start(c.workCtx, c.log,
 		periodic.Job{Name: "sync_power_states", Interval: c.cfg.SyncPowerStateInterval, Run: c.syncPowerStates},
@@ -106,6 +99,23 @@ func (c *Conductor) clearOwnReservations(ctx context.Context) error {
 	return nil
 }
 
+// register writes this host's registration, in a new epoch, and makes
+// the locker take locks in it.
+func (c *Conductor) register(ctx context.Context) error {
+	begun := time.Now()
+	row := &model.Conductor{Hostname: c.host, ConductorGroup: c.cfg.ConductorGroup, Online: true}
+	if err := c.store.RegisterConductor(ctx, row, c.drivers.Catalog().Rows()); err != nil {
+		return fmt.Errorf("register conductor %s: %w", c.host, err)
+	}
+	registered, err := c.store.GetConductor(ctx, c.host)
+	if err != nil {
+		return fmt.Errorf("read conductor %s: %w", c.host, err)
+	}
+	c.id.Store(registered.ID)
+	c.locker.SetEpoch(registered.Epoch, begun)
+	return nil
+}
+
 func (c *Conductor) keepalive(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	ticker := time.NewTicker(c.cfg.HeartbeatInterval)
@@ -115,13 +125,39 @@ func (c *Conductor) keepalive(ctx context.Context, done chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			// A failed touch is retried next tick; missing a few is what
-			// heartbeat_timeout tolerates.
-			if err := c.store.TouchConductor(ctx, c.host); err != nil && ctx.Err() == nil {
-				c.log.WithError(err).Warn("Conductor keepalive failed")
-			}
+			c.beat(ctx)
 		}
 	}
+}
+
+// beat is one heartbeat. After one that lapsed (the process was paused,
+// or cut off from the database, past heartbeat_timeout), the other
+// conductors may have broken this host's locks and taken its nodes over;
+// its workers still running hold the current epoch, so the host registers
+// again in a new one before it takes any lock, and their writes to nodes
+// it locks afresh are refused by the fence.
+func (c *Conductor) beat(ctx context.Context) {
+	begun := time.Now()
+	// A failed touch is retried next tick; missing a few is what
+	// heartbeat_timeout tolerates.
+	if err := c.store.TouchConductor(ctx, c.host); err != nil {
+		if ctx.Err() == nil {
+			c.log.WithError(err).Warn("Conductor keepalive failed")
+		}
+		return
+	}
+	if !c.locker.Silent() {
+		c.locker.Beat(begun)
+		return
+	}
+	lapsed := c.locker.Epoch()
+	if err := c.register(ctx); err != nil {
+		if ctx.Err() == nil {
+			c.log.WithError(err).Warn("Registering again after a lapsed heartbeat failed")
+		}
+		return
+	}
+	c.log.Warnf("The heartbeat lapsed past %s; registered again, epoch %d -> %d", c.cfg.HeartbeatTimeout, lapsed, c.locker.Epoch())
 }
 
 func (c *Conductor) stopKeepalive() {
@@ -146,13 +182,17 @@ var stuckStates = func() []string {
 }()
 
 // failStuckNodes fails the unreserved nodes mapped here that sit in a state
-// only a (now gone) worker could have moved on.
-func (c *Conductor) failStuckNodes(ctx context.Context) {
+// only a (now gone) worker could have moved on, and that since before
+// (nil: any time). A worker holds the lock for as long as its node is in
+// such a state, so an unlocked one has none: at start, because the
+// previous run died; later, because a database restart cut the write that
+// moved the node from the answer that would have started the worker.
+func (c *Conductor) failStuckNodes(ctx context.Context, before *time.Time) {
 	reserved := false
-	nodes, err := c.store.ListNodes(ctx, db.NodeFilter{ProvisionStates: stuckStates, Reserved: &reserved},
+	nodes, err := c.store.ListNodes(ctx, db.NodeFilter{ProvisionStates: stuckStates, Reserved: &reserved, ProvisionUpdatedBefore: before},
 		db.Page{}, nodeInfoColumns)
 	if err != nil {
-		c.log.WithError(err).Error("Cannot list nodes stuck after restart")
+		c.log.WithError(err).Error("Cannot list nodes stuck without a worker")
 		return
 	}
 	for i := range nodes {

@@ -191,9 +191,14 @@ func (c *Conductor) offlineConductors(ctx context.Context) []string {
 	return slices.DeleteFunc(hosts, func(h string) bool { return h == c.host })
 }
 
-// checkOrphanNodes frees nodes still locked by conductors that died and
+// checkOrphanNodes fails the nodes left without a worker in a state only a
+// worker moves on, frees nodes still locked by conductors that died, and
 // fails the operations those conductors can no longer finish.
 func (c *Conductor) checkOrphanNodes(ctx context.Context) {
+	// The grace keeps clear of a worker that is between its save and its
+	// start; none takes this long.
+	grace := time.Now().Add(-c.cfg.HeartbeatTimeout)
+	c.failStuckNodes(ctx, &grace)
 	offline := c.offlineConductors(ctx)
 	if len(offline) == 0 {
 		return

@@ -1,6 +1,8 @@
 package nodelock_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync/atomic"
@@ -10,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/conductor/nodelock"
+	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 )
@@ -111,5 +114,103 @@ var _ = Describe("Locker", func() {
 		stored, err := store.GetNode(ctx, n.UUID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(*stored.Reservation).To(Equal("other"))
+	})
+})
+
+var _ = Describe("Locker after a lapsed heartbeat", func() {
+	It("takes no lock until the host has registered again", func(ctx SpecContext) {
+		n := newNode(ctx)
+		l := nodelock.New(store, "me", 3, 10*time.Millisecond)
+		l.FenceAfter(time.Second)
+		l.SetEpoch(1, time.Now().Add(-2*time.Second))
+		Expect(l.Silent()).To(BeTrue())
+		_, err := l.Acquire(ctx, n.UUID)
+		Expect(errs.Status(err)).To(Equal(http.StatusServiceUnavailable))
+		stored, err := store.GetNode(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored.Reservation).To(BeNil(), "no lock was taken")
+
+		l.SetEpoch(2, time.Now())
+		got, err := l.Acquire(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(*got.ReservationEpoch).To(Equal(int64(2)))
+	})
+
+	It("leaves a worker of the lapsed epoch unable to write to a node locked again", func(ctx SpecContext) {
+		n := newNode(ctx)
+		l := nodelock.New(store, "me", 3, 10*time.Millisecond)
+		l.FenceAfter(time.Second)
+		l.SetEpoch(1, time.Now())
+		held, err := l.Acquire(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("the host pausing past its heartbeat timeout while a survivor breaks the lock")
+		l.Beat(time.Now().Add(-2 * time.Second))
+		Expect(store.ReleaseNode(ctx, n.UUID, "me", 0)).To(Succeed())
+
+		By("the host registering again and locking the node afresh")
+		l.SetEpoch(2, time.Now())
+		_, err = l.Acquire(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("the worker that held the broken lock trying to save")
+		state := "deploy failed"
+		held.ProvisionState = &state
+		err = store.SaveLockedNode(ctx, held, "me", *held.ReservationEpoch, "")
+		Expect(errs.Is(err, errs.KindNodeLocked)).To(BeTrue(), "the stale write is fenced: %v", err)
+		stored, err := store.GetNode(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored.ProvisionState).To(BeNil(), "nothing was written")
+	})
+})
+
+// lostAnswer applies the first reservation and then reports the broken
+// connection a database restart causes, as if the answer was lost.
+type lostAnswer struct {
+	*db.Store
+	lost atomic.Bool
+}
+
+func (s *lostAnswer) ReserveNode(ctx context.Context, uuid, host string, epoch int64) (*model.Node, error) {
+	n, err := s.Store.ReserveNode(ctx, uuid, host, epoch)
+	if err == nil && s.lost.CompareAndSwap(false, true) {
+		return nil, errors.New("invalid connection")
+	}
+	return n, err
+}
+
+var _ = Describe("Locker after a reservation whose answer was lost", func() {
+	It("releases the lock the reservation left, which nobody holds", func(ctx SpecContext) {
+		n := newNode(ctx)
+		l := nodelock.New(&lostAnswer{Store: store}, "me", 1, 0)
+		_, err := l.Acquire(ctx, n.UUID)
+		Expect(err).To(MatchError(ContainSubstring("invalid connection")))
+		Eventually(func() (*string, error) {
+			stored, err := store.GetNode(ctx, n.UUID)
+			if err != nil {
+				return nil, err
+			}
+			return stored.Reservation, nil
+		}).Should(BeNil())
+	})
+
+	It("leaves alone a lock this host took on the node since", func(ctx SpecContext) {
+		n := newNode(ctx)
+		l := nodelock.New(&lostAnswer{Store: store}, "me", 1, 0)
+		_, err := l.Acquire(ctx, n.UUID)
+		Expect(err).To(HaveOccurred())
+		// Another task of this host frees the leaked lock and takes the
+		// node before the clean-up runs.
+		Expect(store.ReleaseNode(ctx, n.UUID, "me", 0)).To(Succeed())
+		_, err = l.Acquire(ctx, n.UUID)
+		Expect(err).NotTo(HaveOccurred())
+		Consistently(func() (*string, error) {
+			stored, err := store.GetNode(ctx, n.UUID)
+			if err != nil {
+				return nil, err
+			}
+			return stored.Reservation, nil
+		}, time.Second).Should(HaveValue(Equal("me")))
+		Expect(l.Release(ctx, n.UUID, 0)).To(Succeed())
 	})
 })

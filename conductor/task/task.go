@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -267,6 +268,7 @@ func (t *Task) ProcessEventAndRelease(ctx context.Context, event states.Event, t
 	}
 	t.saved(t.stored)
 	t.released = true
+	t.m.locker.Forget(t.node.UUID)
 	return nil
 }
 
@@ -405,6 +407,7 @@ func (t *Task) recordFailure(ctx context.Context, name string, cause error) {
 	}
 	t.saved(t.stored)
 	t.released = true
+	t.m.locker.Forget(t.node.UUID)
 }
 
 // Release releases the lock unless it was handed to a worker. Safe to call
@@ -422,8 +425,45 @@ func (t *Task) release(ctx context.Context) {
 	}
 	t.released = true
 	// A cancelled request must not leave the lock behind.
-	if err := t.m.locker.Release(context.WithoutCancel(ctx), t.node.UUID, t.epoch); err != nil {
+	err := t.m.locker.Release(context.WithoutCancel(ctx), t.node.UUID, t.epoch)
+	switch {
+	case err == nil:
+	case nodelock.Gone(err):
 		t.log.WithError(err).Error("Releasing the node lock failed")
+	default:
+		t.log.WithError(err).Warn("Releasing the node lock failed; retrying until the database answers")
+		go t.m.retryRelease(t.node.UUID, t.epoch, t.log)
+	}
+}
+
+// Bounds of the pause between retries of a failed release.
+const (
+	releaseRetryMin = 100 * time.Millisecond
+	releaseRetryMax = 5 * time.Second
+)
+
+// retryRelease retries a release the database did not carry out (it was
+// restarting, or unreachable). The holder is alive, so no other conductor
+// would ever break the lock, and the node would stay locked for good. It
+// stops once the release lands, once the lock turns out to be gone, or at
+// shutdown, which releases every lock of this host anyway.
+func (m *Manager) retryRelease(uuid string, epoch int64, log logrus.FieldLogger) {
+	wait := releaseRetryMin
+	for {
+		select {
+		case <-m.workCtx.Done():
+			return
+		case <-time.After(wait):
+		}
+		err := m.locker.Release(m.workCtx, uuid, epoch)
+		if err == nil {
+			log.Info("Released the node lock on retry")
+			return
+		}
+		if nodelock.Gone(err) {
+			return
+		}
+		wait = min(2*wait, releaseRetryMax)
 	}
 }
 

@@ -37,6 +37,8 @@ type settings struct {
 	rpcCalls    int
 	keep        bool
 	scale       scaleSettings
+	chaos       chaosSettings
+	soak        soakSettings
 }
 
 func main() {
@@ -54,7 +56,13 @@ func main() {
 	flag.DurationVar(&s.scale.interval, "scale-interval", 30*time.Second, "scale: [conductor] sync_power_state_interval (the target is 120s)")
 	flag.IntVar(&s.scale.workers, "scale-workers", 64, "scale: [conductor] periodic_max_workers")
 	flag.IntVar(&s.scale.cycles, "scale-cycles", 3, "scale: power sync cycles to watch")
-	only := flag.String("sections", strings.Join(sectionNames(), ","), "comma-separated sections to run")
+	flag.IntVar(&s.chaos.runs, "chaos-runs", 20, "chaos: runs of each scenario")
+	flag.StringVar(&s.chaos.scenarios, "chaos-scenarios", "", "chaos: comma-separated scenarios (default all: "+strings.Join(chaosScenarios, ",")+")")
+	flag.DurationVar(&s.soak.duration, "soak-duration", 30*time.Minute, "soak: how long the load runs")
+	flag.DurationVar(&s.soak.interval, "soak-interval", 30*time.Second, "soak: time between samples")
+	flag.IntVar(&s.soak.nodes, "soak-nodes", 40, "soak: fake-hardware nodes cycled")
+	flag.IntVar(&s.soak.workers, "soak-workers", 8, "soak: load workers")
+	only := flag.String("sections", strings.Join(sectionNames(), ","), "comma-separated sections to run (chaos and soak run only when named)")
 	flag.Parse()
 	if s.deployNodes > s.seed {
 		s.deployNodes = s.seed
@@ -70,31 +78,43 @@ func main() {
 type section struct {
 	name string
 	run  func(ctx context.Context, s settings) ([]row, error)
+	// onDemand sections take an hour or more, or a 100,000-node fleet, and
+	// run only when named.
+	onDemand bool
 }
 
 var sections = []section{
-	{"api", benchAPI},
-	{"erase", benchErase},
-	{"clean", benchClean},
-	{"iscsi", benchISCSI},
-	{"deploy", benchDeploy},
-	{"vmedia", benchVMedia},
-	{"scale", benchScale},
-	{"fleet", benchFleet},
+	{"api", benchAPI, false},
+	{"erase", benchErase, false},
+	{"clean", benchClean, false},
+	{"iscsi", benchISCSI, false},
+	{"deploy", benchDeploy, false},
+	{"vmedia", benchVMedia, false},
+	{"scale", benchScale, false},
+	{"fleet", benchFleet, true},
+	{"chaos", benchChaos, true},
+	{"soak", benchSoak, true},
 }
 
+// sectionNames are the sections run by default.
 func sectionNames() []string {
-	names := make([]string, len(sections))
-	for i, sec := range sections {
-		names[i] = sec.name
+	var names []string
+	for _, sec := range sections {
+		if !sec.onDemand {
+			names = append(names, sec.name)
+		}
 	}
 	return names
 }
 
+func knownSection(name string) bool {
+	return slices.ContainsFunc(sections, func(sec section) bool { return sec.name == name })
+}
+
 func run(s settings, only []string) error {
 	for _, name := range only {
-		if !slices.Contains(sectionNames(), name) {
-			return fmt.Errorf("unknown section %q (have %s)", name, strings.Join(sectionNames(), ", "))
+		if !knownSection(name) {
+			return fmt.Errorf("unknown section %q (have %s, chaos, soak)", name, strings.Join(sectionNames(), ", "))
 		}
 	}
 	var rows []row
