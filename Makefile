@@ -13,7 +13,7 @@ export GOFLAGS ?= -buildvcs=false
 
 # The race detector roughly doubles unit-test time; set RACE= to skip it.
 RACE ?= -race
-UNIT_TIMEOUT ?= 10m
+UNIT_TIMEOUT ?= 15m
 E2E_TIMEOUT ?= 20m
 
 .PHONY: build run test unit e2e bench lint setup lab fuzz images

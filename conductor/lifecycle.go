@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferricbm/ferric/conductor/periodic"
 	"github.com/ferricbm/ferric/db"
+	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -18,8 +19,10 @@ const (
 	abortedByTakeOver = "Pending power operation was aborted due to conductor take over"
 )
 
-// Start recovers what a previous run of this host left behind, registers
-// the conductor, and begins the keepalive, RPC service and periodic tasks.
+// Start listens on the conductor's RPC topic, recovers what a previous run
+// of this host left behind, registers the conductor, and begins the
+// keepalive, driver services and periodic tasks; RPCs are handled once all
+// of that is done.
 func (c *Conductor) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -32,11 +35,32 @@ func (c *Conductor) Start(ctx context.Context) error {
 		// same [DEFAULT] host — which would fight over the same locks.
 		c.log.Warnf("A conductor named %s is already registered and its heartbeat is recent; taking its registration over", c.host)
 	}
-	if err := c.clearOwnReservations(ctx); err != nil {
+	// The topic is listened on before the conductor announces itself, so a
+	// caller that finds it alive finds its topic; what arrives meanwhile
+	// waits at the gate until the conductor can do the work.
+	gate := rpc.NewGate()
+	if c.transport != nil {
+		mux := c.rpcMux()
+		mux.HoldUntil(gate)
+		stop, err := rpc.Serve(context.Background(), c.transport, c.host, mux, c.log)
+		if err != nil {
+			return fmt.Errorf("serve conductor RPC: %w", err)
+		}
+		c.stopRPC = stop
+	}
+	fail := func(err error) error {
+		gate.Open(errs.New(errs.KindTemporaryFailure, "Conductor %s failed to start; please retry later.", c.host))
+		if c.stopRPC != nil {
+			c.stopRPC()
+			c.stopRPC = nil
+		}
 		return err
 	}
+	if err := c.clearOwnReservations(ctx); err != nil {
+		return fail(err)
+	}
 	if err := c.register(ctx); err != nil {
-		return err
+		return fail(err)
 	}
 	c.ring.Reset()
 
@@ -47,18 +71,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 	// Boot files must be served before a deploy can be asked for.
 	if err := c.startServices(ctx); err != nil {
 		c.stopKeepalive()
-		return err
-	}
-	if c.transport != nil {
-		stop, err := rpc.Serve(context.Background(), c.transport, c.host, c.rpcMux(), c.log)
-		if err != nil {
-			c.stopKeepalive()
-			if serr := c.stopServices(ctx); serr != nil {
-				c.log.WithError(serr).Warn("Stopping driver services failed")
-			}
-			return fmt.Errorf("serve conductor RPC: %w", err)
-		}
-		c.stopRPC = stop
+		return fail(err)
 	}
 
 	c.failStuckNodes(ctx, nil)
@@ -70,6 +83,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 		periodic.Job{Name: "sync_local_state", Interval: c.cfg.SyncLocalStateInterval, Run: c.syncLocalState},
 	)
 	c.started = true
+	gate.Open(nil)
 	c.log.Info("Conductor started")
 	return nil
 }
