@@ -14,14 +14,16 @@ import (
 // Proxy forwards loopback TCP connections to a target, and can be made to
 // misbehave while they are open.
 type Proxy struct {
-	ln     net.Listener
+	addr   string
 	target string
 
 	mu      sync.Mutex
+	ln      net.Listener
 	conns   map[net.Conn]bool
 	stalled bool
 	delay   time.Duration
 	resume  *sync.Cond
+	down    bool
 	closed  bool
 }
 
@@ -31,18 +33,18 @@ func NewProxy(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy listen: %w", err)
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
+	p := &Proxy{addr: ln.Addr().String(), ln: ln, target: target, conns: map[net.Conn]bool{}}
 	p.resume = sync.NewCond(&p.mu)
-	go p.accept()
+	go p.accept(ln)
 	return p, nil
 }
 
-// Addr is host:port of the proxy.
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+// Addr is host:port of the proxy; it stays the same across Down and Up.
+func (p *Proxy) Addr() string { return p.addr }
 
-func (p *Proxy) accept() {
+func (p *Proxy) accept(ln net.Listener) {
 	for {
-		c, err := p.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
@@ -53,7 +55,7 @@ func (p *Proxy) accept() {
 func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	if p.closed || p.down {
 		return false
 	}
 	p.conns[c] = true
@@ -168,13 +170,51 @@ func (p *Proxy) drop(reset bool) int {
 	return len(conns)
 }
 
+// Down makes the target look stopped to the proxy's clients only: new
+// connections are refused and open ones, which clients keep alive between
+// requests, are cut, until Up.
+func (p *Proxy) Down() error {
+	p.mu.Lock()
+	p.down = true
+	ln := p.ln
+	p.ln = nil
+	p.mu.Unlock()
+	var err error
+	if ln != nil {
+		err = ln.Close()
+	}
+	p.drop(false)
+	return err
+}
+
+// Up listens again, on the same address.
+func (p *Proxy) Up() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil || p.closed {
+		return nil
+	}
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		return fmt.Errorf("proxy listen again on %s: %w", p.addr, err)
+	}
+	p.ln, p.down = ln, false
+	go p.accept(ln)
+	return nil
+}
+
 // Close stops listening and drops every connection.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	p.closed = true
 	p.resume.Broadcast()
+	ln := p.ln
+	p.ln = nil
 	p.mu.Unlock()
-	err := p.ln.Close()
+	var err error
+	if ln != nil {
+		err = ln.Close()
+	}
 	p.drop(true)
 	return err
 }

@@ -23,6 +23,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/tests/e2e/steps"
+	"github.com/ferricbm/ferric/tests/faults"
 	"github.com/ferricbm/ferric/tests/harness"
 	"github.com/ferricbm/ferric/tests/lab"
 )
@@ -43,7 +44,7 @@ var (
 	deployISO          string
 	swift              lab.Swift
 	// swiftProxy is the swift group's way to Swift.
-	swiftProxy *lab.Proxy
+	swiftProxy *faults.Proxy
 	// container is the Swift container of the swift group's conductor.
 	container string
 )
@@ -74,11 +75,11 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// asked, so objects and temporary URLs go through it too.
 	auth, err := url.Parse(swift.AuthURL)
 	Expect(err).NotTo(HaveOccurred())
-	swiftProxy, err = lab.StartProxy(auth.Host)
+	swiftProxy, err = faults.NewProxy(auth.Host)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(swiftProxy.Close)
 	proxied := swift
-	auth.Host = swiftProxy.Addr
+	auth.Host = swiftProxy.Addr()
 	proxied.AuthURL = auth.String()
 
 	timings := harness.FastTimings

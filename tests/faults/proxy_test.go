@@ -1,4 +1,4 @@
-package lab_test
+package faults_test
 
 import (
 	"io"
@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/ferricbm/ferric/tests/lab"
+	"github.com/ferricbm/ferric/tests/faults"
 )
 
 var _ = Describe("A proxy in front of a service", func() {
@@ -18,7 +18,7 @@ var _ = Describe("A proxy in front of a service", func() {
 			_, _ = io.WriteString(w, "served")
 		}))
 		DeferCleanup(srv.Close)
-		p, err := lab.StartProxy(strings.TrimPrefix(srv.URL, "http://"))
+		p, err := faults.NewProxy(strings.TrimPrefix(srv.URL, "http://"))
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(p.Close)
 		// One client, whose kept-alive connection Down must cut too.
@@ -33,13 +33,13 @@ var _ = Describe("A proxy in front of a service", func() {
 			return string(b), err
 		}
 
-		Expect(get("http://" + p.Addr)).To(Equal("served"))
+		Expect(get("http://" + p.Addr())).To(Equal("served"))
 		Expect(p.Down()).To(Succeed())
-		_, err = get("http://" + p.Addr)
+		_, err = get("http://" + p.Addr())
 		Expect(err).To(MatchError(ContainSubstring("connection refused")))
 		Expect(get(srv.URL)).To(Equal("served"), "the service itself still runs")
 
 		Expect(p.Up()).To(Succeed())
-		Expect(get("http://" + p.Addr)).To(Equal("served"))
+		Expect(get("http://" + p.Addr())).To(Equal("served"))
 	})
 })
