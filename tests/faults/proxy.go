@@ -1,7 +1,7 @@
 // Package faults holds the fault injectors the chaos specs and bench use:
-// a TCP proxy that delays, stalls, cuts and resets connections, and a
-// private MariaDB server a spec may stop and restart. Everything listens on
-// loopback only.
+// a TCP proxy that delays, stalls, cuts, resets and refuses connections,
+// on loopback only. A private MariaDB server a spec may stop and restart
+// is dbtest.MariaDB.
 package faults
 
 import (

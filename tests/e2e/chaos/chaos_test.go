@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/ferricbm/ferric/tests/faults"
+	"github.com/ferricbm/ferric/db/dbtest"
 )
 
 // Each scenario has a label the chaos bench section selects it by.
@@ -98,7 +98,7 @@ var _ = Describe("The database server restarted under load", Label("mariadb"), f
 		dir, err := os.MkdirTemp("", "ferric-chaos-mariadb-")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(os.RemoveAll, dir)
-		m, err := faults.StartMariaDB(ctx, dir)
+		m, err := dbtest.StartMariaDB(ctx, dir)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(m.Kill)
 		connection, err := m.CreateDatabase(ctx, "chaos")

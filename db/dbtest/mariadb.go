@@ -1,4 +1,4 @@
-package faults
+package dbtest
 
 import (
 	"context"
@@ -17,18 +17,21 @@ import (
 )
 
 // MariaDB is a private mariadbd on its own loopback port and data
-// directory, for the faults that stop the database: the machine's shared
-// server is never touched.
+// directory, for the specs that stop the database or configure it in ways
+// the machine's shared server must not be (TLS): that one is never
+// touched.
 type MariaDB struct {
-	Port int
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	Port  int
+	dir   string
+	extra []string
+	cmd   *exec.Cmd
+	done  chan struct{}
 }
 
 // StartMariaDB initialises a data directory under dir and starts the
-// server on a free loopback port.
-func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
+// server on a free loopback port; extra are more mariadbd options, such as
+// --ssl-ca.
+func StartMariaDB(ctx context.Context, dir string, extra ...string) (*MariaDB, error) {
 	data := filepath.Join(dir, "data")
 	install := exec.CommandContext(ctx, "mariadb-install-db", "--no-defaults", "--auth-root-authentication-method=normal",
 		"--skip-test-db", "--datadir="+data)
@@ -41,7 +44,7 @@ func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	m := &MariaDB{Port: port, dir: dir}
+	m := &MariaDB{Port: port, dir: dir, extra: extra}
 	return m, m.Start(ctx)
 }
 
@@ -52,10 +55,11 @@ func (m *MariaDB) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.cmd = exec.Command("mariadbd", "--no-defaults", "--datadir="+filepath.Join(m.dir, "data"),
-		"--bind-address=127.0.0.1", "--port="+strconv.Itoa(m.Port), "--socket="+filepath.Join(m.dir, "mysqld.sock"),
-		"--pid-file="+filepath.Join(m.dir, "mysqld.pid"), "--skip-log-bin", "--innodb-buffer-pool-size=32M",
-		"--max-connections=200", "--skip-name-resolve", "--user="+currentUser())
+	args := append([]string{"--no-defaults", "--datadir=" + filepath.Join(m.dir, "data"),
+		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(m.Port), "--socket=" + filepath.Join(m.dir, "mysqld.sock"),
+		"--pid-file=" + filepath.Join(m.dir, "mysqld.pid"), "--skip-log-bin", "--innodb-buffer-pool-size=32M",
+		"--max-connections=200", "--skip-name-resolve", "--user=" + currentUser()}, m.extra...)
+	m.cmd = exec.Command("mariadbd", args...)
 	m.cmd.Stdout, m.cmd.Stderr = log, log
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := m.cmd.Start(); err != nil {
@@ -71,11 +75,16 @@ func (m *MariaDB) Start(ctx context.Context) error {
 	return m.waitReady(ctx)
 }
 
-func (m *MariaDB) waitReady(ctx context.Context) error {
+// Admin connects as root, over TCP without TLS.
+func (m *MariaDB) Admin() (*sql.DB, error) {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", fmt.Sprintf("127.0.0.1:%d", m.Port)
 	cfg.Timeout = time.Second
-	db, err := sql.Open("mysql", cfg.FormatDSN())
+	return sql.Open("mysql", cfg.FormatDSN())
+}
+
+func (m *MariaDB) waitReady(ctx context.Context) error {
+	db, err := m.Admin()
 	if err != nil {
 		return err
 	}
@@ -109,9 +118,7 @@ func (m *MariaDB) Server() string { return fmt.Sprintf("mysql://root@127.0.0.1:%
 // CreateDatabase creates a database and returns Ferric's connection URL
 // for it.
 func (m *MariaDB) CreateDatabase(ctx context.Context, name string) (string, error) {
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", fmt.Sprintf("127.0.0.1:%d", m.Port)
-	db, err := sql.Open("mysql", cfg.FormatDSN())
+	db, err := m.Admin()
 	if err != nil {
 		return "", err
 	}
