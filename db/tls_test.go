@@ -3,7 +3,6 @@ package db
 import (
 	"fmt"
 	"net/url"
-	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -39,18 +38,10 @@ var _ = Describe("MySQL connections over TLS", Ordered, func() {
 
 	BeforeAll(func(ctx SpecContext) {
 		dir := GinkgoT().TempDir()
-		ca, err := tlsfilestest.NewCA("database CA")
+		pki, err := tlsfilestest.NewPKI(dir, "mariadb", "ferric")
 		Expect(err).NotTo(HaveOccurred())
-		caFile = filepath.Join(dir, "ca.pem")
-		Expect(ca.WriteCA(caFile)).To(Succeed())
-		serverCert, serverKey := filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key")
-		Expect(ca.Issue(serverCert, serverKey, "mariadb", "127.0.0.1")).To(Succeed())
-		clientCert, clientKey = filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
-		Expect(ca.Issue(clientCert, clientKey, "ferric")).To(Succeed())
-		other, err := tlsfilestest.NewCA("another CA")
-		Expect(err).NotTo(HaveOccurred())
-		otherCAFile = filepath.Join(dir, "other-ca.pem")
-		Expect(other.WriteCA(otherCAFile)).To(Succeed())
+		caFile, clientCert, clientKey, otherCAFile = pki.CAFile, pki.ClientCert, pki.ClientKey, pki.OtherCAFile
+		serverCert, serverKey := pki.ServerCert, pki.ServerKey
 
 		// The machine's shared server has no TLS and must not be
 		// reconfigured: these specs run their own.

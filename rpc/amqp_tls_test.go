@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -117,19 +116,10 @@ var _ = Describe("AMQP transport over TLS", func() {
 	)
 
 	BeforeEach(func() {
-		dir := GinkgoT().TempDir()
-		ca, err := tlsfilestest.NewCA("broker CA")
+		pki, err := tlsfilestest.NewPKI(GinkgoT().TempDir(), "broker", "ferric")
 		Expect(err).NotTo(HaveOccurred())
-		caFile = filepath.Join(dir, "ca.pem")
-		Expect(ca.WriteCA(caFile)).To(Succeed())
-		serverCert, serverKey := filepath.Join(dir, "broker.crt"), filepath.Join(dir, "broker.key")
-		Expect(ca.Issue(serverCert, serverKey, "broker", "127.0.0.1")).To(Succeed())
-		clientCert, clientKey = filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
-		Expect(ca.Issue(clientCert, clientKey, "ferric")).To(Succeed())
-		other, err := tlsfilestest.NewCA("another CA")
-		Expect(err).NotTo(HaveOccurred())
-		otherCAFile = filepath.Join(dir, "other-ca.pem")
-		Expect(other.WriteCA(otherCAFile)).To(Succeed())
+		caFile, clientCert, clientKey, otherCAFile = pki.CAFile, pki.ClientCert, pki.ClientKey, pki.OtherCAFile
+		serverCert, serverKey := pki.ServerCert, pki.ServerKey
 
 		// The proxy asks for a client certificate of the same CA, as a
 		// broker with verify_peer and fail_if_no_peer_cert does.

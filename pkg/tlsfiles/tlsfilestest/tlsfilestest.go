@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -108,4 +109,38 @@ func serial() *big.Int {
 		panic(err)
 	}
 	return n
+}
+
+// PKI is the set of files a spec of a TLS connection to a loopback server
+// needs, all under one directory.
+type PKI struct {
+	// CAFile is the CA that issued both key pairs; OtherCAFile a CA that
+	// issued neither, for the refusals.
+	CAFile, OtherCAFile string
+	// ServerCert and ServerKey are for 127.0.0.1.
+	ServerCert, ServerKey string
+	ClientCert, ClientKey string
+}
+
+// NewPKI writes a CA, a server key pair for 127.0.0.1 named server, a
+// client key pair named client and another CA into dir.
+func NewPKI(dir, server, client string) (PKI, error) {
+	ca, err := NewCA(server + " CA")
+	if err != nil {
+		return PKI{}, err
+	}
+	other, err := NewCA("another CA")
+	if err != nil {
+		return PKI{}, err
+	}
+	p := PKI{CAFile: filepath.Join(dir, "ca.pem"), OtherCAFile: filepath.Join(dir, "other-ca.pem"),
+		ServerCert: filepath.Join(dir, "server.crt"), ServerKey: filepath.Join(dir, "server.key"),
+		ClientCert: filepath.Join(dir, "client.crt"), ClientKey: filepath.Join(dir, "client.key")}
+	for _, err := range []error{ca.WriteCA(p.CAFile), other.WriteCA(p.OtherCAFile),
+		ca.Issue(p.ServerCert, p.ServerKey, server, "127.0.0.1"), ca.Issue(p.ClientCert, p.ClientKey, client)} {
+		if err != nil {
+			return PKI{}, fmt.Errorf("write test PKI in %s: %w", dir, err)
+		}
+	}
+	return p, nil
 }
