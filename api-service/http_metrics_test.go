@@ -23,7 +23,7 @@ var _ = Describe("/metrics", func() {
 		users := filepath.Join(GinkgoT().TempDir(), "htpasswd")
 		Expect(os.WriteFile(users, []byte("operator:"+string(hash)+"\n"), 0o600)).To(Succeed())
 		return apitest.Start(GinkgoT(), apitest.SQLite(GinkgoT()), func(cfg *config.Config) {
-			cfg.API.AuthStrategy = "http_basic"
+			cfg.Default.AuthStrategy = "http_basic"
 			cfg.API.HTTPBasicAuthUserFile = users
 			cfg.API.PublicMetrics = public
 		}).URL
