@@ -79,7 +79,7 @@ var _ = Describe("the ferric chart", func() {
 			"Secret/"+release+"-ferric-config", "Secret/"+release+"-ferric-htpasswd",
 			"ServiceAccount/"+release+"-ferric",
 			"Deployment/"+api, "Service/"+api, "PodDisruptionBudget/"+api, "NetworkPolicy/"+api,
-			"HorizontalPodAutoscaler/"+api, "ServiceMonitor/"+api,
+			"HorizontalPodAutoscaler/"+api, "ServiceMonitor/"+api, "ServiceMonitor/"+conductor,
 			"StatefulSet/"+conductor, "Service/"+conductor, "NetworkPolicy/"+conductor,
 			"PodDisruptionBudget/"+conductor, "Job/"+release+"-ferric-dbsync",
 		))
@@ -260,6 +260,8 @@ var _ = Describe("the ferric chart", func() {
 					}
 					// The pod name is the conductor's name on the hash ring.
 					Expect(cfg.Default.Host).To(Equal(podName))
+					Expect(cfg.Conductor.MetricsListen).To(Equal(":9608"))
+					Expect(c.Ports).To(ContainElement(And(HaveField("Name", "metrics"), HaveField("ContainerPort", int32(9608)))))
 					for _, dir := range []string{cfg.PXE.TFTPRoot, cfg.Deploy.HTTPRoot, cfg.PXE.ImagesPath, os.TempDir()} {
 						Expect(writable(c, dir)).To(BeTrue(), "%s: %s is on a writable volume", name, dir)
 					}
@@ -271,6 +273,26 @@ var _ = Describe("the ferric chart", func() {
 			})
 		})
 	}
+
+	It("scrapes each conductor's metrics port, reachable only from the peers named", func() {
+		m := mustRender("ha", map[string]any{"networkPolicy": map[string]any{
+			"metricsFrom": []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"name": "monitoring"}}}}}})
+		sm := one[serviceMonitor](m, conductor)
+		Expect(sm.Spec.Endpoints).To(HaveLen(1))
+		Expect(sm.Spec.Endpoints[0].Port).To(Equal("metrics"))
+		Expect(sm.Spec.Endpoints[0].Path).To(Equal("/metrics"))
+		svc := one[corev1.Service](m, conductor)
+		Expect(svc.Spec.Ports).To(ContainElement(HaveField("Name", "metrics")))
+		sel, err := metav1.LabelSelectorAsSelector(&sm.Spec.Selector)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sel.Matches(labels.Set(svc.Labels))).To(BeTrue(), "the ServiceMonitor selects the conductors' Service")
+
+		np := one[networkingv1.NetworkPolicy](m, conductor)
+		Expect(np.Spec.Ingress).To(HaveLen(2))
+		Expect(np.Spec.Ingress[1].Ports[0].Port.IntValue()).To(Equal(9608))
+		Expect(np.Spec.Ingress[1].From).To(ConsistOf(networkingv1.NetworkPolicyPeer{
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": "monitoring"}}}))
+	})
 
 	It("lets only the provisioning network reach the conductors' boot file server", func() {
 		np := one[networkingv1.NetworkPolicy](mustRender("ha", nil), conductor)
