@@ -22,6 +22,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/tests/e2e/steps"
 	"github.com/ferricbm/ferric/tests/faults"
 	"github.com/ferricbm/ferric/tests/harness"
@@ -35,7 +36,10 @@ func TestVMedia(t *testing.T) {
 
 var (
 	deployment *harness.Deployment
-	client     *gophercloud.ServiceClient
+	// store reads what the API does not show: the users of shared boot
+	// ISOs.
+	store  *db.Store
+	client *gophercloud.ServiceClient
 	// iloLab has nodes with an iLO 4 (RIBCL), redfishLab nodes with an
 	// iLO 5 (Redfish).
 	iloLab, redfishLab *lab.Lab
@@ -62,6 +66,10 @@ const callbackTimeout = 90 * time.Second
 var _ = BeforeSuite(func(ctx SpecContext) {
 	suite := steps.NewLabSuite(ctx, "vmedia")
 	workDir, imageURL = suite.WorkDir, suite.ImageURL
+	var err error
+	store, err = db.Open(ctx, suite.DB.Connection())
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(store.Close)
 	ferricctlPath := suite.BuildFerricctl(ctx)
 	root, err := harness.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())

@@ -263,6 +263,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		Expect(isoRefs[1]).To(Equal(isoRefs[0]), "the same image, kernel and ramdisk share one boot ISO")
 		sharedISO := strings.TrimPrefix(isoRefs[0], "published:")
 		Expect(swiftObjectStatus(ctx, sharedISO)).To(Equal(http.StatusOK))
+		Expect(store.BootISOUsage(ctx, sharedISO)).To(Equal(2), "usage_count: both nodes")
 
 		By("rebooting the first node: its boot ISO is attached again")
 		boots := len(nodesOf[0].Boots())
@@ -272,6 +273,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 
 		undeploy(ctx, nodesOf[0], uuids[0])
 		Expect(swiftObjectStatus(ctx, sharedISO)).To(Equal(http.StatusOK), "the second node still boots it")
+		Expect(store.BootISOUsage(ctx, sharedISO)).To(Equal(1))
 		undeploy(ctx, nodesOf[1], uuids[1])
 		Expect(swiftObjectStatus(ctx, sharedISO)).To(Equal(http.StatusNotFound), "deleted with its last user")
 	}, SpecTimeout(deployTimeout+2*time.Minute))
