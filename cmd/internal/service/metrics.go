@@ -17,17 +17,27 @@ import (
 // small and Prometheus gives up after its own timeout (10s by default).
 const metricsTimeout = 30 * time.Second
 
-// serveConductorMetrics serves the conductor's /metrics on addr ([conductor]
-// metrics_listen) until the returned stop is called; an empty addr serves
-// nothing. The conductor has no API port of its own, and the boot file
-// server faces the provisioning network, where metrics have no business.
-func serveConductorMetrics(addr string, c *conductor.Conductor, log *logrus.Logger) (stop func(), err error) {
+// listenMetrics opens the conductor's metrics listener on addr ([conductor]
+// metrics_listen), before the conductor starts, so that a taken port stops
+// the process before it has announced itself; an empty addr opens none.
+func listenMetrics(addr string) (net.Listener, error) {
 	if addr == "" {
-		return func() {}, nil
+		return nil, nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for metrics on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// serveConductorMetrics serves the conductor's /metrics on ln until the
+// returned stop is called; a nil ln serves nothing. The conductor has no
+// API port of its own, and the boot file server faces the provisioning
+// network, where metrics have no business.
+func serveConductorMetrics(ln net.Listener, c *conductor.Conductor, log *logrus.Logger) (stop func()) {
+	if ln == nil {
+		return func() {}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", c.Metrics())
@@ -42,5 +52,5 @@ func serveConductorMetrics(addr string, c *conductor.Conductor, log *logrus.Logg
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
-	}, nil
+	}
 }

@@ -240,20 +240,23 @@ func run(ctx context.Context, stopSignals func(), role Role, cfg config.Config, 
 		if err != nil {
 			return fmt.Errorf("enabled hardware types: %w", err)
 		}
+		metricsLn, err := listenMetrics(cfg.Conductor.MetricsListen)
+		if err != nil {
+			return err
+		}
 		c, err := startConductor(ctx, cfg, store, transport, drivers, m, log)
 		if err != nil {
+			if metricsLn != nil {
+				_ = metricsLn.Close()
+			}
 			return err
 		}
-		stopMetrics, err := serveConductorMetrics(cfg.Conductor.MetricsListen, c, log)
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 			defer cancel()
 			closeWith(&runErr, "stop conductor", func() error { return c.Stop(sctx) })
 		}()
+		defer serveConductorMetrics(metricsLn, c, log)()
 	}
 
 	apiErr := make(chan error, 1)

@@ -66,13 +66,17 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	metricsPort, err := lab.FreeTCPPort()
 	Expect(err).NotTo(HaveOccurred())
 	metricsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(metricsPort))
-	base.Set("conductor", "metrics_listen", metricsAddr)
 	conductorMetrics = "http://" + metricsAddr + "/metrics"
 	glance = glancetest.NewServer()
 	DeferCleanup(glance.Close)
 	base.Set("glance", "auth_type", "none").Set("glance", "endpoint_override", glance.URL)
 	deployment = suite.StartAPI(ctx, base)
+	// Only this conductor serves metrics: a spec's own conductor would find
+	// the port taken.
+	shared := deployment.Base
+	deployment.Base = shared.Clone().Set("conductor", "metrics_listen", metricsAddr)
 	_, err = deployment.StartConductor(ctx, "conductor")
+	deployment.Base = shared
 	Expect(err).NotTo(HaveOccurred())
 	client = steps.Client(context.Background(), deployment.APIURL)
 
