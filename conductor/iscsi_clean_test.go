@@ -63,7 +63,7 @@ func signatures(path string) string {
 func allZero(path string) bool {
 	b, err := os.ReadFile(path)
 	Expect(err).NotTo(HaveOccurred())
-	return !bytes.ContainsFunc(b, func(r rune) bool { return r != 0 })
+	return bytes.Count(b, []byte{0}) == len(b)
 }
 
 // corruptHook damages a KiB near the start of a disk file between an

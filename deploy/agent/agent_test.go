@@ -41,7 +41,7 @@ func content(path string) []byte {
 	return b
 }
 
-func allZero(b []byte) bool { return !bytes.ContainsFunc(b, func(r rune) bool { return r != 0 }) }
+func allZero(b []byte) bool { return bytes.Count(b, []byte{0}) == len(b) }
 
 // running is an agent in agent mode started by a spec.
 type running struct {

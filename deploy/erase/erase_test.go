@@ -51,7 +51,7 @@ func sameBytes(a, b []byte) int {
 	return same
 }
 
-func allZero(b []byte) bool { return !bytes.ContainsFunc(b, func(r rune) bool { return r != 0 }) }
+func allZero(b []byte) bool { return bytes.Count(b, []byte{0}) == len(b) }
 
 // corrupt is a Hook that inverts n bytes at off before verification, so every one of them
 // differs from what the pass wrote, whatever that was.
