@@ -1,34 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 )
-
-// syncBuffer collects a process's output while the spec reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var _ = Describe("ferric-lab", func() {
 	It("exits 0 after a clean stop when Ctrl-C interrupts it", func(ctx SpecContext) {
@@ -36,9 +17,9 @@ var _ = Describe("ferric-lab", func() {
 		out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(out))
 
-		var output syncBuffer
+		output := gbytes.NewBuffer()
 		cmd := exec.Command(bin, "-nodes", "1", "-disk-mib", "8")
-		cmd.Stdout, cmd.Stderr = &output, &output
+		cmd.Stdout, cmd.Stderr = output, output
 		// A process group of its own, as a shell gives a foreground job:
 		// Ctrl-C signals the whole group, not the test.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -51,13 +32,13 @@ var _ = Describe("ferric-lab", func() {
 				<-exited
 			}
 		})
-		Eventually(output.String, 4*time.Minute, time.Second).Should(ContainSubstring("Ferric lab is running"))
+		Eventually(output, 4*time.Minute).Should(gbytes.Say("Ferric lab is running"))
 
 		Expect(syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)).To(Succeed())
 		var waitErr error
 		Eventually(exited, time.Minute).Should(Receive(&waitErr))
-		Expect(waitErr).NotTo(HaveOccurred(), output.String())
+		Expect(waitErr).NotTo(HaveOccurred(), string(output.Contents()))
 		Expect(cmd.ProcessState.ExitCode()).To(Equal(0))
-		Expect(output.String()).To(ContainSubstring("stopping the lab"))
+		Expect(output).To(gbytes.Say("stopping the lab"))
 	}, NodeTimeout(6*time.Minute))
 })
