@@ -239,6 +239,32 @@ var _ = Describe("free text and documents longer than a column on MySQL", func()
 		Expect(*e.node(node).MaintenanceReason).To(HaveLen(65535))
 	})
 
+	It("refuses names and descriptions longer than their column with 400, on create and PATCH, and stores the longest that fits", func() {
+		type field struct{ collection, body, patchPath string }
+		for _, f := range []field{
+			{"/v1/nodes", `{"driver": "fake-hardware", "name": "VALUE"}`, "/name"},
+			{"/v1/portgroups", `{"node_uuid": "NODE", "name": "VALUE"}`, "/name"},
+			{"/v1/chassis", `{"description": "VALUE"}`, "/description"},
+		} {
+			create := func(value string) response {
+				body := strings.ReplaceAll(strings.ReplaceAll(f.body, "NODE", node), "VALUE", value)
+				return e.at("latest", http.MethodPost, f.collection, body)
+			}
+			r := create(strings.Repeat("n", 256))
+			Expect(r.status).To(Equal(http.StatusBadRequest), f.collection+": "+string(r.raw))
+			Expect(r.fault()["faultstring"]).To(ContainSubstring("too long"), f.collection)
+
+			r = create(strings.Repeat("m", 255))
+			Expect(r.status).To(Equal(http.StatusCreated), f.collection+": "+string(r.raw))
+			item := f.collection + "/" + r.json()["uuid"].(string)
+			p := e.at("latest", http.MethodPatch, item,
+				`[{"op": "replace", "path": "`+f.patchPath+`", "value": "`+strings.Repeat("p", 256)+`"}]`)
+			Expect(p.status).To(Equal(http.StatusBadRequest), item+": "+string(p.raw))
+			got := e.at("latest", http.MethodGet, item, "").json()
+			Expect(got).To(HaveKeyWithValue(f.patchPath[1:], strings.Repeat("m", 255)), item)
+		}
+	})
+
 	It("refuses a JSON document larger than a TEXT column with 400 on every resource", func() {
 		e.setPower(node, states.PowerOff)
 		big := `{"k": "` + strings.Repeat("x", 70000) + `"}`

@@ -212,7 +212,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
 			Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
-			Eventually(w.notified).Should(Receive(Equal("done " + key)))
+			Eventually(w.notified).Should(Receive(Equal("done " + ramdiskCHAPSecret)))
 			written, err := os.ReadFile(backing)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(written[:len(w.refRaw)]).To(Equal(w.refRaw))

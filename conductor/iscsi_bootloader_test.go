@@ -49,7 +49,7 @@ var _ = Describe("iSCSI deploy of a partition image booting from its disk", Labe
 				_, err := w.passDeployInfo(ctx, uuid, withCHAP(map[string]any{"key": key, "address": "127.0.0.1", "iqn": iqn,
 					"port": w.tgt.Port}))
 				Expect(err).NotTo(HaveOccurred())
-				Eventually(w.notified, 2*time.Minute).Should(Receive(Equal("done "+key)), "the ramdisk may install the boot loader")
+				Eventually(w.notified, 2*time.Minute).Should(Receive(Equal("done "+ramdiskCHAPSecret)), "the ramdisk may install the boot loader")
 				Eventually(w.e.reservation(ctx, uuid)).Should(BeNil())
 				Expect(w.e.node(ctx, uuid).State()).To(Equal(states.DeployWait), "waiting for the second callback")
 				return key
@@ -89,7 +89,7 @@ var _ = Describe("iSCSI deploy of a partition image booting from its disk", Labe
 				By("going active once the ramdisk reports the boot loader installed")
 				Expect(bootloaderInfo(ctx, w, n.UUID, map[string]any{"key": key, "address": "127.0.0.1", "status": "SUCCEEDED", "error": "", "chap_secret": ramdiskCHAPSecret})).To(Succeed())
 				Eventually(w.e.provisionState(ctx, n.UUID), time.Minute).Should(Equal(states.Active))
-				Eventually(w.notified).Should(Receive(Equal("done "+key)), "done again, ending the ramdisk")
+				Eventually(w.notified).Should(Receive(Equal("done "+ramdiskCHAPSecret)), "done again, ending the ramdisk")
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				final := w.e.node(ctx, n.UUID)
 				Expect(final.LastError).To(BeNil())

@@ -483,7 +483,7 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Expect(res.Async).To(BeTrue())
 				Eventually(w.e.provisionState(ctx, n.UUID), 2*time.Minute).Should(Equal(states.Active))
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
-				Eventually(w.notified).Should(Receive(Equal("done "+key)), "done, with the deploy key")
+				Eventually(w.notified).Should(Receive(Equal("done "+chapSecret)), "done, with the CHAP secret the ramdisk sent to the API, not the deploy key TFTP served")
 
 				written, err := os.ReadFile(backing)
 				Expect(err).NotTo(HaveOccurred())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -91,6 +92,74 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 				Expect(rpc.DoNodeUnrescue.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
 				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Active))
 				Expect(e.node(ctx, n.UUID).InstanceInfo).NotTo(HaveKey("hashed_rescue_password"))
+			})
+
+			withStaleAgent := func(n *model.Node) {
+				n.RescueInterface = ptr("fake")
+				n.DriverInternalInfo = model.JSONObject{"agent_url": "http://10.0.0.2:9999", "agent_secret_token": "stale-token",
+					"agent_secret_token_pregenerated": true, "agent_verify_ca": "/var/lib/ferric/certificates/old.crt", "kept": "yes"}
+			}
+			noAgent := func(ctx context.Context, uuid string) {
+				GinkgoHelper()
+				info := e.node(ctx, uuid).DriverInternalInfo
+				for _, k := range []string{"agent_url", "agent_secret_token", "agent_secret_token_pregenerated", "agent_verify_ca"} {
+					Expect(info).NotTo(HaveKey(k))
+				}
+				Expect(info).To(HaveKeyWithValue("kept", "yes"))
+			}
+
+			for _, op := range []struct {
+				name         string
+				from, during states.State
+				hold         fake.Op
+				start        func(ctx context.Context, uuid string) error
+			}{
+				{"deploy", states.Available, states.Deploying, fake.OpDeploy, func(ctx context.Context, uuid string) error {
+					return rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: uuid})
+				}},
+				{"rebuild", states.Active, states.Deploying, fake.OpDeploy, func(ctx context.Context, uuid string) error {
+					return rpc.DoNodeDeploy.Call(ctx, api, rpc.DeployArgs{NodeID: uuid, Rebuild: true})
+				}},
+				{"clean", states.Manageable, states.Cleaning, fake.OpPrepareCleaning, func(ctx context.Context, uuid string) error {
+					return rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: uuid, Action: "provide"})
+				}},
+			} {
+				It("forgets the agent token and URL when a "+op.name+" starts and when it ends", func(ctx SpecContext) {
+					n := e.createNode(ctx, op.from, withStaleAgent)
+					hold := make(chan struct{})
+					release := sync.OnceFunc(func() { close(hold) })
+					DeferCleanup(release)
+					e.hw.Inject(n.UUID, op.hold, fake.Fault{Block: hold})
+					Expect(op.start(ctx, n.UUID)).To(Succeed())
+					Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(op.during))
+					noAgent(ctx, n.UUID)
+					release()
+					Eventually(e.provisionState(ctx, n.UUID)).ShouldNot(Equal(op.during))
+					Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+					noAgent(ctx, n.UUID)
+				})
+			}
+
+			It("forgets the agent token and URL when a rescue starts and when it ends, succeeded or failed", func(ctx SpecContext) {
+				By("wiping the deploy's agent as the rescue starts")
+				n := e.createNode(ctx, states.Active, withStaleAgent)
+				hold := make(chan struct{})
+				e.hw.Inject(n.UUID, fake.OpRescue, fake.Fault{Block: hold})
+				release := sync.OnceFunc(func() { close(hold) })
+				DeferCleanup(release)
+				Expect(rpc.DoNodeRescue.Call(ctx, api, rpc.RescueArgs{NodeID: n.UUID, RescuePassword: "pw"})).To(Succeed())
+				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Rescuing))
+				noAgent(ctx, n.UUID)
+				release()
+				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Rescue))
+				noAgent(ctx, n.UUID)
+
+				By("leaving none behind when the rescue fails")
+				failing := e.createNode(ctx, states.Active, withStaleAgent)
+				e.hw.Inject(failing.UUID, fake.OpRescue, fake.Fault{Err: errors.New("ramdisk did not boot")})
+				Expect(rpc.DoNodeRescue.Call(ctx, api, rpc.RescueArgs{NodeID: failing.UUID, RescuePassword: "pw"})).To(Succeed())
+				Eventually(e.provisionState(ctx, failing.UUID)).Should(Equal(states.RescueFail))
+				noAgent(ctx, failing.UUID)
 			})
 
 			It("fails a rescue the driver refuses into rescue failed, and refuses no-rescue and wrong states", func(ctx SpecContext) {

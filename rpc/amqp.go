@@ -58,7 +58,8 @@ var connectionSeq atomic.Int64
 // a conductor acknowledges a message only after handling it, so a message
 // being handled when a conductor or the broker dies is delivered again.
 // Delivery is therefore at least once; a conductor recognises a message it
-// has already handled by its message id and does not run it again.
+// has already handled by its message id and does not run it again, and a
+// call redelivered from a lost process is answered TemporaryFailure, not run.
 //
 // Calls are published transient: their arguments may hold credentials
 // (driver_info, agent tokens, config drives), which must not reach the
@@ -762,13 +763,26 @@ func (l *amqpListener) run(s *session, deliveries <-chan amqp.Delivery) {
 // message handled before (its acknowledgement was lost with the connection,
 // or a caller published it again) is not run again: it waits for the first
 // handling to finish if that still runs, and gets that handling's reply.
+//
+// A call the broker delivers again whose id this process does not know was
+// received by a process that died before acknowledging it, and may have
+// run there: it is answered TemporaryFailure rather than run a second time,
+// and the caller decides whether to retry. Casts carry node ids only and
+// their handlers check the node's state, so they run again.
 func (l *amqpListener) handle(d amqp.Delivery) {
 	m, first := l.handled.begin(d.MessageId, time.Now())
 	var out []byte
-	if first {
+	switch {
+	case first && d.Redelivered && d.ReplyTo != "":
+		out = encodeReply(nil, errs.New(errs.KindTemporaryFailure,
+			"The conductor serving this request stopped while handling it; it may or may not have run. Please check and retry."))
+		m.finish(out)
+		l.t.log.WithFields(logrus.Fields{"topic": l.topic, "message_id": d.MessageId}).
+			Warn("RPC call delivered again after its first receiver was lost; answering it as a temporary failure instead of running it again")
+	case first:
 		out = l.h(d.Body)
 		m.finish(out)
-	} else {
+	default:
 		<-m.done
 		out = m.reply
 		l.t.log.WithFields(logrus.Fields{"topic": l.topic, "message_id": d.MessageId}).

@@ -206,6 +206,60 @@ var _ = Describe("AMQP transport", func() {
 			Expect(fake.callCount(SetBootDevice.Name, "redelivered")).To(Equal(1))
 		})
 
+		// dyingConductor consumes the conductor's queue as a conductor
+		// process would, and returns the first request it receives,
+		// unacknowledged, with a kill that closes its connection: the
+		// broker then delivers the request again, flagged redelivered, to
+		// whichever process serves the hostname next.
+		dyingConductor := func(send func()) (amqp.Delivery, func()) {
+			GinkgoHelper()
+			conn, err := amqp.Dial(rpctest.AMQPURL())
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(func() { _ = conn.Close() })
+			ch, err := conn.Channel()
+			Expect(err).NotTo(HaveOccurred())
+			_, err = ch.QueueDeclare(topicFor(host), true, false, false, false, nil)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ch.QueueBind(topicFor(host), topicFor(host), exchangeName, false, nil)).To(Succeed())
+			deliveries, err := ch.Consume(topicFor(host), "", false, false, false, false, nil)
+			Expect(err).NotTo(HaveOccurred())
+			send()
+			var d amqp.Delivery
+			Eventually(deliveries).Should(Receive(&d))
+			return d, func() { Expect(conn.Close()).To(Succeed()) }
+		}
+
+		It("does not run a call redelivered to a new conductor process, and answers it 503", func() {
+			callDone := make(chan error, 1)
+			first, kill := dyingConductor(func() {
+				go func() {
+					callDone <- SetBootDevice.Call(ctx, cond, SetBootDeviceArgs{NodeID: "killed", Device: "pxe"})
+				}()
+			})
+			Expect(first.Redelivered).To(BeFalse())
+
+			fake := newFakeConductor()
+			serve(fake)
+			kill()
+
+			var err error
+			Eventually(callDone, "30s").Should(Receive(&err))
+			Expect(errorOf(err).Kind).To(Equal(errs.KindTemporaryFailure))
+			Expect(errorOf(err).HTTPStatus()).To(Equal(503))
+			Eventually(func() int { return queuedMessages(host) }, "30s").Should(BeZero())
+			Expect(fake.callCount(SetBootDevice.Name, "killed")).To(BeZero())
+		})
+
+		It("runs a cast redelivered to a new conductor process", func() {
+			_, kill := dyingConductor(func() {
+				Expect(ContinueNodeClean.Call(ctx, cond, NodeArgs{NodeID: "killed"})).To(Succeed())
+			})
+			fake := newFakeConductor()
+			serve(fake)
+			kill()
+			Eventually(fake.cleanedNodes, "30s").Should(Equal(map[string]int{"killed": 1}))
+		})
+
 		It("keeps casts sent while the conductor is down and delivers them when it is back", func() {
 			first := newFakeConductor()
 			stop, err := Serve(ctx, server, host, first.mux(), testLogger())

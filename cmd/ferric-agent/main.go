@@ -82,6 +82,10 @@ func run() error {
 	corrupt := fs.Bool("test-fault-corrupt-before-verify", os.Getenv(corruptEnv) == "1",
 		"FOR TESTS ONLY: after erase_devices overwrote a disk and before it verifies it, damage 4 KiB near its start, so the verification must fail; "+
 			corruptEnv+"=1 in the environment sets it too (the virtual lab starts ramdisks with fixed flags)")
+	fs.DurationVar(&cfg.Server.ReadTimeout, "read-timeout", time.Minute, "agent API: longest time to read one request, headers and body")
+	fs.DurationVar(&cfg.Server.WriteTimeout, "write-timeout", 0, "agent API: longest time to write one response; 0 is no limit, as a command run with ?wait=true answers only when it ends")
+	fs.DurationVar(&cfg.Server.IdleTimeout, "idle-timeout", 2*time.Minute, "agent API: how long a kept-alive connection may wait for its next request")
+	fs.IntVar(&cfg.Server.MaxHeaderBytes, "max-header-bytes", 64<<10, "agent API: largest request line and headers in bytes; larger requests get 431")
 	debug := fs.Bool("debug", false, "debug logging")
 	_ = fs.Parse(os.Args[1:])
 

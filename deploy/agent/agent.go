@@ -83,6 +83,11 @@ type Config struct {
 	EraseBlockSize, EraseWriters int
 	// EraseHook runs between the overwrite and its verification (tests).
 	EraseHook erase.Hook
+	// Server bounds each client of the agent's command API. Zero fields take
+	// the defaults: read timeout 1 min, idle timeout 2 min, headers 64 KiB,
+	// and no write timeout, since a command run with ?wait=true (erasing a
+	// disk, writing an image) holds its response for as long as it runs.
+	Server httpserver.Limits
 	// HTTPClient calls the Bare Metal API; default a client with a 30 s timeout.
 	HTTPClient *http.Client
 	// Log receives the agent's log; nil discards it.
@@ -130,6 +135,15 @@ func (c *Config) defaults() error {
 	}
 	if c.VirtualMediaDevice == "" {
 		c.VirtualMediaDevice = "/dev/disk/by-label/ir-vfd-dev"
+	}
+	if c.Server.ReadTimeout <= 0 {
+		c.Server.ReadTimeout = time.Minute
+	}
+	if c.Server.IdleTimeout <= 0 {
+		c.Server.IdleTimeout = 2 * time.Minute
+	}
+	if c.Server.MaxHeaderBytes <= 0 {
+		c.Server.MaxHeaderBytes = 64 << 10
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: 30 * time.Second}
@@ -222,11 +236,6 @@ func (a *Agent) heartbeatNow() {
 	}
 }
 
-// serverLimits bound each client of the agent's command API. There is no
-// write timeout: a command run with ?wait=true (erasing a disk, writing an
-// image) holds its response for as long as it runs.
-var serverLimits = httpserver.Limits{ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
-
 // ErrLookupFailed is returned by Run when the node was not found in time.
 var ErrLookupFailed = errors.New("lookup failed")
 
@@ -256,7 +265,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	srv := httpserver.New(a.Handler(), serverLimits)
+	srv := httpserver.New(a.Handler(), a.cfg.Server)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	a.log.WithFields(logrus.Fields{"listen": a.cfg.Listen, "callback_url": a.cfg.CallbackURL}).Info("Agent API listening")

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -161,6 +162,23 @@ var _ = Describe("agent mode", func() {
 			LookupMaxBackoff:  20 * time.Millisecond,
 			Log:               testLogger(),
 		}
+	})
+
+	It("serves its command API with the configured header size limit", func() {
+		cfg.Server.MaxHeaderBytes = 2 << 10
+		a := startAgent(cfg)
+		get := func(header string) int {
+			req, err := http.NewRequest(http.MethodGet, a.base+"/v1/status", nil)
+			Expect(err).NotTo(HaveOccurred())
+			req.Header.Set("X-Padding", header)
+			resp, err := http.DefaultClient.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		Expect(get(strings.Repeat("a", 1<<10))).To(Equal(http.StatusOK))
+		// net/http allows 4 KiB beyond the limit for the request line.
+		Expect(get(strings.Repeat("a", 16<<10))).To(Equal(http.StatusRequestHeaderFieldsTooLarge))
 	})
 
 	Describe("lookup and heartbeats", func() {

@@ -90,7 +90,7 @@ func (a *Agent) RunCallback(ctx context.Context) error {
 	err = a.callback(ctx, "pass_deploy_info", body)
 	if err == nil && exportErr == nil {
 		log.WithField("listen", a.cfg.DoneListen).Info("Deploy info passed; waiting for done")
-		err = waitDone(ctx, done, p.DeploymentKey)
+		err = waitDone(ctx, done, chap.Secret)
 	}
 	err = errors.Join(exportErr, err, a.stopTarget(context.WithoutCancel(ctx)))
 	if err != nil {
@@ -108,7 +108,7 @@ func (a *Agent) RunCallback(ctx context.Context) error {
 		if err := a.callback(ctx, "pass_bootloader_install_info", info); err != nil {
 			return err
 		}
-		if err := waitDone(ctx, done, p.DeploymentKey); err != nil {
+		if err := waitDone(ctx, done, chap.Secret); err != nil {
 			return err
 		}
 	}
@@ -147,16 +147,18 @@ func (a *Agent) callback(ctx context.Context, method string, body any) error {
 }
 
 // DoneMessage is what the conductor sends the callback-only ramdisk when the
-// image is written: "done", then the deployment key, which only the conductor
-// and the ramdisk know, so nobody else on the network can make the ramdisk let
-// go of a disk in the middle of a write. The bash ramdisk takes any connection
-// as done.
-func DoneMessage(deploymentKey string) []byte { return []byte("done " + deploymentKey) }
+// image is written: "done", then the CHAP secret the ramdisk made for this
+// deploy's export and sent only to the API in pass_deploy_info, so nobody
+// else on the network can make the ramdisk let go of a disk in the middle of
+// a write. Not the deployment key: that sits in the PXE configuration, which
+// anyone on the provisioning network can fetch over TFTP. The bash ramdisk
+// takes any connection as done.
+func DoneMessage(chapSecret string) []byte { return []byte("done " + chapSecret) }
 
-// waitDone accepts connections until one sends DoneMessage with the key (the
-// conductor connects, writes it and closes); anything else is ignored.
-func waitDone(ctx context.Context, ln net.Listener, key string) error {
-	want := DoneMessage(key)
+// waitDone accepts connections until one sends DoneMessage with the secret
+// (the conductor connects, writes it and closes); anything else is ignored.
+func waitDone(ctx context.Context, ln net.Listener, secret string) error {
+	want := DoneMessage(secret)
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	for {

@@ -112,7 +112,7 @@ var _ = Describe("callback mode (bash ramdisk contract)", func() {
 		Expect(s.Close()).To(Succeed())
 		Consistently(poweredOff, 100*time.Millisecond).ShouldNot(BeClosed())
 
-		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(key))).To(Succeed())
+		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(secret))).To(Succeed())
 		Eventually(exited).WithTimeout(30 * time.Second).Should(BeClosed())
 		Expect(runErr).NotTo(HaveOccurred())
 		Expect(poweredOff).To(BeClosed())
@@ -121,14 +121,17 @@ var _ = Describe("callback mode (bash ramdisk contract)", func() {
 		Expect(filepath.Join("/var/run/tgtd", "socket."+strconv.Itoa(cfg.TgtdControlPort))).NotTo(BeAnExistingFile())
 	})
 
-	It("ignores connections that do not say done with the deployment key", func() {
+	It("ignores connections that do not say done with the secret it sent only to the API, not the TFTP-served deployment key", func() {
 		run()
-		Eventually(api.passthru).WithTimeout(30 * time.Second).Should(Receive())
-		for _, msg := range []string{"hello", "done", "done wrong-key", "done " + key[:10]} {
+		var req request
+		Eventually(api.passthru).WithTimeout(30 * time.Second).Should(Receive(&req))
+		secret, _ := req.Body["chap_secret"].(string)
+		Expect(secret).NotTo(BeEmpty())
+		for _, msg := range []string{"hello", "done", "done wrong-key", "done " + secret[:10], "done " + key} {
 			Expect(sendDone(cfg.DoneListen, []byte(msg))).To(Succeed())
 		}
 		Consistently(exited, 200*time.Millisecond).ShouldNot(BeClosed())
-		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(key))).To(Succeed())
+		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(secret))).To(Succeed())
 		Eventually(exited).WithTimeout(30 * time.Second).Should(BeClosed())
 		Expect(runErr).NotTo(HaveOccurred())
 	})
@@ -153,12 +156,13 @@ var _ = Describe("callback mode (bash ramdisk contract)", func() {
 		run()
 		var deployInfo request
 		Eventually(api.passthru).WithTimeout(30 * time.Second).Should(Receive(&deployInfo))
-		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(key))).To(Succeed())
+		secret, _ := deployInfo.Body["chap_secret"].(string)
+		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(secret))).To(Succeed())
 		var req request
 		Eventually(api.passthru).WithTimeout(time.Minute).Should(Receive(&req))
 		Expect(req.Path).To(HaveSuffix("/vendor_passthru/pass_bootloader_install_info"))
 		Consistently(poweredOff, 100*time.Millisecond).ShouldNot(BeClosed())
-		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(key))).To(Succeed())
+		Expect(sendDone(cfg.DoneListen, agent.DoneMessage(secret))).To(Succeed())
 		Eventually(exited).WithTimeout(30 * time.Second).Should(BeClosed())
 		Expect(runErr).NotTo(HaveOccurred())
 		Expect(poweredOff).To(BeClosed())

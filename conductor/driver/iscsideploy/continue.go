@@ -25,9 +25,8 @@ type target struct {
 	iqn     string
 	lun     uint64
 	// notify: the callback-only ramdisk waits for "done" on NotifyPort
-	// before it lets go of the disk; doneKey is the deploy key it called
-	// back with, which its "done" must carry. The node keeps only the
-	// key's hash once the callback has used it up.
+	// before it lets go of the disk; doneKey is what its "done" must
+	// carry (see doneKey).
 	notify  bool
 	doneKey string
 	// agent reaches the heartbeating agent that exported the disk; no URL
@@ -292,7 +291,7 @@ func (d *Deploy) progressRecorder(ctx context.Context, t driver.TaskContext) fun
 
 // notifyDone tells the callback-only ramdisk the write is over, as
 // Ironic's notify does: connect to port 10000 and send "done", followed by
-// the deploy key, without which ferric-agent ignores it.
+// key, without which ferric-agent ignores it.
 func (d *Deploy) notifyDone(ctx context.Context, address, key string) error {
 	var last error
 	for attempt := range 3 {

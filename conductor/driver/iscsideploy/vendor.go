@@ -130,8 +130,8 @@ func (d *Deploy) parseDeployInfo(t driver.TaskContext, info map[string]any) (*de
 	if len(missing) > 0 {
 		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", driverinfo.PyList(missing))
 	}
-	out := &deployInfo{target: target{address: str("address"), iqn: str("iqn"), port: d.opts.PortalPort, lun: 1, notify: true, doneKey: sent,
-		chapUser: str("chap_username"), chapSecret: str("chap_secret")}, ramdiskError: str("error")}
+	out := &deployInfo{target: target{address: str("address"), iqn: str("iqn"), port: d.opts.PortalPort, lun: 1, notify: true,
+		doneKey: doneKey(sent, str("chap_secret")), chapUser: str("chap_username"), chapSecret: str("chap_secret")}, ramdiskError: str("error")}
 	if (out.chapUser == "") != (out.chapSecret == "") {
 		return nil, errs.InvalidParameterValue("chap_username and chap_secret must be passed together.")
 	}
@@ -249,7 +249,8 @@ func (d *Deploy) failOnSecondCallback(ctx context.Context, t driver.TaskContext,
 	return d.fail(ctx, t, drv, secondCallbackMessage)
 }
 
-// bootloaderInfo is pass_bootloader_install_info's body, checked.
+// bootloaderInfo is pass_bootloader_install_info's body, checked; key is
+// what its "done" carries.
 type bootloaderInfo struct {
 	address, key, status, err string
 }
@@ -287,7 +288,20 @@ func parseBootloaderInfo(n *model.Node, info map[string]any) (*bootloaderInfo, e
 	if proof, _ := n.DriverInternalInfo[bootloaderProofKey].(string); proof != "" && !keyMatches(proof, keyHash(str("chap_secret"))) {
 		return nil, errs.InvalidParameterValue("chap_secret does not match the one the deploy ramdisk exported the disk with")
 	}
-	return &bootloaderInfo{address: str("address"), key: sent, status: str("status"), err: str("error")}, nil
+	return &bootloaderInfo{address: str("address"), key: doneKey(sent, str("chap_secret")), status: str("status"), err: str("error")}, nil
+}
+
+// doneKey is what the "done" sent to the callback-only ramdisk carries: the
+// CHAP secret it exported the disk with, which went only to the API, never
+// the deploy key, which anyone on the provisioning network can read from
+// the TFTP-served PXE configuration. A ramdisk exporting without CHAP (the
+// bash ramdisk) takes any connection as done, and gets the deploy key as
+// before.
+func doneKey(deployKey, chapSecret string) string {
+	if chapSecret != "" {
+		return chapSecret
+	}
+	return deployKey
 }
 
 // bootloaderCallback ends a deploy the callback-only ramdisk installed
