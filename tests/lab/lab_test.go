@@ -1,6 +1,7 @@
 package lab_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -17,6 +18,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/tests/harness"
 	"github.com/ferricbm/ferric/tests/lab"
 	"github.com/ferricbm/ferric/tests/lab/bmc"
@@ -164,8 +166,7 @@ var _ = Describe("A lab node", Ordered, func() {
 			ipmitool(n, "chassis", "power", "off")
 			Eventually(n.AgentRunning).WithTimeout(30 * time.Second).Should(BeFalse())
 			Eventually(listening(n.Portal)).WithTimeout(10 * time.Second).Should(BeFalse())
-			err := exec.Command("tgtadm", "-C", strconv.Itoa(n.TgtdControlPort), "--mode", "system", "--op", "show").Run()
-			Expect(err).To(HaveOccurred(), "no tgtd answers on the node's control port")
+			Expect(tgt.Answers(context.Background(), n.TgtdControlPort)).To(BeFalse(), "no tgtd answers on the node's control port")
 			Expect(n.BMC.PowerState()).To(Equal(bmc.PowerOff))
 		}
 	})

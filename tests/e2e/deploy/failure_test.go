@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/tests/e2e/steps"
 	"github.com/ferricbm/ferric/tests/lab"
@@ -185,8 +185,7 @@ func expectFailedCleanly(ctx context.Context, node *lab.Node, uuid, lastError st
 
 	Eventually(node.AgentRunning).WithContext(ctx).WithTimeout(time.Minute).Should(BeFalse(), "no ramdisk runs")
 	Eventually(node.TargetPID).WithContext(ctx).WithTimeout(time.Minute).Should(BeZero(), "no tgtd of the node runs")
-	err := exec.CommandContext(ctx, "tgtadm", "-C", strconv.Itoa(node.TgtdControlPort), "--mode", "target", "--op", "show").Run()
-	Expect(err).To(HaveOccurred(), "no target answers on the node's tgtd control port")
+	Expect(tgt.Answers(ctx, node.TgtdControlPort)).To(BeFalse(), "no target answers on the node's tgtd control port")
 	Expect(sessionsOn(node.Portal)).To(BeZero(), "no iSCSI connection to the node is left")
 	expectNoFile(node.PXEConfigPath())
 	expectNoFile(filepath.Join(dirs.TFTPRoot, uuid))
