@@ -9,10 +9,8 @@ import (
 // APIVersion is the version of the conductor RPC API this build speaks.
 // Minor bumps add methods or optional arguments; a conductor refuses a
 // message whose version is newer than its own with
-// errs.KindUnsupportedRPCMethodVersion. 1.1: update_node's patch form and
-// the methods that came after 1.0 (methods.go); 1.2: update_node's
-// maintenance form, update_port's and update_portgroup's patch forms;
-// 1.3: the volume connector and target patch forms.
+// errs.KindUnsupportedRPCMethodVersion. README.md, "Versioning", says
+// what each minor added.
 const APIVersion = "1.3"
 
 // NodeArgs names a node by UUID.
