@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -113,11 +112,7 @@ type Server struct {
 // Start serves a new fake BMC on addr ("127.0.0.1:0" for any free port).
 func Start(addr string, opts Options) (*Server, error) {
 	b := New(opts)
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("fake BMC address: %w", err)
-	}
-	srv, err := bmctest.Serve(addr, host, b)
+	srv, err := bmctest.Serve(addr, b)
 	if err != nil {
 		return nil, err
 	}

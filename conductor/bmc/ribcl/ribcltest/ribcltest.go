@@ -10,7 +10,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -137,15 +136,11 @@ type Server struct {
 // Start serves a new fake iLO on addr ("127.0.0.1:0" for any free port).
 func Start(addr string, opts Options) (*Server, error) {
 	ilo := New(opts)
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("fake iLO address: %w", err)
-	}
-	srv, err := bmctest.Serve(addr, host, ilo)
+	srv, err := bmctest.Serve(addr, ilo)
 	if err != nil {
 		return nil, err
 	}
-	return &Server{Server: srv, ILO: ilo, Host: host, Port: srv.Port()}, nil
+	return &Server{Server: srv, ILO: ilo, Host: srv.Host, Port: srv.Port()}, nil
 }
 
 // Power is "ON" or "OFF" as the server is now.
