@@ -15,10 +15,6 @@ import (
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 )
 
-func (s *Server) chassisView(c echo.Context, fields []string) chassis.View {
-	return chassis.View{Base: s.baseURL(c), Fields: fields}
-}
-
 // findChassis loads a chassis named by its UUID, the only identifier a
 // chassis has.
 func (s *Server) findChassis(c echo.Context, id string) (*model.Chassis, error) {
@@ -80,9 +76,7 @@ func (s *Server) chassisResource() resource[model.Chassis] {
 		destroy: func(c echo.Context, ch *model.Chassis) error {
 			return s.store.DestroyChassis(c.Request().Context(), ch.UUID)
 		},
-		encode: func(c echo.Context, buf []byte, ch *model.Chassis, fields []string) ([]byte, error) {
-			return s.chassisView(c, fields).AppendJSON(buf, ch)
-		},
+		encode:   catalogued(s, chassis.Resource),
 		sizeHint: chassis.Resource.SizeHint,
 	}
 }

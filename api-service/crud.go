@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/catalogue"
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/rpc"
@@ -235,5 +236,14 @@ func nodeResource[T, A any](s *Server, o nodeObject[T, A]) resource[T] {
 		},
 		encode:   o.encode,
 		sizeHint: o.sizeHint,
+	}
+}
+
+// catalogued is the encode of a resource of pkg/resource's catalogue: at
+// the request's version and base URL, as its lists render it.
+func catalogued[T any](s *Server, cat *catalogue.Catalogue[T]) func(echo.Context, []byte, *T, []string) ([]byte, error) {
+	return func(c echo.Context, buf []byte, item *T, fields []string) ([]byte, error) {
+		vw := catalogue.View[T]{Version: version(c), Base: s.baseURL(c), Fields: fields}
+		return cat.AppendJSON(buf, &vw, item)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/catalogue"
 	"github.com/ferricbm/ferric/pkg/resource/chassis"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/nodes"
@@ -79,7 +80,7 @@ var _ = Describe("single-object responses", func() {
 		expectSame("/v1/portgroups/"+pg, created, "uuid,extra", func(fields []string) map[string]any {
 			stored, err := e.store.GetPortgroup(ctx, pg)
 			Expect(err).NotTo(HaveOccurred())
-			return portgroups.View{Version: microversion.Max, Base: e.url, Fields: fields}.Render(stored)
+			return portgroups.Resource.Render(catalogue.View[model.Portgroup]{Version: microversion.Max, Base: e.url, Fields: fields}, stored)
 		})
 
 		created = e.at("latest", http.MethodPost, "/v1/ports", `{"node_uuid": "`+node+`", "address": "aa:bb:cc:dd:ee:01", "portgroup_uuid": "`+pg+`",
@@ -88,7 +89,7 @@ var _ = Describe("single-object responses", func() {
 		expectSame("/v1/ports/"+port, created, "uuid,extra", func(fields []string) map[string]any {
 			stored, err := e.store.GetPort(ctx, port)
 			Expect(err).NotTo(HaveOccurred())
-			return ports.View{Version: microversion.Max, Base: e.url, Fields: fields}.Render(stored)
+			return ports.Resource.Render(catalogue.View[model.Port]{Version: microversion.Max, Base: e.url, Fields: fields}, stored)
 		})
 	})
 
@@ -98,7 +99,7 @@ var _ = Describe("single-object responses", func() {
 		expectSame("/v1/chassis/"+uuid, created, "uuid,extra", func(fields []string) map[string]any {
 			stored, err := e.store.GetChassis(ctx, uuid)
 			Expect(err).NotTo(HaveOccurred())
-			return chassis.View{Base: e.url, Fields: fields}.Render(stored)
+			return chassis.Resource.Render(catalogue.View[model.Chassis]{Version: microversion.Min, Base: e.url, Fields: fields}, stored)
 		})
 	})
 

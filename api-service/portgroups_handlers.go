@@ -17,10 +17,6 @@ import (
 	"github.com/ferricbm/ferric/rpc"
 )
 
-func (s *Server) portgroupView(c echo.Context, fields []string) portgroups.View {
-	return portgroups.View{Version: version(c), Base: s.baseURL(c), Fields: fields}
-}
-
 // findPortgroup resolves a port group identifier: a UUID or a name.
 func (s *Server) findPortgroup(c echo.Context, id string) (*model.Portgroup, error) {
 	ctx := c.Request().Context()
@@ -103,10 +99,8 @@ func (s *Server) portgroupResource() resource[model.Portgroup] {
 	return nodeResource(s, nodeObject[model.Portgroup, rpc.PortgroupArgs]{param: "portgroup", path: "portgroups",
 		find: s.findPortgroup, checkFields: portgroups.Resource.CheckOutputFields, newOwner: s.portNode, patchOwner: s.portNode,
 		decode: portgroups.DecodeCreate, apply: portgroups.Apply, insert: s.store.CreatePortgroup,
-		ids: func(pg *model.Portgroup) (string, string, *int64) { return pg.UUID, pg.NodeUUID, &pg.NodeID },
-		encode: func(c echo.Context, buf []byte, pg *model.Portgroup, fields []string) ([]byte, error) {
-			return s.portgroupView(c, fields).AppendJSON(buf, pg)
-		},
+		ids:      func(pg *model.Portgroup) (string, string, *int64) { return pg.UUID, pg.NodeUUID, &pg.NodeID },
+		encode:   catalogued(s, portgroups.Resource),
 		sizeHint: portgroups.Resource.SizeHint,
 		args:     func(pg model.Portgroup) rpc.PortgroupArgs { return rpc.PortgroupArgs{Portgroup: pg} },
 		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.PortgroupArgs {

@@ -24,10 +24,6 @@ var portFilterParams = map[string]microversion.Version{
 	"description_contains": microversion.V1(97), "conductor_groups": microversion.V1(99),
 }
 
-func (s *Server) portView(c echo.Context, fields []string) ports.View {
-	return ports.View{Version: version(c), Base: s.baseURL(c), Fields: fields}
-}
-
 func (s *Server) findPort(c echo.Context, id string) (*model.Port, error) {
 	u, ok := ident.CanonicalUUID(id)
 	if !ok {
@@ -129,10 +125,8 @@ func (s *Server) portResource() resource[model.Port] {
 	return nodeResource(s, nodeObject[model.Port, rpc.PortArgs]{param: "port", path: "ports", find: s.findPort,
 		checkFields: ports.Resource.CheckOutputFields, newOwner: s.portNode, patchOwner: s.portNode,
 		decode: ports.DecodeCreate, join: s.joinPortgroup, apply: ports.Apply, insert: s.store.CreatePort,
-		ids: func(p *model.Port) (string, string, *int64) { return p.UUID, p.NodeUUID, &p.NodeID },
-		encode: func(c echo.Context, buf []byte, p *model.Port, fields []string) ([]byte, error) {
-			return s.portView(c, fields).AppendJSON(buf, p)
-		},
+		ids:      func(p *model.Port) (string, string, *int64) { return p.UUID, p.NodeUUID, &p.NodeID },
+		encode:   catalogued(s, ports.Resource),
 		sizeHint: ports.Resource.SizeHint,
 		args:     func(p model.Port) rpc.PortArgs { return rpc.PortArgs{Port: p} },
 		patchArgs: func(uuid string, patch []byte, v microversion.Version) rpc.PortArgs {

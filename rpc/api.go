@@ -9,7 +9,8 @@ import (
 // APIVersion is the version of the conductor RPC API this build speaks.
 // Minor bumps add methods or optional arguments; a conductor refuses a
 // message whose version is newer than its own with
-// errs.KindUnsupportedRPCMethodVersion.
+// errs.KindUnsupportedRPCMethodVersion. README.md, "Versioning", says
+// what each minor added.
 const APIVersion = "1.3"
 
 // NodeArgs names a node by UUID.

@@ -9,6 +9,10 @@ import "github.com/ferricbm/ferric/pkg/model"
 // fails when README.md and this file differ. Adding a method is one
 // declaration here, the conductor method and its registration.
 //
+// Since: 1.0 is the first contract, 17 methods. The others came while
+// the version still said 1.0, before its first bump; 1.1 is the first
+// version every conductor speaking it serves them at, so they say 1.1.
+//
 // Doc strings are Markdown table cells: `|` inside them is escaped.
 var (
 	UpdateNode = declare[UpdateNodeArgs, model.Node](Spec{
@@ -94,127 +98,127 @@ var (
 			Errors: "InvalidParameterValue, UnsupportedDriverExtension, NodeLocked, NoFreeConductorWorker",
 		}})
 	SetTargetRAIDConfig = declareCommand[SetTargetRAIDConfigArgs](Spec{
-		Name: "set_target_raid_config", Since: "1.0", Kind: KindCall,
+		Name: "set_target_raid_config", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
 			Args:   "`{\"node_id\", \"target_raid_config\": object}` (`{}` clears)",
 			Errors: "InvalidParameterValue, UnsupportedDriverExtension, NodeLocked",
 		}})
 	GetRAIDLogicalDiskProperties = declare[DriverArgs, map[string]string](Spec{
-		Name: "get_raid_logical_disk_properties", Since: "1.0", Kind: KindCall,
+		Name: "get_raid_logical_disk_properties", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
 			Args:   "`{\"driver_name\"}`",
 			Result: "`{\"<key>\": \"<description>\", …}`",
 			Errors: "DriverNotFound, UnsupportedDriverExtension",
 		}})
 	GetDriverProperties = declare[DriverArgs, map[string]string](Spec{
-		Name: "get_driver_properties", Since: "1.0", Kind: KindCall,
+		Name: "get_driver_properties", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
 			Args:   "`{\"driver_name\"}`",
 			Result: "`{\"<property or driver_info key>\": \"<description>\", …}`",
 			Errors: "DriverNotFound",
 		}})
 	SetConsoleMode = declareCommand[SetConsoleModeArgs](Spec{
-		Name: "set_console_mode", Since: "1.0", Kind: KindAsync,
+		Name: "set_console_mode", Since: "1.1", Kind: KindAsync,
 		Doc: Doc{Args: "`{\"node_id\", \"enabled\": bool}`", Errors: "UnsupportedDriverExtension, NodeLocked, NoFreeConductorWorker"}})
 	GetConsoleInformation = declare[NodeArgs, map[string]any](Spec{
-		Name: "get_console_information", Since: "1.0", Kind: KindCall,
+		Name: "get_console_information", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
 			Args:   "`{\"node_id\"}`",
 			Result: "console info object (`{\"type\", \"url\"}`)",
 			Errors: "Invalid (console not enabled), UnsupportedDriverExtension",
 		}})
 	InjectNMI = declareCommand[NodeArgs](Spec{
-		Name: "inject_nmi", Since: "1.0", Kind: KindCall,
+		Name: "inject_nmi", Since: "1.1", Kind: KindCall,
 		Doc: Doc{Args: "`{\"node_id\"}`", Errors: "UnsupportedDriverExtension, NodeLocked"}})
 	GetNodeVendorPassthruMethods = declare[NodeArgs, map[string]VendorMethodInfo](Spec{
-		Name: "get_node_vendor_passthru_methods", Since: "1.0", Kind: KindCall,
+		Name: "get_node_vendor_passthru_methods", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
 			Args:   "`{\"node_id\"}`",
 			Result: "`{\"<method>\": {\"http_methods\", \"async\", \"description\", \"attach\", \"require_exclusive_lock\"}, …}`",
 			Errors: "UnsupportedDriverExtension",
 		}})
 	GetDriverVendorPassthruMethods = declare[DriverArgs, map[string]VendorMethodInfo](Spec{
-		Name: "get_driver_vendor_passthru_methods", Since: "1.0", Kind: KindCall,
+		Name: "get_driver_vendor_passthru_methods", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
 			Args:   "`{\"driver_name\"}`",
 			Result: "as above, without `require_exclusive_lock`",
 			Errors: "DriverNotFound, UnsupportedDriverExtension",
 		}})
 	DriverVendorPassthru = declare[DriverVendorPassthruArgs, VendorPassthruResult](Spec{
-		Name: "driver_vendor_passthru", Since: "1.0", Kind: KindPerMethod,
+		Name: "driver_vendor_passthru", Since: "1.1", Kind: KindPerMethod,
 		Doc: Doc{
 			Args:   "`{\"driver_name\", \"driver_method\", \"http_method\", \"info\": object}`",
 			Result: "as `vendor_passthru`",
 			Errors: "DriverNotFound, InvalidParameterValue, UnsupportedDriverExtension, NoFreeConductorWorker",
 		}})
 	GetNodeWithToken = declare[NodeArgs, NodeWithToken](Spec{
-		Name: "get_node_with_token", Since: "1.0", Kind: KindCall,
+		Name: "get_node_with_token", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
 			Args:   "`{\"node_id\"}`",
 			Result: "`{\"node\": Node, \"agent_token\": string}` (`\"******\"` once a token was issued)",
 			Errors: "NodeLocked (first lookup only)",
 		}})
 	VIFList = declare[NodeArgs, []VIF](Spec{
-		Name: "vif_list", Since: "1.0", Kind: KindCall,
+		Name: "vif_list", Since: "1.1", Kind: KindCall,
 		Doc: Doc{Args: "`{\"node_id\"}`", Result: "`[{\"id\"}, …]`", Errors: "UnsupportedDriverExtension"}})
 	VIFAttach = declareCommand[VIFAttachArgs](Spec{
-		Name: "vif_attach", Since: "1.0", Kind: KindCall,
+		Name: "vif_attach", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
 			Args:   "`{\"node_id\", \"vif_info\": {\"id\"}}`",
 			Errors: "Conflict (already attached), Invalid (no free port), UnsupportedDriverExtension, NodeLocked",
 		}})
 	VIFDetach = declareCommand[VIFDetachArgs](Spec{
-		Name: "vif_detach", Since: "1.0", Kind: KindCall,
+		Name: "vif_detach", Since: "1.1", Kind: KindCall,
 		Doc: Doc{Args: "`{\"node_id\", \"vif_id\"}`", Errors: "Invalid (not attached), NodeLocked"}})
 	UpdateVolumeConnector = declare[VolumeConnectorArgs, model.VolumeConnector](Spec{
-		Name: "update_volume_connector", Since: "1.0", Kind: KindCall,
+		Name: "update_volume_connector", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
-			Args:   "1.3: `{\"volume_connector_id\", \"patch\": [op, …], \"api_version\": \"1.N\"}`; 1.0: `{\"connector\": VolumeConnector}` (the whole connector as patched, unsaved)",
+			Args:   "1.3: `{\"volume_connector_id\", \"patch\": [op, …], \"api_version\": \"1.N\"}`; 1.1: `{\"connector\": VolumeConnector}` (the whole connector as patched, unsaved)",
 			Result: "VolumeConnector (as saved)",
 			Errors: "NodeLocked, VolumeConnectorNotFound, InvalidStateRequested (node not powered off), PatchError, InvalidParameterValue, AlreadyExists, Conflict",
 		}})
 	DestroyVolumeConnector = declareCommand[VolumeConnectorArgs](Spec{
-		Name: "destroy_volume_connector", Since: "1.0", Kind: KindCall,
+		Name: "destroy_volume_connector", Since: "1.1", Kind: KindCall,
 		Doc: Doc{Args: "`{\"connector\": {\"uuid\"}}`", Errors: "NodeLocked, VolumeConnectorNotFound, InvalidStateRequested"}})
 	UpdateVolumeTarget = declare[VolumeTargetArgs, model.VolumeTarget](Spec{
-		Name: "update_volume_target", Since: "1.0", Kind: KindCall,
+		Name: "update_volume_target", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
-			Args:   "1.3: `{\"volume_target_id\", \"patch\": [op, …], \"api_version\": \"1.N\"}`; 1.0: `{\"target\": VolumeTarget}` (the whole target as patched, unsaved)",
+			Args:   "1.3: `{\"volume_target_id\", \"patch\": [op, …], \"api_version\": \"1.N\"}`; 1.1: `{\"target\": VolumeTarget}` (the whole target as patched, unsaved)",
 			Result: "VolumeTarget (as saved)",
 			Errors: "as `update_volume_connector`, VolumeTargetNotFound",
 		}})
 	DestroyVolumeTarget = declareCommand[VolumeTargetArgs](Spec{
-		Name: "destroy_volume_target", Since: "1.0", Kind: KindCall,
+		Name: "destroy_volume_target", Since: "1.1", Kind: KindCall,
 		Doc: Doc{Args: "`{\"target\": {\"uuid\"}}`", Errors: "NodeLocked, VolumeTargetNotFound, InvalidStateRequested"}})
 	UpdatePortgroup = declare[PortgroupArgs, model.Portgroup](Spec{
-		Name: "update_portgroup", Since: "1.0", Kind: KindCall,
+		Name: "update_portgroup", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
-			Args:   "1.2: `{\"portgroup_id\", \"patch\": [op, …], \"api_version\": \"1.N\"}`; 1.0: `{\"portgroup\": Portgroup}` (the whole group as patched, unsaved)",
+			Args:   "1.2: `{\"portgroup_id\", \"patch\": [op, …], \"api_version\": \"1.N\"}`; 1.1: `{\"portgroup\": Portgroup}` (the whole group as patched, unsaved)",
 			Result: "Portgroup (as saved)",
 			Errors: "NodeLocked, NotFound, InvalidState, PatchError, InvalidParameterValue",
 		}})
 	DestroyPortgroup = declareCommand[PortgroupArgs](Spec{
-		Name: "destroy_portgroup", Since: "1.0", Kind: KindCall,
+		Name: "destroy_portgroup", Since: "1.1", Kind: KindCall,
 		Doc: Doc{Args: "`{\"portgroup\": Portgroup}` (as stored)", Errors: "NodeLocked, NotFound, InvalidState (the group has ports)"}})
 	AddNodeTraits = declareCommand[NodeTraitsArgs](Spec{
-		Name: "add_node_traits", Since: "1.0", Kind: KindCall,
+		Name: "add_node_traits", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
 			Args:   "`{\"node_id\", \"traits\": [string, …], \"replace\": bool?}` (`replace` makes `traits` the whole set)",
 			Errors: "NodeLocked, InvalidParameterValue (too many traits)",
 		}})
 	RemoveNodeTraits = declareCommand[NodeTraitsArgs](Spec{
-		Name: "remove_node_traits", Since: "1.0", Kind: KindCall,
+		Name: "remove_node_traits", Since: "1.1", Kind: KindCall,
 		Doc: Doc{Args: "`{\"node_id\", \"traits\": [string, …]\\|null}` (`null` removes all)", Errors: "NodeLocked, NotFound (the node has no such trait)"}})
 	DoNodeRescue = declareCommand[RescueArgs](Spec{
-		Name: "do_node_rescue", Since: "1.0", Kind: KindAsync,
+		Name: "do_node_rescue", Since: "1.1", Kind: KindAsync,
 		Doc: Doc{
 			Args:   "`{\"node_id\", \"rescue_password\"}`",
 			Errors: "InvalidParameterValue, InvalidStateRequested, UnsupportedDriverExtension, NodeLocked, NoFreeConductorWorker",
 		}})
 	DoNodeUnrescue = declareCommand[NodeArgs](Spec{
-		Name: "do_node_unrescue", Since: "1.0", Kind: KindAsync,
+		Name: "do_node_unrescue", Since: "1.1", Kind: KindAsync,
 		Doc: Doc{Args: "`{\"node_id\"}`", Errors: "InvalidStateRequested, UnsupportedDriverExtension, NodeLocked, NoFreeConductorWorker"}})
 	GetBIOSSettings = declare[NodeArgs, []BIOSSetting](Spec{
-		Name: "get_bios_settings", Since: "1.0", Kind: KindCall,
+		Name: "get_bios_settings", Since: "1.1", Kind: KindCall,
 		Doc: Doc{Args: "`{\"node_id\"}`", Result: "`[{\"name\", \"value\"}, …]`", Errors: "UnsupportedDriverExtension"}})
 )

@@ -1,12 +1,12 @@
 package agent_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
 	"github.com/sirupsen/logrus"
+
+	"github.com/ferricbm/ferric/deploy/tooltest"
 )
 
 func TestAgent(t *testing.T) {
@@ -29,12 +31,7 @@ var _ = BeforeSuite(func() {
 	// The agent's loops and the fake API run on a shared, often loaded
 	// machine; waiting longer costs passing specs nothing.
 	SetDefaultEventuallyTimeout(30 * time.Second)
-	for _, bin := range []string{"tgtd", "tgtadm", "wipefs"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			out, err := exec.Command("apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "tgt", "util-linux").CombinedOutput()
-			Expect(err).NotTo(HaveOccurred(), string(out))
-		}
-	}
+	Expect(tooltest.Install(context.Background(), map[string]string{"tgtd": "tgt", "tgtadm": "tgt", "wipefs": "util-linux"})).To(Succeed())
 })
 
 // testLogger sends the agent's log to the spec's output, shown when it fails.

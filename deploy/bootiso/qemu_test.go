@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/deploy/bootiso"
+	"github.com/ferricbm/ferric/deploy/tooltest"
 )
 
 // OVMF's UEFI firmware (Debian ovmf): code, and the variable store template
@@ -77,11 +78,7 @@ func vgaText(sock, dump string) string {
 var _ = Describe("booting the ISOs on emulated firmware", func() {
 	var dir, kernel, ramdisk, iso string
 	BeforeEach(func() {
-		for file, pkg := range map[string]string{"/usr/bin/qemu-system-x86_64": "qemu-system-x86", ovmfCode: "ovmf"} {
-			if _, err := os.Stat(file); err != nil {
-				run("apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "--no-install-recommends", pkg)
-			}
-		}
+		Expect(tooltest.Install(context.Background(), map[string]string{"/usr/bin/qemu-system-x86_64": "qemu-system-x86", ovmfCode: "ovmf"})).To(Succeed())
 		dir = GinkgoT().TempDir()
 		// Not kernels: the firmware and boot loaders get as far as loading them.
 		kernel, _ = randomFile(dir, "kernel", 64<<10)

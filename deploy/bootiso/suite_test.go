@@ -1,6 +1,7 @@
 package bootiso_test
 
 import (
+	"context"
 	"crypto/rand"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/deploy/tooltest"
 )
 
 func TestBootISO(t *testing.T) {
@@ -27,15 +30,7 @@ var needs = map[string]string{
 }
 
 var _ = BeforeSuite(func() {
-	var missing []string
-	for file, pkg := range needs {
-		if _, err := os.Stat(file); err != nil {
-			missing = append(missing, pkg)
-		}
-	}
-	if len(missing) > 0 {
-		run("apt-get", append([]string{"-o", "DPkg::Lock::Timeout=600", "install", "-y"}, missing...)...)
-	}
+	Expect(tooltest.Install(context.Background(), needs)).To(Succeed())
 })
 
 func run(name string, args ...string) string {

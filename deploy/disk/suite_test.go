@@ -1,6 +1,7 @@
 package disk_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/deploy/disk"
+	"github.com/ferricbm/ferric/deploy/tooltest"
 )
 
 func TestDisk(t *testing.T) {
@@ -35,15 +37,7 @@ var tools = map[string]string{
 }
 
 var _ = BeforeSuite(func() {
-	var missing []string
-	for tool, pkg := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing = append(missing, pkg)
-		}
-	}
-	if len(missing) > 0 {
-		run("apt-get", append([]string{"-o", "DPkg::Lock::Timeout=600", "install", "-y"}, missing...)...)
-	}
+	Expect(tooltest.Install(context.Background(), tools)).To(Succeed())
 })
 
 func run(name string, args ...string) string {

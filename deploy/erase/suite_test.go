@@ -1,12 +1,13 @@
 package erase_test
 
 import (
-	"os"
-	"os/exec"
+	"context"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/deploy/tooltest"
 )
 
 func TestErase(t *testing.T) {
@@ -22,17 +23,5 @@ var tools = map[string]string{
 }
 
 var _ = BeforeSuite(func() {
-	var missing []string
-	for bin, pkg := range tools {
-		if _, err := exec.LookPath(bin); err != nil {
-			missing = append(missing, pkg)
-		}
-	}
-	if len(missing) == 0 {
-		return
-	}
-	cmd := exec.Command("apt-get", append([]string{"-o", "DPkg::Lock::Timeout=600", "install", "-y"}, missing...)...)
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	out, err := cmd.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
+	Expect(tooltest.Install(context.Background(), tools)).To(Succeed())
 })

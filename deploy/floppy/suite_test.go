@@ -1,11 +1,14 @@
 package floppy_test
 
 import (
+	"context"
 	"os/exec"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/deploy/tooltest"
 )
 
 func TestFloppy(t *testing.T) {
@@ -24,15 +27,7 @@ var tools = map[string]string{
 }
 
 var _ = BeforeSuite(func() {
-	var missing []string
-	for tool, pkg := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing = append(missing, pkg)
-		}
-	}
-	if len(missing) > 0 {
-		run("apt-get", append([]string{"-o", "DPkg::Lock::Timeout=600", "install", "-y"}, missing...)...)
-	}
+	Expect(tooltest.Install(context.Background(), tools)).To(Succeed())
 })
 
 func run(name string, args ...string) string {

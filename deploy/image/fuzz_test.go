@@ -2,22 +2,22 @@ package image
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/ferricbm/ferric/deploy/tooltest"
 )
 
 // qemuSeeds returns small qcow2 images made by qemu-img, covering v2, v3,
 // compressed, zero and unallocated clusters.
 func qemuSeeds(t testing.TB) [][]byte {
-	if _, err := exec.LookPath("qemu-img"); err != nil {
-		out, err := exec.Command("apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "qemu-utils").CombinedOutput()
-		if err != nil {
-			t.Fatalf("install qemu-utils: %v: %s", err, out)
-		}
+	if err := tooltest.Install(context.Background(), map[string]string{"qemu-img": "qemu-utils"}); err != nil {
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	raw := filepath.Join(dir, "seed.raw")

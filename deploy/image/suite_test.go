@@ -2,14 +2,16 @@ package image_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/deploy/tooltest"
 )
 
 func TestImage(t *testing.T) {
@@ -21,22 +23,9 @@ var _ = BeforeSuite(func() {
 	Expect(ensureTools()).To(Succeed())
 })
 
-var toolsOnce sync.Once
-var toolsErr error
-
-// ensureTools installs the Debian packages whose tools the tests compare
-// against, on a machine that lacks them.
+// ensureTools installs qemu-img, which the tests compare against.
 func ensureTools() error {
-	toolsOnce.Do(func() {
-		if _, err := exec.LookPath("qemu-img"); err == nil {
-			return
-		}
-		out, err := exec.Command("apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "qemu-utils").CombinedOutput()
-		if err != nil {
-			toolsErr = &exec.Error{Name: "apt-get install qemu-utils: " + string(out), Err: err}
-		}
-	})
-	return toolsErr
+	return tooltest.Install(context.Background(), map[string]string{"qemu-img": "qemu-utils"})
 }
 
 // run runs a command and fails the spec with its output if it fails.

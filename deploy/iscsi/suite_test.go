@@ -1,15 +1,15 @@
 package iscsi_test
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
+	"context"
 	"regexp"
 	"runtime"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/deploy/tooltest"
 )
 
 func TestISCSI(t *testing.T) {
@@ -21,29 +21,11 @@ var _ = BeforeSuite(func() {
 	Expect(ensureTools()).To(Succeed())
 })
 
-// ensureTools installs the Debian packages holding tgtd and the reference initiators
-// when one of them is missing (a fresh machine).
+// ensureTools installs tgtd, the reference initiators and qemu-img with
+// its iSCSI block driver.
 func ensureTools() error {
-	missing := false
-	for _, bin := range []string{"tgtd", "tgtadm", "iscsi-inq", "iscsi-readcapacity16", "qemu-img"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			missing = true
-		}
-	}
-	if !missing {
-		return nil
-	}
-	for _, args := range [][]string{
-		{"-o", "DPkg::Lock::Timeout=600", "update"},
-		{"-o", "DPkg::Lock::Timeout=600", "install", "-y", "tgt", "libiscsi-bin", "qemu-utils", "qemu-block-extra"},
-	} {
-		cmd := exec.Command("apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("apt-get %v: %w\n%s", args, err, out)
-		}
-	}
-	return nil
+	return tooltest.Install(context.Background(), map[string]string{"tgtd": "tgt", "tgtadm": "tgt",
+		"iscsi-inq": "libiscsi-bin", "iscsi-readcapacity16": "libiscsi-bin", "qemu-img": "qemu-utils qemu-block-extra"})
 }
 
 var packageFrame = regexp.MustCompile(`ferric/deploy/iscsi\.`)

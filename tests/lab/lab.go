@@ -52,6 +52,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
 	"github.com/ferricbm/ferric/tests/lab/bmc"
 )
@@ -615,8 +616,7 @@ func (n *Node) stopAgent() error {
 func (n *Node) ensureTgtdGone() error {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		err := exec.Command("tgtadm", "-C", strconv.Itoa(n.TgtdControlPort), "--mode", "system", "--op", "show").Run()
-		if err != nil {
+		if !tgt.Answers(context.Background(), n.TgtdControlPort) {
 			break
 		}
 		if time.Now().After(deadline) {

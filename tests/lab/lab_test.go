@@ -1,22 +1,20 @@
 package lab_test
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/tests/harness"
 	"github.com/ferricbm/ferric/tests/lab"
 	"github.com/ferricbm/ferric/tests/lab/bmc"
@@ -55,9 +53,7 @@ var _ = Describe("A lab node", Ordered, func() {
 		node     *lab.Node
 		other    *lab.Node
 		tftpRoot string
-		api      *httptest.Server
-		mu       sync.Mutex
-		calls    []map[string]string
+		api      *callbackAPI
 	)
 
 	BeforeAll(func(ctx SpecContext) {
@@ -71,19 +67,7 @@ var _ = Describe("A lab node", Ordered, func() {
 		tftpRoot = filepath.Join(dir, "tftpboot")
 		Expect(os.MkdirAll(filepath.Join(tftpRoot, "pxelinux.cfg"), 0o755)).To(Succeed())
 		// The Bare Metal API as the callback-only ramdisk sees it.
-		api = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var body map[string]string
-			_ = json.NewDecoder(r.Body).Decode(&body)
-			if strings.HasSuffix(r.URL.Path, "/vendor_passthru/pass_deploy_info") {
-				mu.Lock()
-				calls = append(calls, body)
-				mu.Unlock()
-				w.WriteHeader(http.StatusAccepted)
-				return
-			}
-			http.NotFound(w, r)
-		}))
-		DeferCleanup(api.Close)
+		api = startCallbackAPI()
 		portal, err := lab.FreeTCPPort()
 		Expect(err).NotTo(HaveOccurred())
 		l, err = lab.Start(ctx, lab.Options{Nodes: 2, AgentBinary: agent, TFTPRoot: tftpRoot, DiskSize: 8 << 20,
@@ -141,11 +125,7 @@ var _ = Describe("A lab node", Ordered, func() {
 			ipmitool(n, "chassis", "power", "on")
 		}
 		for _, n := range []*lab.Node{node, other} {
-			Eventually(func() []map[string]string {
-				mu.Lock()
-				defer mu.Unlock()
-				return append([]map[string]string(nil), calls...)
-			}).WithTimeout(time.Minute).Should(ContainElement(And(HaveKeyWithValue("key", "KEY"),
+			Eventually(api.Calls).WithTimeout(time.Minute).Should(ContainElement(And(HaveKeyWithValue("key", "KEY"),
 				HaveKeyWithValue("iqn", iqns[n]), HaveKeyWithValue("address", n.Address))))
 			Expect(n.AgentRunning()).To(BeTrue(), "the ramdisk waits for done")
 			Expect(listening(n.Portal)()).To(BeTrue(), "the disk is exported on the node's portal")
@@ -164,8 +144,7 @@ var _ = Describe("A lab node", Ordered, func() {
 			ipmitool(n, "chassis", "power", "off")
 			Eventually(n.AgentRunning).WithTimeout(30 * time.Second).Should(BeFalse())
 			Eventually(listening(n.Portal)).WithTimeout(10 * time.Second).Should(BeFalse())
-			err := exec.Command("tgtadm", "-C", strconv.Itoa(n.TgtdControlPort), "--mode", "system", "--op", "show").Run()
-			Expect(err).To(HaveOccurred(), "no tgtd answers on the node's control port")
+			Expect(tgt.Answers(context.Background(), n.TgtdControlPort)).To(BeFalse(), "no tgtd answers on the node's control port")
 			Expect(n.BMC.PowerState()).To(Equal(bmc.PowerOff))
 		}
 	})

@@ -2,14 +2,12 @@ package lab_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -30,9 +28,7 @@ var _ = Describe("A lab node with an iLO", Ordered, func() {
 	var (
 		dir, agent string
 		media      *httptest.Server
-		api        *httptest.Server
-		mu         sync.Mutex
-		calls      []map[string]string
+		api        *callbackAPI
 	)
 
 	BeforeAll(func(ctx SpecContext) {
@@ -50,19 +46,7 @@ var _ = Describe("A lab node with an iLO", Ordered, func() {
 		media = httptest.NewServer(http.FileServer(http.Dir(served)))
 		DeferCleanup(media.Close)
 		// The Bare Metal API as the callback-only ramdisk sees it.
-		api = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var body map[string]string
-			_ = json.NewDecoder(r.Body).Decode(&body)
-			if strings.HasSuffix(r.URL.Path, "/vendor_passthru/pass_deploy_info") {
-				mu.Lock()
-				calls = append(calls, body)
-				mu.Unlock()
-				w.WriteHeader(http.StatusAccepted)
-				return
-			}
-			http.NotFound(w, r)
-		}))
-		DeferCleanup(api.Close)
+		api = startCallbackAPI()
 	}, NodeTimeout(3*time.Minute))
 
 	start := func(ctx context.Context, kind string) *lab.Node {
@@ -117,11 +101,7 @@ var _ = Describe("A lab node with an iLO", Ordered, func() {
 			n.SetMode(lab.ModeCallback)
 			Expect(c.SetPowerState(ctx, states.PowerOn)).To(Succeed())
 
-			Eventually(func() []map[string]string {
-				mu.Lock()
-				defer mu.Unlock()
-				return append([]map[string]string(nil), calls...)
-			}).WithTimeout(time.Minute).Should(ContainElement(And(HaveKeyWithValue("key", "KEY"),
+			Eventually(api.Calls).WithTimeout(time.Minute).Should(ContainElement(And(HaveKeyWithValue("key", "KEY"),
 				HaveKeyWithValue("iqn", iqn), HaveKeyWithValue("address", n.Address))))
 			boot, ok := n.LastBoot()
 			Expect(ok).To(BeTrue())

@@ -23,6 +23,9 @@ import (
 type Server struct {
 	// URL is https://host:port.
 	URL string
+	// Host is the host of the address Serve was given, which the
+	// certificate names.
+	Host string
 	// Addr is host:port.
 	Addr string
 	// CertPEM is the server's self-signed certificate, which a client
@@ -32,8 +35,12 @@ type Server struct {
 }
 
 // Serve listens on addr ("127.0.0.1:0" picks a free port) and serves h
-// with a certificate made for host.
-func Serve(addr, host string, h http.Handler) (*Server, error) {
+// with a certificate made for addr's host.
+func Serve(addr string, h http.Handler) (*Server, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("fake BMC address: %w", err)
+	}
 	cert, certPEM, err := agent.NewSelfSignedCert(host)
 	if err != nil {
 		return nil, err
@@ -43,6 +50,7 @@ func Serve(addr, host string, h http.Handler) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	s := &Server{
+		Host:    host,
 		Addr:    ln.Addr().String(),
 		CertPEM: certPEM,
 		srv: &http.Server{

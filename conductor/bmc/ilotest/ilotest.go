@@ -6,11 +6,9 @@
 package ilotest
 
 import (
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ferricbm/ferric/conductor/bmc/bmctest"
@@ -78,14 +76,10 @@ func Start(addr string, opts Options) (*Server, error) {
 	if s.Redfish != nil {
 		mux.Handle("/redfish/", s.Redfish)
 	}
-	host, _, err := net.SplitHostPort(addr)
+	srv, err := bmctest.Serve(addr, mux)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := bmctest.Serve(addr, strings.Trim(host, "[]"), mux)
-	if err != nil {
-		return nil, err
-	}
-	s.Server, s.Host, s.Port = srv, host, srv.Port()
+	s.Server, s.Host, s.Port = srv, srv.Host, srv.Port()
 	return s, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 )
 
@@ -55,7 +56,7 @@ type Hardware struct {
 // New builds the hardware types' shared state.
 func New(opts Options) *Hardware {
 	if opts.Log == nil {
-		opts.Log = logrus.StandardLogger()
+		opts.Log = logging.Discard()
 	}
 	return &Hardware{opts: opts, log: opts.Log.WithField("driver", Name)}
 }

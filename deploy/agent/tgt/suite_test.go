@@ -1,14 +1,15 @@
 package tgt_test
 
 import (
+	"context"
 	"net"
-	"os/exec"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
+	"github.com/ferricbm/ferric/deploy/tooltest"
 )
 
 func TestTgt(t *testing.T) {
@@ -17,12 +18,7 @@ func TestTgt(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	for _, bin := range []string{"tgtd", "tgtadm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			out, err := exec.Command("apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "tgt").CombinedOutput()
-			Expect(err).NotTo(HaveOccurred(), string(out))
-		}
-	}
+	Expect(tooltest.Install(context.Background(), map[string]string{"tgtd": "tgt", "tgtadm": "tgt"})).To(Succeed())
 })
 
 func freePort() int {

@@ -30,6 +30,9 @@ import (
 	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
+// defaultCallTimeout is Options.CallTimeout when none is given.
+const defaultCallTimeout = 15 * time.Second
+
 // socketDir is where tgtd keeps its control sockets (socket.N and socket.N.lock).
 const socketDir = "/var/run/tgtd"
 
@@ -113,18 +116,28 @@ func Start(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, errors.New("tgtd: no iSCSI portal given")
 	}
 	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = 15 * time.Second
+		opts.CallTimeout = defaultCallTimeout
 	}
 	if opts.ReadyTimeout <= 0 {
 		opts.ReadyTimeout = 10 * time.Second
 	}
 	d := &Daemon{opts: opts, created: map[string]int{}, accounts: map[string]string{}}
-	if _, err := os.Stat(d.socketPath()); err == nil {
-		if _, err := d.adm(ctx, "--mode", "system", "--op", "show"); err == nil {
-			return d, d.ensurePortal(ctx)
-		}
+	if _, err := os.Stat(d.socketPath()); err == nil && d.answers(ctx) {
+		return d, d.ensurePortal(ctx)
 	}
 	return d, d.start(ctx)
+}
+
+// Answers reports whether a tgtd answers on controlPort, waiting for it at
+// most the default call time limit.
+func Answers(ctx context.Context, controlPort int) bool {
+	d := &Daemon{opts: Options{ControlPort: controlPort, CallTimeout: defaultCallTimeout}}
+	return d.answers(ctx)
+}
+
+func (d *Daemon) answers(ctx context.Context) bool {
+	_, err := d.adm(ctx, "--mode", "system", "--op", "show")
+	return err == nil
 }
 
 // Owned reports whether this Daemon started the tgtd process (and will end it).
@@ -168,7 +181,7 @@ func (d *Daemon) start(ctx context.Context) error {
 	}()
 	deadline := time.Now().Add(d.opts.ReadyTimeout)
 	for {
-		if _, err := d.adm(ctx, "--mode", "system", "--op", "show"); err == nil {
+		if d.answers(ctx) {
 			if c, err := net.DialTimeout("tcp", d.opts.Portal, time.Second); err == nil {
 				c.Close()
 				return nil
@@ -206,7 +219,12 @@ func (d *Daemon) ensurePortal(ctx context.Context) error {
 	return err
 }
 
-// adm runs tgtadm against this daemon's control port with the call time limit.
+// Adm runs tgtadm against this daemon's control port with the call time
+// limit; a CHAP password in args is left out of the error.
+func (d *Daemon) Adm(ctx context.Context, args ...string) (string, error) {
+	return d.adm(ctx, args...)
+}
+
 func (d *Daemon) adm(ctx context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.opts.CallTimeout)
 	defer cancel()

@@ -60,25 +60,3 @@ func DecodeCreate(body map[string]any) (*model.Chassis, error) {
 func Apply(c *model.Chassis, ops []jsonpatch.Op) (*model.Chassis, error) {
 	return Resource.Patch(c, ops, microversion.Min)
 }
-
-// View says how to render chassis.
-type View struct {
-	Base string
-	// Fields limits the output to these attributes (plus links); nil
-	// renders the full object with its nodes link.
-	Fields []string
-}
-
-// Chassis look the same at every version.
-func (vw View) catalogue() catalogue.View[model.Chassis] {
-	return catalogue.View[model.Chassis]{Version: microversion.Min, Base: vw.Base, Fields: vw.Fields}
-}
-
-// Render is the JSON object of c.
-func (vw View) Render(c *model.Chassis) map[string]any { return Resource.Render(vw.catalogue(), c) }
-
-// AppendJSON appends the JSON encoding of vw.Render(c) to buf.
-func (vw View) AppendJSON(buf []byte, c *model.Chassis) ([]byte, error) {
-	cv := vw.catalogue()
-	return Resource.AppendJSON(buf, &cv, c)
-}

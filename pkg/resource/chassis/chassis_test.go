@@ -9,8 +9,10 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/catalogue"
 	"github.com/ferricbm/ferric/pkg/resource/chassis"
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
+	"github.com/ferricbm/ferric/pkg/resource/microversion"
 )
 
 func body(s string) map[string]any {
@@ -59,10 +61,10 @@ var _ = Describe("chassis rules", func() {
 
 	It("renders the nodes link only for full objects", func() {
 		c := &model.Chassis{UUID: "u"}
-		full := chassis.View{Base: "http://x"}.Render(c)
+		full := chassis.Resource.Render(catalogue.View[model.Chassis]{Version: microversion.Min, Base: "http://x"}, c)
 		Expect(full).To(HaveKeyWithValue("extra", map[string]any{}))
 		Expect(full).To(HaveKey("nodes"))
-		sub := chassis.View{Base: "http://x", Fields: []string{"uuid"}}.Render(c)
+		sub := chassis.Resource.Render(catalogue.View[model.Chassis]{Version: microversion.Min, Base: "http://x", Fields: []string{"uuid"}}, c)
 		Expect(sub).To(HaveLen(2))
 		Expect(sub).NotTo(HaveKey("nodes"))
 	})
@@ -80,10 +82,10 @@ var _ = Describe("View.AppendJSON", func() {
 			Extra: model.JSONObject{"a": []any{1.5, map[string]any{"b": nil}}}, CreatedAt: updated, UpdatedAt: &updated}
 		for _, c := range []*model.Chassis{{UUID: "u"}, busy} {
 			for _, fields := range [][]string{nil, {"uuid"}, {"description", "extra"}} {
-				vw := chassis.View{Base: "http://api:6385", Fields: fields}
-				want, err := json.Marshal(vw.Render(c))
+				vw := catalogue.View[model.Chassis]{Version: microversion.Min, Base: "http://api:6385", Fields: fields}
+				want, err := json.Marshal(chassis.Resource.Render(vw, c))
 				Expect(err).NotTo(HaveOccurred())
-				got, err := vw.AppendJSON([]byte("prefix"), c)
+				got, err := chassis.Resource.AppendJSON([]byte("prefix"), &vw, c)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(string(got)).To(Equal("prefix"+string(want)), "fields %v", fields)
 			}

@@ -118,25 +118,3 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Portgroup
 func Apply(pg *model.Portgroup, ops []jsonpatch.Op, v microversion.Version) (*model.Portgroup, error) {
 	return Resource.Patch(pg, ops, v)
 }
-
-// View says how to render port groups.
-type View struct {
-	Version microversion.Version
-	Base    string
-	// Fields limits the output to these attributes (plus links); nil
-	// renders the full object with its ports link (1.24+).
-	Fields []string
-}
-
-func (vw View) catalogue() catalogue.View[model.Portgroup] {
-	return catalogue.View[model.Portgroup]{Version: vw.Version, Base: vw.Base, Fields: vw.Fields}
-}
-
-// Render is the JSON object of pg at the view's version.
-func (vw View) Render(pg *model.Portgroup) map[string]any { return Resource.Render(vw.catalogue(), pg) }
-
-// AppendJSON appends the JSON encoding of vw.Render(pg) to buf.
-func (vw View) AppendJSON(buf []byte, pg *model.Portgroup) ([]byte, error) {
-	cv := vw.catalogue()
-	return Resource.AppendJSON(buf, &cv, pg)
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/catalogue"
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/portgroups"
@@ -71,11 +72,11 @@ var _ = Describe("port group rules", func() {
 
 	It("renders by version", func() {
 		pg := &model.Portgroup{UUID: "u"}
-		old := portgroups.View{Version: v1_23, Base: "http://x"}.Render(pg)
+		old := portgroups.Resource.Render(catalogue.View[model.Portgroup]{Version: v1_23, Base: "http://x"}, pg)
 		Expect(old).NotTo(HaveKey("mode"))
 		Expect(old).NotTo(HaveKey("ports"))
 		Expect(old).To(HaveKeyWithValue("extra", map[string]any{}))
-		cur := portgroups.View{Version: v1_26, Base: "http://x"}.Render(pg)
+		cur := portgroups.Resource.Render(catalogue.View[model.Portgroup]{Version: v1_26, Base: "http://x"}, pg)
 		Expect(cur).To(HaveKeyWithValue("mode", BeNil()))
 		Expect(cur).To(HaveKey("ports"))
 	})
@@ -92,10 +93,10 @@ var _ = Describe("View.AppendJSON", func() {
 		for _, pg := range []*model.Portgroup{{UUID: "u"}, busy} {
 			for _, v := range []microversion.Version{microversion.Min, v1_23, v1_26, microversion.Max} {
 				for _, fields := range [][]string{nil, {"uuid"}, {"name", "extra", "properties"}} {
-					vw := portgroups.View{Version: v, Base: "http://api:6385", Fields: fields}
-					want, err := json.Marshal(vw.Render(pg))
+					vw := catalogue.View[model.Portgroup]{Version: v, Base: "http://api:6385", Fields: fields}
+					want, err := json.Marshal(portgroups.Resource.Render(vw, pg))
 					Expect(err).NotTo(HaveOccurred())
-					got, err := vw.AppendJSON([]byte("prefix"), pg)
+					got, err := portgroups.Resource.AppendJSON([]byte("prefix"), &vw, pg)
 					Expect(err).NotTo(HaveOccurred())
 					Expect(string(got)).To(Equal("prefix"+string(want)), "version %s, fields %v", v, fields)
 				}

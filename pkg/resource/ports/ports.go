@@ -149,23 +149,3 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Port, err
 func Apply(p *model.Port, ops []jsonpatch.Op, v microversion.Version) (*model.Port, error) {
 	return Resource.Patch(p, ops, v)
 }
-
-// View says how to render ports.
-type View struct {
-	Version microversion.Version
-	Base    string
-	Fields  []string
-}
-
-func (vw View) catalogue() catalogue.View[model.Port] {
-	return catalogue.View[model.Port]{Version: vw.Version, Base: vw.Base, Fields: vw.Fields}
-}
-
-// Render is the JSON object of p at the view's version.
-func (vw View) Render(p *model.Port) map[string]any { return Resource.Render(vw.catalogue(), p) }
-
-// AppendJSON appends the JSON encoding of vw.Render(p) to buf.
-func (vw View) AppendJSON(buf []byte, p *model.Port) ([]byte, error) {
-	cv := vw.catalogue()
-	return Resource.AppendJSON(buf, &cv, p)
-}

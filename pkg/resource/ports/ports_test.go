@@ -12,6 +12,7 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/catalogue"
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/ports"
@@ -100,14 +101,14 @@ var _ = Describe("patching and rendering", func() {
 	)
 
 	It("renders by version with links", func() {
-		obj := ports.View{Version: microversion.V1(1), Base: "http://api"}.Render(stored())
+		obj := ports.Resource.Render(catalogue.View[model.Port]{Version: microversion.V1(1), Base: "http://api"}, stored())
 		Expect(obj).NotTo(HaveKey("pxe_enabled"))
 		Expect(obj).NotTo(HaveKey("internal_info"))
 		Expect(obj).To(HaveKeyWithValue("node_uuid", nodeUUID))
-		obj = ports.View{Version: v1_19, Base: "http://api"}.Render(stored())
+		obj = ports.Resource.Render(catalogue.View[model.Port]{Version: v1_19, Base: "http://api"}, stored())
 		Expect(obj).To(HaveKeyWithValue("local_link_connection", map[string]any{}))
 		Expect(obj).To(HaveKeyWithValue("internal_info", map[string]any{}))
-		sel := ports.View{Version: v1_11, Base: "http://api", Fields: []string{"address"}}.Render(stored())
+		sel := ports.Resource.Render(catalogue.View[model.Port]{Version: v1_11, Base: "http://api", Fields: []string{"address"}}, stored())
 		Expect(sel).To(HaveLen(2))
 		Expect(sel).To(HaveKey("links"))
 	})
@@ -147,10 +148,10 @@ var _ = Describe("View.AppendJSON", func() {
 		for _, p := range []*model.Port{{UUID: "u"}, busy} {
 			for _, v := range []microversion.Version{microversion.Min, v1_19, v1_34, microversion.Max} {
 				for _, fields := range [][]string{nil, {"uuid"}, {"address", "extra", "local_link_connection"}} {
-					vw := ports.View{Version: v, Base: "http://api:6385", Fields: fields}
-					want, err := json.Marshal(vw.Render(p))
+					vw := catalogue.View[model.Port]{Version: v, Base: "http://api:6385", Fields: fields}
+					want, err := json.Marshal(ports.Resource.Render(vw, p))
 					Expect(err).NotTo(HaveOccurred())
-					got, err := vw.AppendJSON([]byte("prefix"), p)
+					got, err := ports.Resource.AppendJSON([]byte("prefix"), &vw, p)
 					Expect(err).NotTo(HaveOccurred())
 					Expect(string(got)).To(Equal("prefix"+string(want)), "version %s, fields %v", v, fields)
 				}

@@ -31,9 +31,7 @@ var _ = Describe("Cleaning lab nodes in-band", Ordered, func() {
 
 	BeforeAll(func() {
 		image = filepath.Join(workDir, "served", "whole.raw")
-		data := make([]byte, 8<<20)
-		_, _ = rand.Read(data)
-		Expect(os.WriteFile(image, data, 0o644)).To(Succeed())
+		steps.RandomFile(image, 8<<20)
 	})
 
 	It("cleans through the agent on provide and after undeploy, leaving zeros, with the deprecated priority option in force", func(ctx SpecContext) {
@@ -53,7 +51,7 @@ var _ = Describe("Cleaning lab nodes in-band", Ordered, func() {
 		deployImage(ctx, uuid, image)
 		Expect(bytes.HasPrefix(readDisk(node), readFile(image))).To(BeTrue(), "the image is on the disk")
 		undeployAndClean(ctx, node, uuid)
-		Expect(zeroed(node)).To(BeTrue(), "no byte of the image is left")
+		Expect(steps.Zeroed(node.Disk)).To(BeTrue(), "no byte of the image is left")
 		Expect(stepNames(eraseRecord(ctx, uuid))).To(Equal([]string{"erase_devices", "erase_devices_metadata"}))
 
 		By("showing the record with ferricctl")
@@ -71,7 +69,7 @@ var _ = Describe("Cleaning lab nodes in-band", Ordered, func() {
 		deployImage(ctx, uuid, image)
 		Expect(bytes.HasPrefix(readDisk(node), readFile(image))).To(BeTrue())
 		undeployAndClean(ctx, node, uuid)
-		Expect(zeroed(node)).To(BeTrue(), "no byte of the image is left")
+		Expect(steps.Zeroed(node.Disk)).To(BeTrue(), "no byte of the image is left")
 		recs := eraseRecord(ctx, uuid)
 		Expect(stepNames(recs)).To(Equal([]string{"erase_devices", "erase_devices_metadata"}))
 		Expect(recs[0]).To(And(HaveKeyWithValue("by", "conductor"), HaveKeyWithValue("device", ContainSubstring(uuid)),
@@ -99,7 +97,7 @@ var _ = Describe("Cleaning lab nodes in-band", Ordered, func() {
 		By("overwriting the whole disk through the callback-only ramdisk's target")
 		tenantData(callbackNode)
 		manualClean(ctx, callbackUUID, "erase_devices")
-		Expect(zeroed(callbackNode)).To(BeTrue())
+		Expect(steps.Zeroed(callbackNode.Disk)).To(BeTrue())
 		Expect(stepNames(eraseRecord(ctx, callbackUUID))).To(Equal([]string{"erase_devices"}))
 	}, SpecTimeout(3*cleanTimeout))
 
@@ -375,8 +373,3 @@ func readFile(path string) []byte {
 }
 
 func readDisk(node *lab.Node) []byte { return readFile(node.Disk) }
-
-func zeroed(node *lab.Node) bool {
-	GinkgoHelper()
-	return !bytes.ContainsFunc(readDisk(node), func(r rune) bool { return r != 0 })
-}

@@ -31,16 +31,10 @@ import (
 // conductor has both settings, so the suite's other deploys are as before.
 var _ = Describe("Deploying through ferric-agent over auto-TLS", Ordered, func() {
 	const group = "auto-tls"
-	var whole, wholeRaw, wholeSum string
+	var whole steps.DiskImage
 
 	BeforeAll(func(ctx SpecContext) {
-		raw := filepath.Join(workDir, "tls-whole.raw")
-		whole = filepath.Join(workDir, "served", "tls-whole.qcow2")
-		randomFile(raw, 8<<20)
-		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, whole)
-		wholeRaw = filepath.Join(workDir, "tls-whole.check.raw")
-		run("qemu-img", "convert", "-O", "raw", whole, wholeRaw)
-		wholeSum = md5File(whole)
+		whole = steps.NewDiskImage(workDir, "tls-whole", 8<<20)
 
 		port, err := lab.FreeTCPPort()
 		Expect(err).NotTo(HaveOccurred())
@@ -60,7 +54,7 @@ var _ = Describe("Deploying through ferric-agent over auto-TLS", Ordered, func()
 		node := theLab.Nodes[1]
 		node.SetMode(lab.ModeAuto)
 		uuid := enrolInGroup(ctx, node, "", group)
-		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/tls-whole.qcow2", "image_checksum": wholeSum})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/tls-whole.qcow2", "image_checksum": whole.MD5})
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		var pinned string
@@ -81,7 +75,7 @@ var _ = Describe("Deploying through ferric-agent over auto-TLS", Ordered, func()
 		n := steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 		Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_verify_ca"), "forgotten with the ramdisk")
 		Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_secret_token"))
-		Expect(prefixEqual(node.Disk, wholeRaw)).To(BeTrue(), "the conductor drove the write through the pinned TLS connection")
+		Expect(steps.DiskStartsWith(node.Disk, whole.CheckRaw)).To(BeTrue(), "the conductor drove the write through the pinned TLS connection")
 		expectDeployBoot(node, "ipa-enable-auto-tls=1")
 		undeploy(ctx, node, uuid)
 	}, SpecTimeout(deployTimeout+2*time.Minute))
@@ -94,7 +88,7 @@ var _ = Describe("Deploying through ferric-agent over auto-TLS", Ordered, func()
 		node.SetMode(lab.ModeSilent)
 		DeferCleanup(node.SetMode, lab.ModeAuto)
 		uuid := enrolInGroup(ctx, node, "", group)
-		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/tls-whole.qcow2", "image_checksum": wholeSum})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/tls-whole.qcow2", "image_checksum": whole.MD5})
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		Eventually(func(g Gomega) {
 			n, err := nodes.Get(ctx, client, uuid).Extract()

@@ -43,7 +43,7 @@ var _ = Describe("Deploying a partition image that boots from its disk", Ordered
 		Expect(os.Truncate(node.Disk, 0)).To(Succeed())
 		Expect(os.Truncate(node.Disk, 3<<30)).To(Succeed())
 		uuid := enrol(ctx, node, vendor)
-		info := map[string]any{"image_source": imageURL + "/" + filepath.Base(img), "image_checksum": md5File(img),
+		info := map[string]any{"image_source": imageURL + "/" + filepath.Base(img), "image_checksum": steps.MD5File(img),
 			"kernel": "file://" + deployKernel, "ramdisk": "file://" + deployRamdisk, "root_gb": 1}
 		if bootMode != "" {
 			info["capabilities"] = map[string]any{"boot_mode": bootMode}
@@ -107,8 +107,8 @@ var _ = Describe("Deploying a partition image that boots from its disk", Ordered
 		Expect(esp).To(HaveKeyWithValue("LABEL", "efi-part"))
 		Expect(probe(node.Disk, parts[len(parts)-1])).To(HaveKeyWithValue("TYPE", "ext4"))
 		image := fmt.Sprintf("%s@@%d", node.Disk, parts[0].Start*512)
-		Expect(output("mdir", "-b", "-i", image, "::/EFI/BOOT")).To(ContainSubstring("BOOTX64.EFI"))
-		Expect(output("mtype", "-i", image, "::/EFI/BOOT/BOOTX64.EFI")).To(HavePrefix("MZ"), "a PE image, as UEFI firmware loads")
+		Expect(steps.Output("mdir", "-b", "-i", image, "::/EFI/BOOT")).To(ContainSubstring("BOOTX64.EFI"))
+		Expect(steps.Output("mtype", "-i", image, "::/EFI/BOOT/BOOTX64.EFI")).To(HavePrefix("MZ"), "a PE image, as UEFI firmware loads")
 	}
 
 	for _, r := range []struct{ via, mode, vendor string }{

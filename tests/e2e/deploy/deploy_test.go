@@ -4,13 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/md5"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,23 +28,15 @@ import (
 const deployTimeout = 5 * time.Minute
 
 var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
-	var wholeDisk, wholeDiskRaw, wholeDiskSum string
+	var whole steps.DiskImage
 
-	BeforeAll(func() {
-		raw := filepath.Join(workDir, "whole.raw")
-		wholeDisk = filepath.Join(workDir, "served", "whole.qcow2")
-		randomFile(raw, 8<<20)
-		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, wholeDisk)
-		wholeDiskRaw = filepath.Join(workDir, "whole.check.raw")
-		run("qemu-img", "convert", "-O", "raw", wholeDisk, wholeDiskRaw)
-		wholeDiskSum = md5File(wholeDisk)
-	})
+	BeforeAll(func() { whole = steps.NewDiskImage(workDir, "whole", 8<<20) })
 
 	It("deploys a whole-disk image through the agent's heartbeat and undeploys it", func(ctx SpecContext) {
 		node := theLab.Nodes[0]
 		node.SetMode(lab.ModeAuto)
 		uuid := enrol(ctx, node, "")
-		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": whole.MD5})
 
 		for _, target := range []nodes.TargetProvisionState{nodes.TargetActive, nodes.TargetRebuild} {
 			By("deploying with target " + string(target))
@@ -60,7 +48,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 
 			By("the disk holds the image and the node booted from it")
 			Expect(agentBoots(node)).To(HaveLen(deployBoots+1), "one deploy ramdisk boot")
-			Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "disk starts with the image's raw bytes")
+			Expect(steps.DiskStartsWith(node.Disk, whole.CheckRaw)).To(BeTrue(), "disk starts with the image's raw bytes")
 			expectDeployBoot(node, "ipa-api-url=")
 			steps.EventuallyBooted(node, lab.BootDisk)
 			Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOn))
@@ -77,13 +65,13 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		Expect(os.Truncate(node.Disk, 0)).To(Succeed())
 		Expect(os.Truncate(node.Disk, 3<<30)).To(Succeed())
 		uuid := enrol(ctx, node, "iscsi")
-		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": whole.MD5})
 
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		n := steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 		Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"), "no heartbeat: the ramdisk only called back")
 
-		Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "disk starts with the image's raw bytes")
+		Expect(steps.DiskStartsWith(node.Disk, whole.CheckRaw)).To(BeTrue(), "disk starts with the image's raw bytes")
 		expectDeployBoot(node, "deployment_key=")
 		log, err := os.ReadFile(node.AgentLog())
 		Expect(err).NotTo(HaveOccurred())
@@ -111,7 +99,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 			node.SetMode(mode)
 			DeferCleanup(node.SetMode, lab.ModeAuto)
 			uuid := enrol(ctx, node, vendor)
-			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": whole.MD5})
 			all = append(all, deploying{node: node, uuid: uuid, mode: mode})
 		}
 		for _, d := range all {
@@ -119,7 +107,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		}
 		for _, d := range all {
 			n := steps.EventuallyActive(ctx, client, d.uuid, deployTimeout)
-			Expect(prefixEqual(d.node.Disk, wholeDiskRaw)).To(BeTrue(), "%s's disk starts with the image", d.node.Name)
+			Expect(steps.DiskStartsWith(d.node.Disk, whole.CheckRaw)).To(BeTrue(), "%s's disk starts with the image", d.node.Name)
 			if d.mode == lab.ModeCallback {
 				Expect(n.DriverInternalInfo).NotTo(HaveKey("agent_url"))
 				expectDeployBoot(d.node, "deployment_key=")
@@ -147,14 +135,14 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		By("building an ext4 root filesystem image")
 		rootRaw := filepath.Join(workDir, "root.raw")
 		Expect(os.Truncate(createFile(rootRaw), 32<<20)).To(Succeed())
-		run("mkfs.ext4", "-q", "-F", "-L", "lab-root", rootRaw)
-		rootUUID := strings.TrimSpace(output("blkid", "-s", "UUID", "-o", "value", rootRaw))
+		steps.Run("mkfs.ext4", "-q", "-F", "-L", "lab-root", rootRaw)
+		rootUUID := strings.TrimSpace(steps.Output("blkid", "-s", "UUID", "-o", "value", rootRaw))
 		Expect(rootUUID).NotTo(BeEmpty())
 		part := filepath.Join(workDir, "served", "root.qcow2")
-		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", rootRaw, part)
+		steps.Run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", rootRaw, part)
 
 		uuid := enrol(ctx, node, "")
-		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/root.qcow2", "image_checksum": md5File(part),
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/root.qcow2", "image_checksum": steps.MD5File(part),
 			"kernel": "file://" + deployKernel, "ramdisk": "file://" + deployRamdisk,
 			"root_gb": 1, "swap_mb": 16, "ephemeral_gb": 1,
 			// The image is a bare filesystem, no GRUB to boot it from disk.
@@ -177,7 +165,7 @@ var _ = Describe("Deploying lab nodes with the ipmi driver", Ordered, func() {
 		Expect(probe(node.Disk, parts[1])).To(And(HaveKeyWithValue("TYPE", "swap"), HaveKeyWithValue("LABEL", "swap1")))
 		Expect(probe(node.Disk, parts[2])).To(And(HaveKeyWithValue("TYPE", "iso9660"), HaveKeyWithValue("LABEL", "config-2")))
 		Expect(probe(node.Disk, parts[3])).To(And(HaveKeyWithValue("TYPE", "ext4"), HaveKeyWithValue("UUID", rootUUID)))
-		Expect(rangeEqual(node.Disk, parts[3].Start*512, rootRaw)).To(BeTrue(), "root partition holds the image")
+		Expect(steps.DiskHolds(node.Disk, parts[3].Start*512, rootRaw)).To(BeTrue(), "root partition holds the image")
 
 		undeploy(ctx, node, uuid)
 	}, SpecTimeout(deployTimeout+2*time.Minute))
@@ -272,7 +260,7 @@ func configDrive() string {
 	Expect(os.MkdirAll(meta, 0o755)).To(Succeed())
 	Expect(os.WriteFile(filepath.Join(meta, "meta_data.json"), []byte(`{"uuid": "lab"}`), 0o644)).To(Succeed())
 	iso := filepath.Join(workDir, "configdrive.iso")
-	run("xorriso", "-as", "mkisofs", "-quiet", "-R", "-V", "config-2", "-o", iso, src)
+	steps.Run("xorriso", "-as", "mkisofs", "-quiet", "-R", "-V", "config-2", "-o", iso, src)
 	data, err := os.ReadFile(iso)
 	Expect(err).NotTo(HaveOccurred())
 	var buf bytes.Buffer
@@ -297,14 +285,14 @@ func partitions(disk string) []partition {
 			Partitions []partition `json:"partitions"`
 		} `json:"partitiontable"`
 	}
-	Expect(json.Unmarshal([]byte(output("sfdisk", "--json", disk)), &doc)).To(Succeed())
+	Expect(json.Unmarshal([]byte(steps.Output("sfdisk", "--json", disk)), &doc)).To(Succeed())
 	return doc.Table.Partitions
 }
 
 // probe runs blkid on one partition of the disk file.
 func probe(disk string, p partition) map[string]string {
 	GinkgoHelper()
-	out := output("blkid", "-p", "-o", "export", "--offset", itoa(p.Start*512), "--size", itoa(p.Size*512), disk)
+	out := steps.Output("blkid", "-p", "-o", "export", "--offset", itoa(p.Start*512), "--size", itoa(p.Size*512), disk)
 	m := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
 		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
@@ -314,71 +302,12 @@ func probe(disk string, p partition) map[string]string {
 	return m
 }
 
-// prefixEqual tells whether disk starts with want's bytes.
-func prefixEqual(disk, want string) bool {
-	GinkgoHelper()
-	return rangeEqual(disk, 0, want)
-}
-
-// rangeEqual tells whether disk holds want's bytes at offset.
-func rangeEqual(disk string, offset int64, want string) bool {
-	GinkgoHelper()
-	w, err := os.ReadFile(want)
-	Expect(err).NotTo(HaveOccurred())
-	f, err := os.Open(disk)
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	got := make([]byte, len(w))
-	_, err = f.ReadAt(got, offset)
-	Expect(err).NotTo(HaveOccurred())
-	return bytes.Equal(got, w)
-}
-
-func randomFile(path string, size int64) {
-	GinkgoHelper()
-	f, err := os.Create(path)
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	rnd, err := os.Open("/dev/urandom")
-	Expect(err).NotTo(HaveOccurred())
-	defer rnd.Close()
-	_, err = io.CopyN(f, rnd, size)
-	Expect(err).NotTo(HaveOccurred())
-}
-
 func createFile(path string) string {
 	GinkgoHelper()
 	f, err := os.Create(path)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(f.Close()).To(Succeed())
 	return path
-}
-
-func md5File(path string) string {
-	GinkgoHelper()
-	f, err := os.Open(path)
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	h := md5.New()
-	_, err = io.Copy(h, f)
-	Expect(err).NotTo(HaveOccurred())
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-func run(name string, args ...string) {
-	GinkgoHelper()
-	output(name, args...)
-}
-
-func output(name string, args ...string) string {
-	GinkgoHelper()
-	out, err := exec.Command(name, args...).Output()
-	var stderr []byte
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = ee.Stderr
-	}
-	Expect(err).NotTo(HaveOccurred(), "%s %s: %s", name, strings.Join(args, " "), stderr)
-	return string(out)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

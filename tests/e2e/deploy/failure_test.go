@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/tests/e2e/steps"
 	"github.com/ferricbm/ferric/tests/lab"
@@ -32,15 +32,12 @@ var _ = Describe("Failed deploys of lab nodes", Ordered, func() {
 	const bigSize = 384 << 20
 
 	BeforeAll(func() {
-		raw := filepath.Join(workDir, "fail.raw")
-		randomFile(raw, 8<<20)
-		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, filepath.Join(workDir, "served", "fail.qcow2"))
-		wholeDiskSum = md5File(filepath.Join(workDir, "served", "fail.qcow2"))
+		wholeDiskSum = steps.NewDiskImage(workDir, "fail", 8<<20).MD5
 		// Large enough that the write is still running when the spec
 		// freezes the target (after its first 64 MiB).
 		big := filepath.Join(workDir, "served", "big.raw")
-		randomFile(big, bigSize)
-		bigSum = md5File(big)
+		steps.RandomFile(big, bigSize)
+		bigSum = steps.MD5File(big)
 	})
 
 	It("fails a deploy whose image checksum does not match, leaving nothing behind", func(ctx SpecContext) {
@@ -154,7 +151,7 @@ var _ = Describe("Failed deploys of lab nodes", Ordered, func() {
 				g.Expect(progress).To(HaveKeyWithValue("bytes_total", BeNumerically("==", bigSize)))
 			}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
 			Expect(sessionsOn(node.Portal)).To(BeNumerically(">", 0), "the conductor's session is still open: the write did not finish")
-			Expect(prefixEqual(node.Disk, filepath.Join(workDir, "served", "big.raw"))).To(BeFalse(), "the image is not all on the disk")
+			Expect(steps.DiskStartsWith(node.Disk, filepath.Join(workDir, "served", "big.raw"))).To(BeFalse(), "the image is not all on the disk")
 
 			vanish(node, tgtd)
 			n := expectFailedCleanly(ctx, node, uuid, lastError)
@@ -169,7 +166,7 @@ var _ = Describe("Failed deploys of lab nodes", Ordered, func() {
 			// The lab stops the ramdisk; its frozen tgtd goes with it.
 			pw := filepath.Join(GinkgoT().TempDir(), "pw")
 			Expect(os.WriteFile(pw, []byte(node.BMC.Password), 0o600)).To(Succeed())
-			run("ipmitool", "-I", "lanplus", "-C", "3", "-H", node.BMC.Address, "-p", strconv.Itoa(node.BMC.Port),
+			steps.Run("ipmitool", "-I", "lanplus", "-C", "3", "-H", node.BMC.Address, "-p", strconv.Itoa(node.BMC.Port),
 				"-U", node.BMC.Username, "-f", pw, "chassis", "power", "off")
 		}, "write whole disk image", SpecTimeout(deployTimeout+2*time.Minute)),
 	)
@@ -188,8 +185,7 @@ func expectFailedCleanly(ctx context.Context, node *lab.Node, uuid, lastError st
 
 	Eventually(node.AgentRunning).WithContext(ctx).WithTimeout(time.Minute).Should(BeFalse(), "no ramdisk runs")
 	Eventually(node.TargetPID).WithContext(ctx).WithTimeout(time.Minute).Should(BeZero(), "no tgtd of the node runs")
-	err := exec.CommandContext(ctx, "tgtadm", "-C", strconv.Itoa(node.TgtdControlPort), "--mode", "target", "--op", "show").Run()
-	Expect(err).To(HaveOccurred(), "no target answers on the node's tgtd control port")
+	Expect(tgt.Answers(ctx, node.TgtdControlPort)).To(BeFalse(), "no target answers on the node's tgtd control port")
 	Expect(sessionsOn(node.Portal)).To(BeZero(), "no iSCSI connection to the node is left")
 	expectNoFile(node.PXEConfigPath())
 	expectNoFile(filepath.Join(dirs.TFTPRoot, uuid))

@@ -26,9 +26,9 @@ var _ = Describe("Deploying Glance images onto lab nodes", Ordered, func() {
 
 	BeforeAll(func() {
 		raw = filepath.Join(workDir, "glance.raw")
-		randomFile(raw, 6<<20)
+		steps.RandomFile(raw, 6<<20)
 		qcow := filepath.Join(workDir, "glance.qcow2")
-		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, qcow)
+		steps.Run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, qcow)
 		data, err := os.ReadFile(qcow)
 		Expect(err).NotTo(HaveOccurred())
 		glance.Add(glancetest.Image{ID: imageID, DiskFormat: "qcow2", Data: data})
@@ -46,7 +46,7 @@ var _ = Describe("Deploying Glance images onto lab nodes", Ordered, func() {
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
 		n := steps.EventuallyActive(ctx, client, uuid, deployTimeout)
 		Expect(n.DriverInternalInfo).To(HaveKeyWithValue("is_whole_disk_image", true))
-		Expect(prefixEqual(node.Disk, raw)).To(BeTrue(), "the disk holds the image's raw bytes")
+		Expect(steps.DiskStartsWith(node.Disk, raw)).To(BeTrue(), "the disk holds the image's raw bytes")
 		Expect(glance.Downloads(imageID)).To(BeEquivalentTo(1))
 		undeploy(ctx, node, uuid)
 	}, SpecTimeout(deployTimeout+2*time.Minute))

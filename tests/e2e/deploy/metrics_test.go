@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"time"
@@ -46,16 +45,13 @@ func seriesValue(page, series string) float64 {
 var _ = Describe("Prometheus metrics of a lab deploy", func() {
 	It("show the deploy's transitions, duration and bytes written on the conductor, and its requests on the API", func(ctx SpecContext) {
 		const imageSize = 16 << 20
-		raw := filepath.Join(workDir, "metrics.raw")
-		image := filepath.Join(workDir, "served", "metrics.qcow2")
-		randomFile(raw, imageSize)
-		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, image)
+		image := steps.NewDiskImage(workDir, "metrics", imageSize)
 
 		node := theLab.Nodes[2]
 		node.SetMode(lab.ModeCallback)
 		DeferCleanup(node.SetMode, lab.ModeAuto)
 		uuid := enrol(ctx, node, "iscsi")
-		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/metrics.qcow2", "image_checksum": md5File(image)})
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/metrics.qcow2", "image_checksum": image.MD5})
 
 		before := scrapeMetrics(conductorMetrics)
 		series := func(page string) map[string]float64 {
@@ -103,6 +99,6 @@ var _ = Describe("Prometheus metrics of a lab deploy", func() {
 		Expect(api).NotTo(ContainSubstring(uuid))
 
 		undeploy(ctx, node, uuid)
-		Expect(os.Remove(raw)).To(Succeed())
+		Expect(os.Remove(image.Raw)).To(Succeed())
 	}, SpecTimeout(deployTimeout+2*time.Minute))
 })

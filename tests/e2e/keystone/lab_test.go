@@ -1,17 +1,11 @@
 package keystone_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/md5"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -43,8 +37,7 @@ var _ = Describe("Under Keystone auth, the agent path", Ordered, func() {
 		suite  *steps.LabSuite
 		api    *harness.Deployment
 		theLab *lab.Lab
-		// image is the served whole-disk image, raw its bytes.
-		image, raw string
+		image  steps.DiskImage
 	)
 
 	BeforeAll(func(ctx SpecContext) {
@@ -63,11 +56,7 @@ var _ = Describe("Under Keystone auth, the agent path", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		theLab = suite.StartLab(ctx, 1, 1<<30)
 
-		raw = filepath.Join(suite.WorkDir, "whole.raw")
-		image = filepath.Join(suite.WorkDir, "served", "whole.qcow2")
-		writeRandom(raw, 4<<20)
-		out, err := exec.CommandContext(ctx, "qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, image).CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(out))
+		image = steps.NewDiskImage(suite.WorkDir, "whole", 4<<20)
 	}, NodeTimeout(harness.ReadyTimeout*4))
 
 	AfterEach(func() { steps.ReportLabLogsIfFailed(api, theLab) })
@@ -102,7 +91,7 @@ var _ = Describe("Under Keystone auth, the agent path", Ordered, func() {
 		labEventually(ctx, members, n.UUID, "available")
 		_, err = nodes.Update(ctx, members, n.UUID, nodes.UpdateOpts{
 			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info/image_source", Value: suite.ImageURL + "/whole.qcow2"},
-			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info/image_checksum", Value: md5Of(image)},
+			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info/image_checksum", Value: image.MD5},
 		}).Extract()
 		Expect(err).NotTo(HaveOccurred())
 
@@ -118,7 +107,7 @@ var _ = Describe("Under Keystone auth, the agent path", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(answered(string(logs), "/v1/lookup", 200)).To(BeTrue(), "the ramdisk's lookup, without a token")
 		Expect(answered(string(logs), "/v1/heartbeat/"+n.UUID, 202)).To(BeTrue(), "the ramdisk's heartbeats, without a token")
-		Expect(diskStartsWith(node.Disk, raw)).To(BeTrue(), "the disk holds the image")
+		Expect(steps.DiskStartsWith(node.Disk, image.Raw)).To(BeTrue(), "the disk holds the image")
 		steps.EventuallyBooted(node, lab.BootDisk)
 
 		By("undeploying with the member's token")
@@ -146,37 +135,6 @@ func labEventually(ctx context.Context, c *gophercloud.ServiceClient, uuid, stat
 		g.Expect(n.Reservation).To(BeEmpty())
 	}).WithContext(ctx).WithTimeout(labDeployTimeout).WithPolling(500 * time.Millisecond).Should(Succeed())
 	return n
-}
-
-func writeRandom(path string, size int64) {
-	GinkgoHelper()
-	f, err := os.Create(path)
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	_, err = io.CopyN(f, rand.Reader, size)
-	Expect(err).NotTo(HaveOccurred())
-}
-
-func md5Of(path string) string {
-	GinkgoHelper()
-	b, err := os.ReadFile(path)
-	Expect(err).NotTo(HaveOccurred())
-	sum := md5.Sum(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// diskStartsWith tells whether the disk file begins with the bytes of want.
-func diskStartsWith(disk, want string) bool {
-	GinkgoHelper()
-	w, err := os.ReadFile(want)
-	Expect(err).NotTo(HaveOccurred())
-	f, err := os.Open(disk)
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	got := make([]byte, len(w))
-	_, err = io.ReadFull(f, got)
-	Expect(err).NotTo(HaveOccurred())
-	return bytes.Equal(got, w)
 }
 
 // listsHost checks, with an admin's token, that GET /v1/drivers lists the

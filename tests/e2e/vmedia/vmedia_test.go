@@ -1,15 +1,11 @@
 package vmedia_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,17 +27,9 @@ import (
 const deployTimeout = 3 * time.Minute
 
 var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
-	var wholeDisk, wholeDiskRaw, wholeDiskSum string
+	var whole steps.DiskImage
 
-	BeforeAll(func() {
-		raw := filepath.Join(workDir, "whole.raw")
-		wholeDisk = filepath.Join(workDir, "served", "whole.qcow2")
-		randomFile(raw, 8<<20)
-		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, wholeDisk)
-		wholeDiskRaw = filepath.Join(workDir, "whole.check.raw")
-		run("qemu-img", "convert", "-O", "raw", wholeDisk, wholeDiskRaw)
-		wholeDiskSum = md5File(wholeDisk)
-	})
+	BeforeAll(func() { whole = steps.NewDiskImage(workDir, "whole", 8<<20) })
 
 	// deployWholeDisk deploys the whole-disk image onto the nodes at once
 	// and checks what a user would: active, the image on the disk, the
@@ -52,7 +40,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		var uuids []string
 		for _, node := range all {
 			uuid := enrol(ctx, node, group)
-			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": whole.MD5})
 			uuids = append(uuids, uuid)
 		}
 		for _, uuid := range uuids {
@@ -60,7 +48,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		}
 		for i, node := range all {
 			steps.EventuallyActive(ctx, client, uuids[i], deployTimeout)
-			Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "%s's disk starts with the image's raw bytes", node.Name)
+			Expect(steps.DiskStartsWith(node.Disk, whole.CheckRaw)).To(BeTrue(), "%s's disk starts with the image's raw bytes", node.Name)
 			steps.EventuallyBooted(node, lab.BootDisk)
 			deploy := expectDeployBoot(node)
 			expectUnpublished(ctx, group, uuids[i], deploy.Floppy)
@@ -92,11 +80,11 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		ferricctl.Run(ctx, "node", "provide", uuid)
 		steps.EventuallyRests(ctx, client, uuid, "available", deployTimeout)
 		ferricctl.Run(ctx, "node", "set", uuid, "--instance-info", "image_source="+imageURL+"/whole.qcow2",
-			"--instance-info", "image_checksum="+wholeDiskSum)
+			"--instance-info", "image_checksum="+whole.MD5)
 		ferricctl.Run(ctx, "node", "deploy", uuid)
 
 		steps.EventuallyActive(ctx, client, uuid, deployTimeout)
-		Expect(prefixEqual(node.Disk, wholeDiskRaw)).To(BeTrue(), "the disk starts with the image's raw bytes")
+		Expect(steps.DiskStartsWith(node.Disk, whole.CheckRaw)).To(BeTrue(), "the disk starts with the image's raw bytes")
 		steps.EventuallyBooted(node, lab.BootDisk)
 		deploy := expectDeployBoot(node)
 		Expect(deploy.Floppy).To(HavePrefix("http://127.0.0.1:"), "the floppy is on the conductor's boot file server")
@@ -128,7 +116,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		Expect(n.LastError).To(BeEmpty())
 		Expect(n.PowerState).To(Equal("power off"))
 
-		Expect(zeroed(node)).To(BeTrue(), "every byte of the disk is zero")
+		Expect(steps.Zeroed(node.Disk)).To(BeTrue(), "every byte of the disk is zero")
 		var names []string
 		list, _ := n.DriverInternalInfo["erase_record"].([]any)
 		for _, e := range list {
@@ -155,7 +143,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		func(ctx SpecContext, f failure) {
 			node := f.node()
 			uuid := enrol(ctx, node, f.group)
-			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": wholeDiskSum})
+			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/whole.qcow2", "image_checksum": whole.MD5})
 			f.breakNode(ctx, node, uuid)
 			boots := len(node.Boots())
 
@@ -227,9 +215,9 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		rootRaw := filepath.Join(workDir, "root.raw")
 		Expect(os.WriteFile(rootRaw, nil, 0o644)).To(Succeed())
 		Expect(os.Truncate(rootRaw, 32<<20)).To(Succeed())
-		run("mkfs.ext4", "-q", "-F", "-L", "lab-root", rootRaw)
+		steps.Run("mkfs.ext4", "-q", "-F", "-L", "lab-root", rootRaw)
 		part := filepath.Join(workDir, "served", "root.qcow2")
-		run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", rootRaw, part)
+		steps.Run("qemu-img", "convert", "-f", "raw", "-O", "qcow2", rootRaw, part)
 		// The lab never runs the instance kernel: a placeholder does.
 		kernel := filepath.Join(workDir, "served", "instance.kernel")
 		Expect(os.WriteFile(kernel, []byte("placeholder: the lab checks root= only"), 0o644)).To(Succeed())
@@ -238,7 +226,7 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 		var uuids []string
 		for _, node := range nodesOf {
 			uuid := enrol(ctx, node, groupSwift)
-			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/root.qcow2", "image_checksum": md5File(part),
+			steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/root.qcow2", "image_checksum": steps.MD5File(part),
 				"kernel": imageURL + "/" + filepath.Base(kernel), "ramdisk": imageURL + "/" + filepath.Base(kernel), "root_gb": 1,
 				"capabilities": map[string]any{"boot_option": "netboot"}})
 			uuids = append(uuids, uuid)
@@ -414,54 +402,4 @@ func tenantData(node *lab.Node) {
 	defer rnd.Close()
 	_, err = io.CopyN(f, rnd, 1<<20)
 	Expect(err).NotTo(HaveOccurred())
-}
-
-func zeroed(node *lab.Node) bool {
-	GinkgoHelper()
-	data, err := os.ReadFile(node.Disk)
-	Expect(err).NotTo(HaveOccurred())
-	return !bytes.ContainsFunc(data, func(r rune) bool { return r != 0 })
-}
-
-// prefixEqual tells whether disk starts with want's bytes.
-func prefixEqual(disk, want string) bool {
-	GinkgoHelper()
-	w, err := os.ReadFile(want)
-	Expect(err).NotTo(HaveOccurred())
-	f, err := os.Open(disk)
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	got := make([]byte, len(w))
-	_, err = f.ReadAt(got, 0)
-	Expect(err).NotTo(HaveOccurred())
-	return bytes.Equal(got, w)
-}
-
-func randomFile(path string, size int64) {
-	GinkgoHelper()
-	f, err := os.Create(path)
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	rnd, err := os.Open("/dev/urandom")
-	Expect(err).NotTo(HaveOccurred())
-	defer rnd.Close()
-	_, err = io.CopyN(f, rnd, size)
-	Expect(err).NotTo(HaveOccurred())
-}
-
-func md5File(path string) string {
-	GinkgoHelper()
-	f, err := os.Open(path)
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	h := md5.New()
-	_, err = io.Copy(h, f)
-	Expect(err).NotTo(HaveOccurred())
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-func run(name string, args ...string) {
-	GinkgoHelper()
-	out, err := exec.Command(name, args...).CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "%s %s: %s", name, strings.Join(args, " "), out)
 }

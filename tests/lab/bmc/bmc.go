@@ -32,6 +32,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ferricbm/ferric/deploy/tooltest"
 	"github.com/ferricbm/ferric/tests/lab/bmc/internal/state"
 )
 
@@ -496,27 +497,8 @@ func buildHook(ctx context.Context, dir string) (string, error) {
 // ensureTools installs ipmi_sim (openipmi) and ipmitool when they are
 // missing, as on a fresh machine; that needs root and apt-get.
 func ensureTools(ctx context.Context) error {
-	missing := false
-	for _, tool := range []string{"ipmi_sim", "ipmitool"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing = true
-		}
-	}
-	if !missing {
-		return nil
-	}
-	if os.Geteuid() != 0 {
-		return errors.New("bmc: ipmi_sim or ipmitool missing and not root: apt-get install openipmi ipmitool")
-	}
-	for _, args := range [][]string{
-		{"-o", "DPkg::Lock::Timeout=600", "update", "-qq"},
-		{"-o", "DPkg::Lock::Timeout=600", "install", "-y", "-qq", "--no-install-recommends", "openipmi", "ipmitool"},
-	} {
-		cmd := exec.CommandContext(ctx, "apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("bmc: apt-get %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
-		}
+	if err := tooltest.Install(ctx, map[string]string{"ipmi_sim": "openipmi", "ipmitool": "ipmitool"}); err != nil {
+		return fmt.Errorf("bmc: %w", err)
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -66,19 +65,16 @@ type taskState struct {
 
 // BMC is the fake's state and its HTTP handler.
 type BMC struct {
+	bmctest.Gate
 	mu       sync.Mutex
 	opts     Options
-	power    string
-	target   string
-	changeAt time.Time
+	power    bmctest.Power
 	boots    int
 	lastBoot string
 	boot     redfish.Boot
 	media    map[string]*Media
 	refuseVM bool
 	failTask string
-	delay    time.Duration
-	requests int
 	tokens   map[string]string
 	tasks    map[string]*taskState
 	nextID   int
@@ -89,10 +85,9 @@ func New(opts Options) *BMC {
 	if opts.Model == "" {
 		opts.Model = "ProLiant DL360 Gen10"
 	}
-	return &BMC{
-		opts:  opts,
-		power: redfish.PowerOff,
-		boot:  redfish.Boot{Target: redfish.BootNone, Enabled: redfish.BootDisabled},
+	b := &BMC{
+		opts: opts,
+		boot: redfish.Boot{Target: redfish.BootNone, Enabled: redfish.BootDisabled},
 		media: map[string]*Media{
 			"1": {Types: []string{redfish.MediaFloppy, redfish.MediaUSBStick}},
 			"2": {Types: []string{redfish.MediaCD, redfish.MediaDVD}},
@@ -100,6 +95,12 @@ func New(opts Options) *BMC {
 		tokens: map[string]string{},
 		tasks:  map[string]*taskState{},
 	}
+	b.power = bmctest.Power{Delay: opts.PowerDelay, Started: b.start, Stopped: func() {
+		if b.opts.OnPower != nil {
+			b.opts.OnPower(false, "")
+		}
+	}}
+	return b
 }
 
 // Server is a fake BMC listening on HTTPS.
@@ -111,11 +112,7 @@ type Server struct {
 // Start serves a new fake BMC on addr ("127.0.0.1:0" for any free port).
 func Start(addr string, opts Options) (*Server, error) {
 	b := New(opts)
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("fake BMC address: %w", err)
-	}
-	srv, err := bmctest.Serve(addr, host, b)
+	srv, err := bmctest.Serve(addr, b)
 	if err != nil {
 		return nil, err
 	}
@@ -126,22 +123,22 @@ func Start(addr string, opts Options) (*Server, error) {
 func (b *BMC) PowerState() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.settle()
-	return b.power
+	b.power.Settle()
+	return onOff(b.power.On())
 }
 
 // SetPower sets the power state at once, for a test's setup.
 func (b *BMC) SetPower(on bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.power, b.target = onOff(on), ""
+	b.power.Set(on)
 }
 
 // Boots counts the times the system started.
 func (b *BMC) Boots() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.settle()
+	b.power.Settle()
 	return b.boots
 }
 
@@ -149,7 +146,7 @@ func (b *BMC) Boots() int {
 func (b *BMC) Boot() redfish.Boot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.settle()
+	b.power.Settle()
 	return b.boot
 }
 
@@ -158,7 +155,7 @@ func (b *BMC) Boot() redfish.Boot {
 func (b *BMC) LastBoot() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.settle()
+	b.power.Settle()
 	return b.lastBoot
 }
 
@@ -198,20 +195,6 @@ func (b *BMC) SetPassword(p string) {
 	b.tokens = map[string]string{}
 }
 
-// SetResponseDelay makes every answer wait d.
-func (b *BMC) SetResponseDelay(d time.Duration) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.delay = d
-}
-
-// Requests counts the requests received.
-func (b *BMC) Requests() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.requests
-}
-
 // Sessions counts the open sessions.
 func (b *BMC) Sessions() int {
 	b.mu.Lock()
@@ -224,21 +207,6 @@ func onOff(on bool) string {
 		return redfish.PowerOn
 	}
 	return redfish.PowerOff
-}
-
-// settle applies a pending power change whose time has come.
-func (b *BMC) settle() {
-	if b.target == "" || time.Now().Before(b.changeAt) {
-		return
-	}
-	from := b.power
-	b.power, b.target = b.target, ""
-	switch {
-	case b.power == redfish.PowerOn && from == redfish.PowerOff:
-		b.start()
-	case b.power == redfish.PowerOff && from == redfish.PowerOn && b.opts.OnPower != nil:
-		b.opts.OnPower(false, "")
-	}
 }
 
 // start is a boot, which uses up a one-time override.
@@ -256,27 +224,9 @@ func (b *BMC) start() {
 	}
 }
 
-func (b *BMC) schedule(target string) {
-	b.target = target
-	b.changeAt = time.Now().Add(b.opts.PowerDelay)
-	b.settle()
-}
-
 // ServeHTTP answers the Redfish resources the fake has.
 func (b *BMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b.mu.Lock()
-	b.requests++
-	delay := b.delay
-	b.mu.Unlock()
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			// No answer to a client that gave up: a plain return sends an
-			// empty 200 that can race the client's deadline.
-			panic(http.ErrAbortHandler)
-		}
-	}
+	b.Pass(r)
 	path := strings.TrimRight(r.URL.Path, "/")
 	if path == "/redfish/v1" && r.Method == http.MethodGet {
 		writeJSON(w, http.StatusOK, map[string]any{"@odata.id": "/redfish/v1", "RedfishVersion": "1.6.0",
@@ -376,9 +326,9 @@ var (
 func (b *BMC) system() map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.settle()
+	b.power.Settle()
 	return map[string]any{
-		"@odata.id": systemPath, "Id": "1", "Model": b.opts.Model, "PowerState": b.power,
+		"@odata.id": systemPath, "Id": "1", "Model": b.opts.Model, "PowerState": onOff(b.power.On()),
 		"Boot": map[string]any{
 			"BootSourceOverrideTarget":                         b.boot.Target,
 			"BootSourceOverrideEnabled":                        b.boot.Enabled,
@@ -431,20 +381,20 @@ func (b *BMC) reset(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.settle()
-	on := b.power == redfish.PowerOn
+	b.power.Settle()
+	on := b.power.On()
 	switch body.ResetType {
 	case redfish.ResetOn, redfish.ResetForceOn:
-		b.schedule(redfish.PowerOn)
+		b.power.Schedule(true)
 	case redfish.ResetForceOff, redfish.ResetGracefulShutdown:
-		b.schedule(redfish.PowerOff)
+		b.power.Schedule(false)
 	case redfish.ResetPushPowerButton:
-		b.schedule(onOff(!on))
+		b.power.Schedule(!on)
 	case redfish.ResetForceRestart, redfish.ResetGracefulRestart, redfish.ResetPowerCycle:
 		if on {
 			b.start()
 		} else {
-			b.schedule(redfish.PowerOn)
+			b.power.Schedule(true)
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)

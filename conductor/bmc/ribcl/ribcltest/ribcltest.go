@@ -10,7 +10,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -83,11 +82,10 @@ type VM struct {
 
 // ILO is the fake's state and its HTTP handler.
 type ILO struct {
+	bmctest.Gate
 	mu         sync.Mutex
 	opts       Options
-	power      string
-	target     string
-	changeAt   time.Time
+	power      bmctest.Power
 	boots      int
 	lastBoot   string
 	oneTime    string
@@ -96,8 +94,6 @@ type ILO struct {
 	pending    string
 	vm         map[string]*VM
 	refuseVM   bool
-	delay      time.Duration
-	requests   int
 }
 
 // New is a fake iLO, powered off, with no media inserted.
@@ -109,9 +105,8 @@ func New(opts Options) *ILO {
 	if opts.UEFI {
 		mode = "UEFI"
 	}
-	return &ILO{
+	i := &ILO{
 		opts:       opts,
-		power:      "OFF",
 		oneTime:    ribcl.BootNormal,
 		persistent: defaultOrder(mode),
 		bootMode:   mode,
@@ -121,6 +116,12 @@ func New(opts Options) *ILO {
 			ribcl.DeviceCDROM:  {BootOption: "NO_BOOT"},
 		},
 	}
+	i.power = bmctest.Power{Delay: opts.PowerDelay, Started: i.boot, Stopped: func() {
+		if i.opts.OnPower != nil {
+			i.opts.OnPower(false, "")
+		}
+	}}
+	return i
 }
 
 // Server is a fake iLO listening on HTTPS.
@@ -135,37 +136,33 @@ type Server struct {
 // Start serves a new fake iLO on addr ("127.0.0.1:0" for any free port).
 func Start(addr string, opts Options) (*Server, error) {
 	ilo := New(opts)
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("fake iLO address: %w", err)
-	}
-	srv, err := bmctest.Serve(addr, host, ilo)
+	srv, err := bmctest.Serve(addr, ilo)
 	if err != nil {
 		return nil, err
 	}
-	return &Server{Server: srv, ILO: ilo, Host: host, Port: srv.Port()}, nil
+	return &Server{Server: srv, ILO: ilo, Host: srv.Host, Port: srv.Port()}, nil
 }
 
 // Power is "ON" or "OFF" as the server is now.
 func (i *ILO) Power() string {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.settle()
-	return i.power
+	i.power.Settle()
+	return onOff(i.power.On())
 }
 
 // SetPower sets the power state at once, for a test's setup.
 func (i *ILO) SetPower(on bool) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.power, i.target = onOff(on), ""
+	i.power.Set(on)
 }
 
 // Boots counts the times the server started since the fake was made.
 func (i *ILO) Boots() int {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.settle()
+	i.power.Settle()
 	return i.boots
 }
 
@@ -174,7 +171,7 @@ func (i *ILO) Boots() int {
 func (i *ILO) LastBoot() string {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.settle()
+	i.power.Settle()
 	return i.lastBoot
 }
 
@@ -182,7 +179,7 @@ func (i *ILO) LastBoot() string {
 func (i *ILO) OneTimeBoot() string {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.settle()
+	i.power.Settle()
 	return i.oneTime
 }
 
@@ -202,7 +199,7 @@ func (i *ILO) PersistentBoot() []string {
 func (i *ILO) BootMode() string {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.settle()
+	i.power.Settle()
 	return i.bootMode
 }
 
@@ -231,41 +228,11 @@ func (i *ILO) SetPassword(p string) {
 	i.opts.Password = p
 }
 
-// SetResponseDelay makes every answer wait d, as an overloaded iLO does.
-func (i *ILO) SetResponseDelay(d time.Duration) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	i.delay = d
-}
-
-// Requests counts the RIBCL documents received.
-func (i *ILO) Requests() int {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	return i.requests
-}
-
 func onOff(on bool) string {
 	if on {
 		return "ON"
 	}
 	return "OFF"
-}
-
-// settle applies a pending power change whose time has come; a server
-// that comes on boots, which uses up the one-time boot device.
-func (i *ILO) settle() {
-	if i.target == "" || time.Now().Before(i.changeAt) {
-		return
-	}
-	from := i.power
-	i.power, i.target = i.target, ""
-	switch {
-	case i.power == "ON" && from == "OFF":
-		i.boot()
-	case i.power == "OFF" && from == "ON" && i.opts.OnPower != nil:
-		i.opts.OnPower(false, "")
-	}
 }
 
 // boot starts the server: it uses up the one-time boot device and enters
@@ -286,12 +253,6 @@ func (i *ILO) boot() {
 	}
 }
 
-func (i *ILO) schedule(target string) {
-	i.target = target
-	i.changeAt = time.Now().Add(i.opts.PowerDelay)
-	i.settle()
-}
-
 // ServeHTTP answers POST /ribcl.
 func (i *ILO) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/ribcl" {
@@ -307,19 +268,7 @@ func (i *ILO) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-	i.mu.Lock()
-	i.requests++
-	delay := i.delay
-	i.mu.Unlock()
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			// No answer to a client that gave up: a plain return sends an
-			// empty 200 that can race the client's deadline.
-			panic(http.ErrAbortHandler)
-		}
-	}
+	i.Pass(r)
 	w.Header().Set("Content-Type", "text/xml")
 	_, _ = w.Write(i.answer(body))
 }
@@ -380,31 +329,31 @@ func (i *ILO) command(block string, cmd *ribcl.Element) (int, string, string) {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.settle()
+	i.power.Settle()
 	switch block + "/" + name {
 	case "SERVER_INFO/GET_PRODUCT_NAME":
 		return ok(`<GET_PRODUCT_NAME><PRODUCT_NAME VALUE="` + esc(i.opts.ProductName) + `"/></GET_PRODUCT_NAME>`)
 	case "SERVER_INFO/GET_HOST_POWER_STATUS":
-		return ok(`<GET_HOST_POWER HOST_POWER="` + i.power + `"/>`)
+		return ok(`<GET_HOST_POWER HOST_POWER="` + onOff(i.power.On()) + `"/>`)
 	case "SERVER_INFO/SET_HOST_POWER":
-		i.schedule(onOff(strings.EqualFold(cmd.Attr("HOST_POWER"), "Yes")))
+		i.power.Schedule(strings.EqualFold(cmd.Attr("HOST_POWER"), "Yes"))
 		return ok("")
 	case "SERVER_INFO/HOLD_PWR_BTN":
 		switch {
-		case i.power == "ON":
-			i.schedule("OFF")
+		case i.power.On():
+			i.power.Schedule(false)
 		case !strings.EqualFold(cmd.Attr("TOGGLE"), "NO"):
-			i.schedule("ON")
+			i.power.Schedule(true)
 		}
 		return ok("")
 	case "SERVER_INFO/PRESS_PWR_BTN":
-		i.schedule(onOff(i.power == "OFF"))
+		i.power.Schedule(!i.power.On())
 		return ok("")
 	case "SERVER_INFO/RESET_SERVER":
-		if i.power == "ON" {
+		if i.power.On() {
 			i.boot()
 		} else {
-			i.schedule("ON")
+			i.power.Schedule(true)
 		}
 		return ok("")
 	case "SERVER_INFO/GET_ONE_TIME_BOOT":

@@ -16,7 +16,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -59,7 +58,6 @@ type Target struct {
 	// Port is the iSCSI portal port on 127.0.0.1; Portal is "127.0.0.1:Port".
 	Port   int
 	Portal string
-	ctl    int
 
 	mu      sync.Mutex
 	nextTID int
@@ -89,7 +87,7 @@ func Start(ctx context.Context, dir string, opts tgt.Options) (*Target, error) {
 		if !d.Owned() {
 			continue
 		}
-		return &Target{Daemon: d, Port: port, Portal: opts.Portal, ctl: opts.ControlPort, nextTID: 1}, nil
+		return &Target{Daemon: d, Port: port, Portal: opts.Portal, nextTID: 1}, nil
 	}
 	return nil, errors.New("every tgtd control port tried was taken by another tgtd")
 }
@@ -100,17 +98,8 @@ func (t *Target) Adm(args ...string) error {
 	return err
 }
 
-// adm runs tgtadm with a time limit: tgtadm blocks forever on the socket of
-// a tgtd that is gone or stopped.
 func (t *Target) adm(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	full := append([]string{"-C", strconv.Itoa(t.ctl), "--lld", "iscsi"}, args...)
-	out, err := exec.CommandContext(ctx, "tgtadm", full...).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("tgtadm %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return string(out), nil
+	return t.Daemon.Adm(context.Background(), args...)
 }
 
 // AddTarget creates a target with one LUN per backing file (LUN 1, 2, ...),
