@@ -112,5 +112,5 @@ func Zeroed(disk string) bool {
 	GinkgoHelper()
 	data, err := os.ReadFile(disk)
 	Expect(err).NotTo(HaveOccurred())
-	return !bytes.ContainsFunc(data, func(r rune) bool { return r != 0 })
+	return bytes.Count(data, []byte{0}) == len(data)
 }
