@@ -28,14 +28,7 @@ func benchStore(b *testing.B) (*Store, []string) {
 		b.Cleanup(func() { _ = drop() })
 		url = u
 	}
-	s, err := Open(ctx, url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	if err := s.Upgrade(ctx); err != nil {
-		b.Fatal(err)
-	}
+	s := openBench(b, url)
 	uuids := make([]string, 0, benchNodes)
 	for i := range benchNodes {
 		n := &model.Node{
@@ -54,6 +47,21 @@ func benchStore(b *testing.B) (*Store, []string) {
 	}
 	b.Logf("backend %s, %d nodes", s.Dialect(), benchNodes)
 	return s, uuids
+}
+
+// openBench opens and migrates the store at url, closed when b ends.
+func openBench(b *testing.B, url string) *Store {
+	b.Helper()
+	ctx := context.Background()
+	s, err := Open(ctx, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	if err := s.Upgrade(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
 
 func BenchmarkGetNode(b *testing.B) {
@@ -175,14 +183,7 @@ func BenchmarkListNodesFilteredDeep(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = drop() })
-	s, err := Open(ctx, u)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	if err := s.Upgrade(ctx); err != nil {
-		b.Fatal(err)
-	}
+	s := openBench(b, u)
 	const nodes = 100_000
 	// As the fleet bench seeds them: one driver and conductor group, ten
 	// resource classes, a third manageable.
