@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -164,6 +165,9 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter, p Page, columns []s
 		return nil, err
 	}
 	q := s.db.WithContext(ctx).Model(&model.Node{}).Select(cols)
+	if index := filterIndex(f, p.SortKey); index != "" && s.dialect == DialectMySQL {
+		q = q.Table("nodes FORCE INDEX (" + index + ")")
+	}
 	for _, cond := range nodeConditions(f) {
 		q = q.Where(cond)
 	}
@@ -176,6 +180,47 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter, p Page, columns []s
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
 	return nodes, nil
+}
+
+// filterIndex names the index that serves a page of nodes ordered by id
+// and filtered on one indexed column's value, or "" for any other list.
+// Each such index carries id after its column, so the page is a range of
+// it, (value, marker id) to (value, last id), read in order. MariaDB does
+// not see that on its own: for a value most nodes share it reads the
+// index from the value's first entry and skips the entries up to the
+// marker one by one, or walks the primary key, or picks
+// idx_nodes_timeouts and sorts; deep pages of 100,000 nodes cost tens of
+// milliseconds instead of one.
+//
+// Conditions no index serves may come along: they filter the range. Any
+// other indexed condition (a second filter, several states, a project)
+// leaves the choice to the planner, as does any other order.
+func filterIndex(f NodeFilter, sortKey string) string {
+	if sortKey != "" && sortKey != "id" {
+		return ""
+	}
+	var index string
+	count := 0
+	use := func(set bool, column string) {
+		if set {
+			index = "idx_nodes_" + column
+			count++
+		}
+	}
+	use(len(f.ProvisionStates) == 1, "provision_state")
+	use(f.Driver != nil, "driver")
+	use(f.ResourceClass != nil, "resource_class")
+	use(f.ConductorGroup != nil, "conductor_group")
+	use(f.ChassisUUID != nil, "chassis_uuid")
+	use(f.Owner != nil, "owner")
+	use(f.Lessee != nil, "lessee")
+	rest := f
+	rest.ProvisionStates, rest.Driver, rest.ResourceClass, rest.ConductorGroup, rest.ChassisUUID, rest.Owner, rest.Lessee = nil, nil, nil, nil, nil, nil, nil
+	rest.Maintenance, rest.Retired, rest.Fault, rest.DescriptionContains = nil, nil, nil, nil
+	if count != 1 || !reflect.DeepEqual(rest, NodeFilter{}) {
+		return ""
+	}
+	return index
 }
 
 func nodeConditions(f NodeFilter) []clause.Expression {
