@@ -20,9 +20,9 @@ const (
 )
 
 // Start listens on the conductor's RPC topic, recovers what a previous run
-// of this host left behind, registers the conductor, and begins the
-// keepalive, driver services and periodic tasks; RPCs are handled once all
-// of that is done.
+// of this host left behind, starts the driver services, registers the
+// conductor, and begins the keepalive and periodic tasks; RPCs are handled
+// once all of that is done.
 func (c *Conductor) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -59,7 +59,16 @@ func (c *Conductor) Start(ctx context.Context) error {
 	if err := c.clearOwnReservations(ctx); err != nil {
 		return fail(err)
 	}
+	// Boot files must be served before a deploy can be asked for, and a
+	// conductor that cannot serve them must not register: the API would
+	// route to it until its heartbeat timed out.
+	if err := c.startServices(ctx); err != nil {
+		return fail(err)
+	}
 	if err := c.register(ctx); err != nil {
+		if serr := c.stopServices(context.WithoutCancel(ctx)); serr != nil {
+			c.log.WithError(serr).Warn("Stopping driver services after a failed start failed")
+		}
 		return fail(err)
 	}
 	c.ring.Reset()
@@ -67,12 +76,6 @@ func (c *Conductor) Start(ctx context.Context) error {
 	beatCtx, stopBeat := context.WithCancel(context.Background())
 	c.stopBeat, c.beatDone = stopBeat, make(chan struct{})
 	go c.keepalive(beatCtx, c.beatDone)
-
-	// Boot files must be served before a deploy can be asked for.
-	if err := c.startServices(ctx); err != nil {
-		c.stopKeepalive()
-		return fail(err)
-	}
 
 	c.failStuckNodes(ctx, nil)
 

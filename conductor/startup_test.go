@@ -2,11 +2,16 @@ package conductor_test
 
 import (
 	"context"
+	"errors"
+	"maps"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/conductor"
+	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/driver/fake"
+	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -23,6 +28,16 @@ func (s announcing) RegisterConductor(ctx context.Context, c *model.Conductor, i
 	s.call()
 	return s.Store.RegisterConductor(ctx, c, ifaces)
 }
+
+// portTaken is a deploy interface whose in-process service cannot start,
+// as a boot file server whose port another process holds.
+type portTaken struct{ driver.DeployInterface }
+
+func (portTaken) StartService(context.Context) error {
+	return errors.New("listen tcp 127.0.0.1:8080: bind: address already in use")
+}
+
+func (portTaken) StopService(context.Context) error { return nil }
 
 var _ = Describe("A starting conductor", func() {
 	for _, backend := range backends {
@@ -41,6 +56,28 @@ var _ = Describe("A starting conductor", func() {
 				c := e.startWith(ctx, host, func(o *conductor.Options) { o.Store = announcing{Store: o.Store, call: send} })
 				Expect(c.Host()).To(Equal(host))
 				Eventually(answered).Should(Receive(BeNil()), "not refused for want of a listener on the topic")
+			})
+
+			It("is not left registered when a driver service cannot start", func(ctx SpecContext) {
+				e := newEnv(backend)
+				host := "s-" + e.group
+				hw := fake.New()
+				ht := hw.HardwareType()
+				ht.Interfaces = maps.Clone(ht.Interfaces)
+				ht.Interfaces[hwcatalog.Deploy] = []driver.Implementation{{Name: "fake",
+					Impl: portTaken{ht.Interfaces[hwcatalog.Deploy][0].Impl.(driver.DeployInterface)}}}
+				reg, err := driver.NewRegistry([]string{fake.Name}, ht)
+				Expect(err).NotTo(HaveOccurred())
+				c, err := conductor.New(conductor.Options{Config: e.config(host), Store: e.store, Transport: e.transport, Log: e.log, Drivers: reg})
+				Expect(err).NotTo(HaveOccurred())
+
+				Expect(c.Start(ctx)).To(MatchError(ContainSubstring("address already in use")))
+				row, err := e.store.GetConductor(ctx, host)
+				if err == nil {
+					Expect(row.Online).To(BeFalse(), "the API must not route to a conductor that failed to start")
+				}
+				_, err = rpc.GetBootDevice.Call(ctx, e.client.Conductor(host), rpc.NodeArgs{NodeID: e.createNode(ctx, states.Available).UUID})
+				Expect(err).To(HaveOccurred(), "nothing answers on its topic")
 			})
 		})
 	}
