@@ -23,6 +23,8 @@ type soakSettings struct {
 	interval time.Duration
 	nodes    int
 	workers  int
+	// labNodes are lab nodes cycled deploy -> undeploy beside the load.
+	labNodes int
 }
 
 // sample is one reading of one process.
@@ -48,7 +50,8 @@ type soakProc struct {
 }
 
 // benchSoak runs ferric-api and two conductors under mixed API load and
-// deploy/clean cycles of fake-hardware nodes for the soak duration,
+// deploy/clean cycles of fake-hardware nodes for the soak duration, with
+// -soak-lab-nodes lab nodes cycling deploy -> undeploy on a third,
 // reading each process's memory, threads, open files and database
 // connections from /proc and its goroutines and heap from its /metrics at
 // every interval, and judges each series flat or not.
@@ -116,11 +119,31 @@ func benchSoak(ctx context.Context, s settings) ([]row, error) {
 		uuids[i] = n.UUID
 	}
 
-	fmt.Printf("soak: %d nodes, %d load workers, %s, a sample every %s\n", s.soak.nodes, s.soak.workers, s.soak.duration, s.soak.interval)
+	var sl *soakLab
+	if s.soak.labNodes > 0 {
+		api := newAPI(d.APIURL)
+		api.version = v
+		var proc *soakProc
+		if sl, proc, err = startSoakLab(ctx, d, api, bin, work, s.soak.labNodes); err != nil {
+			return nil, err
+		}
+		procs = append(procs, proc)
+		labCtx, stopLab := context.WithCancel(ctx)
+		defer func() {
+			stopLab()
+			if err := sl.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "bench: stop the soak's lab:", err)
+			}
+		}()
+		sl.run(labCtx)
+	}
+
+	fmt.Printf("soak: %d nodes, %d load workers, %d lab nodes, %s, a sample every %s\n",
+		s.soak.nodes, s.soak.workers, s.soak.labNodes, s.soak.duration, s.soak.interval)
 	l := load.Start(client, uuids, s.soak.workers, nil)
 	start := time.Now()
-	fmt.Printf("%8s  %-12s  %8s  %8s  %10s  %7s  %5s  %8s  %9s  %6s\n",
-		"t", "process", "RSS MiB", "heap MiB", "goroutines", "threads", "fds", "DB conns", "accepted", "reads")
+	fmt.Printf("%8s  %-13s  %8s  %8s  %10s  %7s  %5s  %8s  %9s  %6s  %7s  %7s\n",
+		"t", "process", "RSS MiB", "heap MiB", "goroutines", "threads", "fds", "DB conns", "accepted", "reads", "lab ok", "lab bad")
 	for {
 		at := time.Since(start)
 		for _, p := range procs {
@@ -134,9 +157,10 @@ func benchSoak(ctx context.Context, s settings) ([]row, error) {
 			}
 			smp.at = at
 			p.samples = append(p.samples, smp)
-			fmt.Printf("%8s  %-12s  %8.1f  %8.1f  %10d  %7d  %5d  %8d  %9d  %6d\n", at.Round(time.Second), p.name,
+			cycles, failures := sl.counts()
+			fmt.Printf("%8s  %-13s  %8.1f  %8.1f  %10d  %7d  %5d  %8d  %9d  %6d  %7d  %7d\n", at.Round(time.Second), p.name,
 				mib(smp.rss), mib(smp.heap), smp.goroutines, smp.threads, smp.fds, smp.dbConns,
-				l.Stats.Accepted.Load(), l.Stats.Reads.Load())
+				l.Stats.Accepted.Load(), l.Stats.Reads.Load(), cycles, failures)
 		}
 		if at >= s.soak.duration {
 			break
@@ -152,6 +176,9 @@ func benchSoak(ctx context.Context, s settings) ([]row, error) {
 	rows := []row{{"soak: provision requests accepted / refused, reads ok / failed",
 		fmt.Sprintf("%d / %d, %d / %d", l.Stats.Accepted.Load(), l.Stats.Refused.Load(), l.Stats.Reads.Load(), l.Stats.Failed.Load()),
 		"-", ""}}
+	if sl != nil {
+		rows = append(rows, sl.row())
+	}
 	for _, p := range procs {
 		rows = append(rows, p.rows()...)
 	}
