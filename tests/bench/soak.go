@@ -121,10 +121,10 @@ func benchSoak(ctx context.Context, s settings) ([]row, error) {
 
 	var sl *soakLab
 	if s.soak.labNodes > 0 {
-		api := newAPI(d.APIURL)
-		api.version = v
+		labAPI := newAPI(d.APIURL)
+		labAPI.version = v
 		var proc *soakProc
-		if sl, proc, err = startSoakLab(ctx, d, api, bin, work, s.soak.labNodes); err != nil {
+		if sl, proc, err = startSoakLab(ctx, d, labAPI, bin, work, s.soak.labNodes); err != nil {
 			return nil, err
 		}
 		procs = append(procs, proc)
