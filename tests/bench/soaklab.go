@@ -16,8 +16,10 @@ import (
 // Sizes and bounds of the soak's lab nodes: small enough that a cycle
 // (deploy, undeploy, erase) takes about a minute on a loaded machine.
 const (
-	soakLabDisk  = 64 << 20
 	soakLabImage = 16 << 20
+	// soakLabDisk holds the image with room to spare, as the deploy
+	// section sizes its disks.
+	soakLabDisk = 2*soakLabImage + 64<<20
 	// soakLabStep bounds one deploy or one undeploy with its clean.
 	soakLabStep = 10 * time.Minute
 )
