@@ -11,14 +11,14 @@ import (
 )
 
 var _ = Describe("scrapeRuntime", func() {
-	It("reads goroutines and heap from a conductor's metrics page", func(ctx SpecContext) {
+	It("reads goroutines and the heap goal from a conductor's metrics page", func(ctx SpecContext) {
 		srv := httptest.NewServer(metrics.NewConductor().Handler())
 		DeferCleanup(srv.Close)
-		goroutines, heap, err := scrapeRuntime(ctx, srv.URL)
+		goroutines, heapGoal, err := scrapeRuntime(ctx, srv.URL)
 		Expect(err).NotTo(HaveOccurred())
 		// This test process runs at least ginkgo's and the server's.
 		Expect(goroutines).To(BeNumerically(">=", 2))
-		Expect(heap).To(BeNumerically(">", 0))
+		Expect(heapGoal).To(BeNumerically(">", 0))
 	})
 
 	It("fails on a page without the Go runtime's metrics", func(ctx SpecContext) {
