@@ -62,6 +62,7 @@ func main() {
 	flag.DurationVar(&s.soak.interval, "soak-interval", 30*time.Second, "soak: time between samples")
 	flag.IntVar(&s.soak.nodes, "soak-nodes", 40, "soak: fake-hardware nodes cycled")
 	flag.IntVar(&s.soak.workers, "soak-workers", 8, "soak: load workers")
+	flag.IntVar(&s.soak.labNodes, "soak-lab-nodes", 1, "soak: lab nodes cycled deploy -> undeploy (with automated clean) on a conductor of their own; 0: none")
 	only := flag.String("sections", strings.Join(sectionNames(), ","), "comma-separated sections to run (chaos and soak run only when named)")
 	flag.Parse()
 	if s.deployNodes > s.seed {

@@ -3,7 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -22,6 +23,8 @@ type soakSettings struct {
 	interval time.Duration
 	nodes    int
 	workers  int
+	// labNodes are lab nodes cycled deploy -> undeploy beside the load.
+	labNodes int
 }
 
 // sample is one reading of one process.
@@ -31,19 +34,30 @@ type sample struct {
 	threads int
 	fds     int
 	dbConns int // established TCP connections to the database port
+	// goroutines and heapGoal are the Go runtime's, read from the
+	// process's /metrics. The heap goal (the size at which the next
+	// collection starts: the heap live after the last one, doubled at the
+	// default GOGC) follows the live heap; the heap in use, sampled at any
+	// point of the collector's cycle, swings between that and the goal.
+	goroutines int
+	heapGoal   int64
 }
 
 // soakProc is a process the soak watches and what was read of it.
 type soakProc struct {
-	name    string
-	pid     int
+	name string
+	pid  int
+	// metrics is the URL of the process's Prometheus page.
+	metrics string
 	samples []sample
 }
 
 // benchSoak runs ferric-api and two conductors under mixed API load and
-// deploy/clean cycles of fake-hardware nodes for the soak duration,
+// deploy/clean cycles of fake-hardware nodes for the soak duration, with
+// -soak-lab-nodes lab nodes cycling deploy -> undeploy on a third,
 // reading each process's memory, threads, open files and database
-// connections at every interval, and judges each series flat or not.
+// connections from /proc and its goroutines and heap goal from /metrics at
+// every interval, and judges each series flat or not.
 func benchSoak(ctx context.Context, s settings) ([]row, error) {
 	work, done, err := workDir(s, "ferric-bench-soak-")
 	if err != nil {
@@ -72,13 +86,23 @@ func benchSoak(ctx context.Context, s settings) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	procs := []*soakProc{{name: "ferric-api", pid: api.PID()}}
+	procs := []*soakProc{{name: "ferric-api", pid: api.PID(), metrics: d.APIURL + "/metrics"}}
 	for _, name := range []string{"conductor-a", "conductor-b"} {
-		c, err := d.StartConductor(ctx, name)
+		// Each conductor serves its metrics on a port of its own: the
+		// option goes into the base only for the start that copies it.
+		port, err := harness.FreePort()
 		if err != nil {
 			return nil, err
 		}
-		procs = append(procs, &soakProc{name: name, pid: c.PID()})
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		shared := d.Base
+		d.Base = shared.Clone().Set("conductor", "metrics_listen", addr)
+		c, err := d.StartConductor(ctx, name)
+		d.Base = shared
+		if err != nil {
+			return nil, err
+		}
+		procs = append(procs, &soakProc{name: name, pid: c.PID(), metrics: "http://" + addr + "/metrics"})
 	}
 	v, err := harness.MaxVersion(ctx, d.APIURL)
 	if err != nil {
@@ -98,22 +122,48 @@ func benchSoak(ctx context.Context, s settings) ([]row, error) {
 		uuids[i] = n.UUID
 	}
 
-	fmt.Printf("soak: %d nodes, %d load workers, %s, a sample every %s\n", s.soak.nodes, s.soak.workers, s.soak.duration, s.soak.interval)
+	var sl *soakLab
+	if s.soak.labNodes > 0 {
+		labAPI := newAPI(d.APIURL)
+		labAPI.version = v
+		var proc *soakProc
+		if sl, proc, err = startSoakLab(ctx, d, labAPI, bin, work, s.soak.labNodes); err != nil {
+			return nil, err
+		}
+		procs = append(procs, proc)
+		labCtx, stopLab := context.WithCancel(ctx)
+		defer func() {
+			stopLab()
+			if err := sl.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "bench: stop the soak's lab:", err)
+			}
+		}()
+		sl.run(labCtx)
+	}
+
+	fmt.Printf("soak: %d nodes, %d load workers, %d lab nodes, %s, a sample every %s\n",
+		s.soak.nodes, s.soak.workers, s.soak.labNodes, s.soak.duration, s.soak.interval)
 	l := load.Start(client, uuids, s.soak.workers, nil)
 	start := time.Now()
-	fmt.Printf("%8s  %-12s  %8s  %7s  %5s  %8s  %9s  %6s\n", "t", "process", "RSS MiB", "threads", "fds", "DB conns", "accepted", "reads")
+	fmt.Printf("%8s  %-13s  %8s  %9s  %10s  %7s  %5s  %8s  %9s  %6s  %7s  %7s\n",
+		"t", "process", "RSS MiB", "heap goal", "goroutines", "threads", "fds", "DB conns", "accepted", "reads", "lab ok", "lab bad")
 	for {
 		at := time.Since(start)
 		for _, p := range procs {
 			smp, err := readSample(p.pid, dbPort(database.Connection()))
+			if err == nil {
+				smp.goroutines, smp.heapGoal, err = scrapeRuntime(ctx, p.metrics)
+			}
 			if err != nil {
 				l.Stop()
 				return nil, fmt.Errorf("sample %s: %w", p.name, err)
 			}
 			smp.at = at
 			p.samples = append(p.samples, smp)
-			fmt.Printf("%8s  %-12s  %8.1f  %7d  %5d  %8d  %9d  %6d\n", at.Round(time.Second), p.name,
-				float64(smp.rss)/(1<<20), smp.threads, smp.fds, smp.dbConns, l.Stats.Accepted.Load(), l.Stats.Reads.Load())
+			cycles, failures := sl.counts()
+			fmt.Printf("%8s  %-13s  %8.1f  %9.1f  %10d  %7d  %5d  %8d  %9d  %6d  %7d  %7d\n", at.Round(time.Second), p.name,
+				mib(smp.rss), mib(smp.heapGoal), smp.goroutines, smp.threads, smp.fds, smp.dbConns,
+				l.Stats.Accepted.Load(), l.Stats.Reads.Load(), cycles, failures)
 		}
 		if at >= s.soak.duration {
 			break
@@ -129,75 +179,88 @@ func benchSoak(ctx context.Context, s settings) ([]row, error) {
 	rows := []row{{"soak: provision requests accepted / refused, reads ok / failed",
 		fmt.Sprintf("%d / %d, %d / %d", l.Stats.Accepted.Load(), l.Stats.Refused.Load(), l.Stats.Reads.Load(), l.Stats.Failed.Load()),
 		"-", ""}}
+	if sl != nil {
+		rows = append(rows, sl.row())
+	}
 	for _, p := range procs {
 		rows = append(rows, p.rows()...)
 	}
 	return rows, nil
 }
 
-// rows judges each series of a process over the second half of the run
-// (after warm-up): flat when its least-squares line rises across that half
-// by at most flatShare of its mean, or by less than one unit (one thread,
-// file or connection: a count that steps once is not a trend).
+// soakSeries are the series the soak judges, each with its tolerance.
+var soakSeries = []struct {
+	what string
+	get  func(sample) float64
+	unit string
+	tol  tolerance
+}{
+	{"RSS", func(s sample) float64 { return mib(s.rss) }, " MiB", tolerance{abs: 2, share: 0.05}},
+	// The goal moves with what is live at each collection: a wider share.
+	{"heap goal", func(s sample) float64 { return mib(s.heapGoal) }, " MiB", tolerance{abs: 2, share: 0.10}},
+	{"goroutines", func(s sample) float64 { return float64(s.goroutines) }, "", tolerance{abs: 5, share: 0.05}},
+	{"threads", func(s sample) float64 { return float64(s.threads) }, "", tolerance{abs: 1, share: 0.05}},
+	// Keep-alive connections of the load's clients come and go.
+	{"open files", func(s sample) float64 { return float64(s.fds) }, "", tolerance{abs: 3, share: 0.05}},
+	{"DB connections", func(s sample) float64 { return float64(s.dbConns) }, "", tolerance{abs: 1, share: 0.10}},
+}
+
+// rows judges each series of a process with judgeFlat.
 func (p *soakProc) rows() []row {
-	series := []struct {
-		what string
-		get  func(sample) float64
-		unit string
-	}{
-		{"RSS", func(s sample) float64 { return float64(s.rss) / (1 << 20) }, " MiB"},
-		{"threads", func(s sample) float64 { return float64(s.threads) }, ""},
-		{"open files", func(s sample) float64 { return float64(s.fds) }, ""},
-		{"DB connections", func(s sample) float64 { return float64(s.dbConns) }, ""},
-	}
-	warm := p.samples[len(p.samples)/2:]
-	span := warm[len(warm)-1].at - warm[0].at
 	var out []row
-	for _, sr := range series {
-		xs, ys := make([]float64, len(warm)), make([]float64, len(warm))
-		for i, smp := range warm {
-			xs[i], ys[i] = smp.at.Hours(), sr.get(smp)
+	for _, sr := range soakSeries {
+		ys := make([]float64, len(p.samples))
+		for i, smp := range p.samples {
+			ys[i] = sr.get(smp)
 		}
-		slope, mean := fit(xs, ys)
-		rise := slope * span.Hours()
-		first, last := sr.get(p.samples[0]), sr.get(p.samples[len(p.samples)-1])
-		verdict := "flat"
-		switch {
-		case len(warm) < 3:
-			verdict = "too short"
-		case rise > max(flatShare*mean, 1):
-			verdict = "NOT flat"
-		}
+		f := judgeFlat(ys, sr.tol)
 		out = append(out, row{
-			fmt.Sprintf("soak %s %s: first, last, rise over 2nd half", p.name, sr.what),
-			fmt.Sprintf("%.1f, %.1f, %+.1f%s", first, last, rise, sr.unit),
-			fmt.Sprintf("rise <= %.0f%% of mean or < 1", 100*flatShare), verdict})
+			fmt.Sprintf("soak %s %s: first, mean of middle → last third", p.name, sr.what),
+			fmt.Sprintf("%.1f, %.1f → %.1f (%+.1f%s)", ys[0], f.before, f.after, f.rise, sr.unit),
+			fmt.Sprintf("rise <= %g + %.0f%% = %.1f", sr.tol.abs, 100*sr.tol.share, f.limit), f.verdict()})
 	}
 	return out
 }
 
-// flatShare is the rise over the second half, as a share of the mean,
-// up to which a series counts as flat: allocator and pool noise.
-const flatShare = 0.05
+func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 
-// fit is the least-squares slope of ys over xs and the mean of ys.
-func fit(xs, ys []float64) (slope, mean float64) {
-	n := float64(len(xs))
-	if n < 2 {
-		return 0, 0
+// scrapeRuntime reads the Go runtime's goroutines and heap goal (bytes)
+// from a Prometheus page.
+func scrapeRuntime(ctx context.Context, url string) (goroutines int, heapGoal int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, 0, err
 	}
-	var sx, sy, sxx, sxy float64
-	for i := range xs {
-		sx += xs[i]
-		sy += ys[i]
-		sxx += xs[i] * xs[i]
-		sxy += xs[i] * ys[i]
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, fmt.Errorf("scrape %s: %w", url, err)
 	}
-	den := n*sxx - sx*sx
-	if math.Abs(den) < 1e-12 {
-		return 0, sy / n
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, 0, fmt.Errorf("scrape %s: status %d", url, resp.StatusCode)
 	}
-	return (n*sxy - sx*sy) / den, sy / n
+	page, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, 0, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	values := map[string]float64{}
+	for _, line := range strings.Split(string(page), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || (name != "go_goroutines" && name != "go_memstats_next_gc_bytes") {
+			continue
+		}
+		if values[name], err = strconv.ParseFloat(strings.TrimSpace(value), 64); err != nil {
+			return 0, 0, fmt.Errorf("scrape %s: %s: %w", url, name, err)
+		}
+	}
+	for _, name := range []string{"go_goroutines", "go_memstats_next_gc_bytes"} {
+		if _, ok := values[name]; !ok {
+			return 0, 0, fmt.Errorf("scrape %s: no %s", url, name)
+		}
+	}
+	return int(values["go_goroutines"]), int64(values["go_memstats_next_gc_bytes"]), nil
 }
 
 // readSample reads a process's RSS and threads from /proc/PID/status, its
