@@ -88,17 +88,15 @@ func benchSoak(ctx context.Context, s settings) ([]row, error) {
 	}
 	procs := []*soakProc{{name: "ferric-api", pid: api.PID(), metrics: d.APIURL + "/metrics"}}
 	for _, name := range []string{"conductor-a", "conductor-b"} {
-		// Each conductor serves its metrics on a port of its own: the
-		// option goes into the base only for the start that copies it.
+		// Each conductor serves its metrics on a port of its own.
 		port, err := harness.FreePort()
 		if err != nil {
 			return nil, err
 		}
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		shared := d.Base
-		d.Base = shared.Clone().Set("conductor", "metrics_listen", addr)
-		c, err := d.StartConductor(ctx, name)
-		d.Base = shared
+		c, err := d.StartConductor(ctx, name, func(c harness.Config) harness.Config {
+			return c.Set("conductor", "metrics_listen", addr)
+		})
 		if err != nil {
 			return nil, err
 		}

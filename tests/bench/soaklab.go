@@ -74,15 +74,14 @@ func startSoakLab(ctx context.Context, d *harness.Deployment, api *apiClient, bi
 		}
 	}
 	portalPort, httpPort, metricsAddr := ports[0], ports[1], fmt.Sprintf("127.0.0.1:%d", ports[2])
-	shared := d.Base
-	d.Base = lab.SetAPIURL(lab.Configure(shared.Clone(), dirs, portalPort, httpPort), d.APIURL).
-		Set("conductor", "enabled_hardware_types", "ipmi").
-		Set("conductor", "file_url_allowed_paths", []string{work}).
-		Set("conductor", "deploy_callback_timeout", soakLabStep).
-		Set("conductor", "clean_callback_timeout", soakLabStep).
-		Set("conductor", "metrics_listen", metricsAddr)
-	c, err := d.StartConductor(ctx, "conductor-lab")
-	d.Base = shared
+	c, err := d.StartConductor(ctx, "conductor-lab", func(c harness.Config) harness.Config {
+		return lab.SetAPIURL(lab.Configure(c, dirs, portalPort, httpPort), d.APIURL).
+			Set("conductor", "enabled_hardware_types", "ipmi").
+			Set("conductor", "file_url_allowed_paths", []string{work}).
+			Set("conductor", "deploy_callback_timeout", soakLabStep).
+			Set("conductor", "clean_callback_timeout", soakLabStep).
+			Set("conductor", "metrics_listen", metricsAddr)
+	})
 	if err != nil {
 		return nil, nil, err
 	}

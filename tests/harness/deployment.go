@@ -120,12 +120,16 @@ func (d *Deployment) startAPI(ctx context.Context, name, bin string, args []stri
 }
 
 // StartConductor starts ferric-conductor and waits until it is ready (see
-// ConductorReady; by default the API must already run).
-func (d *Deployment) StartConductor(ctx context.Context, name string) (*Service, error) {
+// ConductorReady; by default the API must already run). Each change edits
+// this conductor's copy of Base only, e.g. for a metrics port of its own.
+func (d *Deployment) StartConductor(ctx context.Context, name string, changes ...func(Config) Config) (*Service, error) {
 	if d.ConductorReady == nil && d.APIURL == "" {
 		return nil, errors.New("start the API before a conductor: readiness is read from GET /v1/drivers")
 	}
 	host, path, cfg := d.configFor(name)
+	for _, change := range changes {
+		cfg = change(cfg)
+	}
 	p, err := d.start(name, "ferric-conductor", nil, cfg, path)
 	if err != nil {
 		return nil, err

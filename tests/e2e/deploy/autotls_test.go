@@ -21,6 +21,7 @@ import (
 
 	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/tests/e2e/steps"
+	"github.com/ferricbm/ferric/tests/harness"
 	"github.com/ferricbm/ferric/tests/lab"
 )
 
@@ -38,15 +39,14 @@ var _ = Describe("Deploying through ferric-agent over auto-TLS", Ordered, func()
 
 		port, err := lab.FreeTCPPort()
 		Expect(err).NotTo(HaveOccurred())
-		base := deployment.Base
-		params := strings.TrimSpace(base["pxe"]["pxe_append_params"] + " ipa-enable-auto-tls=1")
-		deployment.Base = base.Clone().Set("conductor", "conductor_group", group).
-			Set("pxe", "pxe_append_params", params).
-			Set("agent", "require_tls", true).
-			Set("deploy", "http_url", fmt.Sprintf("http://127.0.0.1:%d", port)).
-			Set("pxe", "instance_master_path", filepath.Join(workDir, "tls-images"))
-		_, err = deployment.StartConductor(ctx, "conductor-tls")
-		deployment.Base = base
+		params := strings.TrimSpace(deployment.Base["pxe"]["pxe_append_params"] + " ipa-enable-auto-tls=1")
+		_, err = deployment.StartConductor(ctx, "conductor-tls", func(c harness.Config) harness.Config {
+			return c.Set("conductor", "conductor_group", group).
+				Set("pxe", "pxe_append_params", params).
+				Set("agent", "require_tls", true).
+				Set("deploy", "http_url", fmt.Sprintf("http://127.0.0.1:%d", port)).
+				Set("pxe", "instance_master_path", filepath.Join(workDir, "tls-images"))
+		})
 		Expect(err).NotTo(HaveOccurred())
 	})
 

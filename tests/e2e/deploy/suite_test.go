@@ -73,10 +73,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	deployment = suite.StartAPI(ctx, base)
 	// Only this conductor serves metrics: a spec's own conductor would find
 	// the port taken.
-	shared := deployment.Base
-	deployment.Base = shared.Clone().Set("conductor", "metrics_listen", metricsAddr)
-	_, err = deployment.StartConductor(ctx, "conductor")
-	deployment.Base = shared
+	_, err = deployment.StartConductor(ctx, "conductor", func(c harness.Config) harness.Config {
+		return c.Set("conductor", "metrics_listen", metricsAddr)
+	})
 	Expect(err).NotTo(HaveOccurred())
 	client = steps.Client(context.Background(), deployment.APIURL)
 
