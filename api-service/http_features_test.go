@@ -340,4 +340,35 @@ var _ = Describe("conductor groups, reset_interfaces and conductors (1.45-1.49)"
 	})
 })
 
+var _ = Describe("node owner (1.50)", func() {
+	It("stores an owner on create and PATCH, shows it and filters by it", func() {
+		e := sqliteEnv(nil)
+		r := e.at("1.50", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "owner": "project-a"}`)
+		Expect(r.status).To(Equal(http.StatusCreated))
+		Expect(r.json()).To(HaveKeyWithValue("owner", "project-a"))
+		mine := r.json()["uuid"].(string)
+		other := e.at("1.50", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware"}`).json()["uuid"].(string)
+		Expect(e.at("1.50", http.MethodGet, "/v1/nodes/"+other, "").json()).To(HaveKeyWithValue("owner", BeNil()))
+
+		owned := func(owner string) []string {
+			var uuids []string
+			for _, n := range e.at("1.50", http.MethodGet, "/v1/nodes?owner="+owner, "").json()["nodes"].([]any) {
+				uuids = append(uuids, n.(map[string]any)["uuid"].(string))
+			}
+			return uuids
+		}
+		Expect(owned("project-a")).To(ConsistOf(mine))
+		Expect(owned("project-b")).To(BeEmpty())
+
+		p := e.at("1.50", http.MethodPatch, "/v1/nodes/"+other, `[{"op": "add", "path": "/owner", "value": "project-b"}]`)
+		Expect(p.status).To(Equal(http.StatusOK))
+		Expect(owned("project-b")).To(ConsistOf(other))
+
+		long := strings.Repeat("o", 256)
+		Expect(e.at("1.50", http.MethodPatch, "/v1/nodes/"+other, `[{"op": "replace", "path": "/owner", "value": "`+long+`"}]`).status).To(Equal(http.StatusBadRequest))
+		Expect(e.at("1.50", http.MethodGet, "/v1/nodes/"+other, "").json()).To(HaveKeyWithValue("owner", "project-b"), "a refused PATCH changes nothing")
+		Expect(e.at("1.49", http.MethodGet, "/v1/nodes/"+mine, "").json()).NotTo(HaveKey("owner"))
+	})
+})
+
 func ptrTo[T any](v T) *T { return &v }

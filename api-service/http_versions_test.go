@@ -9,10 +9,10 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// Every version from 1.1 to 1.49 is walked: each node field, endpoint,
+// Every version from 1.1 to 1.50 is walked: each node field, endpoint,
 // parameter and verb of docs/api.md §1.4 is hidden (404), refused (406) or
 // omitted below its version and works from it on.
-var _ = Describe("versions 1.1 to 1.49", func() {
+var _ = Describe("versions 1.1 to 1.50", func() {
 	It("gate every feature at its version", func() {
 		e := sqliteEnv(nil)
 		r := e.at("1.10", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "name": "walker"}`)
@@ -40,7 +40,7 @@ var _ = Describe("versions 1.1 to 1.49", func() {
 			"management_interface": 31, "power_interface": 31, "raid_interface": 31, "vendor_interface": 31,
 			"volume": 32, "storage_interface": 33, "traits": 37, "rescue_interface": 38, "bios_interface": 40,
 			"fault": 42, "deploy_step": 44, "conductor_group": 46, "automated_clean": 47,
-			"protected": 48, "protected_reason": 48, "conductor": 49,
+			"protected": 48, "protected_reason": 48, "conductor": 49, "owner": 50,
 		}
 		// gated requests: status below the version (checked from minor
 		// "from" on, 1 if unset); from the version on it must differ.
@@ -87,12 +87,14 @@ var _ = Describe("versions 1.1 to 1.49", func() {
 			{49, http.MethodGet, "/v1/conductors", "", http.StatusNotFound, 0},
 			{49, http.MethodGet, "/v1/conductors/" + host, "", http.StatusNotFound, 0},
 			{49, http.MethodGet, "/v1/nodes?conductor=" + host, "", http.StatusNotAcceptable, 0},
+			{50, http.MethodGet, "/v1/nodes?owner=x", "", http.StatusNotAcceptable, 0},
+			{50, http.MethodPatch, "/v1/nodes/" + uuid, `[{"op": "add", "path": "/owner", "value": "walker"}]`, http.StatusNotAcceptable, 0},
 		}
 		creates := map[string]int{`"network_interface": "flat"`: 20, `"resource_class": "gold"`: 21, `"raid_interface": "no-raid"`: 31,
 			`"storage_interface": "noop"`: 33, `"rescue_interface": "no-rescue"`: 38, `"bios_interface": "no-bios"`: 40,
-			`"conductor_group": ""`: 46, `"automated_clean": true`: 47}
+			`"conductor_group": ""`: 46, `"automated_clean": true`: 47, `"owner": "walker"`: 50}
 
-		for minor := 1; minor <= 49; minor++ {
+		for minor := 1; minor <= 50; minor++ {
 			v := fmt.Sprintf("1.%d", minor)
 			got := e.at(v, http.MethodGet, "/v1/nodes/"+uuid, "")
 			Expect(got.status).To(Equal(http.StatusOK), v)
@@ -105,7 +107,6 @@ var _ = Describe("versions 1.1 to 1.49", func() {
 					Expect(n).NotTo(HaveKey(field), "%s at %s", field, v)
 				}
 			}
-			Expect(n).NotTo(HaveKey("owner"), "1.50")
 			if minor >= 49 {
 				Expect(n).To(HaveKeyWithValue("conductor", host))
 			}

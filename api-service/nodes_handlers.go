@@ -184,6 +184,8 @@ func nodeFilter(q url.Values) (db.NodeFilter, []query.Param, error) {
 			f.Driver = &raw
 		case "resource_class":
 			f.ResourceClass = &raw
+		case "owner":
+			f.Owner = &raw
 		case "conductor_group":
 			g := strings.ToLower(raw)
 			f.ConductorGroup = &g

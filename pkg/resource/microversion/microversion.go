@@ -87,9 +87,10 @@ var Min = V1(1)
 //	1.45 reset_interfaces on PATCH       1.46 conductor_group (+ filter)
 //	1.47 automated_clean                 1.48 protected, protected_reason
 //	1.49 /v1/conductors, node conductor (+ filter)
+//	1.50 node owner (+ filter)
 //
 // Chassis (/v1/chassis, node chassis_uuid) are served at every version.
-const maxMinor = 49
+const maxMinor = 50
 
 // Max is the newest microversion served.
 var Max = V1(maxMinor)
