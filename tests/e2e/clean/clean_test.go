@@ -195,6 +195,54 @@ var _ = Describe("Cleaning lab nodes in-band", Ordered, func() {
 		conductors[i] = startConductor(ctx, conductors[i].Process.Name)
 		recoverNode(ctx, uuid)
 	}, SpecTimeout(cleanTimeout))
+
+	It("fails, never leaves in deploying, a node whose conductor is killed while it writes the image, and deploys it again", func(ctx SpecContext) {
+		node := theLab.Nodes[2]
+		uuid := nodeUUID(ctx, node)
+		Expect(waitState(ctx, uuid, "available").Maintenance).To(BeFalse())
+		growDisk(node, 1<<30)
+		// Large enough that writing it over iSCSI takes a while.
+		big := filepath.Join(workDir, "served", "big.raw")
+		steps.RandomFile(big, 512<<20)
+		DeferCleanup(os.Remove, big)
+		head := filepath.Join(workDir, "big-head.raw")
+		Expect(os.WriteFile(head, readFile(big)[:1<<20], 0o644)).To(Succeed())
+
+		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/" + filepath.Base(big)})
+		steps.Provision(ctx, client, uuid, nodes.TargetActive)
+		var owner string
+		Eventually(func(g Gomega) {
+			n, err := nodes.Get(ctx, client, uuid).Extract()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(n.ProvisionState).To(Equal("deploying"))
+			g.Expect(steps.DiskStartsWith(node.Disk, head)).To(BeTrue(), "the image is being written")
+			owner = n.Reservation
+		}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
+		i := slices.IndexFunc(conductors, func(c *harness.Service) bool { return c.Host == owner })
+		Expect(i).NotTo(Equal(-1), "the node is locked by the conductor writing its image, %q", owner)
+		By("killing " + owner + " while it writes the image")
+		Expect(conductors[i].Process.Kill()).To(Succeed())
+
+		var n *nodes.Node
+		Eventually(func(g Gomega) {
+			var err error
+			n, err = nodes.Get(ctx, client, uuid).Extract()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(n.ProvisionState).To(Equal("deploy failed"))
+			g.Expect(n.Reservation).To(BeEmpty())
+		}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(250 * time.Millisecond).Should(Succeed())
+		Expect(n.LastError).To(ContainSubstring("Operation was aborted due to conductor take over"))
+		Expect(n.TargetProvisionState).To(Equal("active"), "the target stays, as Ironic keeps it")
+
+		By("deploying it again, with " + owner + " still dead")
+		steps.Provision(ctx, client, uuid, nodes.TargetActive)
+		n = waitState(ctx, uuid, "active")
+		Expect(n.LastError).To(BeEmpty())
+		Expect(bytes.Equal(readDisk(node)[:512<<20], readFile(big))).To(BeTrue(), "the whole image is on the disk")
+
+		By("restarting " + owner)
+		conductors[i] = startConductor(ctx, conductors[i].Process.Name)
+	}, SpecTimeout(2*cleanTimeout))
 })
 
 // enrol creates an ipmi node for the lab node, with a port for its MAC,

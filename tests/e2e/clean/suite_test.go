@@ -84,9 +84,10 @@ func startConductor(ctx context.Context, name string) *harness.Service {
 		Expect(err).NotTo(HaveOccurred())
 		httpPorts[name] = port
 	}
-	deployment.Base.Set("deploy", "http_url", fmt.Sprintf("http://127.0.0.1:%d", port)).
-		Set("pxe", "instance_master_path", filepath.Join(workDir, name+"-images"))
-	c, err := deployment.StartConductor(ctx, name)
+	c, err := deployment.StartConductor(ctx, name, func(cfg harness.Config) harness.Config {
+		return cfg.Set("deploy", "http_url", fmt.Sprintf("http://127.0.0.1:%d", port)).
+			Set("pxe", "instance_master_path", filepath.Join(workDir, name+"-images"))
+	})
 	Expect(err).NotTo(HaveOccurred())
 	return c
 }
