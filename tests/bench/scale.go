@@ -148,6 +148,23 @@ func watchSync(ctx context.Context, api *apiClient, cond *harness.Service, sc sc
 	// next full one starts within an interval, or right after a long cycle.
 	deadline := start.Add(time.Duration(sc.cycles+2) * max(sc.interval, 2*ideal))
 	var full []cycle
+	// One client asks the conductor to validate nodes throughout: an RPC
+	// round trip that must not wait behind the sync's workers.
+	getsDone := make(chan struct{})
+	var rpcs result
+	var probe sync.WaitGroup
+	probe.Go(func() {
+		rpcs = readUntil(ctx, 1, func(ctx context.Context, i int) error {
+			return api.do(ctx, http.MethodGet, "/v1/nodes/"+nodes[(i*104729)%len(nodes)]+"/validate", nil, http.StatusOK, nil)
+		}, func() (bool, error) {
+			select {
+			case <-getsDone:
+				return true, nil
+			default:
+				return false, nil
+			}
+		})
+	})
 	gets := readUntil(ctx, 4, func(ctx context.Context, i int) error {
 		return api.do(ctx, http.MethodGet, "/v1/nodes/"+nodes[(i*7919)%len(nodes)], nil, http.StatusOK, nil)
 	}, func() (bool, error) {
@@ -160,6 +177,8 @@ func watchSync(ctx context.Context, api *apiClient, cond *harness.Service, sc sc
 		}
 		return len(full) >= sc.cycles || time.Now().After(deadline), err
 	})
+	close(getsDone)
+	probe.Wait()
 	if gets.firstErr != nil && gets.n == 0 {
 		return nil, false, gets.firstErr
 	}
@@ -194,6 +213,7 @@ func watchSync(ctx context.Context, api *apiClient, cond *harness.Service, sc sc
 		{"  start lag, largest", round(latest).String(), "-", ""},
 		{"  workers busy (mean)", fmt.Sprintf("%.1f of %d", busy, sc.workers), "-", ""},
 		{"  GET /v1/nodes/{uuid} during sync", gets.String(), "p99 < 20 ms", getVerdict},
+		{"  GET /v1/nodes/{uuid}/validate (RPC) during sync", rpcs.String(), "every call answered", yesNo(rpcs.n > 0 && rpcs.errors == 0)},
 		{"  conductor CPU per 1,000 nodes", fmt.Sprintf("%.2f%% of a core", 100*(cpu1-cpu0).Seconds()/elapsed.Seconds()/per1k), "-", ""},
 		{"  conductor RSS per 1,000 nodes", fmt.Sprintf("%.1f MiB (%.0f MiB total)", float64(rss)/per1k/(1<<20), float64(rss)/(1<<20)), "-", ""},
 	}, fits, nil
