@@ -260,10 +260,10 @@ var _ = Describe("View", func() {
 
 	It("never shows attributes newer than the maximum version", func() {
 		out := render(microversion.Max, nil)
-		for _, hidden := range []string{"owner", "description", "retired", "lessee"} {
+		for _, hidden := range []string{"description", "retired", "lessee"} {
 			Expect(out).NotTo(HaveKey(hidden))
 		}
-		for _, shown := range []string{"traits", "conductor_group", "protected", "fault", "conductor"} {
+		for _, shown := range []string{"traits", "conductor_group", "protected", "fault", "conductor", "owner"} {
 			Expect(out).To(HaveKey(shown))
 		}
 	})
