@@ -223,14 +223,7 @@ var _ = Describe("Cleaning lab nodes in-band", Ordered, func() {
 		By("killing " + owner + " while it writes the image")
 		Expect(conductors[i].Process.Kill()).To(Succeed())
 
-		var n *nodes.Node
-		Eventually(func(g Gomega) {
-			var err error
-			n, err = nodes.Get(ctx, client, uuid).Extract()
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(n.ProvisionState).To(Equal("deploy failed"))
-			g.Expect(n.Reservation).To(BeEmpty())
-		}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(250 * time.Millisecond).Should(Succeed())
+		n := waitState(ctx, uuid, "deploy failed")
 		Expect(n.LastError).To(ContainSubstring("Operation was aborted due to conductor take over"))
 		Expect(n.TargetProvisionState).To(Equal("active"), "the target stays, as Ironic keeps it")
 
