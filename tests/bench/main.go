@@ -57,7 +57,7 @@ func main() {
 	flag.IntVar(&s.scale.workers, "scale-workers", 64, "scale: [conductor] periodic_max_workers")
 	flag.IntVar(&s.scale.cycles, "scale-cycles", 3, "scale: power sync cycles to watch")
 	flag.IntVar(&s.chaos.runs, "chaos-runs", 20, "chaos: runs of each scenario")
-	flag.StringVar(&s.chaos.scenarios, "chaos-scenarios", "", "chaos: comma-separated scenarios (default all: "+strings.Join(chaosScenarios, ",")+")")
+	flag.StringVar(&s.chaos.scenarios, "chaos-scenarios", "", "chaos: comma-separated scenarios (default all: "+strings.Join(chaosScenarioNames(), ",")+")")
 	flag.DurationVar(&s.soak.duration, "soak-duration", 30*time.Minute, "soak: how long the load runs")
 	flag.DurationVar(&s.soak.interval, "soak-interval", 30*time.Second, "soak: time between samples")
 	flag.IntVar(&s.soak.nodes, "soak-nodes", 40, "soak: fake-hardware nodes cycled")

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
@@ -17,7 +16,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/tests/e2e/steps"
-	"github.com/ferricbm/ferric/tests/harness"
 	"github.com/ferricbm/ferric/tests/lab"
 	"github.com/ferricbm/ferric/tests/lab/bmc"
 )
@@ -154,11 +152,9 @@ var _ = Describe("Cleaning lab nodes in-band", Ordered, func() {
 		uuid := enrol(ctx, node, "")
 		growDisk(node, 2<<30)
 		startClean(ctx, uuid, "erase_devices")
-		Eventually(func(g Gomega) {
-			n, err := nodes.Get(ctx, client, uuid).Extract()
-			g.Expect(err).NotTo(HaveOccurred())
+		eventuallyNode(ctx, uuid, 100*time.Millisecond, func(g Gomega, n *nodes.Node) {
 			g.Expect(n.CleanStep).To(HaveKeyWithValue("step", "erase_devices"))
-		}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		})
 		Expect(node.KillAgent()).To(Succeed())
 		n := waitFailed(ctx, uuid)
 		Expect(n.LastError).To(And(ContainSubstring("Timeout reached while cleaning the node"), ContainSubstring("erase_devices")))
@@ -166,76 +162,6 @@ var _ = Describe("Cleaning lab nodes in-band", Ordered, func() {
 		Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOff))
 		recoverNode(ctx, uuid)
 	}, SpecTimeout(cleanTimeout))
-
-	It("fails, never leaves in cleaning, a node whose conductor is killed in the middle of its erase", func(ctx SpecContext) {
-		node := theLab.Nodes[1]
-		uuid := nodeUUID(ctx, node)
-		growDisk(node, 2<<30)
-		startClean(ctx, uuid, "erase_devices")
-		var owner string
-		Eventually(func(g Gomega) {
-			n, err := nodes.Get(ctx, client, uuid).Extract()
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(n.ProvisionState).To(Equal("cleaning"))
-			g.Expect(n.CleanStep).To(HaveKeyWithValue("step", "erase_devices"))
-			owner = n.Reservation
-		}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
-		i := slices.IndexFunc(conductors, func(c *harness.Service) bool { return c.Host == owner })
-		Expect(i).NotTo(Equal(-1), "the node is locked by the conductor erasing it, %q", owner)
-		By("killing " + owner + " while it erases")
-		Expect(conductors[i].Process.Kill()).To(Succeed())
-
-		n := waitFailed(ctx, uuid)
-		Expect(n.LastError).To(ContainSubstring("Operation was aborted due to conductor take over"))
-		Expect(n.Maintenance).To(BeTrue())
-		Expect(n.Reservation).NotTo(Equal(owner))
-		Eventually(node.BMC.PowerState).WithContext(ctx).Should(Equal(bmc.PowerOff), "the survivor switches the ramdisk off")
-
-		By("restarting " + owner)
-		conductors[i] = startConductor(ctx, conductors[i].Process.Name)
-		recoverNode(ctx, uuid)
-	}, SpecTimeout(cleanTimeout))
-
-	It("fails, never leaves in deploying, a node whose conductor is killed while it writes the image, and deploys it again", func(ctx SpecContext) {
-		node := theLab.Nodes[2]
-		uuid := nodeUUID(ctx, node)
-		Expect(waitState(ctx, uuid, "available").Maintenance).To(BeFalse())
-		growDisk(node, 1<<30)
-		// Large enough that writing it over iSCSI takes a while.
-		big := filepath.Join(workDir, "served", "big.raw")
-		steps.RandomFile(big, 512<<20)
-		DeferCleanup(os.Remove, big)
-		head := filepath.Join(workDir, "big-head.raw")
-		Expect(os.WriteFile(head, readFile(big)[:1<<20], 0o644)).To(Succeed())
-
-		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/" + filepath.Base(big)})
-		steps.Provision(ctx, client, uuid, nodes.TargetActive)
-		var owner string
-		Eventually(func(g Gomega) {
-			n, err := nodes.Get(ctx, client, uuid).Extract()
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(n.ProvisionState).To(Equal("deploying"))
-			g.Expect(steps.DiskStartsWith(node.Disk, head)).To(BeTrue(), "the image is being written")
-			owner = n.Reservation
-		}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
-		i := slices.IndexFunc(conductors, func(c *harness.Service) bool { return c.Host == owner })
-		Expect(i).NotTo(Equal(-1), "the node is locked by the conductor writing its image, %q", owner)
-		By("killing " + owner + " while it writes the image")
-		Expect(conductors[i].Process.Kill()).To(Succeed())
-
-		n := waitState(ctx, uuid, "deploy failed")
-		Expect(n.LastError).To(ContainSubstring("Operation was aborted due to conductor take over"))
-		Expect(n.TargetProvisionState).To(Equal("active"), "the target stays, as Ironic keeps it")
-
-		By("deploying it again, with " + owner + " still dead")
-		steps.Provision(ctx, client, uuid, nodes.TargetActive)
-		n = waitState(ctx, uuid, "active")
-		Expect(n.LastError).To(BeEmpty())
-		Expect(bytes.Equal(readDisk(node)[:512<<20], readFile(big))).To(BeTrue(), "the whole image is on the disk")
-
-		By("restarting " + owner)
-		conductors[i] = startConductor(ctx, conductors[i].Process.Name)
-	}, SpecTimeout(2*cleanTimeout))
 })
 
 // enrol creates an ipmi node for the lab node, with a port for its MAC,
@@ -273,15 +199,24 @@ func waitState(ctx context.Context, uuid, state string) *nodes.Node {
 // waitFailed waits for clean failed, with the tear down finished.
 func waitFailed(ctx context.Context, uuid string) *nodes.Node {
 	GinkgoHelper()
+	return eventuallyNode(ctx, uuid, 250*time.Millisecond, func(g Gomega, n *nodes.Node) {
+		g.Expect(n.ProvisionState).To(Equal("clean failed"))
+		g.Expect(n.Reservation).To(BeEmpty())
+		g.Expect(n.PowerState).To(Equal("power off"))
+	})
+}
+
+// eventuallyNode reads the node every poll until ready passes for it,
+// within cleanTimeout, and returns what it read last.
+func eventuallyNode(ctx context.Context, uuid string, poll time.Duration, ready func(Gomega, *nodes.Node)) *nodes.Node {
+	GinkgoHelper()
 	var n *nodes.Node
 	Eventually(func(g Gomega) {
 		var err error
 		n, err = nodes.Get(ctx, client, uuid).Extract()
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(n.ProvisionState).To(Equal("clean failed"))
-		g.Expect(n.Reservation).To(BeEmpty())
-		g.Expect(n.PowerState).To(Equal("power off"))
-	}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(250 * time.Millisecond).Should(Succeed())
+		ready(g, n)
+	}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(poll).Should(Succeed())
 	return n
 }
 

@@ -70,7 +70,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	}
 	client = steps.Client(context.Background(), deployment.APIURL)
 	ferricctl = steps.Ferricctl{Path: ferricctlPath, APIURL: deployment.APIURL}
-	theLab = suite.StartLab(ctx, 4, diskSize)
+	theLab = suite.StartLab(ctx, 6, diskSize)
 }, NodeTimeout(harness.ReadyTimeout*4))
 
 // startConductor starts (or restarts) a conductor. Each has a boot file

@@ -44,7 +44,7 @@ func (a *accepted) has(u string) bool {
 }
 func (a *accepted) len() int { a.mu.Lock(); defer a.mu.Unlock(); return len(a.set) }
 
-var _ = Describe("A conductor killed with SIGKILL during deployments", func() {
+var _ = Describe("A conductor killed with SIGKILL during deployments", Label("kill-deploy"), func() {
 	It("has its locks released and its nodes taken over by the survivor", func(ctx SpecContext) {
 		c := startCluster(ctx, "kill")
 		const n = 50
@@ -135,7 +135,7 @@ var _ = Describe("A conductor killed with SIGKILL during deployments", func() {
 	})
 })
 
-var _ = Describe("The message broker restarted while requests flow", Serial, func() {
+var _ = Describe("The message broker restarted while requests flow", Serial, Label("broker-restart"), func() {
 	It("loses no accepted request and serves new ones once it is back", func(ctx SpecContext) {
 		c := startCluster(ctx, "broker")
 		const n = 30
