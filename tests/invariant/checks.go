@@ -148,12 +148,12 @@ func (c *Checker) checkOrphans(ctx context.Context) error {
 	return nil
 }
 
-// Finish waits, up to settle, for every node with an accepted request to
-// come to rest, checks that each rests where its last accepted request
-// could end, stops the checker and returns every violation found.
-func (c *Checker) Finish(ctx context.Context, settle time.Duration) ([]Violation, error) {
+// Finish waits, up to the Settle bound, for every node with an accepted
+// request to come to rest, checks that each rests where its last accepted
+// request could end, stops the checker and returns every violation found.
+func (c *Checker) Finish(ctx context.Context) ([]Violation, error) {
 	defer c.Stop()
-	deadline := time.Now().Add(settle)
+	deadline := time.Now().Add(c.bounds.Settle)
 	for {
 		pending, err := c.unsettled(ctx)
 		if err != nil && time.Now().After(deadline) {

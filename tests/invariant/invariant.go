@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/ferricbm/ferric/tests/harness"
 )
 
 // Bounds are how long each kind of pending work may last before the
@@ -30,6 +32,19 @@ type Bounds struct {
 	// Transition is how long a node may stay in a moving state (deploying,
 	// cleaning, their wait states, ...), counted from provision_updated_at.
 	Transition time.Duration
+	// Settle is how long Finish waits for every accepted request to end.
+	Settle time.Duration
+}
+
+// BoundsFor gives the bounds of a deployment running with timings: a lock
+// may outlive its holder's heartbeat by the heartbeat timeout, three
+// orphan checks and slack for a loaded two-core machine; a moving state
+// may last the callback timeout plus that; requests get 30 s more to end.
+func BoundsFor(t harness.Timings) Bounds {
+	takeover := t.HeartbeatTimeout + 3*t.CheckInterval + 10*time.Second
+	transition := t.CallbackTimeout + takeover
+	return Bounds{HeartbeatTimeout: t.HeartbeatTimeout, Takeover: takeover, Transition: transition,
+		Settle: transition + 30*time.Second}
 }
 
 // Violation is one broken invariant.

@@ -39,18 +39,8 @@ var _ = BeforeSuite(func() {
 
 var timings = harness.FastTimings
 
-// bounds: a lock may outlive its holder's heartbeat by the heartbeat
-// timeout, a few orphan checks and slack for a loaded two-core machine; a
-// moving state may last the callback timeout plus that.
-var bounds = invariant.Bounds{
-	HeartbeatTimeout: timings.HeartbeatTimeout,
-	Takeover:         timings.HeartbeatTimeout + 3*timings.CheckInterval + 10*time.Second,
-	Transition:       timings.CallbackTimeout + timings.HeartbeatTimeout + 3*timings.CheckInterval + 10*time.Second,
-}
-
-// settle bounds how long after the load stops every accepted request must
-// have ended.
-var settle = bounds.Transition + 30*time.Second
+// bounds are the checker's; the specs wait for a takeover within them too.
+var bounds = invariant.BoundsFor(timings)
 
 // cluster is one spec's deployment under watch.
 type cluster struct {
@@ -81,9 +71,7 @@ func startCluster(ctx context.Context, name string, o options) *cluster {
 	d := steps.NewDeployment(binDir, base)
 	DeferCleanup(func() { steps.ReportLogsIfFailed(d) })
 	Expect(d.DBSync(ctx)).To(Succeed())
-	checker, err := invariant.Start(ctx, o.connection, bounds)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(checker.Stop)
+	checker := steps.WatchInvariants(ctx, o.connection, timings)
 	_, err = d.StartAPI(ctx, "api")
 	Expect(err).NotTo(HaveOccurred())
 	a, err := d.StartConductor(ctx, "conductor-a")
@@ -138,17 +126,8 @@ func (c *cluster) run(ctx context.Context, scenario string, uuids []string, warm
 	l.Stop()
 	stopped = true
 	By("waiting for every accepted request to end")
-	violations, err := c.checker.Finish(ctx, settle)
-	Expect(err).NotTo(HaveOccurred())
-	pollErrs, lastErr := c.checker.PollErrors()
-	// The line the chaos bench section reads.
-	fmt.Fprintf(GinkgoWriter, "chaos %s: %d accepted, %d refused, %d reads, %d failed reads, %d polls failed (%v), %d violations\n",
-		scenario, l.Stats.Accepted.Load(), l.Stats.Refused.Load(), l.Stats.Reads.Load(), l.Stats.Failed.Load(), pollErrs, lastErr, len(violations))
-	var lines []string
-	for _, v := range violations {
-		lines = append(lines, v.String())
-	}
-	Expect(lines).To(BeEmpty(), "invariants broken during %s", scenario)
+	steps.ExpectInvariantsKept(ctx, c.checker, scenario, fmt.Sprintf("%d accepted, %d refused, %d reads, %d failed reads",
+		l.Stats.Accepted.Load(), l.Stats.Refused.Load(), l.Stats.Reads.Load(), l.Stats.Failed.Load()))
 	Expect(l.Stats.Accepted.Load()).To(BeNumerically(">", 0), "the load got requests accepted")
 }
 

@@ -20,14 +20,17 @@ import (
 
 // These specs enrol lab nodes of their own, so that each runs alone
 // under its label: the chaos bench repeats them (tests/bench, section
-// chaos, scenarios lab-kill-clean and lab-kill-deploy).
+// chaos, scenarios lab-kill-clean and lab-kill-deploy). The invariant
+// checker of the chaos suite watches the database while they run.
 var _ = Describe("Conductors killed with SIGKILL while they work on lab nodes", func() {
 	It("fails, never leaves in cleaning, a node whose conductor is killed in the middle of its erase", Label("lab-kill-clean"), func(ctx SpecContext) {
 		node := theLab.Nodes[4]
 		node.SetMode(lab.ModeCallback)
 		uuid := enrol(ctx, node, "iscsi")
 		growDisk(node, 2<<30)
+		checker := steps.WatchInvariants(ctx, connection, timings)
 		startClean(ctx, uuid, "erase_devices")
+		checker.Accepted(uuid, "clean")
 		i, owner := killHolder(ctx, uuid, 100*time.Millisecond, func(g Gomega, n *nodes.Node) {
 			g.Expect(n.ProvisionState).To(Equal("cleaning"))
 			g.Expect(n.CleanStep).To(HaveKeyWithValue("step", "erase_devices"))
@@ -42,6 +45,8 @@ var _ = Describe("Conductors killed with SIGKILL while they work on lab nodes", 
 		By("restarting " + owner)
 		conductors[i] = startConductor(ctx, conductors[i].Process.Name)
 		recoverNode(ctx, uuid)
+		checker.Accepted(uuid, "manage")
+		steps.ExpectInvariantsKept(ctx, checker, "lab-kill-clean", "erase cut, node recovered")
 	}, SpecTimeout(2*cleanTimeout))
 
 	It("fails, never leaves in deploying, a node whose conductor is killed while it writes the image, and deploys it again", Label("lab-kill-deploy"), func(ctx SpecContext) {
@@ -57,7 +62,9 @@ var _ = Describe("Conductors killed with SIGKILL while they work on lab nodes", 
 		Expect(os.WriteFile(head, readFile(big)[:1<<20], 0o644)).To(Succeed())
 
 		steps.SetInstanceInfo(ctx, client, uuid, map[string]any{"image_source": imageURL + "/" + filepath.Base(big)})
+		checker := steps.WatchInvariants(ctx, connection, timings)
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
+		checker.Accepted(uuid, "active")
 		i, owner := killHolder(ctx, uuid, 50*time.Millisecond, func(g Gomega, n *nodes.Node) {
 			g.Expect(n.ProvisionState).To(Equal("deploying"))
 			g.Expect(steps.DiskStartsWith(node.Disk, head)).To(BeTrue(), "the image is being written")
@@ -69,12 +76,14 @@ var _ = Describe("Conductors killed with SIGKILL while they work on lab nodes", 
 
 		By("deploying it again, with " + owner + " still dead")
 		steps.Provision(ctx, client, uuid, nodes.TargetActive)
+		checker.Accepted(uuid, "active")
 		n = waitState(ctx, uuid, "active")
 		Expect(n.LastError).To(BeEmpty())
 		Expect(bytes.Equal(readDisk(node)[:512<<20], readFile(big))).To(BeTrue(), "the whole image is on the disk")
 
 		By("restarting " + owner)
 		conductors[i] = startConductor(ctx, conductors[i].Process.Name)
+		steps.ExpectInvariantsKept(ctx, checker, "lab-kill-deploy", "image write cut, node deployed again")
 	}, SpecTimeout(3*cleanTimeout))
 })
 

@@ -40,6 +40,14 @@ var (
 	httpPorts = map[string]int{}
 	// deployKernel and deployRamdisk are the dummy deploy images.
 	deployKernel, deployRamdisk string
+	// connection is the suite's database, which the kill specs watch.
+	connection string
+	// timings are the fast ones with the callback timeout above.
+	timings = func() harness.Timings {
+		t := harness.FastTimings
+		t.CallbackTimeout = callbackTimeout
+		return t
+	}()
 )
 
 const (
@@ -61,8 +69,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	deployKernel, deployRamdisk = suite.DeployKernel, suite.DeployRamdisk
 	ferricctlPath := suite.BuildFerricctl(ctx)
 
-	timings := harness.FastTimings
-	timings.CallbackTimeout = callbackTimeout
+	connection = suite.DB.Connection()
 	base := suite.Config(timings, 0).Set("agent", "agent_erase_devices_priority", eraseFirstPriority)
 	deployment = suite.StartAPI(ctx, base)
 	for _, name := range []string{"conductor-a", "conductor-b"} {

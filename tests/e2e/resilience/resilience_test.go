@@ -2,6 +2,7 @@ package resilience_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -12,16 +13,13 @@ import (
 
 	"github.com/ferricbm/ferric/tests/e2e/steps"
 	"github.com/ferricbm/ferric/tests/harness"
+	"github.com/ferricbm/ferric/tests/invariant"
 )
 
-// takeoverBound is how long after a conductor's death its locks and nodes
-// may stay with it: the heartbeat timeout, a few check intervals and slack
-// for a loaded two-core machine.
-var takeoverBound = harness.FastTimings.HeartbeatTimeout + 3*harness.FastTimings.CheckInterval + 10*time.Second
-
-// transitionBound is how long a node may stay in a transitional state: the
-// callback timeout plus the takeover bound.
-var transitionBound = harness.FastTimings.CallbackTimeout + takeoverBound
+// bounds are the invariant checker's: how long after a conductor's death
+// its locks and nodes may stay with it (Takeover), and how long a node may
+// stay in a transitional state (Transition).
+var bounds = invariant.BoundsFor(harness.FastTimings)
 
 // A node at rest is in a stable state with no target, or in a failure
 // state, which keeps the target it failed to reach.
@@ -58,6 +56,7 @@ var _ = Describe("A conductor killed with SIGKILL during deployments", Label("ki
 			err := nodes.ChangeProvisionState(ctx, c.client, u, nodes.ProvisionStateOpts{Target: nodes.TargetActive}).ExtractErr()
 			if err == nil {
 				acc.add(u)
+				c.checker.Accepted(u, "active")
 			}
 			if acc.len() >= n/2 {
 				killed.Do(func() {
@@ -74,7 +73,7 @@ var _ = Describe("A conductor killed with SIGKILL during deployments", Label("ki
 
 		By("seeing conductor A reported dead")
 		Eventually(func() (bool, error) { return c.d.ConductorAlive(ctx, c.a.Host) }).
-			WithTimeout(takeoverBound).WithPolling(500 * time.Millisecond).Should(BeFalse())
+			WithTimeout(bounds.Takeover).WithPolling(500 * time.Millisecond).Should(BeFalse())
 
 		By("seeing no lock held by conductor A once the heartbeat timeout has passed")
 		Eventually(func(g Gomega) {
@@ -83,7 +82,7 @@ var _ = Describe("A conductor killed with SIGKILL during deployments", Label("ki
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(node.Reservation).NotTo(Equal(c.a.Host), "node %s", u)
 			}
-		}).WithTimeout(until(killedAt.Add(takeoverBound))).WithPolling(time.Second).Should(Succeed())
+		}).WithTimeout(until(killedAt.Add(bounds.Takeover))).WithPolling(time.Second).Should(Succeed())
 
 		By("seeing every node leave its transitional state")
 		Eventually(func(g Gomega) {
@@ -98,7 +97,7 @@ var _ = Describe("A conductor killed with SIGKILL during deployments", Label("ki
 					g.Expect(node.Conductor).To(Equal(c.b.Host), "node %s maps to the survivor", u)
 				}
 			}
-		}).WithTimeout(until(killedAt.Add(transitionBound))).WithPolling(time.Second).Should(Succeed())
+		}).WithTimeout(until(killedAt.Add(bounds.Transition))).WithPolling(time.Second).Should(Succeed())
 
 		By("finishing every deployment on the survivor")
 		steps.Parallel(8, uuids, func(u string) {
@@ -109,6 +108,7 @@ var _ = Describe("A conductor killed with SIGKILL during deployments", Label("ki
 				return
 			case string(nodes.Available), string(nodes.DeployFail):
 				steps.Provision(ctx, c.client, u, nodes.TargetActive)
+				c.checker.Accepted(u, "active")
 			default:
 				Fail("node " + u + " ended in " + node.ProvisionState)
 			}
@@ -125,13 +125,15 @@ var _ = Describe("A conductor killed with SIGKILL during deployments", Label("ki
 				g.Expect(ok).To(BeTrue(), "node %s", u)
 				g.Expect(id).To(Equal(survivor), "node %s", u)
 			}
-		}).WithTimeout(takeoverBound).WithPolling(time.Second).Should(Succeed())
+		}).WithTimeout(bounds.Takeover).WithPolling(time.Second).Should(Succeed())
 
 		By("tearing every node down on the survivor")
 		steps.Parallel(8, uuids, func(u string) {
 			steps.Provision(ctx, c.client, u, nodes.TargetDeleted)
+			c.checker.Accepted(u, "deleted")
 			steps.EventuallyStable(ctx, c.client, u, nodes.Available)
 		})
+		steps.ExpectInvariantsKept(ctx, c.checker, "kill-deploy", fmt.Sprintf("%d of %d deploys accepted around the kill", acc.len(), n))
 	})
 })
 
@@ -163,7 +165,9 @@ var _ = Describe("The message broker restarted while requests flow", Serial, Lab
 				cancel()
 				if err == nil {
 					acc.add(u)
+					c.checker.Accepted(u, "provide")
 				} else {
+					c.checker.Unanswered(u, "provide")
 					GinkgoWriter.Printf("provide %s not accepted: %v\n", u, err)
 				}
 				time.Sleep(150 * time.Millisecond)
@@ -198,12 +202,17 @@ var _ = Describe("The message broker restarted while requests flow", Serial, Lab
 				if node.ProvisionState != string(nodes.Manageable) {
 					return nil
 				}
-				return nodes.ChangeProvisionState(ctx, c.client, u, nodes.ProvisionStateOpts{Target: nodes.TargetProvide}).ExtractErr()
+				if err := nodes.ChangeProvisionState(ctx, c.client, u, nodes.ProvisionStateOpts{Target: nodes.TargetProvide}).ExtractErr(); err != nil {
+					return err
+				}
+				c.checker.Accepted(u, "provide")
+				return nil
 			}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed(), "provide %s after the restart", u)
 			steps.EventuallyStable(ctx, c.client, u, nodes.Available)
 		}
 		Expect(c.d.ConductorAlive(ctx, c.a.Host)).To(BeTrue())
 		Expect(c.d.ConductorAlive(ctx, c.b.Host)).To(BeTrue())
+		steps.ExpectInvariantsKept(ctx, c.checker, "broker-restart", fmt.Sprintf("%d of %d provides accepted across the restart", acc.len(), n))
 	})
 })
 

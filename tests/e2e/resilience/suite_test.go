@@ -1,7 +1,8 @@
 // The resilience suite checks what happens when things die: a conductor
 // killed with SIGKILL in the middle of deployments, and the message broker
 // restarted while requests are flowing. Each spec gets its own database and
-// processes with short heartbeat and timeout settings.
+// processes with short heartbeat and timeout settings, and the invariant
+// checker of the chaos suite watches its database throughout.
 package resilience_test
 
 import (
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ferricbm/ferric/tests/e2e/steps"
 	"github.com/ferricbm/ferric/tests/harness"
+	"github.com/ferricbm/ferric/tests/invariant"
 )
 
 func TestResilience(t *testing.T) {
@@ -33,6 +35,7 @@ type cluster struct {
 	registry *harness.Registry
 	client   *gophercloud.ServiceClient
 	a, b     *harness.Service
+	checker  *invariant.Checker
 }
 
 func startCluster(ctx context.Context, name string) *cluster {
@@ -41,6 +44,7 @@ func startCluster(ctx context.Context, name string) *cluster {
 	d := steps.NewDeployment(binDir, harness.BaseConfig(db.Connection(), "amqp", harness.FastTimings))
 	DeferCleanup(func() { steps.ReportLogsIfFailed(d) })
 	Expect(d.DBSync(ctx)).To(Succeed())
+	checker := steps.WatchInvariants(ctx, db.Connection(), harness.FastTimings)
 	registry := steps.NewRegistry(db.Connection())
 	_, err := d.StartAPI(ctx, "api")
 	Expect(err).NotTo(HaveOccurred())
@@ -48,5 +52,5 @@ func startCluster(ctx context.Context, name string) *cluster {
 	Expect(err).NotTo(HaveOccurred())
 	b, err := d.StartConductor(ctx, "conductor-b")
 	Expect(err).NotTo(HaveOccurred())
-	return &cluster{d: d, registry: registry, client: steps.Client(ctx, d.APIURL), a: a, b: b}
+	return &cluster{d: d, registry: registry, client: steps.Client(ctx, d.APIURL), a: a, b: b, checker: checker}
 }
