@@ -281,6 +281,7 @@ var _ = Describe("nodes", func() {
 			Expect(r.status).To(Equal(http.StatusAccepted))
 			Expect(r.header.Get("Location")).To(Equal(e.url + "/v1/nodes/p1/states"))
 			Eventually(func() *string { return stored(uuid).ProvisionState }).WithTimeout(10 * time.Second).Should(HaveValue(Equal("manageable")))
+			Eventually(func() *string { return stored(uuid).Reservation }).WithTimeout(10 * time.Second).Should(BeNil())
 			Expect(e.at("1.3", http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", `{"target": "provide"}`).status).To(Equal(http.StatusNotAcceptable))
 			Expect(e.at("latest", http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", `{"target": "provide"}`).status).To(Equal(http.StatusAccepted))
 			Eventually(func() *string { return stored(uuid).ProvisionState }).WithTimeout(20 * time.Second).Should(HaveValue(Equal("available")))
