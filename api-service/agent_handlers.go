@@ -175,9 +175,6 @@ func (s *Server) heartbeat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if known, _ := n.DriverInternalInfo["agent_url"].(string); known != "" && known != callbackURL {
-		return errs.New(errs.KindInvalid, "Detected change in ramdisk provided \"callback_url\"")
-	}
 	ctx := c.Request().Context()
 	if err := rpc.Heartbeat.Call(ctx, s.rpc.ForNode(n), rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: callbackURL,
 		AgentVersion: agentVersion, AgentToken: token, AgentVerifyCA: verifyCA}); err != nil {

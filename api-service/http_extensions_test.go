@@ -265,6 +265,12 @@ var _ = Describe("agent lookup and heartbeat", func() {
 		moved := e.at("1.22", http.MethodPost, hb, `{"callback_url": "http://192.0.2.10:9999", "agent_token": "`+token+`"}`)
 		Expect(moved.status).To(Equal(http.StatusBadRequest))
 		Expect(moved.fault()["faultstring"]).To(Equal(`Detected change in ramdisk provided "callback_url"`))
+		movedGuess := e.at("1.22", http.MethodPost, hb, `{"callback_url": "http://192.0.2.10:9999", "agent_token": "guess"}`)
+		Expect(movedGuess.status).To(Equal(http.StatusBadRequest))
+		Expect(movedGuess.fault()["faultstring"]).To(Equal("Invalid or missing agent token received."),
+			"a caller without the token learns nothing from the callback_url comparison")
+		movedNone := e.at("1.22", http.MethodPost, hb, `{"callback_url": "http://192.0.2.10:9999"}`)
+		Expect(movedNone.fault()["faultstring"]).To(Equal("Agent token is required for heartbeat processing."))
 		Expect(e.at("1.22", http.MethodPost, "/v1/heartbeat/1be26c0b-03f2-4d2e-ae87-c02d7f33c123", `{"callback_url": "", "agent_token": "x"}`).status).To(Equal(http.StatusNotFound))
 	})
 

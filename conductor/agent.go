@@ -105,6 +105,19 @@ func checkAgentCert(info map[string]any, presented string) (string, error) {
 	return presented, nil
 }
 
+// errCallbackURLChanged refuses a heartbeat from an agent claiming to
+// listen elsewhere than its first heartbeat said. It is checked only after
+// the token: a caller without it must not learn the node's agent URL by
+// trying addresses.
+var errCallbackURLChanged = errs.New(errs.KindInvalid, "Detected change in ramdisk provided \"callback_url\"")
+
+func checkCallbackURL(info map[string]any, callbackURL string) error {
+	if known, _ := info[agentURLKey].(string); known != "" && known != callbackURL {
+		return errCallbackURLChanged
+	}
+	return nil
+}
+
 // Heartbeat is an agent ramdisk checking in. A valid token lets the
 // conductor record where the agent listens and which version it runs, keep
 // a waiting node's callback timeout from expiring, and hand the heartbeat
@@ -127,6 +140,9 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 	if !validAgentToken(t.Node().DriverInternalInfo, args.AgentToken) {
 		c.heartbeatRefused(ctx, t)
 		return invalid
+	}
+	if err := checkCallbackURL(t.Node().DriverInternalInfo, args.CallbackURL); err != nil {
+		return err
 	}
 	newCert, err := checkAgentCert(t.Node().DriverInternalInfo, args.AgentVerifyCA)
 	if errors.Is(err, errAgentCertChanged) {
@@ -161,6 +177,9 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 	// The token may have been revoked (power off, tear down) meanwhile.
 	if !validAgentToken(n.DriverInternalInfo, args.AgentToken) {
 		return invalid
+	}
+	if err := checkCallbackURL(n.DriverInternalInfo, args.CallbackURL); err != nil {
+		return err
 	}
 	// Another heartbeat may have pinned a certificate meanwhile.
 	if newCert, err = checkAgentCert(n.DriverInternalInfo, args.AgentVerifyCA); err != nil {
