@@ -3,6 +3,8 @@ package pxe
 import (
 	"bytes"
 	"io"
+	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 )
@@ -44,4 +46,25 @@ func writeStreamAtomic(path string, r io.Reader) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// filesOnly is the HTTP root as the boot file server shows it: files, and
+// no directories, whose listings would name every node (their UUIDs) and
+// hand out their iPXE configurations to whoever asks.
+type filesOnly struct{ http.FileSystem }
+
+func (f filesOnly) Open(name string) (http.File, error) {
+	file, err := f.FileSystem.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	info, err := file.Stat()
+	if err == nil && info.IsDir() {
+		err = fs.ErrNotExist
+	}
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	return file, nil
 }

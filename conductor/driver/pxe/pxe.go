@@ -607,7 +607,7 @@ func (b *Boot) StartService(ctx context.Context) error {
 		return fmt.Errorf("pxe: boot file server: %w", err)
 	}
 	prefix := strings.TrimRight(u.Path, "/")
-	var h http.Handler = http.FileServer(http.Dir(b.opts.HTTPRoot))
+	var h http.Handler = http.FileServer(filesOnly{http.Dir(b.opts.HTTPRoot)})
 	if b.opts.Media != nil {
 		h = b.opts.Media.Wrap(h)
 		reapCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

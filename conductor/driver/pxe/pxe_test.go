@@ -256,6 +256,16 @@ var _ = Describe("pxe boot interface", func() {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		Expect(string(body)).To(Equal("hi"))
+		Expect(os.MkdirAll(filepath.Join(httpRoot, "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"), 0o755)).To(Succeed())
+		for _, dir := range []string{"/boot/", "/boot", "/boot/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/", "/boot/1be26c0b-03f2-4d2e-ae87-c02d7f33c123"} {
+			resp, err := http.Get("http://" + addr + dir)
+			Expect(err).NotTo(HaveOccurred())
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			Expect(resp.StatusCode).To(Equal(http.StatusNotFound), "a directory (%s) is not listed", dir)
+			Expect(string(body)).NotTo(ContainSubstring("1be26c0b"))
+			Expect(string(body)).NotTo(ContainSubstring("hello"))
+		}
 		Expect(srv.StopService(ctx)).To(Succeed())
 		_, err = http.Get("http://" + addr + "/boot/hello")
 		Expect(err).To(HaveOccurred())
