@@ -616,29 +616,23 @@ var _ = Describe("volume connectors and targets", func() {
 			Expect(e.store.GetNode(context.Background(), node)).To(HaveField("Reservation", BeNil()))
 		})
 
-		It("tears down a node's targets (not its connectors) and its boot-from-volume info", func() {
+		It("keeps a fake-deployed node's targets through tear down, as Ironic's fake deploy does", func() {
 			createConnector("iqn", "iqn.keep")
-			createTarget(node, 0, secretProps)
+			target := createTarget(node, 0, secretProps)
 			n, err := e.store.GetNode(context.Background(), node)
 			Expect(err).NotTo(HaveOccurred())
 			n.SetState(states.Active, n.TargetState())
-			n.DriverInternalInfo = model.JSONObject{"boot_from_volume": "t", "boot_from_volume_deploy": "t", "keep": "me"}
+			n.DriverInternalInfo = model.JSONObject{"boot_from_volume": "t", "keep": "me"}
 			Expect(e.store.SaveNode(context.Background(), n)).To(Succeed())
 			r := e.at(v32, http.MethodPut, "/v1/nodes/"+node+"/states/provision", `{"target": "deleted"}`)
 			Expect(r.status).To(Equal(http.StatusAccepted), string(r.raw))
-			Eventually(func() []any {
-				return e.at(v32, http.MethodGet, "/v1/volume/targets", "").json()["targets"].([]any)
-			}).Should(BeEmpty())
-			Eventually(func() model.JSONObject {
-				n, err := e.store.GetNode(context.Background(), node)
-				Expect(err).NotTo(HaveOccurred())
-				return n.DriverInternalInfo
-			}).ShouldNot(HaveKey("boot_from_volume"))
-			n, err = e.store.GetNode(context.Background(), node)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(n.DriverInternalInfo).NotTo(HaveKey("boot_from_volume_deploy"))
-			Expect(n.DriverInternalInfo).To(HaveKeyWithValue("keep", "me"))
+			Eventually(func() any {
+				return e.at(v32, http.MethodGet, "/v1/nodes/"+node, "").json()["provision_state"]
+			}).Should(Equal("available"))
+			Expect(e.at(v32, http.MethodGet, "/v1/volume/targets", "").json()["targets"]).To(HaveLen(1))
 			Expect(e.at(v32, http.MethodGet, "/v1/volume/connectors", "").json()["connectors"]).To(HaveLen(1))
+			Expect(e.node(node).DriverInternalInfo).To(HaveKeyWithValue("boot_from_volume", "t"))
+			Expect(e.at(v32, http.MethodDelete, "/v1/volume/targets/"+target, "").status).To(Equal(http.StatusNoContent))
 		})
 	})
 

@@ -187,7 +187,7 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 	if err == nil {
 		_, err = d.Deploy.TearDown(ctx, t)
 	}
-	if err == nil {
+	if _, keeps := driver.Lookup[driver.StorageKeeper](d, hwcatalog.Deploy); err == nil && !keeps {
 		err = c.tearDownStorage(ctx, t)
 	}
 	// The instance is gone (or unusable) either way.

@@ -52,6 +52,14 @@ type HeartbeatHandler interface {
 	Heartbeat(ctx context.Context, t TaskContext, callbackURL, agentVersion string) error
 }
 
+// StorageKeeper is implemented by deploy interfaces whose tear down leaves
+// the node's volume targets alone. Ironic removes them in the agent and
+// iSCSI deploys' tear down, not in the fake one: with fake-hardware the
+// targets outlive the instance, and a client deletes them afterwards.
+type StorageKeeper interface {
+	KeepsStorage()
+}
+
 // AgentPoller is a heartbeat handler that asks the agent how its work goes
 // before the node is locked, so no lock is held while an agent answers:
 // the conductor calls PollAgent with the node as read without the lock,

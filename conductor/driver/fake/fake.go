@@ -290,6 +290,8 @@ func (d *deploy) TearDown(ctx context.Context, t driver.TaskContext) (driver.Res
 	return driver.Done, nil
 }
 
+func (d *deploy) KeepsStorage() {}
+
 func (d *deploy) CleanUp(ctx context.Context, t driver.TaskContext) error {
 	return d.h.fault(ctx, t, OpCleanUp)
 }

@@ -568,20 +568,22 @@ var _ = Describe("Volume API", Ordered, func() {
 		isCode(err, 404)
 	})
 
-	It("tears down a deployed node's targets and keeps its connectors", func() {
+	It("keeps a fake-deployed node's targets through undeploy, and deletes them afterwards with 204, as Ironic does", func() {
 		dn := steps.CreateNode(ctx, c, steps.Name("vol-deploy", 0))
 		vc, err := connectors.Create(ctx, c, connectors.CreateOpts{NodeUUID: dn.UUID, Type: "iqn", ConnectorID: "iqn.deploy-" + dn.UUID[:8]}).Extract()
 		Expect(err).NotTo(HaveOccurred())
-		_, err = targets.Create(ctx, c, targets.CreateOpts{NodeUUID: dn.UUID, VolumeType: "iscsi", BootIndex: 0, VolumeID: "boot"}).Extract()
+		vt, err := targets.Create(ctx, c, targets.CreateOpts{NodeUUID: dn.UUID, VolumeType: "iscsi", BootIndex: 0, VolumeID: "boot"}).Extract()
 		Expect(err).NotTo(HaveOccurred())
 		steps.Lifecycle(ctx, c, dn.UUID)
 		pages, err := targets.ListByNode(c, dn.UUID, nil).AllPages(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		l, err := targets.ExtractTargets(pages)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(l).To(BeEmpty())
+		Expect(l).To(ConsistOf(HaveField("UUID", vt.UUID)))
 		_, err = connectors.Get(ctx, c, vc.UUID, nil).Extract()
 		Expect(err).NotTo(HaveOccurred())
+		r := raw(ctx, v32, http.MethodDelete, "/v1/volume/targets/"+vt.UUID, nil)
+		Expect(r.Status).To(Equal(http.StatusNoContent), string(r.Body))
 	})
 
 	It("never lets a target secret out, in any response body or any log line", func() {
