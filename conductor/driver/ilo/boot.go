@@ -146,6 +146,10 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 		if strings.TrimSpace(object) == "" {
 			return "", errs.InvalidParameterValue("driver_info %s of node %s names no Swift object after %q.", key, n.UUID, swiftPrefix)
 		}
+		if conductorMedia(object) {
+			return "", errs.InvalidParameterValue(
+				"driver_info %s of node %s names virtual media the conductor publishes for a node (%s), not a deploy ISO.", key, n.UUID, v)
+		}
 		return v, nil
 	}
 	if _, ok := image.GlanceRef(v); ok {

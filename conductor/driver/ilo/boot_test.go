@@ -230,6 +230,19 @@ var _ = Describe("virtual-media boot", func() {
 			Expect(err.Error()).To(ContainSubstring("must be an http:// or https:// URL, swift:<object> or a Glance image id"))
 		})
 
+		It("refuses a swift:<object> naming the virtual media the conductor publishes for a node", func() {
+			n := deployingNode(iloInfo())
+			other := "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
+			for _, object := range []string{"image-" + other, "boot-" + other, "deploy-" + other, "image-" + n.UUID} {
+				n.DriverInfo["deploy_iso"] = "swift:" + object
+				err := validate(hw.ILO(), n)
+				Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue), object)
+				Expect(err.Error()).To(ContainSubstring("names virtual media the conductor publishes for a node"))
+			}
+			n.DriverInfo["deploy_iso"] = "swift:ferric-deploy.iso"
+			Expect(validate(hw.ILO(), n)).To(Succeed())
+		})
+
 		It("boots a partition image from the image's own boot ISO or one built from its kernel and ramdisk, else asks for local boot", func(ctx SpecContext) {
 			n := deployingNode(iloInfo())
 			n.InstanceInfo = model.JSONObject{"image_source": "http://images/part.img", "kernel": "http://k", "ramdisk": "http://r",

@@ -17,6 +17,19 @@ import (
 // published as.
 func deployISOName(nodeUUID string) string { return "deploy-" + nodeUUID }
 
+// conductorMedia tells whether a Swift object name is one the conductor
+// publishes for a node in the container: a node's parameter floppy holds its
+// agent token, and any of them booted elsewhere would hand one node's
+// identity to another.
+func conductorMedia(object string) bool {
+	for _, prefix := range []string{publish.FloppyName(""), publish.BootISOName(""), deployISOName("")} {
+		if strings.HasPrefix(object, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // swiftPrefix starts a deploy_iso naming an object of the conductor's
 // Swift container ([ilo] swift_ilo_container), as Ironic's references do.
 const swiftPrefix = "swift:"
