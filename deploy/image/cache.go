@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -135,9 +134,10 @@ type CacheOptions struct {
 	// no bound. Referenced entries are never deleted, so the cache may
 	// exceed the bound while deploys hold it.
 	MaxBytes int64
-	// Client downloads http(s) sources; nil means a client with connect,
-	// TLS and response-header timeouts.
+	// Client downloads http(s) sources; nil means Destinations' client.
 	Client *http.Client
+	// Destinations are the addresses the default client downloads from.
+	Destinations Destinations
 	// StallTimeout aborts a download that receives nothing for this long
 	// (default 2 minutes).
 	StallTimeout time.Duration
@@ -211,13 +211,7 @@ func NewCache(opts CacheOptions) (*Cache, error) {
 		flights: map[string]*flight{},
 	}
 	if c.client == nil {
-		c.client = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   30 * time.Second,
-			ResponseHeaderTimeout: 60 * time.Second,
-			IdleConnTimeout:       90 * time.Second,
-		}}
+		c.client = opts.Destinations.Client(0)
 	}
 	if c.stall == 0 {
 		c.stall = 2 * time.Minute

@@ -123,7 +123,7 @@ var _ = Describe("Cache", func() {
 
 	newCache := func(max int64) *image.Cache {
 		GinkgoHelper()
-		c, err := image.NewCache(image.CacheOptions{Dir: dir, MaxBytes: max, AllowedPaths: []string{files}})
+		c, err := image.NewCache(image.CacheOptions{Dir: dir, MaxBytes: max, AllowedPaths: []string{files}, Destinations: loopback})
 		Expect(err).NotTo(HaveOccurred())
 		return c
 	}
