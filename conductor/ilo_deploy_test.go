@@ -148,6 +148,19 @@ func (w *iscsiWorld) vmediaNodeWith(ctx context.Context, opts ilotest.Options, d
 }
 
 // floppyParameters fetches a published floppy and reads its parameters.txt.
+// floppyToken is the agent token a parameter floppy carries.
+func floppyToken(u string) string {
+	GinkgoHelper()
+	for _, line := range strings.Split(floppyParameters(u), "\n") {
+		if v, ok := strings.CutPrefix(line, "ipa-agent-token="); ok {
+			Expect(v).To(HaveLen(43))
+			return v
+		}
+	}
+	Fail("no ipa-agent-token on the floppy")
+	return ""
+}
+
 func floppyParameters(u string) string {
 	GinkgoHelper()
 	resp, err := http.Get(u)
@@ -249,13 +262,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 
 		By("putting a fresh token on the floppy only the BMC can fetch")
 		_, floppyURL, _ := vmediaOf(srv)
-		var token string
-		for _, line := range strings.Split(floppyParameters(floppyURL), "\n") {
-			if v, ok := strings.CutPrefix(line, "ipa-agent-token="); ok {
-				token = v
-			}
-		}
-		Expect(token).To(HaveLen(43))
+		token := floppyToken(floppyURL)
 		info := w.e.node(ctx, n.UUID).DriverInternalInfo
 		Expect(info).To(HaveKeyWithValue("agent_secret_token", token))
 		Expect(info).To(HaveKeyWithValue("agent_secret_token_pregenerated", true))
@@ -289,6 +296,54 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 		Expect(final.DriverInternalInfo).NotTo(HaveKey("agent_secret_token"))
 		Expect(final.DriverInternalInfo).NotTo(HaveKey("agent_secret_token_pregenerated"))
 		Expect(statusOf(floppyURL)).To(Equal(http.StatusNotFound), "the floppy and its token are gone")
+	})
+
+	It("rebuilds the floppy with a new pre-issued token when a clean step reboots, and deletes the old floppy at once", func(ctx SpecContext) {
+		w := iloWorld(ctx, backends[0])
+		srv, n, _, _ := w.vmediaNode(ctx, "ProLiant DL360 Gen10", ilo.RedfishName, states.Manageable, nil)
+		agent := newStubAgent(map[string]any{"interface": "deploy", "step": "erase_devices_metadata", "priority": 99,
+			"abortable": true, "reboot_requested": true})
+		// The agent knows only the token on its floppy; a heartbeat finding
+		// the node locked is refused, and the next one goes through.
+		heartbeat := func() {
+			_ = rpc.Heartbeat.Call(ctx, w.e.api(w.c), rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: agent.srv.URL, AgentToken: agent.token})
+		}
+		w.provide(ctx, n.UUID)
+		_, firstURL, _ := vmediaOf(srv)
+		agent.token = floppyToken(firstURL)
+		Eventually(func() bool {
+			if w.e.node(ctx, n.UUID).DriverInternalInfo["cleaning_reboot"] == true {
+				return true
+			}
+			heartbeat()
+			return false
+		}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(BeTrue())
+		Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+
+		By("booting the rebooted agent from a new floppy with a new token, which lookup does not hand out")
+		_, secondURL, _ := vmediaOf(srv)
+		Expect(secondURL).NotTo(BeEmpty())
+		second := floppyToken(secondURL)
+		Expect(second).NotTo(Equal(agent.token))
+		info := w.e.node(ctx, n.UUID).DriverInternalInfo
+		Expect(info).To(HaveKeyWithValue("agent_secret_token", second))
+		Expect(info).To(HaveKeyWithValue("agent_secret_token_pregenerated", true))
+		withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: n.UUID})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(withToken.AgentToken).To(Equal("******"))
+		Expect(statusOf(firstURL)).To(Equal(http.StatusNotFound), "the old floppy is gone, not left until it expires")
+
+		By("going on with the agent that heartbeats with the new floppy's token")
+		agent.reboot()
+		agent.token = second
+		Eventually(func() states.State {
+			heartbeat()
+			return w.e.node(ctx, n.UUID).State()
+		}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(100 * time.Millisecond).Should(Equal(states.Available))
+		Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
+		Expect(w.e.node(ctx, n.UUID).LastError).To(BeNil())
+		Expect(agent.executed()).To(HaveLen(1), "the step ran once")
+		Expect(statusOf(secondURL)).To(Equal(http.StatusNotFound))
 	})
 
 	It("cleans a Gen9's disk through the callback-only ramdisk booted from virtual media, and ejects it", func(ctx SpecContext) {

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,6 +105,10 @@ func (w *iscsiWorld) buildImages() {
 	DeferCleanup(w.images.Close)
 }
 
+// loopbackDownloads lets a world's conductor download the images its
+// specs serve from 127.0.0.1, as the lab's configuration does.
+var loopbackDownloads = image.Destinations{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+
 func newISCSIWorld(ctx context.Context, backend string, mods ...func(*iscsideploy.Options)) *iscsiWorld {
 	return newISCSIWorldWith(ctx, backend, worldHooks{}, mods...)
 }
@@ -154,7 +159,7 @@ func newISCSIWorldWith(ctx context.Context, backend string, hooks worldHooks, mo
 	Expect(httpPort.Close()).To(Succeed())
 	allowed := []string{filepath.Join(w.dir, "images")}
 	files := pxe.Options{TFTPRoot: w.tftp, HTTPRoot: w.httpRoot, HTTPURL: w.httpURL, IPXE: true,
-		DefaultBootOption: "local", FileAllowedPaths: allowed, Log: w.e.log}
+		DefaultBootOption: "local", FileAllowedPaths: allowed, Downloads: loopbackDownloads, Log: w.e.log}
 	if hooks.files != nil {
 		hooks.files(w, &files)
 	}
@@ -163,7 +168,7 @@ func newISCSIWorldWith(ctx context.Context, backend string, hooks worldHooks, mo
 		APIURL: "http://127.0.0.1:6385/", PortalPort: daemon.Port, MaxConcurrentWrites: 2, WriteWorkers: 4,
 		PowerOffAfterFailure: true, DefaultBootOption: "local", CacheDir: filepath.Join(w.dir, "cache"),
 		ConnectAttempts: 2, NotifyPort: notify.Addr().(*net.TCPAddr).Port, ProgressInterval: 10 * time.Millisecond,
-		TempDir: w.dir, FileAllowedPaths: allowed, Log: w.e.log,
+		TempDir: w.dir, FileAllowedPaths: allowed, Downloads: loopbackDownloads, Log: w.e.log,
 	}
 	for _, m := range mods {
 		m(&opts)

@@ -5,6 +5,7 @@
 package config
 
 import (
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -147,7 +148,24 @@ type Conductor struct {
 	// and AMQP credentials (in its configuration, in /proc/self/environ),
 	// and a node's owner must not be able to name such a file as a kernel
 	// or an image and have it copied where it can read it.
-	FileURLAllowedPaths []string `ini:"conductor.file_url_allowed_paths" help:"Directories whose files image_source, kernel, ramdisk, deploy_kernel and deploy_ramdisk may name as absolute paths or file:// URLs; a path is allowed only if, after resolving symbolic links and .., it lies under one of them. Empty (the default): only http(s) URLs and Glance images, since Ferric has no directory of its own that holds nothing but boot images and every file the conductor can read would otherwise be copyable to the TFTP root or a node's disk."`
+	// ImageDownloadAllowedNetworks is empty by default: a node's owner
+	// names the URLs the conductor downloads, and must not reach the
+	// conductor's own services, the metadata service or the management
+	// network through it.
+	ImageDownloadAllowedNetworks []string `ini:"conductor.image_download_allowed_networks" help:"Networks (CIDR, e.g. 10.20.0.0/16) the conductor may download images, kernels, ramdisks and config drives from although they are loopback, link-local, unspecified, multicast or private (RFC 1918, fc00::/7) addresses. The check is made on the address each connection goes to, after name resolution and on every redirect; downloads use no HTTP proxy. Empty (the default): only public addresses. Production with an image server on the provisioning or management network must list that server's network, and only it."`
+	FileURLAllowedPaths          []string `ini:"conductor.file_url_allowed_paths" help:"Directories whose files image_source, kernel, ramdisk, deploy_kernel and deploy_ramdisk may name as absolute paths or file:// URLs; a path is allowed only if, after resolving symbolic links and .., it lies under one of them. Empty (the default): only http(s) URLs and Glance images, since Ferric has no directory of its own that holds nothing but boot images and every file the conductor can read would otherwise be copyable to the TFTP root or a node's disk."`
+}
+
+// DownloadNetworks are image_download_allowed_networks parsed; Validate
+// refuses a configuration with one that does not parse.
+func (c Conductor) DownloadNetworks() []netip.Prefix {
+	var out []netip.Prefix
+	for _, n := range c.ImageDownloadAllowedNetworks {
+		if p, err := netip.ParsePrefix(n); err == nil {
+			out = append(out, p.Masked())
+		}
+	}
+	return out
 }
 
 // IPMI configures the ipmi hardware type, which drives BMCs with ipmitool.
@@ -337,28 +355,29 @@ func Defaults() Config {
 			ResponseTimeout: 60 * time.Second,
 		},
 		Conductor: Conductor{
-			EnabledHardwareTypes:        []string{"fake-hardware"},
-			WorkersPoolSize:             100,
-			HeartbeatInterval:           10 * time.Second,
-			HeartbeatTimeout:            60 * time.Second,
-			NodeLockedRetryAttempts:     3,
-			NodeLockedRetryInterval:     time.Second,
-			CheckProvisionStateInterval: 60 * time.Second,
-			DeployCallbackTimeout:       1800 * time.Second,
-			CleanCallbackTimeout:        1800 * time.Second,
-			InspectWaitTimeout:          1800 * time.Second,
-			RescueCallbackTimeout:       1800 * time.Second,
-			SyncPowerStateInterval:      60 * time.Second,
-			PowerStateSyncMaxRetries:    3,
-			SyncLocalStateInterval:      180 * time.Second,
-			PeriodicMaxWorkers:          8,
-			PowerStateChangeTimeout:     60 * time.Second,
-			PowerStateSyncTimeout:       30 * time.Second,
-			SoftPowerOffTimeout:         600 * time.Second,
-			ForcePowerStateDuringSync:   true,
-			AutomatedClean:              true,
-			AllowDeletingAvailableNodes: true,
-			FileURLAllowedPaths:         []string{},
+			EnabledHardwareTypes:         []string{"fake-hardware"},
+			WorkersPoolSize:              100,
+			HeartbeatInterval:            10 * time.Second,
+			HeartbeatTimeout:             60 * time.Second,
+			NodeLockedRetryAttempts:      3,
+			NodeLockedRetryInterval:      time.Second,
+			CheckProvisionStateInterval:  60 * time.Second,
+			DeployCallbackTimeout:        1800 * time.Second,
+			CleanCallbackTimeout:         1800 * time.Second,
+			InspectWaitTimeout:           1800 * time.Second,
+			RescueCallbackTimeout:        1800 * time.Second,
+			SyncPowerStateInterval:       60 * time.Second,
+			PowerStateSyncMaxRetries:     3,
+			SyncLocalStateInterval:       180 * time.Second,
+			PeriodicMaxWorkers:           8,
+			PowerStateChangeTimeout:      60 * time.Second,
+			PowerStateSyncTimeout:        30 * time.Second,
+			SoftPowerOffTimeout:          600 * time.Second,
+			ForcePowerStateDuringSync:    true,
+			AutomatedClean:               true,
+			AllowDeletingAvailableNodes:  true,
+			FileURLAllowedPaths:          []string{},
+			ImageDownloadAllowedNetworks: []string{},
 		},
 		IPMI: IPMI{
 			CommandRetryTimeout:           60 * time.Second,

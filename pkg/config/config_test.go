@@ -307,6 +307,7 @@ var _ = Describe("Validate", func() {
 			c.Deploy.ShredFinalOverwriteWithZeros = false
 		}, "[deploy] shred_random_overwrite_iterations: 0 with shred_final_overwrite_with_zeros false"),
 		Entry(nil, func(c *config.Config) { c.Conductor.FileURLAllowedPaths = []string{"images"} }, `[conductor] file_url_allowed_paths: "images" is not an absolute path`),
+		Entry(nil, func(c *config.Config) { c.Conductor.ImageDownloadAllowedNetworks = []string{"10.20.0.0"} }, `[conductor] image_download_allowed_networks: "10.20.0.0" is not a network in CIDR notation (such as 10.20.0.0/16)`),
 		Entry(nil, func(c *config.Config) { c.Deploy.MaxImageSize = -1 }, "[deploy] max_image_size: must not be negative"),
 		Entry(nil, func(c *config.Config) { c.PXE.MaxBootFileSize = 0 }, "[pxe] max_boot_file_size: must be positive"),
 		Entry(nil, func(c *config.Config) { c.API.ReadTimeout = -time.Second }, "[api] read_timeout: must not be negative"),

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -273,6 +274,11 @@ func (c Config) Validate() error {
 	}
 	if dp.ShredRandomOverwriteIterations == 0 && !dp.ShredFinalOverwriteWithZeros {
 		bad("deploy", "shred_random_overwrite_iterations", "0 with shred_final_overwrite_with_zeros false would make erase_devices write nothing")
+	}
+	for _, n := range c.Conductor.ImageDownloadAllowedNetworks {
+		if _, err := netip.ParsePrefix(n); err != nil {
+			bad("conductor", "image_download_allowed_networks", "%q is not a network in CIDR notation (such as 10.20.0.0/16)", n)
+		}
 	}
 	for _, p := range c.Conductor.FileURLAllowedPaths {
 		if !filepath.IsAbs(p) {

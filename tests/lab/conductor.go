@@ -46,6 +46,9 @@ func Configure(c harness.Config, d Dirs, portalPort, httpPort int) harness.Confi
 		Set("pxe", "instance_master_path", d.Images).
 		Set("deploy", "http_root", d.HTTPRoot).
 		Set("deploy", "http_url", fmt.Sprintf("http://127.0.0.1:%d", httpPort)).
+		// The lab's images, kernels and ramdisks are served from
+		// 127.0.0.1, which a conductor otherwise refuses to download from.
+		Set("conductor", "image_download_allowed_networks", []string{"127.0.0.0/8"}).
 		Set("iscsi", "portal_port", portalPort).
 		Set("ipmi", "min_command_interval", "100ms").
 		Set("ipmi", "connect_timeout", time.Second).

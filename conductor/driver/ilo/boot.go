@@ -3,6 +3,7 @@ package ilo
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
@@ -173,7 +174,7 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 }
 
 // PrepareRamdisk boots the node into the deploy ramdisk at its next boot,
-// only while deploying or cleaning: both media ejected, the parameter
+// only while deploying or cleaning (clean wait included): both media ejected, the parameter
 // floppy built from params (plus BOOTIF and a pre-issued agent token) and
 // published, the floppy and the
 // deploy ISO inserted, and a one-time boot from the CD set (in UEFI mode
@@ -181,7 +182,8 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 // leaves nothing inserted or published: the conductor only records it.
 func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params map[string]any) (err error) {
 	n := t.Node()
-	if st := n.State(); st != states.Deploying && st != states.Cleaning {
+	// Clean wait: a clean step's reboot boots the ramdisk again.
+	if st := n.State(); st != states.Deploying && st != states.Cleaning && st != states.CleanWait {
 		return nil
 	}
 	c, err := b.h.Controller(ctx, b.f, n)
@@ -199,6 +201,15 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 	if err := ejectAll(ctx, c); err != nil {
 		return err
 	}
+	pub, err := b.opts.Publisher(ctx)
+	if err != nil {
+		return err
+	}
+	// A floppy of an earlier boot holds a token that is being replaced: it
+	// goes now, not when its lifetime ends.
+	if err := deleteFloppy(ctx, pub, n); err != nil {
+		return err
+	}
 	values := make(map[string]string, len(params)+1)
 	for k, v := range params {
 		values[k] = fmt.Sprint(v)
@@ -211,6 +222,10 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 	if values["ipa-agent-token"], err = driver.PreIssueAgentToken(n); err != nil {
 		return err
 	}
+	// Each boot's floppy has a name of its own: a URL of an earlier one,
+	// which a BMC may have kept or logged, must not fetch the new token.
+	name := publish.FloppyName(n.UUID) + "-" + strings.ToLower(rand.Text())
+	n.DriverInternalInfo[floppyKey] = name
 	if err := t.Save(ctx); err != nil {
 		return fmt.Errorf("node %s: save the pre-issued agent token: %w", n.UUID, err)
 	}
@@ -218,11 +233,6 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 	if err != nil {
 		return fmt.Errorf("node %s: %w", n.UUID, err)
 	}
-	pub, err := b.opts.Publisher(ctx)
-	if err != nil {
-		return err
-	}
-	name := publish.FloppyName(n.UUID)
 	if err := pub.Publish(ctx, name, bytes.NewReader(img), b.opts.MediaLifetime); err != nil {
 		return fmt.Errorf("node %s: publish the parameter floppy: %w", n.UUID, err)
 	}
@@ -309,8 +319,8 @@ func (b *Boot) cleanUpMedia(ctx context.Context, n *model.Node) error {
 	if pub, err := b.opts.Publisher(ctx); err != nil {
 		failures = append(failures, err)
 	} else {
-		if err := pub.Delete(ctx, publish.FloppyName(n.UUID)); err != nil {
-			failures = append(failures, fmt.Errorf("node %s: delete the parameter floppy: %w", n.UUID, err))
+		if err := deleteFloppy(ctx, pub, n); err != nil {
+			failures = append(failures, err)
 		}
 		if err := pub.Delete(ctx, deployISOName(n.UUID)); err != nil {
 			failures = append(failures, fmt.Errorf("node %s: delete the deploy ISO: %w", n.UUID, err))
@@ -323,6 +333,26 @@ func (b *Boot) cleanUpMedia(ctx context.Context, n *model.Node) error {
 		failures = append(failures, fmt.Errorf("node %s: %w", n.UUID, err))
 	}
 	return errors.Join(failures...)
+}
+
+// floppyKey is the driver_internal_info entry naming the node's current
+// parameter floppy.
+const floppyKey = "vmedia_floppy"
+
+// deleteFloppy deletes the node's parameter floppy, and the one a version
+// naming it publish.FloppyName alone may have left.
+func deleteFloppy(ctx context.Context, pub publish.Publisher, n *model.Node) error {
+	names := []string{publish.FloppyName(n.UUID)}
+	if current, _ := n.DriverInternalInfo[floppyKey].(string); current != "" {
+		names = append(names, current)
+	}
+	for _, name := range names {
+		if err := pub.Delete(ctx, name); err != nil {
+			return fmt.Errorf("node %s: delete the parameter floppy: %w", n.UUID, err)
+		}
+	}
+	delete(n.DriverInternalInfo, floppyKey)
+	return nil
 }
 
 func ejectAll(ctx context.Context, c *bmc.Controller) error {

@@ -51,7 +51,7 @@ var _ = Describe("boot ISOs of partition images", func() {
 		vmedia = filepath.Join(httpRoot, "vmedia")
 		web, err := publish.NewWebServer(vmedia, base)
 		Expect(err).NotTo(HaveOccurred())
-		files := pxe.New(pxe.Options{TFTPRoot: GinkgoT().TempDir(), HTTPRoot: httpRoot, HTTPURL: base, Media: web})
+		files := pxe.New(pxe.Options{TFTPRoot: GinkgoT().TempDir(), HTTPRoot: httpRoot, HTTPURL: base, Media: web, Downloads: loopbackDownloads})
 		Expect(files.StartService(ctx)).To(Succeed())
 		DeferCleanup(files.StopService)
 		store, err = db.Open(ctx, "sqlite://"+filepath.Join(GinkgoT().TempDir(), "ferric.db"))

@@ -43,7 +43,7 @@ func webPublisher(ctx context.Context) (pub *publish.WebServer, base, folder str
 	folder = filepath.Join(httpRoot, "vmedia")
 	pub, err = publish.NewWebServer(folder, base)
 	Expect(err).NotTo(HaveOccurred())
-	files := pxe.New(pxe.Options{TFTPRoot: GinkgoT().TempDir(), HTTPRoot: httpRoot, HTTPURL: base, Media: pub})
+	files := pxe.New(pxe.Options{TFTPRoot: GinkgoT().TempDir(), HTTPRoot: httpRoot, HTTPURL: base, Media: pub, Downloads: loopbackDownloads})
 	Expect(files.StartService(ctx)).To(Succeed())
 	DeferCleanup(files.StopService)
 	return pub, base, folder

@@ -116,6 +116,19 @@ func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (dri
 		delete(info, k)
 	}
 	maps.Copy(info, d.agentCleanParams())
+	if err := d.bootCleaningRamdisk(ctx, t, drv, key); err != nil {
+		return 0, err
+	}
+	return driver.Wait, nil
+}
+
+// bootCleaningRamdisk prepares the cleaning ramdisk's boot afresh and
+// reboots the node into it. Every boot of the ramdisk goes through the
+// boot interface: on virtual media that builds a new parameter floppy with
+// a new pre-issued agent token, replacing the old one, so the rebooted
+// agent's lookup hands no token out to whoever asks first.
+func (d *Deploy) bootCleaningRamdisk(ctx context.Context, t driver.TaskContext, drv *driver.Driver, key string) error {
+	n := t.Node()
 	bootMode := pxe.Capability(n.Properties["capabilities"], "boot_mode")
 	if bootMode == "" {
 		bootMode = "bios"
@@ -123,17 +136,14 @@ func (d *Deploy) PrepareCleaning(ctx context.Context, t driver.TaskContext) (dri
 	// netboot: the callback-only ramdisk would otherwise try to install a
 	// boot loader on the disk being cleaned.
 	if err := drv.Boot.PrepareRamdisk(ctx, t, d.ramdiskParams(n, key, "netboot", bootMode)); err != nil {
-		return 0, fmt.Errorf("prepare the cleaning ramdisk: %w", err)
+		return fmt.Errorf("prepare the cleaning ramdisk: %w", err)
 	}
 	// The new ramdisk may look the node up before this worker ends: it
 	// must find the old agent token gone, or it gets no token of its own.
 	if err := t.Save(ctx); err != nil {
-		return 0, err
+		return err
 	}
-	if err := d.reboot(ctx, t, drv); err != nil {
-		return 0, err
-	}
-	return driver.Wait, nil
+	return d.reboot(ctx, t, drv)
 }
 
 // agentCleanParams are the erase settings the agent reads from the node

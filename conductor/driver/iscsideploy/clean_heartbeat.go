@@ -172,7 +172,8 @@ func (d *Deploy) rebootForStep(ctx context.Context, t driver.TaskContext) error 
 	}
 	// The rebooted agent looks the node up again and needs a new token.
 	driver.ForgetAgentConnection(n)
-	if err := d.reboot(ctx, t, drv); err != nil {
+	key, _ := n.DriverInternalInfo[deployKeyKey].(string)
+	if err := d.bootCleaningRamdisk(ctx, t, drv, key); err != nil {
 		return t.FailCleaning(ctx, fmt.Sprintf("Reboot requested by clean step %s failed for node %s: %s", jsonText(n.CleanStep), n.UUID, err))
 	}
 	n.DriverInternalInfo[cleaningRebootKey] = true

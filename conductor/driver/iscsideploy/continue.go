@@ -184,7 +184,7 @@ func (d *Deploy) writeImage(ctx context.Context, t driver.TaskContext, tgt targe
 		if err != nil {
 			return written{}, fmt.Errorf("config drive: %w", err)
 		}
-		if configDrive, err = disk.DecodeConfigDrive(ctx, value, d.opts.Client); err != nil {
+		if configDrive, err = disk.DecodeConfigDrive(ctx, value, d.downloads); err != nil {
 			return written{}, fmt.Errorf("config drive: %w", err)
 		}
 	}

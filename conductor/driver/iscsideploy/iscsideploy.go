@@ -95,9 +95,12 @@ type Options struct {
 	TempDir string
 	// Glance, when set, resolves image sources given as Glance image ids.
 	Glance *image.GlanceOptions
-	// Client talks to agents and fetches config drives.
+	// Client talks to agents.
 	Client *http.Client
-	Log    logrus.FieldLogger
+	// Downloads are the addresses images and config drives may be
+	// downloaded from.
+	Downloads image.Destinations
+	Log       logrus.FieldLogger
 	// Clean configures in-band cleaning (clean.go).
 	Clean CleanOptions
 	// AllowExportWithoutCHAP accepts a ramdisk exporting the disk open to
@@ -121,6 +124,7 @@ func OptionsFrom(cfg config.Config, log logrus.FieldLogger) Options {
 		CacheMaxBytes:          cfg.PXE.ImageCacheSize << 20,
 		MaxImageSize:           cfg.Deploy.MaxImageSize << 20,
 		FileAllowedPaths:       cfg.Conductor.FileURLAllowedPaths,
+		Downloads:              image.Destinations{Allowed: cfg.Conductor.DownloadNetworks()},
 		PowerTimeout:           cfg.Conductor.PowerStateChangeTimeout,
 		Log:                    log,
 		Clean:                  cleanOptionsFrom(cfg, log),
@@ -156,7 +160,9 @@ type Deploy struct {
 
 	// glance is nil without Glance; glanceErr tells why it could not be
 	// built.
-	glance    *image.Glance
+	glance *image.Glance
+	// downloads fetches config drives given as URLs.
+	downloads *http.Client
 	glanceErr error
 
 	runs runs
@@ -200,7 +206,8 @@ func New(opts Options) *Deploy {
 	if opts.Clean.Iterations == 0 && !opts.Clean.Zeroize {
 		opts.Clean.Iterations, opts.Clean.Zeroize = 1, true
 	}
-	d := &Deploy{opts: opts, log: opts.Log.WithField("deploy_interface", Name), slots: newFIFO(opts.MaxConcurrentWrites)}
+	d := &Deploy{opts: opts, log: opts.Log.WithField("deploy_interface", Name), slots: newFIFO(opts.MaxConcurrentWrites),
+		downloads: opts.Downloads.Client(10 * time.Minute)}
 	if opts.Glance != nil {
 		d.glance, d.glanceErr = image.NewGlance(*opts.Glance)
 	}
@@ -215,7 +222,7 @@ var (
 func (d *Deploy) imageCache() (*image.Cache, error) {
 	d.cacheOnce.Do(func() {
 		d.cache, d.cacheErr = image.NewCache(image.CacheOptions{Dir: d.opts.CacheDir, MaxBytes: d.opts.CacheMaxBytes,
-			AllowedPaths: d.opts.FileAllowedPaths})
+			AllowedPaths: d.opts.FileAllowedPaths, Destinations: d.opts.Downloads})
 	})
 	return d.cache, d.cacheErr
 }

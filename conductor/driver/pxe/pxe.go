@@ -61,9 +61,12 @@ type Options struct {
 	AppendParams string
 	// DefaultBootOption applies when instance_info capabilities name none.
 	DefaultBootOption string
-	// Client fetches http(s) kernels and ramdisks; nil: a client with a
-	// 10-minute overall timeout.
+	// Client fetches http(s) kernels and ramdisks; nil: Downloads' client
+	// with a 10-minute overall timeout.
 	Client *http.Client
+	// Downloads are the addresses kernels and ramdisks may be downloaded
+	// from.
+	Downloads image.Destinations
 	// FileAllowedPaths are the directories kernels and ramdisks given as
 	// local paths may come from (image.CheckLocalPath).
 	FileAllowedPaths []string
@@ -95,6 +98,7 @@ func OptionsFrom(cfg config.Config, log logrus.FieldLogger) Options {
 		AppendParams:      cfg.PXE.PXEAppendParams,
 		DefaultBootOption: cfg.Deploy.DefaultBootOption,
 		FileAllowedPaths:  cfg.Conductor.FileURLAllowedPaths,
+		Downloads:         image.Destinations{Allowed: cfg.Conductor.DownloadNetworks()},
 		MaxFileSize:       cfg.PXE.MaxBootFileSize << 20,
 		Server: httpserver.Limits{ReadTimeout: cfg.Deploy.HTTPReadTimeout, WriteTimeout: cfg.Deploy.HTTPWriteTimeout,
 			PerWrite: true, IdleTimeout: cfg.Deploy.HTTPIdleTimeout, MaxHeaderBytes: cfg.Deploy.HTTPMaxHeaderSize},
@@ -117,7 +121,7 @@ type Boot struct {
 // New builds the interface.
 func New(opts Options) *Boot {
 	if opts.Client == nil {
-		opts.Client = &http.Client{Timeout: 10 * time.Minute}
+		opts.Client = opts.Downloads.Client(10 * time.Minute)
 	}
 	if opts.Log == nil {
 		opts.Log = logging.Discard()

@@ -186,7 +186,20 @@ var _ = Describe("pxe boot interface", func() {
 				_, _ = w.Write(make([]byte, 4096))
 			}))
 			DeferCleanup(files.Close)
-			boot = pxe.New(pxe.Options{TFTPRoot: tftp, HTTPRoot: httpRoot, FileAllowedPaths: []string{dir}, MaxFileSize: 1024})
+			cfg := config.Defaults()
+			cfg.Conductor.ImageDownloadAllowedNetworks = []string{"127.0.0.0/8"}
+			boot = pxe.New(pxe.Options{TFTPRoot: tftp, HTTPRoot: httpRoot, FileAllowedPaths: []string{dir}, MaxFileSize: 1024,
+				Downloads: pxe.OptionsFrom(cfg, nil).Downloads})
+		})
+
+		It("downloads nothing from loopback, link-local or private addresses outside [conductor] image_download_allowed_networks", func(ctx SpecContext) {
+			strict := pxe.New(pxe.Options{TFTPRoot: tftp, HTTPRoot: httpRoot, MaxFileSize: 1 << 20})
+			for _, u := range []string{files.URL + "/sized", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1:3306/"} {
+				t.Node().DriverInfo["deploy_kernel"] = u
+				err := strict.PrepareRamdisk(ctx, t, nil)
+				Expect(errors.Is(err, image.ErrDestinationRefused)).To(BeTrue(), "%s: %v", u, err)
+				Expect(os.ReadDir(filepath.Join(tftp, t.Node().UUID))).To(BeEmpty())
+			}
 		})
 
 		It("refuses a kernel announced larger than the limit and writes nothing", func(ctx SpecContext) {
