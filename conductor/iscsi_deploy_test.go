@@ -37,6 +37,7 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver/fake"
 	"github.com/ferricbm/ferric/conductor/driver/iscsideploy"
 	"github.com/ferricbm/ferric/conductor/driver/pxe"
+	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/deploy/agent/tgt"
 	"github.com/ferricbm/ferric/deploy/agent/tgt/tgttest"
@@ -528,6 +529,8 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 					"kernel": w.images.URL + "/kernel", "ramdisk": w.images.URL + "/ramdisk",
 					"capabilities": map[string]any{"boot_option": "netboot"},
 				}, 2200)
+				Expect(w.e.store.CreateVolumeTarget(ctx, &model.VolumeTarget{NodeID: n.ID, VolumeType: "iscsi", VolumeID: "data",
+					Extra: model.JSONObject{}, Properties: model.JSONObject{}})).To(Succeed())
 				By("deploying with a config drive stored apart from the node, as the API stores it")
 				driveID, err := w.e.store.SaveConfigDrive(ctx, n.ID, strings.NewReader(base64.StdEncoding.EncodeToString(gz.Bytes())))
 				Expect(err).NotTo(HaveOccurred())
@@ -612,6 +615,8 @@ var _ = Describe("iSCSI deploy with PXE boot", Label("tgtd"), func() {
 				Eventually(w.e.reservation(ctx, n.UUID)).Should(BeNil())
 				_, err = w.e.store.ConfigDrive(ctx, n.ID, driveID)
 				Expect(err).To(MatchError(ContainSubstring("not found")), "the config drive goes with the instance")
+				Expect(w.e.store.ListVolumeTargets(ctx, db.VolumeFilter{NodeID: &n.ID}, db.Page{}, nil)).To(BeEmpty(),
+					"the iscsi deploy tears the instance's storage down, unlike the fake one")
 				cfg, err = os.ReadFile(w.pxelinuxPath(mac))
 				Expect(err).NotTo(HaveOccurred())
 				Expect(string(cfg)).To(ContainSubstring("deployment_key="))

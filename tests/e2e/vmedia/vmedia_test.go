@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -160,9 +161,8 @@ var _ = Describe("Deploying lab nodes by virtual media", Ordered, func() {
 			Expect(node.InsertedMedia()).To(BeEmpty(), "nothing attached")
 			Expect(node.AgentRunning()).To(BeFalse(), "no ramdisk runs")
 			Expect(node.Boots()).To(HaveLen(boots), "the node did not boot")
-			for _, object := range []string{publish.FloppyName(uuid), "deploy-" + uuid} {
-				Expect(swiftObjectStatus(ctx, object)).To(Equal(http.StatusNotFound), "%s is not in Swift", object)
-			}
+			Expect(swiftObjects(ctx, publish.FloppyName(uuid))).To(BeEmpty(), "no floppy of the node in Swift")
+			Expect(swiftObjectStatus(ctx, "deploy-"+uuid)).To(Equal(http.StatusNotFound), "no deploy ISO of the node in Swift")
 			for _, group := range []string{groupSwift, groupWeb} {
 				left, err := filepath.Glob(filepath.Join(workDir, group+"-httpboot", "*", "*"+uuid+"*"))
 				Expect(err).NotTo(HaveOccurred())
@@ -346,8 +346,8 @@ func expectBootedISO(node *lab.Node) {
 }
 
 // expectUnpublished checks the deploy's floppy is gone: its temporary URL
-// answers 401 or 404 and, in Swift, the object image-<node uuid> is
-// deleted.
+// answers 401 or 404 and, in Swift, no object image-<node uuid>-… is
+// left.
 func expectUnpublished(ctx context.Context, group, uuid, floppyURL string) {
 	GinkgoHelper()
 	resp, err := http.Get(floppyURL)
@@ -355,13 +355,34 @@ func expectUnpublished(ctx context.Context, group, uuid, floppyURL string) {
 	resp.Body.Close()
 	Expect(resp.StatusCode).To(BeElementOf(http.StatusUnauthorized, http.StatusNotFound), "GET %s", floppyURL)
 	if group == groupSwift {
-		Expect(swiftObjectStatus(ctx, "image-"+uuid)).To(Equal(http.StatusNotFound))
+		Expect(swiftObjects(ctx, publish.FloppyName(uuid))).To(BeEmpty(), "no floppy of the node, of any boot, in Swift")
 	}
 }
 
 // swiftObjectStatus is the status of a HEAD of the object in the suite's
 // container, with the account's token.
 func swiftObjectStatus(ctx context.Context, object string) int {
+	GinkgoHelper()
+	resp := swiftRequest(ctx, http.MethodHead, "/"+object)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// swiftObjects lists the objects in the suite's container whose names
+// start with prefix.
+func swiftObjects(ctx context.Context, prefix string) []string {
+	GinkgoHelper()
+	resp := swiftRequest(ctx, http.MethodGet, "?prefix="+url.QueryEscape(prefix))
+	defer resp.Body.Close()
+	Expect(resp.StatusCode).To(BeElementOf(http.StatusOK, http.StatusNoContent))
+	body, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	return strings.Fields(string(body))
+}
+
+// swiftRequest sends a request, authenticated as the suite's Swift user,
+// to the suite's container followed by suffix.
+func swiftRequest(ctx context.Context, method, suffix string) *http.Response {
 	GinkgoHelper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, swift.AuthURL, nil)
 	Expect(err).NotTo(HaveOccurred())
@@ -371,13 +392,12 @@ func swiftObjectStatus(ctx context.Context, object string) int {
 	Expect(err).NotTo(HaveOccurred())
 	resp.Body.Close()
 	Expect(resp.StatusCode).To(Equal(http.StatusOK))
-	head, err := http.NewRequestWithContext(ctx, http.MethodHead, resp.Header.Get("X-Storage-Url")+"/"+container+"/"+object, nil)
+	r, err := http.NewRequestWithContext(ctx, method, resp.Header.Get("X-Storage-Url")+"/"+container+suffix, nil)
 	Expect(err).NotTo(HaveOccurred())
-	head.Header.Set("X-Auth-Token", resp.Header.Get("X-Auth-Token"))
-	resp, err = http.DefaultClient.Do(head)
+	r.Header.Set("X-Auth-Token", resp.Header.Get("X-Auth-Token"))
+	resp, err = http.DefaultClient.Do(r)
 	Expect(err).NotTo(HaveOccurred())
-	resp.Body.Close()
-	return resp.StatusCode
+	return resp
 }
 
 // undeploy tears the instance down and checks the node is off, its
