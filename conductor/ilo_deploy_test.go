@@ -57,7 +57,7 @@ func iloWorldWith(ctx context.Context, backend string, wrap func(publish.Publish
 			cfg.ILO.PowerWait, cfg.ILO.PowerRetry = 1, 5
 			hw := ilo.New(ilo.OptionsFrom(cfg, w.e.log))
 			pub := wrap(web)
-			opts := ilo.BootOptions{MediaLifetime: 15 * time.Minute, BootISOs: w.e.store, Fetch: boot.Fetch,
+			opts := ilo.BootOptions{MediaLifetime: 15 * time.Minute, Downloads: loopbackDownloads, BootISOs: w.e.store, Fetch: boot.Fetch,
 				WorkDir: GinkgoT().TempDir(), Publisher: func(context.Context) (publish.Publisher, error) { return pub, nil },
 				Glance: glance}
 			var types []driver.HardwareType

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"syscall"
 	"time"
 )
@@ -50,6 +51,22 @@ func (d Destinations) Check(addr netip.Addr) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s is %s address, not in [conductor] image_download_allowed_networks", ErrDestinationRefused, addr, kind)
+}
+
+// CheckURL refuses, before anything is dialed, a URL whose host is a
+// literal address Check refuses, so a deploy fails at validation with a
+// clear message. Names are left to the check at dial time, which is the
+// guard: only it sees what a name resolves to.
+func (d Destinations) CheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	addr, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		return nil
+	}
+	return d.Check(addr)
 }
 
 // control checks the address a connection is about to be made to, after

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/deploy/bootiso"
 	"github.com/ferricbm/ferric/deploy/floppy"
+	"github.com/ferricbm/ferric/deploy/image"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
@@ -256,13 +258,16 @@ func benchSharedBootISO(ctx context.Context, work, kernel, ramdisk string) ([]ro
 	if err != nil {
 		return nil, err
 	}
-	files := pxe.New(pxe.Options{TFTPRoot: filepath.Join(work, "bootiso-tftp"), HTTPRoot: httpRoot, HTTPURL: base, Media: web})
+	// The bench serves its kernels and ramdisks from 127.0.0.1.
+	loopback := image.Destinations{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	files := pxe.New(pxe.Options{TFTPRoot: filepath.Join(work, "bootiso-tftp"), HTTPRoot: httpRoot, HTTPURL: base, Media: web,
+		Downloads: loopback})
 	if err := files.StartService(ctx); err != nil {
 		return nil, err
 	}
 	defer files.StopService(context.Background())
 	hw := ilo.New(ilo.OptionsFrom(config.Defaults(), nil))
-	b := hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute, BootISOs: store, Fetch: files.Fetch,
+	b := hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute, Downloads: loopback, BootISOs: store, Fetch: files.Fetch,
 		AppendParams: "nofb nomodeset", WorkDir: work,
 		Publisher: func(context.Context) (publish.Publisher, error) { return web, nil }})
 

@@ -77,6 +77,7 @@ func Configured(cfg config.Config, log logrus.FieldLogger, isos ilo.BootISOStore
 		Fetch:             boot.Fetch,
 		AppendParams:      cfg.PXE.PXEAppendParams,
 		Glance:            deploy.Glance,
+		Downloads:         pxeOpts.Downloads,
 	}
 	iloBoot := []driver.Implementation{{Name: ilo.ILOBootName, Impl: bmcs.Boot(bmcs.ILO(), media)}, {Name: pxe.Name, Impl: boot}}
 	iloType := bmcs.HardwareType(ilo.Name, bmcs.ILO(), map[hwcatalog.InterfaceType][]driver.Implementation{

@@ -60,6 +60,10 @@ type BootOptions struct {
 	// Glance resolves a deploy_iso given as a Glance image id (the iscsi
 	// deploy's client); nil refuses image ids.
 	Glance func() (*image.Glance, error)
+	// Downloads are the addresses a deploy_iso URL may name: the BMC
+	// fetches it, but on the conductor's word, so a literal address the
+	// conductor would not download from is refused too.
+	Downloads image.Destinations
 }
 
 // Boot boots the deploy ramdisk from virtual media: the deploy ISO in the
@@ -169,6 +173,9 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 		return "", errs.InvalidParameterValue(
 			"driver_info %s of node %s must be an http:// or https:// URL, swift:<object> or a Glance image id of the deploy ISO.",
 			key, n.UUID)
+	}
+	if err := b.opts.Downloads.CheckURL(v); err != nil {
+		return "", errs.InvalidParameterValue("driver_info %s of node %s: %s", key, n.UUID, err)
 	}
 	return v, nil
 }

@@ -85,7 +85,7 @@ var _ = Describe("virtual-media boot", func() {
 	})
 
 	boot := func(f ilo.Flavor) *ilo.Boot {
-		return hw.Boot(f, ilo.BootOptions{MediaLifetime: time.Minute,
+		return hw.Boot(f, ilo.BootOptions{MediaLifetime: time.Minute, Downloads: loopbackDownloads,
 			Publisher: func(context.Context) (publish.Publisher, error) { return publisher, nil }})
 	}
 	deployingNode := func(info map[string]any) *model.Node {
@@ -193,7 +193,7 @@ var _ = Describe("virtual-media boot", func() {
 		l.Close()
 		unserved, err := publish.NewWebServer(filepath.Join(GinkgoT().TempDir(), "vmedia"), nowhere)
 		Expect(err).NotTo(HaveOccurred())
-		b := hw.Boot(hw.Redfish(), ilo.BootOptions{MediaLifetime: time.Minute,
+		b := hw.Boot(hw.Redfish(), ilo.BootOptions{MediaLifetime: time.Minute, Downloads: loopbackDownloads,
 			Publisher: func(context.Context) (publish.Publisher, error) { return unserved, nil }})
 		err = b.PrepareRamdisk(ctx, drivertest.New(deployingNode(info)), params)
 		Expect(err).To(MatchError(ContainSubstring("insert the parameter floppy")))
@@ -232,6 +232,16 @@ var _ = Describe("virtual-media boot", func() {
 			Expect(err.Error()).To(ContainSubstring("must be an http:// or https:// URL, swift:<object> or a Glance image id"))
 		})
 
+		It("refuses a deploy ISO URL at a literal loopback, link-local or private address outside the download allow-list", func() {
+			n := deployingNode(iloInfo())
+			for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://127.0.0.1:3306/", "https://10.1.2.3/deploy.iso"} {
+				n.DriverInfo["deploy_iso"] = u
+				err := hw.Boot(hw.ILO(), ilo.BootOptions{}).Validate(context.Background(), drivertest.New(n))
+				Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue), u)
+				Expect(err.Error()).To(ContainSubstring("driver_info deploy_iso of node " + n.UUID + ": download destination refused"))
+			}
+		})
+
 		It("refuses a swift:<object> naming the virtual media the conductor publishes for a node", func() {
 			n := deployingNode(iloInfo())
 			other := "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
@@ -257,7 +267,7 @@ var _ = Describe("virtual-media boot", func() {
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(store.Close)
 			Expect(store.Upgrade(ctx)).To(Succeed())
-			withISOs := hw.Boot(hw.ILO(), ilo.BootOptions{BootISOs: store, Fetch: func(context.Context, any, string) error { return nil },
+			withISOs := hw.Boot(hw.ILO(), ilo.BootOptions{Downloads: loopbackDownloads, BootISOs: store, Fetch: func(context.Context, any, string) error { return nil },
 				Publisher: func(context.Context) (publish.Publisher, error) { return publisher, nil }})
 			Expect(withISOs.Validate(ctx, drivertest.New(n))).To(Succeed())
 
@@ -270,6 +280,10 @@ var _ = Describe("virtual-media boot", func() {
 			err = withISOs.Validate(ctx, drivertest.New(n))
 			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
 			Expect(err.Error()).To(ContainSubstring("boot_iso must be an http:// or https:// URL"))
+			n.InstanceInfo["boot_iso"] = "http://169.254.169.254/latest/meta-data/"
+			err = withISOs.Validate(ctx, drivertest.New(n))
+			Expect(errs.KindOf(err)).To(Equal(errs.KindInvalidParameterValue))
+			Expect(err.Error()).To(ContainSubstring("instance_info boot_iso: download destination refused"))
 			n.InstanceInfo["boot_iso"] = "https://images/part-boot.iso"
 			Expect(withISOs.Validate(ctx, drivertest.New(n))).To(Succeed())
 

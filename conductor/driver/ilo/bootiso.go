@@ -49,6 +49,9 @@ func (b *Boot) checkNetboot(n *model.Node) error {
 		if !isHTTPURL(s) {
 			return errs.InvalidParameterValue("Node %s: instance_info boot_iso must be an http:// or https:// URL of a boot ISO.", n.UUID)
 		}
+		if err := b.opts.Downloads.CheckURL(s); err != nil {
+			return errs.InvalidParameterValue("Node %s: instance_info boot_iso: %s", n.UUID, err)
+		}
 		return nil
 	}
 	var missing []string

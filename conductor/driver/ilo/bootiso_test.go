@@ -58,7 +58,7 @@ var _ = Describe("boot ISOs of partition images", func() {
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(store.Close)
 		Expect(store.Upgrade(ctx)).To(Succeed())
-		b = hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute, BootISOs: store, Fetch: files.Fetch,
+		b = hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute, Downloads: loopbackDownloads, BootISOs: store, Fetch: files.Fetch,
 			AppendParams: "nofb nomodeset", WorkDir: GinkgoT().TempDir(),
 			Publisher: func(context.Context) (publish.Publisher, error) { return web, nil }})
 		ht := hw.HardwareType(ilo.Name, hw.ILO(), map[hwcatalog.InterfaceType][]driver.Implementation{

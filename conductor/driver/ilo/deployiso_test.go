@@ -95,7 +95,7 @@ var _ = Describe("deploy ISOs from Glance", func() {
 		client, err := image.NewGlance(image.GlanceOptions{AuthType: image.GlanceAuthNone, Endpoint: glance.URL})
 		Expect(err).NotTo(HaveOccurred())
 		hw := ilo.New(ilo.OptionsFrom(fastConfig(), nil))
-		b = hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute,
+		b = hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute, Downloads: loopbackDownloads,
 			Glance:    func() (*image.Glance, error) { return client, nil },
 			Publisher: func(context.Context) (publish.Publisher, error) { return web, nil }})
 	})
@@ -193,7 +193,7 @@ var _ = Describe("deploy ISOs in Swift (swift:<object>)", func() {
 		Expect(sw.Publish(ctx, object, bytes.NewReader(content), 0)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) { Expect(sw.Delete(ctx, object)).To(Succeed()) })
 		hw := ilo.New(ilo.OptionsFrom(fastConfig(), nil))
-		b := hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute,
+		b := hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute, Downloads: loopbackDownloads,
 			Publisher: func(context.Context) (publish.Publisher, error) { return sw, nil }})
 
 		n, t, drives := isoNode("swift:" + object)
@@ -219,7 +219,7 @@ var _ = Describe("deploy ISOs in Swift (swift:<object>)", func() {
 	It("refuses swift:<object> on a conductor publishing on its web server, inserting nothing", func(ctx SpecContext) {
 		web, _, folder := webPublisher(ctx)
 		hw := ilo.New(ilo.OptionsFrom(fastConfig(), nil))
-		b := hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute,
+		b := hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute, Downloads: loopbackDownloads,
 			Publisher: func(context.Context) (publish.Publisher, error) { return web, nil }})
 		n, t, drives := isoNode("swift:ferric-deploy.iso")
 		err := b.PrepareRamdisk(ctx, t, map[string]any{"deployment_id": n.UUID})

@@ -527,10 +527,10 @@ func (b *Boot) checkRef(ref any) error {
 		if u.Host == "" {
 			return fmt.Errorf("URL %q has no host", s)
 		}
+		return b.opts.Downloads.CheckURL(s)
 	default:
 		return fmt.Errorf("%q is neither an http or https URL nor an absolute path or file URL", s)
 	}
-	return nil
 }
 
 // Fetch copies (a path or file URL) or downloads (http/https) ref to dst,

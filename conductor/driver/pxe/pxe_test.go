@@ -94,6 +94,17 @@ var _ = Describe("pxe boot interface", func() {
 			}),
 		)
 
+		It("refuses a deploy image at a literal loopback, link-local or private address outside the download allow-list", func(ctx SpecContext) {
+			for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://127.0.0.1:3306/", "http://[::1]/k", "https://10.1.2.3/k"} {
+				t.Node().DriverInfo["deploy_kernel"] = u
+				err := boot.Validate(ctx, t)
+				Expect(errs.Is(err, errs.KindInvalidParameterValue)).To(BeTrue(), "%s: %v", u, err)
+				Expect(errs.Message(err)).To(ContainSubstring("download destination refused"))
+			}
+			t.Node().DriverInfo["deploy_kernel"] = "http://198.51.100.7/k"
+			Expect(boot.Validate(ctx, t)).To(Succeed())
+		})
+
 		It("refuses every local file when no directory is allowed", func(ctx SpecContext) {
 			strict := pxe.New(pxe.Options{TFTPRoot: tftp, HTTPRoot: httpRoot})
 			err := strict.Validate(ctx, t)
