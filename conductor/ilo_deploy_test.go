@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -206,7 +207,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 			Expect(lastBootOf(srv)).To(Equal(c.cd), "the server started from the virtual CD")
 			cd, floppyURL, _ := vmediaOf(srv)
 			Expect(cd).To(Equal(w.images.URL + "/deploy.iso"))
-			Expect(floppyURL).To(HavePrefix(w.httpURL + "/vmedia/image-" + n.UUID + "?"))
+			Expect(floppyURL).To(MatchRegexp(`^%s/vmedia/image-%s-[a-z2-7]{26}\?`, regexp.QuoteMeta(w.httpURL), n.UUID))
 			Expect(w.pxelinuxPath(mac)).NotTo(BeAnExistingFile(), "no PXE configuration")
 
 			By("serving the ramdisk's parameters on the floppy")
