@@ -181,10 +181,10 @@ func (b *Boot) deployISO(n *model.Node) (string, error) {
 }
 
 // PrepareRamdisk boots the node into the deploy ramdisk at its next boot,
-// only while deploying or cleaning (clean wait included): both media ejected, the parameter
-// floppy built from params (plus BOOTIF and a pre-issued agent token) and
-// published, the floppy and the
-// deploy ISO inserted, and a one-time boot from the CD set (in UEFI mode
+// only while deploying or cleaning (clean wait included): both media
+// ejected, the previous floppy deleted, a new one built from params (plus
+// BOOTIF and a newly pre-issued agent token) and published, the floppy and
+// the deploy ISO inserted, and a one-time boot from the CD set (in UEFI mode
 // a fresh virtual CD shows only in the one-time boot menu). A failure
 // leaves nothing inserted or published: the conductor only records it.
 func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params map[string]any) (err error) {

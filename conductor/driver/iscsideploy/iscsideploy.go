@@ -160,10 +160,10 @@ type Deploy struct {
 
 	// glance is nil without Glance; glanceErr tells why it could not be
 	// built.
-	glance *image.Glance
+	glance    *image.Glance
+	glanceErr error
 	// downloads fetches config drives given as URLs.
 	downloads *http.Client
-	glanceErr error
 
 	runs runs
 }
