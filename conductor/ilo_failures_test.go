@@ -108,7 +108,7 @@ var _ = Describe("iLO virtual-media deploy failures", Label("tgtd"), func() {
 			lastError: []string{"insert the parameter floppy"}}),
 		Entry("Swift down", failure{driver: ilo.Name, bmc: ilotest.Options{Model: "ProLiant DL360 Gen9"}, swiftDown: true,
 			breakNode: func(*iscsiWorld, *ilotest.Server, model.JSONObject) {},
-			lastError: []string{"publish the parameter floppy", "503 Service Unavailable"}}),
+			lastError: []string{"delete the parameter floppy", "503 Service Unavailable"}}),
 		Entry("a deploy ISO URL that answers 404", failure{driver: ilo.Name, bmc: ilotest.Options{Model: "ProLiant DL360 Gen9"},
 			breakNode: func(w *iscsiWorld, _ *ilotest.Server, info model.JSONObject) {
 				info["deploy_iso"] = w.images.URL + "/missing.iso"
