@@ -369,11 +369,14 @@ func swiftObjectStatus(ctx context.Context, object string) int {
 }
 
 // swiftObjects lists the objects in the suite's container whose names
-// start with prefix.
+// start with prefix; none when the container does not exist.
 func swiftObjects(ctx context.Context, prefix string) []string {
 	GinkgoHelper()
 	resp := swiftRequest(ctx, http.MethodGet, "?prefix="+url.QueryEscape(prefix))
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return nil // no container: nothing was ever published
+	}
 	Expect(resp.StatusCode).To(BeElementOf(http.StatusOK, http.StatusNoContent))
 	body, err := io.ReadAll(resp.Body)
 	Expect(err).NotTo(HaveOccurred())
