@@ -5,6 +5,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -370,11 +371,17 @@ func (s *Server) bodyLimit(next echo.HandlerFunc) echo.HandlerFunc {
 // list everything.
 const maxQueryParams = 10000
 
-// limitQuery refuses a query string net/url would not parse whole.
+// limitQuery refuses a query string net/url would not parse whole: past
+// its parameter limit, or with a pair it cannot decode (a ';' separator, a
+// bad %-escape), which it would drop silently, filter and all.
 func limitQuery(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if n := strings.Count(c.Request().URL.RawQuery, "&") + 1; n > maxQueryParams {
+		raw := c.Request().URL.RawQuery
+		if n := strings.Count(raw, "&") + 1; n > maxQueryParams {
 			return errs.New(errs.KindInvalid, "The query string has %d parameters; at most %d are allowed.", n, maxQueryParams)
+		}
+		if _, err := url.ParseQuery(raw); err != nil {
+			return errs.New(errs.KindInvalid, "The query string cannot be parsed: %s.", err)
 		}
 		return next(c)
 	}
