@@ -29,7 +29,8 @@ const (
 	headerAuthToken    = "X-Auth-Token"
 	headerServiceToken = "X-Service-Token"
 
-	keyRequestID = "ferric.request_id"
+	keyRequestID       = "ferric.request_id"
+	keyGlobalRequestID = "ferric.global_request_id"
 	// keyCredentials holds the *policy.Credentials of the request.
 	keyCredentials = "ferric.credentials"
 	// keyPolicyTarget holds the policy.Target of a project-scoped
@@ -47,11 +48,13 @@ const (
 	provisionBodyLimit = 64 << 20
 )
 
-// requestID names every request req-<uuid4> in both response headers, the
-// request context (so RPC carries it to the conductor) and the logs. A
-// caller's own id in X-Openstack-Request-Id (Ironic's global request id,
-// "req-" and a UUID) is kept instead, so one id names its work through
-// every service; anything else there is ignored.
+// requestID names every request with a fresh req-<uuid4> in both response
+// headers, the request context (so RPC carries it to the conductor) and
+// the logs. A caller's own id in X-Openstack-Request-Id ("req-" and a
+// UUID) is kept beside it as the global request id, as Ironic does, so
+// the caller's logs and Ferric's can be joined; anything else there is
+// ignored. The local id is always Ferric's own: a caller choosing it could
+// make its requests' lines indistinguishable from another's.
 //
 // The context handed on is not cancelled when the client goes away: a
 // request runs to its end, as in Ironic, bounded by the RPC timeout. A
@@ -60,16 +63,18 @@ const (
 // share of a node GET on two cores.
 func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id := c.Request().Header.Get(headerLegacyRequestID)
-		if !logging.ValidRequestID(id) {
-			id = "req-" + uuid.NewString()
-		}
+		id := "req-" + uuid.NewString()
 		c.Set(keyRequestID, id)
 		h := c.Response().Header()
 		h.Set(headerRequestID, id)
 		h.Set(headerLegacyRequestID, id)
 		r := c.Request()
-		c.SetRequest(r.WithContext(rpc.WithRequestID(context.WithoutCancel(r.Context()), id)))
+		ctx := rpc.WithRequestID(context.WithoutCancel(r.Context()), id)
+		if global := r.Header.Get(headerLegacyRequestID); logging.ValidRequestID(global) {
+			c.Set(keyGlobalRequestID, global)
+			ctx = logging.ContextWithGlobalRequestID(ctx, global)
+		}
+		c.SetRequest(r.WithContext(ctx))
 		return next(c)
 	}
 }
@@ -85,19 +90,14 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		id, _ := c.Get(keyRequestID).(string)
-		r := accessRecord{requestID: id, method: c.Request().Method, path: c.Request().URL.Path,
+		global, _ := c.Get(keyGlobalRequestID).(string)
+		r := accessRecord{requestID: id, globalRequestID: global, method: c.Request().Method, path: c.Request().URL.Path,
 			status: c.Response().Status, duration: time.Since(start)}
 		if s.access != nil {
 			s.access.write(r, time.Now())
 			return nil
 		}
-		s.log.WithFields(logrus.Fields{
-			"request_id": r.requestID,
-			"method":     r.method,
-			"path":       r.path,
-			"status":     r.status,
-			"duration":   r.duration.String(),
-		}).Info(accessMessage)
+		s.log.WithFields(r.fields()).Info(accessMessage)
 		return nil
 	}
 }
