@@ -3,10 +3,13 @@ package apiservice
 import (
 	"context"
 	"errors"
+	"math"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -195,14 +198,28 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Set(keyCredentials, &policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope, ProjectID: id.ProjectID})
 			return next(c)
 		}
-		user, msg, ok := s.users.Authenticate(r.Header.Get("Authorization"))
-		if !ok {
-			return &authError{message: msg, challenge: `Basic realm="Baremetal API"`}
+		user, refused := s.users.Authenticate(r.Header.Get("Authorization"), peerHost(r))
+		if refused != nil && refused.RetryAfter > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(refused.RetryAfter.Seconds()))))
+			return errs.New(errs.KindNotAuthorized, "%s.", refused.Message).WithStatus(http.StatusTooManyRequests)
+		}
+		if refused != nil {
+			return &authError{message: refused.Message, challenge: `Basic realm="Baremetal API"`}
 		}
 		c.Set(keyUser, user)
 		c.Set(keyCredentials, &adminCredentials)
 		return next(c)
 	}
+}
+
+// peerHost is the address of the connection's peer: the client, or the
+// proxy in front of it. Headers naming another are not trusted.
+func peerHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // adminCredentials are those of every user of noauth and http_basic;
