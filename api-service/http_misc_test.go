@@ -44,6 +44,18 @@ var _ = Describe("http_basic authentication", func() {
 		}
 	})
 
+	It("answers 429 with Retry-After to a client past its failed logins, and still serves its remembered credentials", func() {
+		Expect(e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "s3cret")).status).To(Equal(http.StatusOK))
+		for range 10 {
+			Expect(e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "guess")).status).To(Equal(http.StatusUnauthorized))
+		}
+		r := e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "guess"))
+		Expect(r.status).To(Equal(http.StatusTooManyRequests))
+		Expect(r.header.Get("Retry-After")).To(MatchRegexp(`^[1-9][0-9]*$`))
+		Expect(r.json()).To(HaveKey("error_message"))
+		Expect(e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "s3cret")).status).To(Equal(http.StatusOK))
+	})
+
 	It("serves valid credentials", func() {
 		Expect(e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "s3cret")).status).To(Equal(http.StatusOK))
 	})
