@@ -18,9 +18,25 @@ const accessMessage = "api request"
 
 // accessRecord is what the access log records of one request.
 type accessRecord struct {
-	requestID, method, path string
-	status                  int
-	duration                time.Duration
+	requestID, globalRequestID, method, path string
+	status                                   int
+	duration                                 time.Duration
+}
+
+// fields are the record's fields as logrus logs them; accessWriter writes
+// the same line without them.
+func (r accessRecord) fields() logrus.Fields {
+	f := logrus.Fields{
+		logging.RequestIDKey: r.requestID,
+		"method":             r.method,
+		"path":               r.path,
+		"status":             r.status,
+		"duration":           r.duration.String(),
+	}
+	if r.globalRequestID != "" {
+		f[logging.GlobalRequestIDKey] = r.globalRequestID
+	}
+	return f
 }
 
 // accessWriter writes access lines exactly as the logger's text or JSON
@@ -94,6 +110,10 @@ func (w *accessWriter) write(r accessRecord, now time.Time) {
 		// encoding/json's order for a map: keys sorted.
 		b = append(b, `{"duration":`...)
 		b = appendJSONString(b, duration)
+		if r.globalRequestID != "" {
+			b = append(b, `,"global_request_id":`...)
+			b = appendJSONString(b, r.globalRequestID)
+		}
 		b = append(b, `,"level":"info","method":`...)
 		b = appendJSONString(b, method)
 		b = append(b, `,"msg":"`+accessMessage+`","path":`...)
@@ -110,6 +130,10 @@ func (w *accessWriter) write(r accessRecord, now time.Time) {
 		b = appendText(b, now.Format(w.timeFormat))
 		b = append(b, ` level=info msg="`+accessMessage+`" duration=`...)
 		b = appendText(b, duration)
+		if r.globalRequestID != "" {
+			b = append(b, " global_request_id="...)
+			b = appendText(b, r.globalRequestID)
+		}
 		b = append(b, " method="...)
 		b = appendText(b, method)
 		b = append(b, " path="...)

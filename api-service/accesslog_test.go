@@ -20,6 +20,7 @@ import (
 var _ = Describe("access log lines", func() {
 	records := []accessRecord{
 		{requestID: "req-6f1c", method: "GET", path: "/v1/nodes/6f1c0a2e-1b7d-4c55-9f0e-2d3a4b5c6d7e", status: 200, duration: 1234567 * time.Nanosecond},
+		{requestID: "req-6f1c", globalRequestID: "req-0b6f4a52-1c1e-4d7a-9a43-6f3e1f0c2d11", method: "GET", path: "/v1/nodes", status: 200, duration: time.Millisecond},
 		{requestID: "req-6f1d", method: "PATCH", path: "/v1/nodes/a b", status: 404, duration: 1500 * time.Nanosecond},
 		{requestID: "req-6f1e", method: "GET", path: "/v1/nodes/password=hunter2", status: 400, duration: 3 * time.Second},
 		{requestID: "req-6f1f", method: "GET", path: "/v1/x<y>&\"\\\x01\b\f\n\t\u2028é\xff", status: 500, duration: 0},
@@ -42,8 +43,7 @@ var _ = Describe("access log lines", func() {
 		w := newAccessWriter(fast)
 		Expect(w).NotTo(BeNil())
 		for _, r := range records {
-			slow.WithFields(logrus.Fields{"request_id": r.requestID, "method": r.method, "path": r.path,
-				"status": r.status, "duration": r.duration.String()}).Info(accessMessage)
+			slow.WithFields(r.fields()).Info(accessMessage)
 			w.write(r, time.Now())
 		}
 		read := func(f *os.File) [][]byte {

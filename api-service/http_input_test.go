@@ -163,6 +163,18 @@ var _ = Describe("request framing", func() {
 		Expect(r.json()["nodes"]).To(BeEmpty())
 	})
 
+	It("answers 400 to a query string that does not parse instead of dropping the filter", func() {
+		e.createNode(`, "name": "one"`)
+		for _, q := range []string{"maintenance=true;", "bogus%zz=1", "owner=%zz", "driver=fake-hardware;driver=x"} {
+			r := e.at("latest", http.MethodGet, "/v1/nodes?"+q, "")
+			Expect(r.status).To(Equal(http.StatusBadRequest), q+": "+string(r.raw))
+			Expect(r.fault()["faultstring"]).To(ContainSubstring("query string"), q)
+		}
+		r := e.at("latest", http.MethodGet, "/v1/nodes?maintenance=true", "")
+		Expect(r.status).To(Equal(http.StatusOK), string(r.raw))
+		Expect(r.json()["nodes"]).To(BeEmpty())
+	})
+
 	It("refuses a body not declared JSON with 415 and creates nothing", func() {
 		body := `{"driver": "fake-hardware"}`
 		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {

@@ -44,6 +44,18 @@ var _ = Describe("http_basic authentication", func() {
 		}
 	})
 
+	It("answers 429 with Retry-After to a client past its failed logins, and still serves its remembered credentials", func() {
+		Expect(e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "s3cret")).status).To(Equal(http.StatusOK))
+		for range 10 {
+			Expect(e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "guess")).status).To(Equal(http.StatusUnauthorized))
+		}
+		r := e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "guess"))
+		Expect(r.status).To(Equal(http.StatusTooManyRequests))
+		Expect(r.header.Get("Retry-After")).To(MatchRegexp(`^[1-9][0-9]*$`))
+		Expect(r.json()).To(HaveKey("error_message"))
+		Expect(e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "s3cret")).status).To(Equal(http.StatusOK))
+	})
+
 	It("serves valid credentials", func() {
 		Expect(e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "s3cret")).status).To(Equal(http.StatusOK))
 	})
@@ -173,31 +185,39 @@ var _ = Describe("logging", func() {
 		Expect(found).To(BeTrue())
 	})
 
-	It("keeps a caller's request id and tags the conductor's work with it", func() {
+	It("keeps a caller's request id as the global one, beside a fresh local id, through the conductor's work", func() {
 		e, uuid := sqliteEnvWithNode("")
 		const chosen = "req-0b6f4a52-1c1e-4d7a-9a43-6f3e1f0c2d11"
 		r := e.call(http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", `{"target": "manage"}`,
 			"X-OpenStack-Ironic-API-Version", "latest", "X-Openstack-Request-Id", chosen)
 		Expect(r.status).To(Equal(http.StatusAccepted))
-		Expect(r.header.Get("Openstack-Request-Id")).To(Equal(chosen))
-		Expect(r.header.Get("X-Openstack-Request-Id")).To(Equal(chosen))
-		changes := func() map[any]any {
-			out := map[any]any{}
+		local := r.header.Get("Openstack-Request-Id")
+		Expect(local).To(MatchRegexp(`^req-[0-9a-f-]{36}$`))
+		Expect(local).NotTo(Equal(chosen))
+		Expect(r.header.Get("X-Openstack-Request-Id")).To(Equal(local))
+		type ids struct{ local, global any }
+		changes := func() map[any]ids {
+			out := map[any]ids{}
 			for _, en := range e.logs.AllEntries() {
 				if en.Data["node"] == uuid && en.Message == "Provision state changed" {
-					out[en.Data["provision_state"]] = en.Data["request_id"]
+					out[en.Data["provision_state"]] = ids{en.Data["request_id"], en.Data["global_request_id"]}
 				}
 			}
 			return out
 		}
 		Eventually(changes).Should(HaveKey("manageable"))
-		Expect(changes()).To(Equal(map[any]any{"verifying": chosen, "manageable": chosen}))
+		Expect(changes()).To(Equal(map[any]ids{"verifying": {local, chosen}, "manageable": {local, chosen}}))
+		Expect(e.logs.AllEntries()).To(ContainElement(WithTransform(func(en *logrus.Entry) []any {
+			return []any{en.Message, en.Data["request_id"], en.Data["global_request_id"]}
+		}, Equal([]any{"api request", local, chosen}))))
 
 		for _, bad := range []string{"req-1", "0b6f4a52-1c1e-4d7a-9a43-6f3e1f0c2d11", chosen + " level=error"} {
 			r = e.call(http.MethodGet, "/v1/nodes/"+uuid, "", "X-Openstack-Request-Id", bad)
 			Expect(r.status).To(Equal(http.StatusOK))
 			Expect(r.header.Get("Openstack-Request-Id")).To(MatchRegexp(`^req-[0-9a-f-]{36}$`))
-			Expect(r.header.Get("Openstack-Request-Id")).NotTo(Equal(chosen))
+			for _, en := range e.logs.AllEntries() {
+				Expect(en.Data).NotTo(HaveKeyWithValue("global_request_id", bad))
+			}
 		}
 	})
 

@@ -3,9 +3,13 @@ package apiservice
 import (
 	"context"
 	"errors"
+	"math"
 	"mime"
+	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,7 +32,8 @@ const (
 	headerAuthToken    = "X-Auth-Token"
 	headerServiceToken = "X-Service-Token"
 
-	keyRequestID = "ferric.request_id"
+	keyRequestID       = "ferric.request_id"
+	keyGlobalRequestID = "ferric.global_request_id"
 	// keyCredentials holds the *policy.Credentials of the request.
 	keyCredentials = "ferric.credentials"
 	// keyPolicyTarget holds the policy.Target of a project-scoped
@@ -46,11 +51,13 @@ const (
 	provisionBodyLimit = 64 << 20
 )
 
-// requestID names every request req-<uuid4> in both response headers, the
-// request context (so RPC carries it to the conductor) and the logs. A
-// caller's own id in X-Openstack-Request-Id (Ironic's global request id,
-// "req-" and a UUID) is kept instead, so one id names its work through
-// every service; anything else there is ignored.
+// requestID names every request with a fresh req-<uuid4> in both response
+// headers, the request context (so RPC carries it to the conductor) and
+// the logs. A caller's own id in X-Openstack-Request-Id ("req-" and a
+// UUID) is kept beside it as the global request id, as Ironic does, so
+// the caller's logs and Ferric's can be joined; anything else there is
+// ignored. The local id is always Ferric's own: a caller choosing it could
+// make its requests' lines indistinguishable from another's.
 //
 // The context handed on is not cancelled when the client goes away: a
 // request runs to its end, as in Ironic, bounded by the RPC timeout. A
@@ -59,16 +66,18 @@ const (
 // share of a node GET on two cores.
 func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id := c.Request().Header.Get(headerLegacyRequestID)
-		if !logging.ValidRequestID(id) {
-			id = "req-" + uuid.NewString()
-		}
+		id := "req-" + uuid.NewString()
 		c.Set(keyRequestID, id)
 		h := c.Response().Header()
 		h.Set(headerRequestID, id)
 		h.Set(headerLegacyRequestID, id)
 		r := c.Request()
-		c.SetRequest(r.WithContext(rpc.WithRequestID(context.WithoutCancel(r.Context()), id)))
+		ctx := rpc.WithRequestID(context.WithoutCancel(r.Context()), id)
+		if global := r.Header.Get(headerLegacyRequestID); logging.ValidRequestID(global) {
+			c.Set(keyGlobalRequestID, global)
+			ctx = logging.ContextWithGlobalRequestID(ctx, global)
+		}
+		c.SetRequest(r.WithContext(ctx))
 		return next(c)
 	}
 }
@@ -84,19 +93,14 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		id, _ := c.Get(keyRequestID).(string)
-		r := accessRecord{requestID: id, method: c.Request().Method, path: c.Request().URL.Path,
+		global, _ := c.Get(keyGlobalRequestID).(string)
+		r := accessRecord{requestID: id, globalRequestID: global, method: c.Request().Method, path: c.Request().URL.Path,
 			status: c.Response().Status, duration: time.Since(start)}
 		if s.access != nil {
 			s.access.write(r, time.Now())
 			return nil
 		}
-		s.log.WithFields(logrus.Fields{
-			"request_id": r.requestID,
-			"method":     r.method,
-			"path":       r.path,
-			"status":     r.status,
-			"duration":   r.duration.String(),
-		}).Info(accessMessage)
+		s.log.WithFields(r.fields()).Info(accessMessage)
 		return nil
 	}
 }
@@ -194,14 +198,28 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Set(keyCredentials, &policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope, ProjectID: id.ProjectID})
 			return next(c)
 		}
-		user, msg, ok := s.users.Authenticate(r.Header.Get("Authorization"))
-		if !ok {
-			return &authError{message: msg, challenge: `Basic realm="Baremetal API"`}
+		user, refused := s.users.Authenticate(r.Header.Get("Authorization"), peerHost(r))
+		if refused != nil && refused.RetryAfter > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(refused.RetryAfter.Seconds()))))
+			return errs.New(errs.KindNotAuthorized, "%s.", refused.Message).WithStatus(http.StatusTooManyRequests)
+		}
+		if refused != nil {
+			return &authError{message: refused.Message, challenge: `Basic realm="Baremetal API"`}
 		}
 		c.Set(keyUser, user)
 		c.Set(keyCredentials, &adminCredentials)
 		return next(c)
 	}
+}
+
+// peerHost is the address of the connection's peer: the client, or the
+// proxy in front of it. Headers naming another are not trusted.
+func peerHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // adminCredentials are those of every user of noauth and http_basic;
@@ -370,11 +388,17 @@ func (s *Server) bodyLimit(next echo.HandlerFunc) echo.HandlerFunc {
 // list everything.
 const maxQueryParams = 10000
 
-// limitQuery refuses a query string net/url would not parse whole.
+// limitQuery refuses a query string net/url would not parse whole: past
+// its parameter limit, or with a pair it cannot decode (a ';' separator, a
+// bad %-escape), which it would drop silently, filter and all.
 func limitQuery(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if n := strings.Count(c.Request().URL.RawQuery, "&") + 1; n > maxQueryParams {
+		raw := c.Request().URL.RawQuery
+		if n := strings.Count(raw, "&") + 1; n > maxQueryParams {
 			return errs.New(errs.KindInvalid, "The query string has %d parameters; at most %d are allowed.", n, maxQueryParams)
+		}
+		if _, err := url.ParseQuery(raw); err != nil {
+			return errs.New(errs.KindInvalid, "The query string cannot be parsed: %s.", err)
 		}
 		return next(c)
 	}

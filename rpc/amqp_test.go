@@ -164,7 +164,7 @@ var _ = Describe("AMQP transport", func() {
 			replies, err := ch.Consume(q.Name, "", true, true, false, false, nil)
 			Expect(err).NotTo(HaveOccurred())
 
-			body, err := encodeRequest(SetBootDevice.Name, "req-twice", SetBootDeviceArgs{NodeID: "twice", Device: "pxe"}, time.Now().Add(time.Minute))
+			body, err := encodeRequest(WithRequestID(ctx, "req-twice"), SetBootDevice.Name, SetBootDeviceArgs{NodeID: "twice", Device: "pxe"}, time.Now().Add(time.Minute))
 			Expect(err).NotTo(HaveOccurred())
 			id := newMessageID()
 			for _, corr := range []string{"first", "second"} {

@@ -141,7 +141,7 @@ func (e Endpoint) call(ctx context.Context, method string, args, result any) (er
 		return err
 	}
 	deadline, _ := ctx.Deadline()
-	body, err := encodeRequest(method, requestIDOf(ctx), args, deadline)
+	body, err := encodeRequest(ctx, method, args, deadline)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (e Endpoint) cast(ctx context.Context, method string, args any) (err error)
 	}
 	// A cast carries no deadline: it stays useful however late it is
 	// handled. ctx bounds only the sending.
-	body, err := encodeRequest(method, requestIDOf(ctx), args, time.Time{})
+	body, err := encodeRequest(ctx, method, args, time.Time{})
 	if err != nil {
 		return err
 	}

@@ -84,8 +84,14 @@ func (s *server) handle(body []byte) []byte {
 		// A hand-made message may carry none; the work still gets one.
 		req.RequestID = logging.NewRequestID()
 	}
-	log := s.log.WithFields(logrus.Fields{"method": req.Method, logging.RequestIDKey: req.RequestID})
-	ctx := logging.NewContext(WithRequestID(s.base, req.RequestID), log)
+	fields := logrus.Fields{"method": req.Method, logging.RequestIDKey: req.RequestID}
+	ctx := WithRequestID(s.base, req.RequestID)
+	if logging.ValidRequestID(req.GlobalRequestID) {
+		fields[logging.GlobalRequestIDKey] = req.GlobalRequestID
+		ctx = logging.ContextWithGlobalRequestID(ctx, req.GlobalRequestID)
+	}
+	log := s.log.WithFields(fields)
+	ctx = logging.NewContext(ctx, log)
 	if req.Deadline != "" {
 		deadline, err := time.Parse(time.RFC3339Nano, req.Deadline)
 		if err != nil {

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/logging"
 )
 
 // envelopeVersion is the version of the message envelope itself (the
@@ -29,6 +31,9 @@ type request struct {
 	Version   string          `json:"version"`
 	Args      json.RawMessage `json:"args"`
 	RequestID string          `json:"request_id,omitempty"`
+	// GlobalRequestID is the API caller's own request id, when it sent
+	// one; servers that predate it ignore the field.
+	GlobalRequestID string `json:"global_request_id,omitempty"`
 	// Deadline (RFC 3339, UTC) after which the caller no longer waits for
 	// a reply; the server drops the message unprocessed once it has passed.
 	Deadline string `json:"deadline,omitempty"`
@@ -50,17 +55,20 @@ type wireError struct {
 
 var jsonNull = json.RawMessage("null")
 
-func encodeRequest(method, requestID string, args any, deadline time.Time) ([]byte, error) {
+// encodeRequest builds the message of a call or cast; ctx gives its request
+// ids.
+func encodeRequest(ctx context.Context, method string, args any, deadline time.Time) ([]byte, error) {
 	a, err := json.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s arguments: %w", method, err)
 	}
 	req := request{
-		Envelope:  envelopeVersion,
-		Method:    method,
-		Version:   APIVersion,
-		Args:      a,
-		RequestID: requestID,
+		Envelope:        envelopeVersion,
+		Method:          method,
+		Version:         APIVersion,
+		Args:            a,
+		RequestID:       requestIDOf(ctx),
+		GlobalRequestID: logging.GlobalRequestID(ctx),
 	}
 	if !deadline.IsZero() {
 		req.Deadline = deadline.UTC().Format(time.RFC3339Nano)

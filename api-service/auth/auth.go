@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -60,25 +61,53 @@ func ParseHtpasswd(raw []byte) (Users, error) {
 }
 
 // cacheSize bounds the verified credentials an Authenticator remembers;
-// past it the oldest is forgotten.
-const cacheSize = 1024
+// past it the oldest is forgotten. verifiedFor is how long one is.
+const (
+	cacheSize   = 1024
+	verifiedFor = 5 * time.Minute
+)
+
+// Failed logins a client may make at once, and how fast it earns one more:
+// at most one bcrypt check a second per client once the burst is spent.
+const (
+	failureBurst  = 10
+	failureRefill = time.Second
+	clientsKept   = 4096
+)
+
+// Refusal says why credentials were refused; Message is safe to show to
+// the client. RetryAfter is set when the client made too many failed
+// logins and must wait before it is checked again.
+type Refusal struct {
+	Message    string
+	RetryAfter time.Duration
+}
 
 // Authenticator checks Authorization headers against htpasswd users. A
 // bcrypt check costs tens of milliseconds of CPU, so credentials that
-// verified are remembered, keyed by an HMAC of the user, the password and
-// the stored hash under a key made at start: a changed hash no longer
-// matches, and the keys reveal nothing without the process's memory. A
-// wrong password is never remembered.
+// verified are remembered for a while, keyed by an HMAC of the user, the
+// password and the stored hash under a key made at start: a changed hash
+// no longer matches, and the keys reveal nothing without the process's
+// memory. A wrong password is never remembered, and each client may fail
+// only so often before it is refused without a check.
 type Authenticator struct {
 	users Users
-	// dummy is compared for unknown users, at the cost of the real hashes,
-	// so that the time taken does not tell which user names exist.
-	dummy   []byte
-	compare func(hash, password []byte) error
-	hmacKey []byte
+	// dummy is compared for unknown users, at the cost of the highest
+	// of the real hashes.
+	dummy []byte
+	// floor is how long a comparison at that cost took at start. Every
+	// refusal after a comparison takes at least this long, so that the
+	// time taken tells neither which user names exist nor, when users'
+	// hashes have different costs, which user was tried.
+	floor    time.Duration
+	compare  func(hash, password []byte) error
+	now      func() time.Time
+	sleep    func(time.Duration)
+	hmacKey  []byte
+	failures *failureLimiter
 
 	mu       sync.Mutex
-	verified map[[sha256.Size]byte]struct{}
+	verified map[[sha256.Size]byte]time.Time
 	// order holds the keys of verified in insertion order, for eviction.
 	order [][sha256.Size]byte
 }
@@ -94,50 +123,65 @@ func NewAuthenticator(users Users) (*Authenticator, error) {
 		}
 		cost = max(cost, c)
 	}
+	start := time.Now()
 	dummy, err := bcrypt.GenerateFromPassword([]byte("ferric-dummy"), cost)
 	if err != nil {
 		return nil, fmt.Errorf("hash the dummy password: %w", err)
 	}
+	// Hashing costs what comparing does: the same key expansion.
+	floor := time.Since(start)
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("make the credential cache key: %w", err)
 	}
-	return &Authenticator{users: users, dummy: dummy, compare: bcrypt.CompareHashAndPassword, hmacKey: key,
-		verified: make(map[[sha256.Size]byte]struct{}, cacheSize)}, nil
+	return &Authenticator{users: users, dummy: dummy, floor: floor, compare: bcrypt.CompareHashAndPassword,
+		now: time.Now, sleep: time.Sleep, hmacKey: key,
+		failures: newFailureLimiter(failureBurst, failureRefill, clientsKept),
+		verified: make(map[[sha256.Size]byte]time.Time, cacheSize)}, nil
 }
 
-// Authenticate checks an Authorization header value. The returned message
-// is safe to show to the client.
-func (a *Authenticator) Authenticate(header string) (user string, message string, ok bool) {
+// Authenticate checks an Authorization header value sent from client (the
+// peer's address). It returns the user, or why it was refused.
+func (a *Authenticator) Authenticate(header, client string) (string, *Refusal) {
 	scheme, payload, found := strings.Cut(header, " ")
 	if header == "" {
-		return "", "Authorization required", false
+		return "", &Refusal{Message: "Authorization required"}
 	}
 	if !found || !strings.EqualFold(scheme, "basic") {
-		return "", "Unsupported authorization type", false
+		return "", &Refusal{Message: "Unsupported authorization type"}
 	}
 	dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(payload))
 	if err != nil {
-		return "", "Invalid authorization header", false
+		return "", &Refusal{Message: "Invalid authorization header"}
 	}
 	name, pass, found := strings.Cut(string(dec), ":")
 	if !found {
-		return "", "Invalid authorization header", false
+		return "", &Refusal{Message: "Invalid authorization header"}
 	}
 	hash, known := a.users[name]
 	if !known {
-		_ = a.compare(a.dummy, []byte(pass))
-		return "", "Unauthorized", false
+		hash = a.dummy
 	}
 	key := a.cacheKey(name, pass, hash)
-	if a.remembered(key) {
-		return name, "", true
+	now := a.now()
+	// Remembered credentials pass even while their client is limited:
+	// one who guesses from behind the same proxy locks out only users
+	// whose logins are not remembered.
+	if known && a.remembered(key, now) {
+		return name, nil
 	}
-	if a.compare(hash, []byte(pass)) != nil {
-		return "", "Unauthorized", false
+	if wait := a.failures.wait(client, now); wait > 0 {
+		return "", &Refusal{Message: "Too many failed logins; retry later", RetryAfter: wait}
 	}
-	a.remember(key)
-	return name, "", true
+	if a.compare(hash, []byte(pass)) != nil || !known {
+		a.failures.fail(client, now)
+		if rest := a.floor - a.now().Sub(now); rest > 0 {
+			a.sleep(rest)
+		}
+		return "", &Refusal{Message: "Unauthorized"}
+	}
+	a.remember(key, now)
+	return name, nil
 }
 
 func (a *Authenticator) cacheKey(name, pass string, hash []byte) [sha256.Size]byte {
@@ -157,23 +201,24 @@ func (a *Authenticator) cacheKey(name, pass string, hash []byte) [sha256.Size]by
 	return key
 }
 
-func (a *Authenticator) remembered(key [sha256.Size]byte) bool {
+func (a *Authenticator) remembered(key [sha256.Size]byte, now time.Time) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, ok := a.verified[key]
-	return ok
+	until, ok := a.verified[key]
+	return ok && now.Before(until)
 }
 
-func (a *Authenticator) remember(key [sha256.Size]byte) {
+func (a *Authenticator) remember(key [sha256.Size]byte, now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if _, ok := a.verified[key]; ok {
+		a.verified[key] = now.Add(verifiedFor)
 		return
 	}
 	if len(a.order) == cacheSize {
 		delete(a.verified, a.order[0])
 		a.order = a.order[1:]
 	}
-	a.verified[key] = struct{}{}
+	a.verified[key] = now.Add(verifiedFor)
 	a.order = append(a.order, key)
 }

@@ -66,6 +66,10 @@ type Identity struct {
 type Validator struct {
 	opts  Options
 	cache *cache
+	// refused remembers tokens Keystone refused, apart from cache so that
+	// a stream of made-up tokens cannot push valid ones out: each would
+	// otherwise cost a round trip to Keystone.
+	refused *cache
 
 	mu     sync.Mutex
 	client *gophercloud.ServiceClient
@@ -74,7 +78,8 @@ type Validator struct {
 // New prepares a Validator; it reaches Keystone only when a token is
 // first checked.
 func New(opts Options) *Validator {
-	return &Validator{opts: opts, cache: newCache(max(opts.CacheSize, 1))}
+	size := max(opts.CacheSize, 1)
+	return &Validator{opts: opts, cache: newCache(size), refused: newCache(size)}
 }
 
 // Authenticate checks a request's user token and, when one came, its
@@ -105,7 +110,15 @@ func (v *Validator) validate(ctx context.Context, token string, allowExpired boo
 	if id, ok := v.cache.get(key, now); ok {
 		return id, nil
 	}
+	// A token refused alone may still pass with a service token (an
+	// expired one), so only lone checks use and fill the refusals.
+	if _, ok := v.refused.get(key, now); ok && !allowExpired {
+		return Identity{}, fmt.Errorf("%w: Keystone refused the token", ErrUnauthorized)
+	}
 	id, err := v.fetch(ctx, token, allowExpired)
+	if errors.Is(err, ErrUnauthorized) && !allowExpired && v.opts.CacheTime > 0 {
+		v.refused.put(key, Identity{}, now.Add(min(v.opts.CacheTime, refusalTime)))
+	}
 	if err != nil {
 		return Identity{}, err
 	}
@@ -120,6 +133,11 @@ func (v *Validator) validate(ctx context.Context, token string, allowExpired boo
 	}
 	return id, nil
 }
+
+// refusalTime bounds how long a refused token is refused without asking
+// Keystone again: no token Keystone refused becomes valid later, but a
+// clock skewed between Keystone's nodes could refuse a fresh one briefly.
+const refusalTime = 10 * time.Second
 
 // fetch asks Keystone about token. Keystone's answers are never quoted in
 // errors: a 404 names the token it could not find.

@@ -2,6 +2,7 @@ package authtoken_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"time"
 
@@ -88,6 +89,28 @@ var _ = Describe("Validator", func() {
 			Expect(err).NotTo(HaveOccurred())
 		}
 		Expect(ks.Validations()).To(Equal(1))
+	})
+
+	It("asks Keystone once about a refused token while its refusal is remembered", func() {
+		for range 5 {
+			_, err := v.Authenticate(ctx, "made-up-token", "")
+			Expect(err).To(MatchError(authtoken.ErrUnauthorized))
+		}
+		Expect(ks.Validations()).To(Equal(1))
+
+		// Refusals have a bound of their own: made-up tokens do not push
+		// a valid one out of the cache.
+		tok := issue(operator, true)
+		_, err := v.Authenticate(ctx, tok, "")
+		Expect(err).NotTo(HaveOccurred())
+		for i := range options(ks.URL).CacheSize + 1 {
+			_, err := v.Authenticate(ctx, fmt.Sprintf("made-up-%d", i), "")
+			Expect(err).To(MatchError(authtoken.ErrUnauthorized))
+		}
+		before := ks.Validations()
+		_, err = v.Authenticate(ctx, tok, "")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ks.Validations()).To(Equal(before))
 	})
 
 	It("asks every time with a cache time of 0, and so notices a revocation at once", func() {

@@ -11,6 +11,8 @@ import (
 
 type requestIDKey struct{}
 
+type globalRequestIDKey struct{}
+
 type loggerKey struct{}
 
 // ContextWithRequestID returns ctx carrying the request id of the work it
@@ -23,6 +25,18 @@ func ContextWithRequestID(ctx context.Context, id string) context.Context {
 // RequestID is the request id ctx carries, or "".
 func RequestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// ContextWithGlobalRequestID returns ctx carrying the caller's request id,
+// which travels beside the local one and never replaces it.
+func ContextWithGlobalRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, globalRequestIDKey{}, id)
+}
+
+// GlobalRequestID is the caller's request id ctx carries, or "".
+func GlobalRequestID(ctx context.Context) string {
+	id, _ := ctx.Value(globalRequestIDKey{}).(string)
 	return id
 }
 
@@ -53,11 +67,14 @@ func NewContext(ctx context.Context, log logrus.FieldLogger) context.Context {
 }
 
 // FromContext is the logger ctx carries. A ctx carrying none gets
-// fallback, tagged with ctx's request id when it has one, so a line is
+// fallback, tagged with ctx's request ids when it has them, so a line is
 // never left without the id of the work it belongs to.
 func FromContext(ctx context.Context, fallback logrus.FieldLogger) logrus.FieldLogger {
 	if log, ok := ctx.Value(loggerKey{}).(logrus.FieldLogger); ok {
 		return log
+	}
+	if id := GlobalRequestID(ctx); id != "" {
+		fallback = fallback.WithField(GlobalRequestIDKey, id)
 	}
 	if id := RequestID(ctx); id != "" {
 		return fallback.WithField(RequestIDKey, id)

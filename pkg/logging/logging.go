@@ -19,6 +19,11 @@ import (
 // RequestIDKey is the field naming the API request a line belongs to.
 const RequestIDKey = "request_id"
 
+// GlobalRequestIDKey is the field naming the caller's own request id, when
+// a caller (Nova, a deploy tool) sent one: oslo's global request id, which
+// ties Ferric's work to the caller's logs.
+const GlobalRequestIDKey = "global_request_id"
+
 // New returns a logger writing to stderr in cfg.LogFormat ("json", else
 // text) at debug level when cfg.Debug, info otherwise.
 func New(cfg config.Default) *logrus.Logger {

@@ -16,8 +16,10 @@ import (
 const Masked = "******"
 
 // sensitive are the substrings of docs/api.md §4.3 (oslo's list, which Ironic
-// applies to every dict it returns), the SNMP keys of the same section, and Ferric's
-// own deploy and temp-URL keys, which Ironic never had to name.
+// applies to every dict it returns), the SNMP keys of the same section,
+// Ferric's own deploy and temp-URL keys, which Ironic never had to name,
+// and the spellings BMCs, proxies and shells use in the messages they
+// return (passwd, pwd, an echoed Authorization header).
 var sensitive = []string{
 	"password", "adminpass", "admin_pass", "admin_password", "auth_token",
 	"new_pass", "auth_password", "secret", "secret_uuid", "sys_pswd", "token",
@@ -29,7 +31,8 @@ var sensitive = []string{
 	"keystonecredential", "barbicansimplecryptokek", "cephrgwkey",
 	"swifthashsuffix", "migrationsshkey", "cephmdskey", "cephmonkey",
 	"auth_key", "snmp_auth_key", "snmp_priv_key",
-	"deploy_key", "temp_url_key",
+	"deploy_key", "deployment_key", "temp_url_key", "temp_url_sig",
+	"passwd", "pwd", "authorization",
 }
 
 // IsSensitiveKey reports whether values stored under k must be masked.
@@ -61,6 +64,15 @@ var (
 	// key=value, key: value, query strings, up to a delimiter; a value
 	// that starts with a quote was masked whole above.
 	unquoted = regexp.MustCompile(`(?i)(` + key + `["']?\s*[:=]\s*)([^\s"'&,;}\]]+)`)
+	// An Authorization header's credentials, with or without a scheme
+	// word: "Authorization: Basic <base64>" would otherwise lose only
+	// "Basic".
+	authorization = regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*)(?:(?:basic|bearer|digest|negotiate)\s+)?[^\s"',;}\]]+`)
+	// A signed URL's sig query value (Swift's temp_url_sig, the boot file
+	// server's sig), also &amp;-escaped as a BMC echoes it in XML. A
+	// message may carry the URL in any form, so exact-match removal of
+	// the URL is not enough.
+	sigParam = regexp.MustCompile(`(?i)((?:[?&;]|&amp;)(?:temp_url_)?sig=)[^&\s"'<>:,;)]+`)
 	// The password part of URL user info, scheme://user:password@host, up
 	// to the last @ since unescaped passwords may contain one.
 	userinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)([^\s/]+)(@)`)
@@ -94,12 +106,31 @@ func MaskString(s string) string {
 		s = spaceQuoted.ReplaceAllString(s, "${1}${3}"+Masked+"${2}${4}")
 		s = xmlElement.ReplaceAllString(s, "${1}"+Masked+"${2}")
 		s = option.ReplaceAllString(s, "${1}"+Masked)
+		s = authorization.ReplaceAllString(s, "${1}"+Masked)
 		s = unquoted.ReplaceAllString(s, "${1}"+Masked)
+	}
+	if hasSigParam(s) {
+		s = sigParam.ReplaceAllString(s, "${1}"+Masked)
 	}
 	if strings.Contains(s, "://") && strings.Contains(s, "@") {
 		s = userinfo.ReplaceAllString(s, "${1}"+Masked+"${3}")
 	}
 	return s
+}
+
+// hasSigParam is the cheap test for sigParam: "sig=" in any case.
+func hasSigParam(s string) bool {
+	for i := strings.IndexByte(s, '='); i >= 3; {
+		if strings.EqualFold(s[i-3:i], "sig") {
+			return true
+		}
+		next := strings.IndexByte(s[i+1:], '=')
+		if next < 0 {
+			return false
+		}
+		i += 1 + next
+	}
+	return false
 }
 
 // mayNameSecret reports whether s may hold a secret-named word, which

@@ -121,6 +121,15 @@ var _ = Describe("MaskString", func() {
 		Entry("secret word in other case", "Admin_PassWord: x", "Admin_PassWord: ******"),
 		Entry("secret word spelt with a long s", "paſsword=x", "paſsword=******"),
 		Entry("URL user info without a secret word", "ftp://u:p@host/f and key=1", "ftp://u:******@host/f and key=1"),
+		Entry("deployment key", "callback refused: deployment_key=abc123", "callback refused: deployment_key=******"),
+		Entry("passwd", "ipmi passwd=hunter2 failed", "ipmi passwd=****** failed"),
+		Entry("pwd", "login pwd=hunter2", "login pwd=******"),
+		Entry("temp URL signature", "GET /v1/AUTH_x/c/o?temp_url_sig=abcdef&temp_url_expires=1", "GET /v1/AUTH_x/c/o?temp_url_sig=******&temp_url_expires=1"),
+		Entry("sig query value", "insert failed for http://h/f.img?expires=1&sig=abcdef: 500", "insert failed for http://h/f.img?expires=1&sig=******: 500"),
+		Entry("sig query value escaped in XML", `<IMAGE_URL value="http://h/f?e=1&amp;sig=abcdef"/>`, `<IMAGE_URL value="http://h/f?e=1&amp;sig=******"/>`),
+		Entry("sig as the first query value", "http://h/f?sig=abcdef", "http://h/f?sig=******"),
+		Entry("Authorization: Basic", "proxy said: Authorization: Basic YWRtaW46cHc= was refused", "proxy said: Authorization: ****** was refused"),
+		Entry("Authorization: Bearer", "authorization=Bearer abc.def", "authorization=******"),
 	)
 
 	// The forms of oslo.utils' mask_password: a quoted value goes whole,
@@ -153,6 +162,8 @@ var _ = Describe("MaskString", func() {
 		Entry("an ordinary XML element", `<user>two words</user>`),
 		Entry("an ordinary option", `--username admin`),
 		Entry("a plain value", `CHAP`),
+		Entry("a word ending in sig", `design=flat`),
+		Entry("a signature parameter", `http://h/f?signature_version=2`),
 	)
 })
 
