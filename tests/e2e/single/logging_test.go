@@ -32,14 +32,16 @@ func logLines() []map[string]any {
 }
 
 var _ = Describe("JSON logs", func() {
-	It("carry a caller's X-Openstack-Request-Id from the API into the conductor's work on the node", func(ctx SpecContext) {
+	It("carry a caller's X-Openstack-Request-Id as the global id, beside the API's own, into the conductor's work on the node", func(ctx SpecContext) {
 		n := steps.CreateNode(ctx, client, steps.Name("reqid", 0))
-		const id = "req-6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"
+		const global = "req-6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"
 		tagged := *client
-		tagged.MoreHeaders = map[string]string{"X-Openstack-Request-Id": id}
+		tagged.MoreHeaders = map[string]string{"X-Openstack-Request-Id": global}
 		res := nodes.ChangeProvisionState(ctx, &tagged, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetManage})
 		Expect(res.Err).NotTo(HaveOccurred())
-		Expect(res.Header.Get("X-Openstack-Request-Id")).To(Equal(id))
+		id := res.Header.Get("X-Openstack-Request-Id")
+		Expect(id).To(MatchRegexp(requestIDPattern))
+		Expect(id).NotTo(Equal(global), "the local id is always the API's own")
 		steps.EventuallyStable(ctx, client, n.UUID, nodes.Manageable)
 
 		var access, changes []map[string]any
@@ -51,6 +53,7 @@ var _ = Describe("JSON logs", func() {
 					"every state change of the manage comes from its request")
 				continue
 			}
+			Expect(l).To(HaveKeyWithValue("global_request_id", global))
 			if l["msg"] == "Provision state changed" {
 				Expect(l).To(HaveKeyWithValue("node", n.UUID))
 				changes = append(changes, l)
