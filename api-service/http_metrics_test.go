@@ -1,10 +1,12 @@
 package apiservice_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -64,6 +66,38 @@ var _ = Describe("/metrics", func() {
 		Expect(body).NotTo(ContainSubstring("1be26c0b"))
 		Expect(body).To(ContainSubstring("# TYPE ferric_api_request_duration_seconds histogram"))
 		Expect(body).To(ContainSubstring("# TYPE go_goroutines gauge"))
+	})
+
+	It("answers 405 to made-up methods and counts them all under one series, whatever the method and path", func() {
+		url := serve(true)
+		send := func(method, path string) int {
+			req, err := http.NewRequest(method, url+path, nil)
+			Expect(err).NotTo(HaveOccurred())
+			resp, err := http.DefaultClient.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(resp.Body.Close()).To(Succeed())
+			return resp.StatusCode
+		}
+		series := func() int {
+			_, body := get(url+"/metrics", false)
+			return strings.Count(body, "ferric_api_request_duration_seconds_count{")
+		}
+		Expect(send("XYZABC", "/v1/nodes")).To(Equal(http.StatusMethodNotAllowed))
+		series() // the scrape's own series
+		before := series()
+		long := strings.Repeat("M", 60000)
+		for i := range 50 {
+			method := fmt.Sprintf("X%dY", i)
+			if i == 0 {
+				method = long
+			}
+			Expect(send(method, fmt.Sprintf("/v1/nodes/n%d/x%d", i, i))).To(Equal(http.StatusMethodNotAllowed), "method %d", i)
+		}
+		Expect(series()).To(Equal(before), "no series per method or path")
+		_, body := get(url+"/metrics", false)
+		Expect(body).To(ContainSubstring(`ferric_api_request_duration_seconds_count{method="other",route="unrouted",status="405"} 51` + "\n"))
+		Expect(body).NotTo(ContainSubstring("X1Y"))
+		Expect(body).NotTo(ContainSubstring("MMMM"))
 	})
 
 	It("asks for an administrator's credentials unless public_metrics is set", func() {

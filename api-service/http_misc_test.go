@@ -221,6 +221,22 @@ var _ = Describe("logging", func() {
 		}
 	})
 
+	It("logs a made-up method as other, never its text", func() {
+		e := sqliteEnv(nil)
+		method := "X" + strings.Repeat("Y", 5000)
+		r := e.call(method, "/v1/nodes", "")
+		Expect(r.status).To(Equal(http.StatusMethodNotAllowed))
+		id := r.header.Get("Openstack-Request-Id")
+		Expect(e.logs.AllEntries()).To(ContainElement(WithTransform(func(en *logrus.Entry) []any {
+			return []any{en.Data["request_id"], en.Data["method"], en.Data["status"]}
+		}, Equal([]any{id, "other", http.StatusMethodNotAllowed}))))
+		for _, en := range e.logs.AllEntries() {
+			line, err := en.String()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(line).NotTo(ContainSubstring("YYYY"))
+		}
+	})
+
 	It("logs the cause of a server fault for the operator", func() {
 		e := sqliteEnv(nil)
 		Expect(e.store.Close()).To(Succeed())

@@ -21,6 +21,7 @@ import (
 	"github.com/ferricbm/ferric/api-service/policy"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/logging"
+	"github.com/ferricbm/ferric/pkg/metrics"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -94,7 +95,7 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		id, _ := c.Get(keyRequestID).(string)
 		global, _ := c.Get(keyGlobalRequestID).(string)
-		r := accessRecord{requestID: id, globalRequestID: global, method: c.Request().Method, path: c.Request().URL.Path,
+		r := accessRecord{requestID: id, globalRequestID: global, method: metrics.Method(c.Request().Method), path: c.Request().URL.Path,
 			status: c.Response().Status, duration: time.Since(start)}
 		if s.access != nil {
 			s.access.write(r, time.Now())
@@ -102,6 +103,17 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		s.log.WithFields(r.fields()).Info(accessMessage)
 		return nil
+	}
+}
+
+// knownMethod answers 405 to a method the API serves on no route before
+// any other work: its name is client-chosen text of any length.
+func knownMethod(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !metrics.KnownMethod(c.Request().Method) {
+			return &routingError{code: http.StatusMethodNotAllowed, description: "The method is not allowed for the requested URL."}
+		}
+		return next(c)
 	}
 }
 

@@ -109,7 +109,7 @@ func New(opts Options) (*Server, error) {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Pre(s.observe, s.requestID, s.accessLog, s.recoverPanic, normalizePath, s.authenticate, acceptJSON, negotiate,
+	e.Pre(s.observe, s.requestID, s.accessLog, s.recoverPanic, knownMethod, normalizePath, s.authenticate, acceptJSON, negotiate,
 		limitQuery, s.bodyLimit, requireJSONBody)
 	if err := s.routes(e); err != nil {
 		return nil, fmt.Errorf("api service: %w", err)

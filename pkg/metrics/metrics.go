@@ -84,9 +84,46 @@ func NewAPI() *API {
 // Handler serves the metrics in the Prometheus exposition formats.
 func (m *API) Handler() http.Handler { return handler(m.reg) }
 
-// ObserveRequest records one answered request.
+// ObserveRequest records one answered request. Every label comes from a
+// closed set whatever the client sent (Method, Status; route is a route
+// template or "unrouted"), so /metrics keeps a bounded size.
 func (m *API) ObserveRequest(method, route string, status int, elapsed time.Duration) {
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Observe(elapsed.Seconds())
+	m.requests.WithLabelValues(Method(method), route, Status(status)).Observe(elapsed.Seconds())
+}
+
+// methods are the HTTP methods a label or a log line names as they are.
+var methods = map[string]string{
+	http.MethodGet: http.MethodGet, http.MethodHead: http.MethodHead, http.MethodPost: http.MethodPost,
+	http.MethodPut: http.MethodPut, http.MethodPatch: http.MethodPatch, http.MethodDelete: http.MethodDelete,
+	http.MethodOptions: http.MethodOptions,
+}
+
+// OtherMethod stands for every method outside the known ones.
+const OtherMethod = "other"
+
+// Method is method if it is one the API may serve, else OtherMethod: a
+// client may send any token as its method, and each would otherwise be a
+// series of its own, kept for ever.
+func Method(method string) string {
+	if m, ok := methods[method]; ok {
+		return m
+	}
+	return OtherMethod
+}
+
+// KnownMethod reports whether Method keeps method as it is.
+func KnownMethod(method string) bool {
+	_, ok := methods[method]
+	return ok
+}
+
+// Status is the status label: the code the server wrote, which is one of
+// the few it writes; anything outside HTTP's range is "other".
+func Status(code int) string {
+	if code < 100 || code > 599 {
+		return "other"
+	}
+	return strconv.Itoa(code)
 }
 
 // ObserveRPC records one RPC sent; it is an rpc.Observer.
