@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -191,5 +192,57 @@ var _ = Describe("config drives on states/provision", func() {
 		Expect(finishHeld()).To(Equal(http.StatusBadRequest), "the held body was read to its end")
 		held = nil
 		Expect(probe()).To(Equal(http.StatusBadRequest), "the slot is free again")
+	})
+
+	It("lets one client hold only its share of the large-body slots, and drops a body trickled below the minimum rate with 408", func() {
+		e = sqliteEnv(nil) // max_concurrent_large_bodies 4: one a client
+		uuid := e.createNode("")
+		path := e.url + "/v1/nodes/" + uuid + "/states/provision"
+		send := func(body io.Reader) (int, string) {
+			req, err := http.NewRequest(http.MethodPut, path, body)
+			Expect(err).NotTo(HaveOccurred())
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-OpenStack-Ironic-API-Version", "latest")
+			req.ContentLength = 20000000
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				return 0, err.Error()
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(raw)
+		}
+		pr, pw := io.Pipe()
+		DeferCleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) })
+		type answer struct {
+			status int
+			body   string
+		}
+		slow := make(chan answer, 1)
+		go func() {
+			defer GinkgoRecover()
+			status, body := send(io.MultiReader(strings.NewReader(`{"target": "active", "configdrive": "H4sI`), pr))
+			slow <- answer{status, body}
+		}()
+		go func() {
+			// A byte a second: far below the minimum rate.
+			for range 30 {
+				if _, err := pw.Write([]byte("A")); err != nil {
+					return
+				}
+				time.Sleep(time.Second)
+			}
+		}()
+		Eventually(func() string {
+			_, body := send(strings.NewReader(strings.Repeat(" ", 20000000)))
+			return body
+		}).Should(ContainSubstring("from this client"))
+
+		var got answer
+		Eventually(slow, "20s").Should(Receive(&got))
+		Expect(got.status).To(Equal(http.StatusRequestTimeout), got.body)
+		Expect(got.body).To(ContainSubstring("arrived too slowly"))
+		status, _ := send(strings.NewReader(`{"target": "bogus", "configdrive": "` + strings.Repeat("A", 20000000-38) + `"}`))
+		Expect(status).To(Equal(http.StatusBadRequest), "the slot is free again")
 	})
 })

@@ -175,6 +175,25 @@ var _ = Describe("request framing", func() {
 		Expect(r.json()["nodes"]).To(BeEmpty())
 	})
 
+	It("refuses a ramdisk route's body past 64 KiB before reading it, and any body past 10,000 values", func() {
+		big := `{"callback_url": "http://192.0.2.1:9999", "agent_token": "` + strings.Repeat("x", 64<<10) + `"}`
+		r := e.at("latest", http.MethodPost, "/v1/heartbeat/"+e.createNode(""), big)
+		Expect(r.status).To(Equal(http.StatusRequestEntityTooLarge), string(r.raw))
+		r = e.at("latest", http.MethodPost, "/v1/nodes/"+e.createNode("")+"/vendor_passthru?method=pass_deploy_info",
+			`{"key": "`+strings.Repeat("k", 64<<10)+`"}`)
+		Expect(r.status).To(Equal(http.StatusRequestEntityTooLarge), string(r.raw))
+
+		zeros := "[" + strings.Repeat("0,", 10000) + "0]"
+		r = e.at("latest", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "extra": {"a": `+zeros+`}}`)
+		Expect(r.status).To(Equal(http.StatusBadRequest), string(r.raw))
+		Expect(r.fault()["faultstring"]).To(ContainSubstring("at most 10000 are allowed"))
+		Expect(e.at("latest", http.MethodGet, "/v1/nodes", "").json()["nodes"]).To(HaveLen(2), "nothing created")
+
+		within := "[" + strings.Repeat("0,", 9000) + "0]"
+		r = e.at("latest", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "extra": {"a": `+within+`}}`)
+		Expect(r.status).To(Equal(http.StatusCreated), string(r.raw))
+	})
+
 	It("refuses a body not declared JSON with 415 and creates nothing", func() {
 		body := `{"driver": "fake-hardware"}`
 		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {

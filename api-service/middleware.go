@@ -50,6 +50,10 @@ const (
 
 	// provisionBodyLimit allows large config drives.
 	provisionBodyLimit = 64 << 20
+	// ramdiskBodyLimit bounds what anyone may send without credentials:
+	// a heartbeat (a URL, a token, a version and a CA certificate) or a
+	// deploy callback is a few kilobytes.
+	ramdiskBodyLimit = 64 << 10
 )
 
 // requestID names every request with a fresh req-<uuid4> in both response
@@ -377,15 +381,20 @@ func negotiate(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // bodyLimit picks the request body limit: provisioning carries config
-// drives, everything else the configured maximum.
+// drives, the ramdisk's unauthenticated routes a few fields, everything
+// else the configured maximum. A declared length past it is refused
+// before anything is read.
 func (s *Server) bodyLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		limit := s.cfg.API.MaxRequestBodySize
 		if limit <= 0 {
 			limit = 1 << 20
 		}
-		if strings.HasSuffix(c.Request().URL.Path, "/states/provision") {
+		switch p := c.Request().URL.Path; {
+		case strings.HasSuffix(p, "/states/provision"):
 			limit = provisionBodyLimit
+		case c.Get(keyRamdiskCallback) != nil, strings.HasPrefix(p, "/v1/heartbeat/"):
+			limit = min(limit, ramdiskBodyLimit)
 		}
 		c.Set(keyBodyLimit, limit)
 		if c.Request().ContentLength > limit {

@@ -114,19 +114,20 @@ func (d *driveSpool) close() {
 }
 
 // admitLargeBody bounds how many provisioning bodies larger than
-// max_request_body_size (or of unknown length) are read at once. The
+// max_request_body_size (or of unknown length) are read at once, and how
+// many of them one client sends, and holds each to a minimum rate. The
 // caller runs release when done.
 func (s *Server) admitLargeBody(c echo.Context) (release func(), err error) {
-	if n := c.Request().ContentLength; n >= 0 && n <= s.restLimit() {
+	r := c.Request()
+	if n := r.ContentLength; n >= 0 && n <= s.restLimit() {
 		return func() {}, nil
 	}
-	select {
-	case s.largeBodies <- struct{}{}:
-		return func() { <-s.largeBodies }, nil
-	default:
-		return nil, errs.New(errs.KindTemporaryFailure,
-			"Too many large provisioning requests are being received at once (max_concurrent_large_bodies); retry later.")
+	release, err = s.largeBodies.take(peerHost(r))
+	if err != nil {
+		return nil, err
 	}
+	r.Body = newSteadyBody(c.Response(), r, s.cfg.API.ReadTimeout)
+	return release, nil
 }
 
 // restLimit bounds a body apart from its config drive.
@@ -203,6 +204,10 @@ func (b *bodySplitter) next() (c byte, more bool, err error) {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return 0, false, tooLarge(b.limit)
+	}
+	if errors.Is(err, errSlowBody) {
+		return 0, false, errs.New(errs.KindInvalid, "The request body arrived too slowly: a body larger than max_request_body_size must arrive at %d KiB/s or more.",
+			largeBodyMinRate>>10).WithStatus(http.StatusRequestTimeout)
 	}
 	return 0, false, errs.New(errs.KindInvalid, "Could not read the request body")
 }

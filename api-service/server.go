@@ -51,9 +51,9 @@ type Server struct {
 	wwwAuthenticate string
 	policy          *policy.Enforcer
 	echo            *echo.Echo
-	// largeBodies holds a token per large provisioning body being read
+	// largeBodies are the slots of large provisioning bodies being read
 	// ([api] max_concurrent_large_bodies).
-	largeBodies chan struct{}
+	largeBodies *largeBodies
 	metrics     *metrics.API
 	// unknownRules collects the rules the route table names that the
 	// policy does not define, to fail New.
@@ -70,7 +70,7 @@ func New(opts Options) (*Server, error) {
 		log = logging.Discard()
 	}
 	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, access: newAccessWriter(log),
-		largeBodies: make(chan struct{}, max(opts.Config.API.MaxConcurrentLargeBodies, 1)), metrics: metrics.NewAPI()}
+		largeBodies: newLargeBodies(opts.Config.API.MaxConcurrentLargeBodies), metrics: metrics.NewAPI()}
 	switch opts.Config.Default.AuthStrategy {
 	case "", "noauth":
 	case "http_basic":
