@@ -19,31 +19,39 @@ const (
 	mysqlUserLimitReached       = 1226 // the account's MAX_USER_CONNECTIONS
 )
 
-// Connection attempts before a refusal is given up on, and the pause before
-// the second one (doubled for each further one): a pool elsewhere that just
-// finished a burst hands its connections back within this time.
+// How long a refused connection is tried again before the request gives
+// up, and the pause before the second try (doubled for each further one,
+// up to connectMaxBackoff): another process that just finished a burst
+// hands its connections back within seconds, and a request waiting that
+// long beats a 503 its client must retry.
 const (
-	connectAttempts = 4
-	connectBackoff  = 50 * time.Millisecond
+	connectPatience   = 5 * time.Second
+	connectBackoff    = 50 * time.Millisecond
+	connectMaxBackoff = time.Second
 )
 
-// refusalRetrier opens connections, retrying when the server refuses them,
-// and turns a refusal that persists into a 503 TemporaryFailure: the
-// database being full is a reason to come back later, not a server fault.
+// refusalRetrier opens connections, retrying with backoff when the server
+// refuses them, within patience and the caller's deadline, and turns a
+// refusal that persists into a 503 TemporaryFailure: the database being
+// full is a reason to come back later, not a server fault.
 type refusalRetrier struct {
 	driver.Connector
-	attempts int
+	patience time.Duration
 	backoff  time.Duration
 }
 
 func (r refusalRetrier) Connect(ctx context.Context) (driver.Conn, error) {
 	wait := r.backoff
-	for attempt := 1; ; attempt++ {
+	giveUp := time.Now().Add(r.patience)
+	if d, ok := ctx.Deadline(); ok && d.Before(giveUp) {
+		giveUp = d
+	}
+	for {
 		conn, err := r.Connector.Connect(ctx)
 		if err == nil || !connectionRefused(err) {
 			return conn, err
 		}
-		if attempt == r.attempts {
+		if time.Now().Add(wait).After(giveUp) {
 			e := errs.New(errs.KindTemporaryFailure, "The database is not accepting connections; please retry.")
 			e.Err = err
 			return nil, e
@@ -55,7 +63,7 @@ func (r refusalRetrier) Connect(ctx context.Context) (driver.Conn, error) {
 			return nil, ctx.Err()
 		case <-t.C:
 		}
-		wait *= 2
+		wait = min(2*wait, connectMaxBackoff)
 	}
 }
 

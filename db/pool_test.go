@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -83,6 +84,38 @@ func poolSpecs() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(sqlDB.Stats().MaxOpenConnections).To(Equal(2))
 			Expect(sqlDB.Stats().OpenConnections).To(BeNumerically("<=", 2))
+		})
+
+		It("waits out a refusal that ends within its patience instead of answering 503", func(ctx SpecContext) {
+			s, err := Open(ctx, connection, WithPool(Pool{MaxSize: 3, MaxOverflow: 0}))
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(s.Close)
+			sqlDB, err := s.db.DB()
+			Expect(err).NotTo(HaveOccurred())
+			sqlDB.SetMaxIdleConns(0) // the next query must connect
+			// Another process holds the account's two connections, and
+			// its burst ends a second later.
+			dsn, err := dbtest.MySQLDSN(connection)
+			Expect(err).NotTo(HaveOccurred())
+			other, err := sql.Open("mysql", dsn)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(other.Close)
+			other.SetMaxIdleConns(0)
+			var held []*sql.Conn
+			for range 2 {
+				c, err := other.Conn(ctx)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(c.PingContext(ctx)).To(Succeed())
+				held = append(held, c)
+			}
+			released := make(chan error, 1)
+			go func() {
+				time.Sleep(time.Second)
+				released <- held[0].Close()
+			}()
+			Expect(s.SchemaVersion(ctx)).To(Equal(LatestSchemaVersion()))
+			Expect(<-released).To(Succeed())
+			Expect(held[1].Close()).To(Succeed())
 		})
 
 		It("answers 503 TemporaryFailure, not a server fault, when the server keeps refusing connections", func(ctx SpecContext) {

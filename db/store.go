@@ -51,12 +51,12 @@ type Pool struct {
 	IdleTime time.Duration
 }
 
-// DefaultPool is the pool of a Store opened without one. The base pool is
-// what stays open when idle: smaller, a burst of concurrent requests closes
-// the surplus on return and the next burst pays a TCP connect and handshake
-// for each.
+// DefaultPool is the pool of a Store opened without one: ten connections,
+// kept open when idle, and no overflow, so requests beyond them wait for a
+// free one. An API and ten conductors then hold at most 110 connections,
+// inside MariaDB's default max_connections of 151 with room for others.
 func DefaultPool() Pool {
-	return Pool{MaxSize: 15, MaxOverflow: 10, RecycleTime: 30 * time.Minute, IdleTime: 5 * time.Minute}
+	return Pool{MaxSize: 10, MaxOverflow: 0, RecycleTime: 30 * time.Minute, IdleTime: 5 * time.Minute}
 }
 
 // Option changes how Open sets up a Store.
@@ -207,7 +207,7 @@ func openMySQL(connection string, pool Pool) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	sqlDB := sql.OpenDB(refusalRetrier{Connector: connector, attempts: connectAttempts, backoff: connectBackoff})
+	sqlDB := sql.OpenDB(refusalRetrier{Connector: connector, patience: connectPatience, backoff: connectBackoff})
 	sqlDB.SetMaxOpenConns(maxOpen)
 	sqlDB.SetMaxIdleConns(maxIdle)
 	sqlDB.SetConnMaxLifetime(lifetime)

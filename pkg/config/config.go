@@ -98,7 +98,7 @@ type Database struct {
 	// max_overflow) must stay below the server's max_connections
 	// (docs/scale.md).
 	MaxPoolSize           int           `ini:"database.max_pool_size" help:"MySQL connections a process keeps open between requests (each until connection_idle_time)."`
-	MaxOverflow           int           `ini:"database.max_overflow" help:"MySQL connections a process may open beyond max_pool_size under load; not kept when idle. Every process of every service may hold max_pool_size + max_overflow: keep their sum below the server's max_connections."`
+	MaxOverflow           int           `ini:"database.max_overflow" help:"MySQL connections a process may open beyond max_pool_size under load; not kept when idle. 0 (the default): requests beyond max_pool_size wait for a free connection. Every process of every service may hold max_pool_size + max_overflow: keep their sum below the server's max_connections."`
 	ConnectionRecycleTime time.Duration `ini:"database.connection_recycle_time" help:"Seconds after which a MySQL connection is closed and replaced; keep it below the server's wait_timeout. 0: never."`
 	ConnectionIdleTime    time.Duration `ini:"database.connection_idle_time" help:"Seconds a MySQL connection may stay idle before it is closed, so the pool shrinks after a burst. 0: never."`
 }
@@ -344,8 +344,8 @@ func Defaults() Config {
 		},
 		Database: Database{
 			Connection:            "sqlite://var/ferric.db",
-			MaxPoolSize:           15,
-			MaxOverflow:           10,
+			MaxPoolSize:           10,
+			MaxOverflow:           0,
 			ConnectionRecycleTime: 30 * time.Minute,
 			ConnectionIdleTime:    5 * time.Minute,
 		},
