@@ -15,8 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/ferricbm/ferric/cmd/internal/service"
 	"github.com/ferricbm/ferric/db"
@@ -68,9 +66,6 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := ensureSQLiteDir(cfg.Database.Connection); err != nil {
-		return err
-	}
 	service.LogStartup(log, service.Single, cfg, *configPath)
 	return service.Run(service.Single, cfg, log, os.Getenv)
 }
@@ -89,9 +84,6 @@ func dbsync(sub string, args []string, stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	switch sub {
 	case "upgrade":
-		if err := ensureSQLiteDir(cfg.Database.Connection); err != nil {
-			return err
-		}
 		store, err := service.OpenStore(ctx, cfg, true)
 		if err != nil {
 			return err
@@ -120,15 +112,3 @@ func dbsync(sub string, args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("unknown dbsync command %q", sub)
 }
 
-// ensureSQLiteDir creates the directory of a sqlite:// database file, so
-// the embedded default (./var/ferric.db) works from a fresh checkout.
-func ensureSQLiteDir(connection string) error {
-	path, ok := strings.CutPrefix(connection, "sqlite://")
-	if !ok || path == "" || path == ":memory:" {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create the SQLite database directory: %w", err)
-	}
-	return nil
-}

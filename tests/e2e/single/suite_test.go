@@ -6,6 +6,7 @@ package single_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -27,6 +28,8 @@ var (
 	serve      *harness.Service
 	client     *gophercloud.ServiceClient
 	apiURL     string
+	// sqliteDir is the directory ferric serve created for its database.
+	sqliteDir string
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
@@ -35,7 +38,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, dataDir)
 
-	base := harness.BaseConfig(dbtest.SQLiteURL(dataDir), "inprocess", harness.FastTimings)
+	sqliteDir = filepath.Join(dataDir, "var")
+	base := harness.BaseConfig(dbtest.SQLiteURL(sqliteDir), "inprocess", harness.FastTimings)
 	// JSON lines, which the request-id spec parses.
 	base.Set("DEFAULT", "log_format", "json")
 	deployment = steps.NewDeployment(bin, base)
