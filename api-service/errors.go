@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -101,12 +102,35 @@ func (s *Server) handleError(err error, c echo.Context) {
 		if status >= 500 {
 			fault = "Server"
 		}
-		if _, typed := errs.As(err); !typed || status >= 500 {
+		e, typed := errs.As(err)
+		switch {
+		case typed && status == http.StatusServiceUnavailable:
+			s.logRefusal(c, string(e.Kind), err)
+		case !typed || status >= 500:
 			s.log.WithField("request_id", c.Get(keyRequestID)).WithError(err).Error("request failed")
 		}
 		body = map[string]string{"error_message": handlerBody(fault, errs.Message(err))}
 	}
 	s.writeJSON(c, status, body)
+}
+
+// refusalLogInterval is how often a designed refusal (503: the database
+// full, Keystone out of reach, no free worker) is logged while it lasts.
+const refusalLogInterval = 10 * time.Second
+
+// logRefusal logs a refusal the service answered by design as a warning,
+// once per kind and refusalLogInterval with the count held back since: it
+// is a condition to see, not a fault per request.
+func (s *Server) logRefusal(c echo.Context, kind string, err error) {
+	ok, suppressed := s.refusals.Allow(kind, time.Now())
+	if !ok {
+		return
+	}
+	log := s.log.WithField("request_id", c.Get(keyRequestID)).WithError(err)
+	if suppressed > 0 {
+		log = log.WithField("suppressed", suppressed)
+	}
+	log.Warn("request refused for now")
 }
 
 func (s *Server) writeJSON(c echo.Context, status int, body any) {

@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/sirupsen/logrus"
 
 	apiservice "github.com/ferricbm/ferric/api-service"
 	"github.com/ferricbm/ferric/db"
@@ -290,7 +291,27 @@ var _ = Describe("Keystone out of reach", func() {
 			Expect(line).NotTo(ContainSubstring(ksService.Password))
 			logged = append(logged, line)
 		}
-		Expect(strings.Join(logged, "\n")).To(ContainSubstring("token validation failed"))
+		Expect(strings.Join(logged, "\n")).To(ContainSubstring("request refused for now"))
+	})
+
+	It("logs the refusals as one throttled warning, not an error a request", func() {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		url := "http://" + l.Addr().String() + "/v3"
+		Expect(l.Close()).To(Succeed())
+		e := newEnv(GinkgoT(), apitest.SQLite(GinkgoT()), keystoneConfig(url))
+		for range 5 {
+			Expect(e.call(http.MethodGet, "/v1/nodes", "", "X-Auth-Token", "some-token-value").status).To(Equal(http.StatusServiceUnavailable))
+		}
+		var warnings int
+		for _, entry := range e.logs.AllEntries() {
+			Expect(entry.Level).NotTo(Equal(logrus.ErrorLevel), entry.Message)
+			if entry.Message == "request refused for now" {
+				Expect(entry.Level).To(Equal(logrus.WarnLevel))
+				warnings++
+			}
+		}
+		Expect(warnings).To(Equal(1))
 	})
 })
 

@@ -208,8 +208,10 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 					challenge: s.wwwAuthenticate}
 			}
 			if err != nil {
-				s.log.WithField("request_id", c.Get(keyRequestID)).WithError(err).Warn("token validation failed")
-				return errs.New(errs.KindTemporaryFailure, "The Keystone service is temporarily unavailable.")
+				// handleError logs the cause, throttled.
+				e := errs.New(errs.KindTemporaryFailure, "The Keystone service is temporarily unavailable.")
+				e.Err = err
+				return e
 			}
 			c.Set(keyCredentials, &policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope, ProjectID: id.ProjectID})
 			return next(c)

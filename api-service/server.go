@@ -55,6 +55,8 @@ type Server struct {
 	// ([api] max_concurrent_large_bodies).
 	largeBodies *largeBodies
 	metrics     *metrics.API
+	// refusals throttles the warnings of designed 503s.
+	refusals *logging.Throttle
 	// unknownRules collects the rules the route table names that the
 	// policy does not define, to fail New.
 	unknownRules []string
@@ -70,7 +72,8 @@ func New(opts Options) (*Server, error) {
 		log = logging.Discard()
 	}
 	s := &Server{cfg: opts.Config, store: opts.Store, rpc: opts.RPC, log: log, access: newAccessWriter(log),
-		largeBodies: newLargeBodies(opts.Config.API.MaxConcurrentLargeBodies), metrics: metrics.NewAPI()}
+		largeBodies: newLargeBodies(opts.Config.API.MaxConcurrentLargeBodies), metrics: metrics.NewAPI(),
+		refusals: logging.NewThrottle(refusalLogInterval)}
 	switch opts.Config.Default.AuthStrategy {
 	case "", "noauth":
 	case "http_basic":
