@@ -56,6 +56,25 @@ var _ = Describe("http_basic authentication", func() {
 		Expect(e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "s3cret")).status).To(Equal(http.StatusOK))
 	})
 
+	It("warns at start that links follow the client's Host header while public_endpoint is unset, and not once it is set", func() {
+		warned := func(e *env) bool {
+			for _, en := range e.logs.AllEntries() {
+				if en.Level == logrus.WarnLevel && strings.Contains(en.Message, "public_endpoint is not set") {
+					return true
+				}
+			}
+			return false
+		}
+		Expect(warned(e)).To(BeTrue())
+		Expect(warned(sqliteEnv(nil))).To(BeFalse(), "noauth is for a private network")
+		file := e.cfg.API.HTTPBasicAuthUserFile
+		Expect(warned(sqliteEnv(func(c *config.Config) {
+			c.Default.AuthStrategy = "http_basic"
+			c.API.HTTPBasicAuthUserFile = file
+			c.API.PublicEndpoint = "https://baremetal.example.org"
+		}))).To(BeFalse())
+	})
+
 	It("serves valid credentials", func() {
 		Expect(e.call(http.MethodGet, "/v1/nodes", "", "Authorization", basic("operator", "s3cret")).status).To(Equal(http.StatusOK))
 	})

@@ -98,6 +98,13 @@ func New(opts Options) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("api service: unknown auth_strategy %q", opts.Config.Default.AuthStrategy)
 	}
+	if s.users != nil || s.tokens != nil {
+		if opts.Config.API.PublicEndpoint == "" {
+			// Links then carry whatever Host a client sent: behind a load
+			// balancer, a client could point other clients' links anywhere.
+			log.Warn("[api] public_endpoint is not set: links in responses name the Host header each client sends; set it to the API's public URL")
+		}
+	}
 	var err error
 	if s.policy, err = policy.Load(opts.Config.OsloPolicy.PolicyFile); err != nil {
 		return nil, fmt.Errorf("api service: %w", err)

@@ -63,6 +63,37 @@ var _ = Describe("the ferric chart", func() {
 		Expect(m.notes).NotTo(ContainSubstring("deprecated"))
 	})
 
+	It("sizes each pod's database pool so that every API replica and conductor fits in database.maxConnections", func() {
+		poolOf := func(m manifests) map[string]int {
+			dir := GinkgoT().TempDir()
+			conf := writeFile(dir, "ferric.conf", one[corev1.ConfigMap](m, release+"-ferric").Data["ferric.conf"])
+			pools := map[string]int{}
+			for name, pod := range podSpecs(m) {
+				if strings.HasSuffix(name, "dbsync") {
+					continue
+				}
+				cfg, err := config.Load(conf, environ(m, name+"-0", pod.Containers[0]))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(cfg.Database.MaxOverflow).To(BeZero(), name)
+				pools[name] = cfg.Database.MaxPoolSize
+			}
+			return pools
+		}
+		Expect(poolOf(mustRender("default", nil))).To(Equal(map[string]int{api: 10, conductor: 10}), "the defaults fit MariaDB's 151")
+
+		// 6 API replicas at most and 10 conductors share 151 - 20.
+		m := mustRender("default", map[string]any{
+			"api":       map[string]any{"autoscaling": map[string]any{"enabled": true, "maxReplicas": 6}},
+			"conductor": map[string]any{"replicas": 10}})
+		Expect(poolOf(m)).To(Equal(map[string]int{api: 8, conductor: 8}))
+
+		_, err := render(valuesOf("default", map[string]any{"conductor": map[string]any{"replicas": 10},
+			"database": map[string]any{"connection": "mysql://x@db/ferric", "maxConnections": 20, "reservedConnections": 10}}))
+		Expect(err).To(MatchError(ContainSubstring("cannot each have a database connection")))
+		_, err = render(valuesOf("default", map[string]any{"config": map[string]any{"database": map[string]any{"max_pool_size": 50}}}))
+		Expect(err).To(MatchError(ContainSubstring("exceed database.maxConnections")))
+	})
+
 	It("takes the deprecated config.api.auth_strategy, saying so", func() {
 		m := mustRender("default", map[string]any{"config": map[string]any{"api": map[string]any{"auth_strategy": "keystone"}}})
 		Expect(m.notes).NotTo(ContainSubstring("noauth"))

@@ -52,12 +52,39 @@ app.kubernetes.io/component: {{ .component }}
 {{- fail "rabbitmq.url or rabbitmq.existingSecret is required: the API and the conductors talk over RabbitMQ" -}}
 {{- end -}}
 {{- $owned := dict "DEFAULT" (list "host") "api" (list "host_ip" "port" "enable_ssl_api") "rpc" (list "transport" "amqp_url") "database" (list "connection") "deploy" (list "http_url" "http_cert_file" "http_key_file") "ssl" (list "cert_file" "key_file") "oslo_messaging_rabbit" (list "ssl" "ssl_ca_file" "ssl_cert_file" "ssl_key_file") -}}
+{{- $_ := include "ferric.dbPoolSize" . -}}
 {{- range $section, $names := $owned -}}
 {{- range $name := $names -}}
 {{- if hasKey (index $.Values.config $section | default dict) $name -}}
 {{- fail (printf "config.%s.%s is set by the chart; remove it from config" $section $name) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+ferric.dbPoolSize: each process's [database] max_pool_size, so that every API
+replica (the autoscaling maximum when autoscaled) and conductor fits in
+database.maxConnections less database.reservedConnections; empty when
+config.database sizes the pools itself, after checking that they fit.
+*/}}
+{{- define "ferric.dbPoolSize" -}}
+{{- $db := .Values.config.database | default dict -}}
+{{- $api := int .Values.api.replicas -}}
+{{- if .Values.api.autoscaling.enabled }}{{ $api = int .Values.api.autoscaling.maxReplicas }}{{ end -}}
+{{- $procs := add $api (int .Values.conductor.replicas) -}}
+{{- $budget := sub (int .Values.database.maxConnections) (int .Values.database.reservedConnections) -}}
+{{- if or (hasKey $db "max_pool_size") (hasKey $db "max_overflow") -}}
+{{- $each := add (int (index $db "max_pool_size" | default 10)) (int (index $db "max_overflow" | default 0)) -}}
+{{- if gt (mul $procs $each) $budget -}}
+{{- fail (printf "%d API replicas and conductors × %d connections each (config.database max_pool_size + max_overflow) exceed database.maxConnections - database.reservedConnections = %d" $procs $each $budget) -}}
+{{- end -}}
+{{- else -}}
+{{- $each := min 10 (div $budget $procs) -}}
+{{- if lt $each 1 -}}
+{{- fail (printf "%d API replicas and conductors cannot each have a database connection within database.maxConnections - database.reservedConnections = %d" $procs $budget) -}}
+{{- end -}}
+{{- $each -}}
 {{- end -}}
 {{- end -}}
 
@@ -75,6 +102,12 @@ app.kubernetes.io/component: {{ .component }}
     secretKeyRef:
       name: {{ include "ferric.rabbitmqSecret" . }}
       key: {{ .Values.rabbitmq.existingSecretKey }}
+{{- with include "ferric.dbPoolSize" . }}
+- name: FERRIC_DATABASE_MAX_POOL_SIZE
+  value: {{ . | quote }}
+- name: FERRIC_DATABASE_MAX_OVERFLOW
+  value: "0"
+{{- end }}
 {{- end -}}
 
 {{/* ferric.tlsEnv: the broker's TLS options, for the API and the conductors. */}}
