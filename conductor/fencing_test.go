@@ -66,6 +66,28 @@ var _ = Describe("A conductor resumed after its heartbeat lapsed", func() {
 	}
 })
 
+var _ = Describe("A lock asked for while the conductor's heartbeat has lapsed", func() {
+	for _, backend := range backends {
+		Context("on "+backend, func() {
+			It("is taken once the conductor has registered again, in the new epoch, not refused with 503", func(ctx SpecContext) {
+				e := newEnv(backend)
+				host := "q-" + e.group
+				c := e.start(ctx, host)
+				n := e.createNode(ctx, states.Manageable)
+				first, err := e.store.GetConductor(ctx, host)
+				Expect(err).NotTo(HaveOccurred())
+
+				c.LapseHeartbeat()
+				Expect(rpc.SetBootDevice.Call(ctx, e.api(c), rpc.SetBootDeviceArgs{NodeID: n.UUID, Device: "pxe"})).To(Succeed())
+				second, err := e.store.GetConductor(ctx, host)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(second.Epoch).To(BeNumerically(">", first.Epoch), "the lock waited for the new registration")
+				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+			})
+		})
+	}
+})
+
 var _ = Describe("A node left in a worker's state without a worker", func() {
 	for _, backend := range backends {
 		Context("on "+backend, func() {

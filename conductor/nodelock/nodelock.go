@@ -126,7 +126,12 @@ func (l *Locker) acquire(ctx context.Context, uuid string) (node *model.Node, co
 			}
 		}
 		if l.Silent() || l.epoch.Load() != epoch {
-			return nil, conflicts, l.lapsed(uuid)
+			if !l.awaitRegistration(ctx) {
+				return nil, conflicts, l.lapsed(uuid)
+			}
+			// Registered again: the lock is taken in the new epoch, which
+			// the lapsed epoch's workers cannot write in.
+			epoch = l.epoch.Load()
 		}
 		l.enter(uuid)
 		node, err := l.store.ReserveNode(ctx, uuid, l.host, epoch)
@@ -148,6 +153,33 @@ func (l *Locker) acquire(ctx context.Context, uuid string) (node *model.Node, co
 		lastErr = err
 	}
 	return nil, conflicts, lastErr
+}
+
+// awaitRegistration waits, within ctx's deadline and at most one silence,
+// for a host whose heartbeat lapsed to register again, which its next
+// heartbeat does: a lock asked for meanwhile (an RPC, periodic work) is
+// then taken rather than refused with a TemporaryFailure every caller
+// would have to retry. It reports whether the host is registered and
+// heard from again.
+func (l *Locker) awaitRegistration(ctx context.Context) bool {
+	until := time.Now().Add(l.silence)
+	if d, ok := ctx.Deadline(); ok && d.Before(until) {
+		until = d
+	}
+	poll := max(l.interval, 10*time.Millisecond)
+	for l.Silent() {
+		if time.Now().Add(poll).After(until) {
+			return false
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+	return true
 }
 
 // confirm keeps a lock only if the heartbeat did not lapse, nor the epoch
