@@ -35,6 +35,9 @@ const (
 	systemOrOwnerMemberOrLesseeAdmin = "rule:system_member or rule:project_owner_member or rule:project_lessee_admin"
 	systemOrOwnerMember              = "rule:system_member or rule:project_owner_member"
 	systemOrOwnerAdmin               = "rule:system_member or rule:project_owner_admin"
+	// What the owner's readers see of a node that its lessee's do not:
+	// driver_info, driver_internal_info, last_error and reservation.
+	systemOrOwnerReader = "rule:system_reader or rule:project_owner_reader"
 )
 
 var base = map[string]string{
@@ -43,6 +46,7 @@ var base = map[string]string{
 	"system_reader":        "role:reader and system_scope:all",
 	"project_owner_admin":  "role:admin and project_id:%(node.owner)s",
 	"project_owner_member": "role:member and project_id:%(node.owner)s",
+	"project_owner_reader": "role:reader and project_id:%(node.owner)s",
 	"project_lessee_admin": "role:admin and project_id:%(node.lessee)s",
 	"project_member":       "role:member and (project_id:%(node.owner)s or project_id:%(node.lessee)s)",
 	"project_reader":       "role:reader and (project_id:%(node.owner)s or project_id:%(node.lessee)s)",
@@ -59,10 +63,27 @@ var Defaults = map[string]string{
 	"baremetal:node:get":                                systemOrProjectReader,
 	"baremetal:node:list":                               "role:reader",
 	"baremetal:node:list_all":                           systemReader,
+	"baremetal:node:get:filter_threshold":               systemReader,
+	"baremetal:node:get:driver_info":                    systemOrOwnerReader,
+	"baremetal:node:get:driver_internal_info":           systemOrOwnerReader,
+	"baremetal:node:get:last_error":                     systemOrOwnerReader,
+	"baremetal:node:get:reservation":                    systemOrOwnerReader,
 	"baremetal:node:update":                             systemOrProjectMember,
+	"baremetal:node:update_extra":                       systemOrProjectMember,
+	"baremetal:node:update_instance_info":               systemOrOwnerMemberOrLesseeAdmin,
+	"baremetal:node:update_owner_provisioned":           systemAdmin,
+	"baremetal:node:disable_cleaning":                   systemAdmin,
 	"baremetal:node:update:driver_info":                 systemAdmin,
-	"baremetal:node:update:owner":                       systemMember,
+	"baremetal:node:update:properties":                  systemOrOwnerMember,
+	"baremetal:node:update:chassis_uuid":                systemAdmin,
+	"baremetal:node:update:instance_uuid":               systemOrOwnerMember,
 	"baremetal:node:update:lessee":                      systemOrOwnerMember,
+	"baremetal:node:update:owner":                       systemMember,
+	"baremetal:node:update:driver_interfaces":           systemOrOwnerAdmin,
+	"baremetal:node:update:network_data":                systemOrOwnerMember,
+	"baremetal:node:update:conductor_group":             systemMember,
+	"baremetal:node:update:name":                        systemOrOwnerMember,
+	"baremetal:node:update:retired":                     systemOrOwnerMember,
 	"baremetal:node:delete":                             systemAdmin,
 	"baremetal:node:validate":                           "rule:system_reader or rule:project_owner_member or rule:project_lessee_admin",
 	"baremetal:node:set_maintenance":                    systemOrOwnerMemberOrLesseeAdmin,
