@@ -2,6 +2,7 @@ package apiservice_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -129,4 +130,36 @@ var _ = Describe("node PATCH rules by field and persona", func() {
 		Entry("resource_class", `[{"op": "add", "path": "/resource_class", "value": "gold"}]`, "baremetal:node:update",
 			"system admin", "system member", "owner admin", "owner member", "lessee admin", "lessee member"),
 	)
+})
+
+var _ = Describe("node fields hidden from the lessee", func() {
+	It("redacts driver_info, driver_internal_info and last_error for the lessee's tokens, on a node, its states and lists", func() {
+		e, tokens, node := keystonePersonas()
+		uuid := node()
+		get := func(who, path string) map[string]any {
+			GinkgoHelper()
+			r := e.call(http.MethodGet, path, "", "X-Auth-Token", tokens[who], "X-OpenStack-Ironic-API-Version", "latest")
+			Expect(r.status).To(Equal(http.StatusOK), "%s %s: %s", who, path, r.raw)
+			return r.json()
+		}
+		first := func(doc map[string]any) map[string]any { return doc["nodes"].([]any)[0].(map[string]any) }
+		for _, p := range personas {
+			if p.name == "lessee admin" || p.name == "lessee member" || p.name == "lessee reader" {
+				for _, n := range []map[string]any{get(p.name, "/v1/nodes/"+uuid), first(get(p.name, "/v1/nodes/detail")),
+					first(get(p.name, "/v1/nodes?fields=uuid,driver_info,last_error"))} {
+					Expect(n["driver_info"]).To(Equal(map[string]any{"content": "** Redacted - requires baremetal:node:get:driver_info permission. **"}), p.name)
+					Expect(n["last_error"]).To(Equal("** Redacted - requires baremetal:node:get:last_error permission. **"), p.name)
+					Expect(fmt.Sprint(n)).NotTo(ContainSubstring("10.0.0."), p.name)
+				}
+				Expect(get(p.name, "/v1/nodes/"+uuid)["driver_internal_info"]).To(HaveKey("content"), p.name)
+				Expect(get(p.name, "/v1/nodes/"+uuid+"/states")["last_error"]).To(HavePrefix("** Redacted"), p.name)
+				continue
+			}
+			n := get(p.name, "/v1/nodes/"+uuid)
+			Expect(n["driver_info"]).To(HaveKeyWithValue("ipmi_address", "10.0.0.7"), p.name)
+			Expect(n["driver_internal_info"]).To(HaveKeyWithValue("agent_url", "http://10.0.0.8:9999"), p.name)
+			Expect(n["last_error"]).To(Equal("BMC 10.0.0.7 timed out"), p.name)
+			Expect(first(get(p.name, "/v1/nodes?fields=uuid,last_error"))["last_error"]).To(Equal("BMC 10.0.0.7 timed out"), p.name)
+		}
+	})
 })

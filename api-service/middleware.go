@@ -244,13 +244,7 @@ func (s *Server) nodeTarget(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t := policy.Target{}
-	if n.Owner != nil {
-		t["node.owner"] = *n.Owner
-	}
-	if n.Lessee != nil {
-		t["node.lessee"] = *n.Lessee
-	}
+	t := nodePolicyTarget(n)
 	if !s.policy.Allowed("baremetal:node:get", creds, t) {
 		return errs.NodeNotFound(id)
 	}

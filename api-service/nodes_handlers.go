@@ -109,7 +109,13 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 				if fields != nil && q.Has("conductor") {
 					columns = nodes.Resource.Columns(append(slices.Clone(fields), "conductor"))
 				}
+				if columns != nil {
+					columns = append(slices.Clone(columns), redactionColumns...)
+				}
 				items, err := s.store.ListNodes(ctx, filter, page, columns)
+				for i := range items {
+					s.redactNode(c, &items[i])
+				}
 				out := list.Page[model.Node]{Items: items, Carry: carry, NoNext: filter.InstanceUUID != nil}
 				if err == nil && q.Has("conductor") {
 					// The next link follows the page as read.
@@ -222,7 +228,9 @@ func (s *Server) getNode(c echo.Context) error {
 
 // sendNode answers with the node, only fields of it when fields is not nil.
 func (s *Server) sendNode(c echo.Context, status int, n *model.Node, fields []string) error {
-	doc, err := s.nodeView(c, fields).AppendJSON(jsonBuffer(nodes.Resource.SizeHint), n)
+	shown := *n
+	s.redactNode(c, &shown)
+	doc, err := s.nodeView(c, fields).AppendJSON(jsonBuffer(nodes.Resource.SizeHint), &shown)
 	if err != nil {
 		return err
 	}
