@@ -40,8 +40,8 @@ var personas = func() []persona {
 // a token per persona; the node call creates a node owned by
 // tenant-owner and leased to tenant-lessee, set in the database since
 // the API's microversions do not take a lessee yet.
-func keystonePersonas() (e *env, tokens map[string]string, node func() string) {
-	ks := newKeystone()
+func keystonePersonas() (e *env, ks *keystonetest.Server, tokens map[string]string, node func() string) {
+	ks = newKeystone()
 	e = newEnv(GinkgoT(), apitest.SQLite(GinkgoT()), keystoneConfig(ks.URL))
 	tokens = map[string]string{}
 	for _, p := range personas {
@@ -61,7 +61,7 @@ func keystonePersonas() (e *env, tokens map[string]string, node func() string) {
 		Expect(e.store.SaveNode(context.Background(), n)).To(Succeed())
 		return n.UUID
 	}
-	return e, tokens, node
+	return e, ks, tokens, node
 }
 
 var _ = Describe("node PATCH rules by field and persona", func() {
@@ -70,7 +70,7 @@ var _ = Describe("node PATCH rules by field and persona", func() {
 		tokens map[string]string
 		node   func() string
 	)
-	BeforeEach(func() { e, tokens, node = keystonePersonas() })
+	BeforeEach(func() { e, _, tokens, node = keystonePersonas() })
 
 	// Every persona patches a node of its own; those listed succeed, the
 	// others get 403 naming the rule, and their node is left as it was.
@@ -134,7 +134,7 @@ var _ = Describe("node PATCH rules by field and persona", func() {
 
 var _ = Describe("node fields hidden from the lessee", func() {
 	It("redacts driver_info, driver_internal_info and last_error for the lessee's tokens, on a node, its states and lists", func() {
-		e, tokens, node := keystonePersonas()
+		e, _, tokens, node := keystonePersonas()
 		uuid := node()
 		get := func(who, path string) map[string]any {
 			GinkgoHelper()
@@ -160,6 +160,40 @@ var _ = Describe("node fields hidden from the lessee", func() {
 			Expect(n["driver_internal_info"]).To(HaveKeyWithValue("agent_url", "http://10.0.0.8:9999"), p.name)
 			Expect(n["last_error"]).To(Equal("BMC 10.0.0.7 timed out"), p.name)
 			Expect(first(get(p.name, "/v1/nodes?fields=uuid,last_error"))["last_error"]).To(Equal("BMC 10.0.0.7 timed out"), p.name)
+		}
+	})
+})
+
+var _ = Describe("the service role", func() {
+	It("lets a token with the service role on the service project act as Nova's driver does, on any node, short of a system admin", func() {
+		e, ks, tokens, node := keystonePersonas()
+		uuid, others := node(), e.createNodeAs("", "X-Auth-Token", tokens["system admin"])
+		nova := keystonetest.User{Name: "nova", Domain: "Default", Password: "nova-pw", Project: "service", ProjectDomain: "Default", Roles: []string{"service"}}
+		ks.AddUser(nova)
+		tok, err := ks.Issue(context.Background(), nova, false)
+		Expect(err).NotTo(HaveOccurred())
+		call := func(method, path, body string) response {
+			return e.call(method, path, body, "X-Auth-Token", tok, "X-OpenStack-Ironic-API-Version", "latest")
+		}
+		var listed []any
+		list := call(http.MethodGet, "/v1/nodes", "")
+		Expect(list.status).To(Equal(http.StatusOK), string(list.raw))
+		for _, n := range list.json()["nodes"].([]any) {
+			listed = append(listed, n.(map[string]any)["uuid"])
+		}
+		Expect(listed).To(ConsistOf(uuid, others))
+		Expect(call(http.MethodGet, "/v1/nodes/"+others, "").json()["driver_info"]).NotTo(HaveKey("content"))
+		r := call(http.MethodPatch, "/v1/nodes/"+uuid, `[{"op": "add", "path": "/instance_uuid", "value": "6b4b3ad0-5a53-4c2c-9a38-0d2a5a3e1a11"},
+			{"op": "add", "path": "/instance_info/image_source", "value": "http://img"}]`)
+		Expect(r.status).To(Equal(http.StatusOK), string(r.raw))
+		Expect(call(http.MethodPut, "/v1/nodes/"+others+"/states/provision", `{"target": "manage"}`).status).To(Equal(http.StatusAccepted))
+		for _, w := range []struct{ method, path, body, rule string }{
+			{http.MethodDelete, "/v1/nodes/" + others, "", "baremetal:node:delete"},
+			{http.MethodPatch, "/v1/nodes/" + others, `[{"op": "add", "path": "/driver_info/ipmi_username", "value": "u"}]`, "baremetal:node:update:driver_info"},
+		} {
+			r := call(w.method, w.path, w.body)
+			Expect(r.status).To(Equal(http.StatusForbidden), string(r.raw))
+			Expect(r.fault()["faultstring"]).To(Equal("Access was denied to the following resource: " + w.rule))
 		}
 	})
 })

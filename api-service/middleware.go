@@ -191,7 +191,8 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				s.log.WithField("request_id", c.Get(keyRequestID)).WithError(err).Warn("token validation failed")
 				return errs.New(errs.KindTemporaryFailure, "The Keystone service is temporarily unavailable.")
 			}
-			c.Set(keyCredentials, &policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope, ProjectID: id.ProjectID})
+			c.Set(keyCredentials, &policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope,
+				ProjectID: id.ProjectID, ProjectName: id.ProjectName})
 			return next(c)
 		}
 		user, msg, ok := s.users.Authenticate(r.Header.Get("Authorization"))

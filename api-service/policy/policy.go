@@ -27,23 +27,32 @@ const (
 	systemReader = "rule:system_reader"
 	// A project-scoped token of a node's owner or lessee project acts on
 	// that node (Ironic's multi-tenancy); the target names the node's
-	// owner and lessee.
-	systemOrProjectReader = "rule:system_reader or rule:project_reader"
-	systemOrProjectMember = "rule:system_member or rule:project_member"
+	// owner and lessee. The service role acts as a member: system-wide
+	// with a system-scoped token, on the nodes its project owns with a
+	// project-scoped one.
+	systemOrProjectReader = "rule:system_reader or rule:project_reader or rule:project_service"
+	systemOrProjectMember = "rule:system_member or rule:project_member or rule:system_service"
 	// Provisioning and maintenance: the owner's members, but only the
 	// lessee's admins.
-	systemOrOwnerMemberOrLesseeAdmin = "rule:system_member or rule:project_owner_member or rule:project_lessee_admin"
-	systemOrOwnerMember              = "rule:system_member or rule:project_owner_member"
-	systemOrOwnerAdmin               = "rule:system_member or rule:project_owner_admin"
+	systemOrOwnerMemberOrLesseeAdmin = "rule:system_member or rule:system_service or rule:project_owner_member or rule:project_lessee_admin or rule:project_service"
+	systemOrOwnerMember              = "rule:system_member or rule:system_service or rule:project_owner_member or rule:project_service"
+	systemOrOwnerAdmin               = "rule:system_member or rule:system_service or rule:project_owner_admin or rule:project_service"
 	// What the owner's readers see of a node that its lessee's do not:
 	// driver_info, driver_internal_info, last_error and reservation.
-	systemOrOwnerReader = "rule:system_reader or rule:project_owner_reader"
+	systemOrOwnerReader = "rule:system_reader or rule:system_service or rule:project_owner_reader or rule:project_service"
 )
 
+// base are the personas. As in Ironic, a token with the service role on
+// the service project (service_role; override it where that project has
+// another name) is a system member and reader wherever it is scoped: it is
+// what Nova's driver and other services ask with.
 var base = map[string]string{
+	"service_role":         "role:service and project_name:service",
 	"system_admin":         "role:admin and system_scope:all",
-	"system_member":        "role:member and system_scope:all",
-	"system_reader":        "role:reader and system_scope:all",
+	"system_member":        "(role:member and system_scope:all) or rule:service_role",
+	"system_reader":        "(role:reader and system_scope:all) or rule:system_service or rule:service_role",
+	"system_service":       "role:service and system_scope:all",
+	"project_service":      "role:service and project_id:%(node.owner)s",
 	"project_owner_admin":  "role:admin and project_id:%(node.owner)s",
 	"project_owner_member": "role:member and project_id:%(node.owner)s",
 	"project_owner_reader": "role:reader and project_id:%(node.owner)s",
@@ -61,7 +70,7 @@ var base = map[string]string{
 var Defaults = map[string]string{
 	"baremetal:node:create":                             systemAdmin,
 	"baremetal:node:get":                                systemOrProjectReader,
-	"baremetal:node:list":                               "role:reader",
+	"baremetal:node:list":                               "role:reader or role:service",
 	"baremetal:node:list_all":                           systemReader,
 	"baremetal:node:get:filter_threshold":               systemReader,
 	"baremetal:node:get:driver_info":                    systemOrOwnerReader,

@@ -89,6 +89,10 @@ var _ = Describe("default rules for project-scoped tokens", func() {
 		lesseeMember = project("lease", "member", "reader")
 		lesseeReader = project("lease", "reader")
 		otherAdmin   = project("other", "admin", "member", "reader")
+		// The service role on the node's owner, and on the service
+		// project (what Nova's driver holds).
+		ownerService = project("own", "service")
+		service      = policy.Credentials{Roles: []string{"service"}, ProjectID: "svc", ProjectName: "service"}
 	)
 	var e *policy.Enforcer
 	BeforeEach(func() {
@@ -99,24 +103,42 @@ var _ = Describe("default rules for project-scoped tokens", func() {
 
 	DescribeTable("who passes on the node",
 		func(rule string, want ...policy.Credentials) {
-			all := []policy.Credentials{ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader, otherAdmin}
+			all := []policy.Credentials{ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader, otherAdmin,
+				ownerService, service}
 			for _, c := range all {
 				wanted := slices.ContainsFunc(want, func(w policy.Credentials) bool { return reflect.DeepEqual(w, c) })
 				Expect(e.Allowed(rule, c, node)).To(Equal(wanted), "%s: %v", rule, c)
 			}
 		},
-		Entry(nil, "baremetal:node:get", ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader),
-		Entry(nil, "baremetal:node:get_states", ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader),
-		Entry(nil, "baremetal:node:update", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember),
-		Entry(nil, "baremetal:node:set_power_state", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember),
-		Entry(nil, "baremetal:node:set_provision_state", ownerAdmin, ownerMember, lesseeAdmin),
-		Entry(nil, "baremetal:node:set_maintenance", ownerAdmin, ownerMember, lesseeAdmin),
-		Entry(nil, "baremetal:node:vif:attach", ownerAdmin, ownerMember, lesseeAdmin),
-		Entry(nil, "baremetal:node:set_boot_device", ownerAdmin),
-		Entry(nil, "baremetal:node:traits:set", ownerAdmin, ownerMember),
-		Entry(nil, "baremetal:node:update:lessee", ownerAdmin, ownerMember),
-		Entry(nil, "baremetal:node:update:owner"),
+		Entry(nil, "baremetal:node:get", ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader, ownerService, service),
+		Entry(nil, "baremetal:node:get_states", ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader, ownerService, service),
+		Entry(nil, "baremetal:node:get:filter_threshold", service),
+		Entry(nil, "baremetal:node:get:driver_info", ownerAdmin, ownerMember, ownerReader, ownerService, service),
+		Entry(nil, "baremetal:node:get:driver_internal_info", ownerAdmin, ownerMember, ownerReader, ownerService, service),
+		Entry(nil, "baremetal:node:get:last_error", ownerAdmin, ownerMember, ownerReader, ownerService, service),
+		Entry(nil, "baremetal:node:get:reservation", ownerAdmin, ownerMember, ownerReader, ownerService, service),
+		Entry(nil, "baremetal:node:update", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember, service),
+		Entry(nil, "baremetal:node:update_extra", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember, service),
+		Entry(nil, "baremetal:node:update_instance_info", ownerAdmin, ownerMember, lesseeAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:update_owner_provisioned"),
+		Entry(nil, "baremetal:node:disable_cleaning"),
 		Entry(nil, "baremetal:node:update:driver_info"),
+		Entry(nil, "baremetal:node:update:properties", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:update:chassis_uuid"),
+		Entry(nil, "baremetal:node:update:instance_uuid", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:update:lessee", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:update:owner", service),
+		Entry(nil, "baremetal:node:update:driver_interfaces", ownerAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:update:network_data", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:update:conductor_group", service),
+		Entry(nil, "baremetal:node:update:name", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:update:retired", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:set_power_state", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember, service),
+		Entry(nil, "baremetal:node:set_provision_state", ownerAdmin, ownerMember, lesseeAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:set_maintenance", ownerAdmin, ownerMember, lesseeAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:vif:attach", ownerAdmin, ownerMember, lesseeAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:set_boot_device", ownerAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:traits:set", ownerAdmin, ownerMember, ownerService, service),
 		Entry(nil, "baremetal:node:delete"),
 		Entry(nil, "baremetal:node:create"),
 		Entry(nil, "baremetal:node:vendor_passthru"),
