@@ -13,6 +13,7 @@ import (
 
 	"github.com/ferricbm/ferric/api-service/apitest"
 	"github.com/ferricbm/ferric/deploy/image/keystonetest"
+	"github.com/ferricbm/ferric/pkg/config"
 )
 
 // persona is one of the nine kinds of token the node rules tell apart:
@@ -195,5 +196,36 @@ var _ = Describe("the service role", func() {
 			Expect(r.status).To(Equal(http.StatusForbidden), string(r.raw))
 			Expect(r.fault()["faultstring"]).To(Equal("Access was denied to the following resource: " + w.rule))
 		}
+	})
+})
+
+var _ = Describe("[oslo_policy] enforce_new_defaults = false", func() {
+	It("lets a project-scoped admin token act as a system admin, on every project's nodes", func() {
+		ks := newKeystone()
+		e := newEnv(GinkgoT(), apitest.SQLite(GinkgoT()), func(c *config.Config) {
+			keystoneConfig(ks.URL)(c)
+			c.OsloPolicy.EnforceNewDefaults, c.OsloPolicy.EnforceScope = false, false
+		})
+		admin := keystonetest.User{Name: "legacy-admin", Domain: "Default", Password: "pw", Project: "admin", ProjectDomain: "Default", Roles: []string{"admin"}}
+		member := keystonetest.User{Name: "legacy-member", Domain: "Default", Password: "pw", Project: "admin", ProjectDomain: "Default", Roles: []string{"member"}}
+		ks.AddUser(admin)
+		ks.AddUser(member)
+		as := func(u keystonetest.User) func(method, path, body string) response {
+			tok, err := ks.Issue(context.Background(), u, false)
+			Expect(err).NotTo(HaveOccurred())
+			return func(method, path, body string) response {
+				return e.call(method, path, body, "X-Auth-Token", tok, "X-OpenStack-Ironic-API-Version", "latest")
+			}
+		}
+		asAdmin, asMember := as(admin), as(member)
+		r := asAdmin(http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "driver_info": {"ipmi_address": "10.0.0.7"}}`)
+		Expect(r.status).To(Equal(http.StatusCreated), string(r.raw))
+		uuid := r.json()["uuid"].(string)
+		Expect(asAdmin(http.MethodGet, "/v1/nodes/"+uuid, "").json()["driver_info"]).To(HaveKeyWithValue("ipmi_address", "10.0.0.7"))
+		Expect(asAdmin(http.MethodPatch, "/v1/nodes/"+uuid, `[{"op": "add", "path": "/driver_info/ipmi_username", "value": "u"}]`).status).To(Equal(http.StatusOK))
+		Expect(asAdmin(http.MethodGet, "/v1/nodes", "").json()["nodes"]).To(HaveLen(1))
+		Expect(asMember(http.MethodGet, "/v1/nodes", "").json()["nodes"]).To(BeEmpty(), "a member stays in its project")
+		Expect(asMember(http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware"}`).status).To(Equal(http.StatusForbidden))
+		Expect(asAdmin(http.MethodDelete, "/v1/nodes/"+uuid, "").status).To(Equal(http.StatusNoContent))
 	})
 })

@@ -96,7 +96,8 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("api service: unknown auth_strategy %q", opts.Config.Default.AuthStrategy)
 	}
 	var err error
-	if s.policy, err = policy.Load(opts.Config.OsloPolicy.PolicyFile); err != nil {
+	if s.policy, err = policy.Load(opts.Config.OsloPolicy.PolicyFile,
+		policy.Options{Legacy: !opts.Config.OsloPolicy.EnforceNewDefaults}); err != nil {
 		return nil, fmt.Errorf("api service: %w", err)
 	}
 	timeout := opts.Config.Conductor.HeartbeatTimeout

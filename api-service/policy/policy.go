@@ -152,12 +152,39 @@ type Enforcer struct {
 	r *rules
 }
 
+// Options change how the defaults apply.
+type Options struct {
+	// Legacy is oslo.policy's enforce_new_defaults = false: every default
+	// rule not overridden also passes rule:is_admin, the pre-RBAC rule
+	// that Ironic's node rules name as their deprecated form.
+	Legacy bool
+}
+
+// legacy are the pre-RBAC rules. Ironic's is_admin also passes the
+// baremetal_admin role in projects called demo or baremetal; Ferric keeps
+// to the admin roles.
+var legacy = map[string]string{
+	"admin_api": "role:admin or role:administrator",
+	"is_admin":  "rule:admin_api",
+}
+
 // New builds an Enforcer from the defaults overridden by overrides (rule
 // name to check string). A check that does not parse, or names a rule
 // that does not exist or names itself through others, is an error.
-func New(overrides map[string]string) (*Enforcer, error) {
+func New(overrides map[string]string) (*Enforcer, error) { return NewWith(overrides, Options{}) }
+
+// NewWith is New with options.
+func NewWith(overrides map[string]string, o Options) (*Enforcer, error) {
 	texts := maps.Clone(base)
+	maps.Copy(texts, legacy)
 	maps.Copy(texts, Defaults)
+	if o.Legacy {
+		for name, check := range Defaults {
+			if check != "" {
+				texts[name] = "(" + check + ") or rule:is_admin"
+			}
+		}
+	}
 	maps.Copy(texts, overrides)
 	r := &rules{checks: make(map[string]check, len(texts))}
 	refs := map[string][]string{}
@@ -198,9 +225,9 @@ func cycle(name string, refs map[string][]string, path []string) bool {
 // Load builds an Enforcer from a policy file: a YAML (or JSON, which YAML
 // reads too) mapping of rule names to check strings. An empty path means
 // the defaults.
-func Load(path string) (*Enforcer, error) {
+func Load(path string, o Options) (*Enforcer, error) {
 	if path == "" {
-		return New(nil)
+		return NewWith(nil, o)
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -210,7 +237,7 @@ func Load(path string) (*Enforcer, error) {
 	if err := yaml.Unmarshal(raw, &overrides); err != nil {
 		return nil, fmt.Errorf("policy file %s: expected a mapping of rule names to check strings: %w", path, err)
 	}
-	e, err := New(overrides)
+	e, err := NewWith(overrides, o)
 	if err != nil {
 		return nil, fmt.Errorf("policy file %s: %w", path, err)
 	}
