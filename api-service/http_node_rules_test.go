@@ -229,3 +229,19 @@ var _ = Describe("[oslo_policy] enforce_new_defaults = false", func() {
 		Expect(asAdmin(http.MethodDelete, "/v1/nodes/"+uuid, "").status).To(Equal(http.StatusNoContent))
 	})
 })
+
+var _ = Describe("another project's nodes stay unseen", func() {
+	It("answers a list whose marker is another project's node as if the marker did not exist", func() {
+		e, _, tokens, node := keystonePersonas()
+		node()
+		others := e.createNodeAs("", "X-Auth-Token", tokens["system admin"])
+		list := func(marker string) response {
+			return e.call(http.MethodGet, "/v1/nodes?marker="+marker, "", "X-Auth-Token", tokens["lessee reader"], "X-OpenStack-Ironic-API-Version", "latest")
+		}
+		absent := list("0b6f8a5e-7d1c-4d53-9a0e-2f3c4b5a6d7e")
+		Expect(absent.status).To(Equal(http.StatusNotFound), string(absent.raw))
+		r := list(others)
+		Expect(r.status).To(Equal(absent.status), string(r.raw))
+		Expect(r.fault()["faultstring"]).To(Equal(strings.ReplaceAll(absent.fault()["faultstring"].(string), "0b6f8a5e-7d1c-4d53-9a0e-2f3c4b5a6d7e", others)))
+	})
+})
