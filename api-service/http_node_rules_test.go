@@ -245,3 +245,27 @@ var _ = Describe("another project's nodes stay unseen", func() {
 		Expect(r.fault()["faultstring"]).To(Equal(strings.ReplaceAll(absent.fault()["faultstring"].(string), "0b6f8a5e-7d1c-4d53-9a0e-2f3c4b5a6d7e", others)))
 	})
 })
+
+var _ = Describe("another project's chassis stay unseen", func() {
+	It("answers a project's token about a chassis holding none of its nodes as about one that does not exist", func() {
+		e, _, tokens, node := keystonePersonas()
+		asAdmin := func(method, path, body string) response {
+			return e.call(method, path, body, "X-Auth-Token", tokens["system admin"], "X-OpenStack-Ironic-API-Version", "latest")
+		}
+		empty, held := asAdmin(http.MethodPost, "/v1/chassis", `{}`).json()["uuid"].(string), asAdmin(http.MethodPost, "/v1/chassis", `{}`).json()["uuid"].(string)
+		uuid := node()
+		Expect(asAdmin(http.MethodPatch, "/v1/nodes/"+uuid, `[{"op": "add", "path": "/chassis_uuid", "value": "`+held+`"}]`).status).To(Equal(http.StatusOK))
+		list := func(chassis string) response {
+			return e.call(http.MethodGet, "/v1/chassis/"+chassis+"/nodes", "", "X-Auth-Token", tokens["owner reader"], "X-OpenStack-Ironic-API-Version", "latest")
+		}
+		const absent = "0b6f8a5e-7d1c-4d53-9a0e-2f3c4b5a6d7e"
+		Expect(list(absent).status).To(Equal(http.StatusNotFound))
+		r := list(empty)
+		Expect(r.status).To(Equal(http.StatusNotFound), string(r.raw))
+		Expect(r.fault()["faultstring"]).To(Equal("Chassis " + empty + " could not be found."))
+		r = list(held)
+		Expect(r.status).To(Equal(http.StatusOK), string(r.raw))
+		Expect(r.json()["nodes"]).To(HaveLen(1))
+		Expect(asAdmin(http.MethodGet, "/v1/chassis/"+empty+"/nodes", "").status).To(Equal(http.StatusOK), "a system reader sees every chassis")
+	})
+})
