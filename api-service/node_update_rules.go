@@ -1,9 +1,9 @@
 package apiservice
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -86,7 +86,7 @@ func changedFields(before, after *model.Node) ([]string, error) {
 	}
 	var changed []string
 	for name, v := range a {
-		if !reflect.DeepEqual(v, b[name]) {
+		if !bytes.Equal(v, b[name]) {
 			changed = append(changed, name)
 		}
 	}
@@ -94,12 +94,15 @@ func changedFields(before, after *model.Node) ([]string, error) {
 	return changed, nil
 }
 
-func fieldValues(n *model.Node) (map[string]any, error) {
+// fieldValues are the node's fields as JSON; encoding/json writes object
+// keys sorted, so equal values encode alike, and numbers beyond float64
+// that older rows may hold compare as written.
+func fieldValues(n *model.Node) (map[string]json.RawMessage, error) {
 	raw, err := json.Marshal(n)
 	if err != nil {
 		return nil, fmt.Errorf("node fields: %w", err)
 	}
-	var m map[string]any
+	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("node fields: %w", err)
 	}
