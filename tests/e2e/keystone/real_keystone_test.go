@@ -27,6 +27,9 @@ var _ = Describe("the node rules with a real Keystone", Ordered, func() {
 		url    string
 		tokens = map[string]string{}
 		node   string
+		// legacyURL is a second API with enforce_new_defaults = false;
+		// projectAdmin a token of bootstrap's admin on its project.
+		legacyURL, projectAdmin string
 	)
 	const password = "e2e-pw"
 
@@ -90,6 +93,13 @@ var _ = Describe("the node rules with a real Keystone", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		url = d.APIURL
 		DeferCleanup(func() { steps.ReportLogsIfFailed(d) })
+		legacy := steps.NewDeployment(steps.BuildBinaries(), cfg.Set("oslo_policy", "enforce_new_defaults", false))
+		_, err = legacy.StartServe(ctx, "serve-legacy-policy")
+		Expect(err).NotTo(HaveOccurred())
+		legacyURL = legacy.APIURL
+		DeferCleanup(func() { steps.ReportLogsIfFailed(legacy) })
+		projectAdmin, err = ks.ProjectToken(ctx, "admin", ks.AdminPassword, "admin")
+		Expect(err).NotTo(HaveOccurred())
 
 		r := call(ctx, url, tokens["system admin"], http.MethodPost, "/v1/nodes", map[string]any{"driver": "fake-hardware",
 			"driver_info": map[string]any{"ipmi_address": "10.0.0.7"}})
@@ -149,6 +159,14 @@ var _ = Describe("the node rules with a real Keystone", Ordered, func() {
 			"system admin", "system member", "owner admin", "owner member", "lessee admin", "service"),
 		Entry("automated_clean off", "/automated_clean", "baremetal:node:disable_cleaning", "system admin"),
 	)
+
+	It("gives a project-scoped admin token a system admin's rights only without enforce_new_defaults", func(ctx SpecContext) {
+		body := map[string]any{"driver": "fake-hardware"}
+		r := call(ctx, url, projectAdmin, http.MethodPost, "/v1/nodes", body)
+		Expect(r.Status).To(Equal(http.StatusForbidden), string(r.Body))
+		r = call(ctx, legacyURL, projectAdmin, http.MethodPost, "/v1/nodes", body)
+		Expect(r.Status).To(Equal(http.StatusCreated), string(r.Body))
+	})
 
 	It("keeps the owner's infrastructure from the lessee and shows it to the owner and the service", func(ctx SpecContext) {
 		for who := range tokens {
