@@ -91,5 +91,31 @@ func (s *Server) chassisNodes(c echo.Context, detailPath bool) error {
 	if err != nil {
 		return err
 	}
+	if err := s.chassisSeen(c, ch.UUID); err != nil {
+		return err
+	}
 	return s.nodeListIn(c, detailPath, ch.UUID)
+}
+
+// chassisSeen answers as if the chassis did not exist to those who may not
+// read chassis (project-scoped tokens) unless it holds one of the nodes
+// they may list, whose chassis_uuid tells of it anyway: that the list of
+// a chassis is empty must not tell them it exists.
+func (s *Server) chassisSeen(c echo.Context, uuid string) error {
+	if s.policy.Allowed("baremetal:chassis:get", credentials(c), nil) {
+		return nil
+	}
+	project, err := s.listProject(c)
+	if err != nil || project == nil {
+		return err
+	}
+	held, err := s.store.ListNodes(c.Request().Context(), db.NodeFilter{ChassisUUID: &uuid, Project: project},
+		db.Page{Limit: 1}, []string{"uuid"})
+	if err != nil {
+		return err
+	}
+	if len(held) == 0 {
+		return db.ChassisNotFound(uuid)
+	}
+	return nil
 }

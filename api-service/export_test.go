@@ -7,3 +7,6 @@ import "github.com/labstack/echo/v4"
 func (s *Server) AddPanickingRoute(path string, value any) {
 	s.echo.GET(path, func(echo.Context) error { panic(value) })
 }
+
+// NodeUpdateRules are the rules a PATCH from before to after must pass.
+var NodeUpdateRules = nodeUpdateRules

@@ -116,7 +116,7 @@ var _ = Describe("Keystone authentication and policy", func() {
 		}
 		for _, w := range []struct{ method, path, body, rule string }{
 			{http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware"}`, "baremetal:node:create"},
-			{http.MethodPatch, "/v1/nodes/" + uuid, `[{"op": "add", "path": "/extra/a", "value": "b"}]`, "baremetal:node:update"},
+			{http.MethodPatch, "/v1/nodes/" + uuid, `[{"op": "add", "path": "/extra/a", "value": "b"}]`, "baremetal:node:update_extra"},
 			{http.MethodDelete, "/v1/nodes/" + uuid, "", "baremetal:node:delete"},
 			{http.MethodPut, "/v1/nodes/" + uuid + "/states/power", `{"target": "power on"}`, "baremetal:node:set_power_state"},
 			{http.MethodPut, "/v1/nodes/" + uuid + "/states/provision", `{"target": "manage"}`, "baremetal:node:set_provision_state"},
@@ -215,7 +215,7 @@ var _ = Describe("Keystone authentication and policy", func() {
 			"baremetal:node:update:driver_info")
 		expectForbidden(ownerMember(http.MethodDelete, "/v1/nodes/"+mine, ""), "baremetal:node:delete")
 		expectForbidden(ownerReader(http.MethodPatch, "/v1/nodes/"+mine, `[{"op": "add", "path": "/extra/c", "value": "d"}]`),
-			"baremetal:node:update")
+			"baremetal:node:update_extra")
 		n := asAdmin(http.MethodGet, "/v1/nodes/"+mine, "").json()
 		Expect(n["driver_info"]).To(BeEmpty())
 		Expect(n["extra"]).To(Equal(map[string]any{"a": "b"}))

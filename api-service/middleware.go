@@ -213,7 +213,8 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				e.Err = err
 				return e
 			}
-			c.Set(keyCredentials, &policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope, ProjectID: id.ProjectID})
+			c.Set(keyCredentials, &policy.Credentials{Roles: id.Roles, SystemScope: id.SystemScope,
+				ProjectID: id.ProjectID, ProjectName: id.ProjectName})
 			return next(c)
 		}
 		user, refused := s.users.Authenticate(r.Header.Get("Authorization"), peerHost(r))
@@ -280,13 +281,7 @@ func (s *Server) nodeTarget(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t := policy.Target{}
-	if n.Owner != nil {
-		t["node.owner"] = *n.Owner
-	}
-	if n.Lessee != nil {
-		t["node.lessee"] = *n.Lessee
-	}
+	t := nodePolicyTarget(n)
 	if !s.policy.Allowed("baremetal:node:get", creds, t) {
 		return errs.NodeNotFound(id)
 	}

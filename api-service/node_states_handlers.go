@@ -19,6 +19,7 @@ func (s *Server) getNodeStates(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.redactNode(c, n)
 	v := version(c)
 	out := map[string]any{
 		"console_enabled":        n.ConsoleEnabled,

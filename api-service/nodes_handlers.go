@@ -109,7 +109,13 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 				if fields != nil && q.Has("conductor") {
 					columns = nodes.Resource.Columns(append(slices.Clone(fields), "conductor"))
 				}
+				if columns != nil {
+					columns = append(slices.Clone(columns), redactionColumns...)
+				}
 				items, err := s.store.ListNodes(ctx, filter, page, columns)
+				for i := range items {
+					s.redactNode(c, &items[i])
+				}
 				out := list.Page[model.Node]{Items: items, Carry: carry, NoNext: filter.InstanceUUID != nil}
 				if err == nil && q.Has("conductor") {
 					// The next link follows the page as read.
@@ -222,7 +228,9 @@ func (s *Server) getNode(c echo.Context) error {
 
 // sendNode answers with the node, only fields of it when fields is not nil.
 func (s *Server) sendNode(c echo.Context, status int, n *model.Node, fields []string) error {
-	doc, err := s.nodeView(c, fields).AppendJSON(jsonBuffer(nodes.Resource.SizeHint), n)
+	shown := *n
+	s.redactNode(c, &shown)
+	doc, err := s.nodeView(c, fields).AppendJSON(jsonBuffer(nodes.Resource.SizeHint), &shown)
 	if err != nil {
 		return err
 	}
@@ -297,19 +305,17 @@ func (s *Server) patchNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		changed bool
-		rule    string
-	}{
-		{!reflect.DeepEqual(patched.DriverInfo, n.DriverInfo), "baremetal:node:update:driver_info"},
-		{!reflect.DeepEqual(patched.Owner, n.Owner), "baremetal:node:update:owner"},
-		{!reflect.DeepEqual(patched.Lessee, n.Lessee), "baremetal:node:update:lessee"},
-	} {
-		if f.changed {
-			if err := s.authorize(c, f.rule); err != nil {
-				return err
-			}
+	rules, err := nodeUpdateRules(n, patched)
+	if err != nil {
+		return err
+	}
+	for _, rule := range rules {
+		if err := s.authorize(c, rule); err != nil {
+			return err
 		}
+	}
+	if err := s.authorizeOwnerChange(c, n, patched); err != nil {
+		return err
 	}
 	driverChanged := patched.Driver != n.Driver
 	if reset != nil && *reset && !driverChanged {
@@ -349,6 +355,20 @@ func (s *Server) patchNode(c echo.Context) error {
 		return err
 	}
 	return s.sendNode(c, http.StatusOK, &updated, nil)
+}
+
+// authorizeOwnerChange refuses, with 409 as Ironic does, a change of the
+// owner of a deployed node to those who do not pass
+// baremetal:node:update_owner_provisioned: the instance on it belongs to
+// the owner's project.
+func (s *Server) authorizeOwnerChange(c echo.Context, before, after *model.Node) error {
+	if reflect.DeepEqual(before.Owner, after.Owner) || before.ProvisionState == nil || states.State(*before.ProvisionState) != states.Active {
+		return nil
+	}
+	if err := s.authorize(c, "baremetal:node:update_owner_provisioned"); err != nil {
+		return errs.New(errs.KindConflict, "Cannot update owner of node \"%s\" while it is in state \"%s\".", before.UUID, states.Active)
+	}
+	return nil
 }
 
 func (s *Server) deleteNode(c echo.Context) error {

@@ -106,7 +106,8 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	var err error
-	if s.policy, err = policy.Load(opts.Config.OsloPolicy.PolicyFile); err != nil {
+	if s.policy, err = policy.Load(opts.Config.OsloPolicy.PolicyFile,
+		policy.Options{Legacy: !opts.Config.OsloPolicy.EnforceNewDefaults}); err != nil {
 		return nil, fmt.Errorf("api service: %w", err)
 	}
 	timeout := opts.Config.Conductor.HeartbeatTimeout

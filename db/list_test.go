@@ -44,6 +44,15 @@ func listSpecs(backend string, store func() *Store) {
 				Expect(err).NotTo(HaveOccurred())
 			})
 
+			It("takes a project's marker only among the project's nodes", func(ctx SpecContext) {
+				alice := NodeFilter{Project: ptr("alice")}
+				got, err := store().ListNodes(ctx, alice, Page{Marker: a.UUID}, nil)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(got).To(BeEmpty())
+				_, err = store().ListNodes(ctx, alice, Page{Marker: b.UUID, SortKey: "name"}, nil)
+				expectErr(err, errs.KindNodeNotFound, "Node "+b.UUID+" could not be found.", http.StatusNotFound)
+			})
+
 			DescribeTable("select the matching nodes",
 				func(ctx SpecContext, f func() NodeFilter, want func() []*model.Node) {
 					got, err := store().ListNodes(ctx, f(), Page{}, nil)

@@ -171,7 +171,13 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter, p Page, columns []s
 	for _, cond := range nodeConditions(f) {
 		q = q.Where(cond)
 	}
-	q, err = nodeList.paginate(ctx, s.db, q, p)
+	markers := s.db
+	if f.Project != nil {
+		// A project's list takes no marker among other projects' nodes:
+		// it would place them, and tell that they exist.
+		markers = s.db.Where(projectNodes(*f.Project))
+	}
+	q, err = nodeList.paginate(ctx, markers, q, p)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +270,7 @@ func nodeConditions(f NodeFilter) []clause.Expression {
 	eq("owner", f.Owner)
 	eq("lessee", f.Lessee)
 	if f.Project != nil {
-		out = append(out, clause.Or(clause.Eq{Column: col("owner"), Value: *f.Project}, clause.Eq{Column: col("lessee"), Value: *f.Project}))
+		out = append(out, projectNodes(*f.Project))
 	}
 	eq("fault", f.Fault)
 	if f.DescriptionContains != nil {
@@ -560,4 +566,10 @@ func clipText(s *string) *string {
 	}
 	clipped := (*s)[:cut]
 	return &clipped
+}
+
+// projectNodes matches the nodes project owns or leases.
+func projectNodes(project string) clause.Expression {
+	col := func(name string) clause.Column { return clause.Column{Table: "nodes", Name: name} }
+	return clause.Or(clause.Eq{Column: col("owner"), Value: project}, clause.Eq{Column: col("lessee"), Value: project})
 }

@@ -44,6 +44,9 @@ PACKAGES=(
 	swift-container  #   container server
 	swift-object     #   object server
 	memcached        #   tempauth's token store
+	keystone         # tests/e2e/keystone: a real Keystone (tests/harness/realkeystone), Fernet tokens on MariaDB
+	python3-pymysql  #   its MySQL driver
+	uwsgi-plugin-python3 #   serves its WSGI app
 )
 
 LOG_TAG=setup

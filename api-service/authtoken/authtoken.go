@@ -53,8 +53,8 @@ type Options struct {
 // Identity is what a valid token says about its holder.
 type Identity struct {
 	UserID, UserName, UserDomainID string
-	// ProjectID is set for a project-scoped token.
-	ProjectID string
+	// ProjectID and ProjectName are set for a project-scoped token.
+	ProjectID, ProjectName string
 	// SystemScope is "all" for a system-scoped token.
 	SystemScope string
 	// Roles are lower-cased, implied roles included (Keystone lists them).
@@ -172,16 +172,16 @@ func identity(r tokens.GetResult) (Identity, error) {
 			ID, Name string
 			Domain   struct{ ID string } `json:"domain"`
 		} `json:"user"`
-		Project *struct{ ID string } `json:"project"`
-		System  map[string]bool      `json:"system"`
-		Roles   []tokens.Role        `json:"roles"`
+		Project *struct{ ID, Name string } `json:"project"`
+		System  map[string]bool            `json:"system"`
+		Roles   []tokens.Role              `json:"roles"`
 	}
 	if err := r.ExtractInto(&doc); err != nil {
 		return Identity{}, fmt.Errorf("%w: Keystone's token document: %v", ErrUnavailable, err)
 	}
 	id := Identity{UserID: doc.User.ID, UserName: doc.User.Name, UserDomainID: doc.User.Domain.ID, ExpiresAt: doc.ExpiresAt}
 	if doc.Project != nil {
-		id.ProjectID = doc.Project.ID
+		id.ProjectID, id.ProjectName = doc.Project.ID, doc.Project.Name
 	}
 	if doc.System["all"] {
 		id.SystemScope = "all"

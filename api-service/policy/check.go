@@ -9,11 +9,12 @@ import (
 // Credentials are what a check looks at: the roles of the request's token
 // (lower-cased, as oslo.policy compares them), its system scope ("all"
 // for a system-scoped token, empty otherwise) and, for a project-scoped
-// token, the project's id.
+// token, the project's id and name.
 type Credentials struct {
 	Roles       []string
 	SystemScope string
 	ProjectID   string
+	ProjectName string
 }
 
 // Target is what a request acts on, as the "%(name)s" of a check names
@@ -52,6 +53,14 @@ func (k projectCheck) allowed(_ *rules, c Credentials, t Target, _ int) bool {
 		want = t[k.key]
 	}
 	return c.ProjectID != "" && c.ProjectID == want
+}
+
+// projectNameCheck is "project_name:<name>": the token's project is
+// called name (the service project of the service_role rule).
+type projectNameCheck string
+
+func (k projectNameCheck) allowed(_ *rules, c Credentials, _ Target, _ int) bool {
+	return c.ProjectName != "" && c.ProjectName == string(k)
 }
 
 type ruleCheck string
@@ -95,7 +104,8 @@ func (n notCheck) allowed(r *rules, c Credentials, t Target, depth int) bool {
 
 // parseCheck parses oslo.policy's check language, the part Ferric's
 // credentials can answer: "role:<name>", "system_scope:all",
-// "project_id:<id>", "project_id:%(<target>)s", "rule:<name>", "@" (always), "!" (never), the empty string (always), combined with
+// "project_id:<id>", "project_id:%(<target>)s", "project_name:<name>",
+// "rule:<name>", "@" (always), "!" (never), the empty string (always), combined with
 // "and", "or", "not" and parentheses; "not" binds tighter than "and",
 // which binds tighter than "or". It returns the rules referenced, for the
 // caller to resolve.
@@ -240,9 +250,11 @@ func (p *parser) atom() (check, error) {
 			return projectCheck{key: key}, nil
 		}
 		return projectCheck{id: match}, nil
+	case "project_name":
+		return projectNameCheck(match), nil
 	case "rule":
 		p.refs = append(p.refs, match)
 		return ruleCheck(match), nil
 	}
-	return nil, fmt.Errorf("check %q is not supported (role:, system_scope:, project_id:, rule:, @ and ! are)", tok)
+	return nil, fmt.Errorf("check %q is not supported (role:, system_scope:, project_id:, project_name:, rule:, @ and ! are)", tok)
 }

@@ -27,22 +27,35 @@ const (
 	systemReader = "rule:system_reader"
 	// A project-scoped token of a node's owner or lessee project acts on
 	// that node (Ironic's multi-tenancy); the target names the node's
-	// owner and lessee.
-	systemOrProjectReader = "rule:system_reader or rule:project_reader"
-	systemOrProjectMember = "rule:system_member or rule:project_member"
+	// owner and lessee. The service role acts as a member: system-wide
+	// with a system-scoped token, on the nodes its project owns with a
+	// project-scoped one.
+	systemOrProjectReader = "rule:system_reader or rule:project_reader or rule:project_service"
+	systemOrProjectMember = "rule:system_member or rule:project_member or rule:system_service"
 	// Provisioning and maintenance: the owner's members, but only the
 	// lessee's admins.
-	systemOrOwnerMemberOrLesseeAdmin = "rule:system_member or rule:project_owner_member or rule:project_lessee_admin"
-	systemOrOwnerMember              = "rule:system_member or rule:project_owner_member"
-	systemOrOwnerAdmin               = "rule:system_member or rule:project_owner_admin"
+	systemOrOwnerMemberOrLesseeAdmin = "rule:system_member or rule:system_service or rule:project_owner_member or rule:project_lessee_admin or rule:project_service"
+	systemOrOwnerMember              = "rule:system_member or rule:system_service or rule:project_owner_member or rule:project_service"
+	systemOrOwnerAdmin               = "rule:system_member or rule:system_service or rule:project_owner_admin or rule:project_service"
+	// What the owner's readers see of a node that its lessee's do not:
+	// driver_info, driver_internal_info, last_error and reservation.
+	systemOrOwnerReader = "rule:system_reader or rule:system_service or rule:project_owner_reader or rule:project_service"
 )
 
+// base are the personas. As in Ironic, a token with the service role on
+// the service project (service_role; override it where that project has
+// another name) is a system member and reader wherever it is scoped: it is
+// what Nova's driver and other services ask with.
 var base = map[string]string{
+	"service_role":         "role:service and project_name:service",
 	"system_admin":         "role:admin and system_scope:all",
-	"system_member":        "role:member and system_scope:all",
-	"system_reader":        "role:reader and system_scope:all",
+	"system_member":        "(role:member and system_scope:all) or rule:service_role",
+	"system_reader":        "(role:reader and system_scope:all) or rule:system_service or rule:service_role",
+	"system_service":       "role:service and system_scope:all",
+	"project_service":      "role:service and project_id:%(node.owner)s",
 	"project_owner_admin":  "role:admin and project_id:%(node.owner)s",
 	"project_owner_member": "role:member and project_id:%(node.owner)s",
+	"project_owner_reader": "role:reader and project_id:%(node.owner)s",
 	"project_lessee_admin": "role:admin and project_id:%(node.lessee)s",
 	"project_member":       "role:member and (project_id:%(node.owner)s or project_id:%(node.lessee)s)",
 	"project_reader":       "role:reader and (project_id:%(node.owner)s or project_id:%(node.lessee)s)",
@@ -57,12 +70,29 @@ var base = map[string]string{
 var Defaults = map[string]string{
 	"baremetal:node:create":                             systemAdmin,
 	"baremetal:node:get":                                systemOrProjectReader,
-	"baremetal:node:list":                               "role:reader",
+	"baremetal:node:list":                               "role:reader or role:service",
 	"baremetal:node:list_all":                           systemReader,
+	"baremetal:node:get:filter_threshold":               systemReader,
+	"baremetal:node:get:driver_info":                    systemOrOwnerReader,
+	"baremetal:node:get:driver_internal_info":           systemOrOwnerReader,
+	"baremetal:node:get:last_error":                     systemOrOwnerReader,
+	"baremetal:node:get:reservation":                    systemOrOwnerReader,
 	"baremetal:node:update":                             systemOrProjectMember,
+	"baremetal:node:update_extra":                       systemOrProjectMember,
+	"baremetal:node:update_instance_info":               systemOrOwnerMemberOrLesseeAdmin,
+	"baremetal:node:update_owner_provisioned":           systemAdmin,
+	"baremetal:node:disable_cleaning":                   systemAdmin,
 	"baremetal:node:update:driver_info":                 systemAdmin,
-	"baremetal:node:update:owner":                       systemMember,
+	"baremetal:node:update:properties":                  systemOrOwnerMember,
+	"baremetal:node:update:chassis_uuid":                systemAdmin,
+	"baremetal:node:update:instance_uuid":               systemOrOwnerMember,
 	"baremetal:node:update:lessee":                      systemOrOwnerMember,
+	"baremetal:node:update:owner":                       systemMember,
+	"baremetal:node:update:driver_interfaces":           systemOrOwnerAdmin,
+	"baremetal:node:update:network_data":                systemOrOwnerMember,
+	"baremetal:node:update:conductor_group":             systemMember,
+	"baremetal:node:update:name":                        systemOrOwnerMember,
+	"baremetal:node:update:retired":                     systemOrOwnerMember,
 	"baremetal:node:delete":                             systemAdmin,
 	"baremetal:node:validate":                           "rule:system_reader or rule:project_owner_member or rule:project_lessee_admin",
 	"baremetal:node:set_maintenance":                    systemOrOwnerMemberOrLesseeAdmin,
@@ -122,12 +152,39 @@ type Enforcer struct {
 	r *rules
 }
 
+// Options change how the defaults apply.
+type Options struct {
+	// Legacy is oslo.policy's enforce_new_defaults = false: every default
+	// rule not overridden also passes rule:is_admin, the pre-RBAC rule
+	// that Ironic's node rules name as their deprecated form.
+	Legacy bool
+}
+
+// legacy are the pre-RBAC rules. Ironic's is_admin also passes the
+// baremetal_admin role in projects called demo or baremetal; Ferric keeps
+// to the admin roles.
+var legacy = map[string]string{
+	"admin_api": "role:admin or role:administrator",
+	"is_admin":  "rule:admin_api",
+}
+
 // New builds an Enforcer from the defaults overridden by overrides (rule
 // name to check string). A check that does not parse, or names a rule
 // that does not exist or names itself through others, is an error.
-func New(overrides map[string]string) (*Enforcer, error) {
+func New(overrides map[string]string) (*Enforcer, error) { return NewWith(overrides, Options{}) }
+
+// NewWith is New with options.
+func NewWith(overrides map[string]string, o Options) (*Enforcer, error) {
 	texts := maps.Clone(base)
+	maps.Copy(texts, legacy)
 	maps.Copy(texts, Defaults)
+	if o.Legacy {
+		for name, check := range Defaults {
+			if check != "" {
+				texts[name] = "(" + check + ") or rule:is_admin"
+			}
+		}
+	}
 	maps.Copy(texts, overrides)
 	r := &rules{checks: make(map[string]check, len(texts))}
 	refs := map[string][]string{}
@@ -168,9 +225,9 @@ func cycle(name string, refs map[string][]string, path []string) bool {
 // Load builds an Enforcer from a policy file: a YAML (or JSON, which YAML
 // reads too) mapping of rule names to check strings. An empty path means
 // the defaults.
-func Load(path string) (*Enforcer, error) {
+func Load(path string, o Options) (*Enforcer, error) {
 	if path == "" {
-		return New(nil)
+		return NewWith(nil, o)
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -180,7 +237,7 @@ func Load(path string) (*Enforcer, error) {
 	if err := yaml.Unmarshal(raw, &overrides); err != nil {
 		return nil, fmt.Errorf("policy file %s: expected a mapping of rule names to check strings: %w", path, err)
 	}
-	e, err := New(overrides)
+	e, err := NewWith(overrides, o)
 	if err != nil {
 		return nil, fmt.Errorf("policy file %s: %w", path, err)
 	}

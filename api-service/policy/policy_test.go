@@ -29,7 +29,7 @@ var _ = Describe("default rules", func() {
 	var e *policy.Enforcer
 	BeforeEach(func() {
 		var err error
-		e, err = policy.Load("")
+		e, err = policy.Load("", policy.Options{})
 		Expect(err).NotTo(HaveOccurred())
 	})
 
@@ -89,34 +89,56 @@ var _ = Describe("default rules for project-scoped tokens", func() {
 		lesseeMember = project("lease", "member", "reader")
 		lesseeReader = project("lease", "reader")
 		otherAdmin   = project("other", "admin", "member", "reader")
+		// The service role on the node's owner, and on the service
+		// project (what Nova's driver holds).
+		ownerService = project("own", "service")
+		service      = policy.Credentials{Roles: []string{"service"}, ProjectID: "svc", ProjectName: "service"}
 	)
 	var e *policy.Enforcer
 	BeforeEach(func() {
 		var err error
-		e, err = policy.Load("")
+		e, err = policy.Load("", policy.Options{})
 		Expect(err).NotTo(HaveOccurred())
 	})
 
 	DescribeTable("who passes on the node",
 		func(rule string, want ...policy.Credentials) {
-			all := []policy.Credentials{ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader, otherAdmin}
+			all := []policy.Credentials{ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader, otherAdmin,
+				ownerService, service}
 			for _, c := range all {
 				wanted := slices.ContainsFunc(want, func(w policy.Credentials) bool { return reflect.DeepEqual(w, c) })
 				Expect(e.Allowed(rule, c, node)).To(Equal(wanted), "%s: %v", rule, c)
 			}
 		},
-		Entry(nil, "baremetal:node:get", ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader),
-		Entry(nil, "baremetal:node:get_states", ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader),
-		Entry(nil, "baremetal:node:update", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember),
-		Entry(nil, "baremetal:node:set_power_state", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember),
-		Entry(nil, "baremetal:node:set_provision_state", ownerAdmin, ownerMember, lesseeAdmin),
-		Entry(nil, "baremetal:node:set_maintenance", ownerAdmin, ownerMember, lesseeAdmin),
-		Entry(nil, "baremetal:node:vif:attach", ownerAdmin, ownerMember, lesseeAdmin),
-		Entry(nil, "baremetal:node:set_boot_device", ownerAdmin),
-		Entry(nil, "baremetal:node:traits:set", ownerAdmin, ownerMember),
-		Entry(nil, "baremetal:node:update:lessee", ownerAdmin, ownerMember),
-		Entry(nil, "baremetal:node:update:owner"),
+		Entry(nil, "baremetal:node:get", ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader, ownerService, service),
+		Entry(nil, "baremetal:node:get_states", ownerAdmin, ownerMember, ownerReader, lesseeAdmin, lesseeMember, lesseeReader, ownerService, service),
+		Entry(nil, "baremetal:node:get:filter_threshold", service),
+		Entry(nil, "baremetal:node:get:driver_info", ownerAdmin, ownerMember, ownerReader, ownerService, service),
+		Entry(nil, "baremetal:node:get:driver_internal_info", ownerAdmin, ownerMember, ownerReader, ownerService, service),
+		Entry(nil, "baremetal:node:get:last_error", ownerAdmin, ownerMember, ownerReader, ownerService, service),
+		Entry(nil, "baremetal:node:get:reservation", ownerAdmin, ownerMember, ownerReader, ownerService, service),
+		Entry(nil, "baremetal:node:update", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember, service),
+		Entry(nil, "baremetal:node:update_extra", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember, service),
+		Entry(nil, "baremetal:node:update_instance_info", ownerAdmin, ownerMember, lesseeAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:update_owner_provisioned"),
+		Entry(nil, "baremetal:node:disable_cleaning"),
 		Entry(nil, "baremetal:node:update:driver_info"),
+		Entry(nil, "baremetal:node:update:properties", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:update:chassis_uuid"),
+		Entry(nil, "baremetal:node:update:instance_uuid", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:update:lessee", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:update:owner", service),
+		Entry(nil, "baremetal:node:update:driver_interfaces", ownerAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:update:network_data", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:update:conductor_group", service),
+		Entry(nil, "baremetal:node:update:name", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:update:retired", ownerAdmin, ownerMember, ownerService, service),
+		Entry(nil, "baremetal:node:set_power_state", ownerAdmin, ownerMember, lesseeAdmin, lesseeMember, service),
+		Entry(nil, "baremetal:node:set_provision_state", ownerAdmin, ownerMember, lesseeAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:set_maintenance", ownerAdmin, ownerMember, lesseeAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:vif:attach", ownerAdmin, ownerMember, lesseeAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:set_boot_device", ownerAdmin, ownerService, service),
+		Entry(nil, "baremetal:node:traits:set", ownerAdmin, ownerMember, ownerService, service),
 		Entry(nil, "baremetal:node:delete"),
 		Entry(nil, "baremetal:node:create"),
 		Entry(nil, "baremetal:node:vendor_passthru"),
@@ -203,7 +225,7 @@ var _ = Describe("policy files", func() {
 		e, err := policy.Load(write("policy.yaml", `# members may delete nodes here
 "baremetal:node:delete": "rule:system_member"
 "baremetal:node:get": "role:auditor or rule:system_reader"
-`))
+`), policy.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(e.Allowed("baremetal:node:delete", member, nil)).To(BeTrue())
 		Expect(e.Allowed("baremetal:node:get", policy.Credentials{Roles: []string{"auditor"}}, nil)).To(BeTrue())
@@ -211,7 +233,7 @@ var _ = Describe("policy files", func() {
 	})
 
 	It("reads JSON and lets an overridden base rule change every rule naming it", func() {
-		e, err := policy.Load(write("policy.json", `{"system_reader": "role:reader"}`))
+		e, err := policy.Load(write("policy.json", `{"system_reader": "role:reader"}`), policy.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		projectReader := policy.Credentials{Roles: []string{"reader"}}
 		Expect(e.Allowed("baremetal:node:get", projectReader, nil)).To(BeTrue())
@@ -220,9 +242,34 @@ var _ = Describe("policy files", func() {
 	})
 
 	It("fails on a file that is not a mapping of strings, or is missing", func() {
-		_, err := policy.Load(write("bad.yaml", "- role:admin\n"))
+		_, err := policy.Load(write("bad.yaml", "- role:admin\n"), policy.Options{})
 		Expect(err).To(MatchError(ContainSubstring("expected a mapping of rule names to check strings")))
-		_, err = policy.Load(filepath.Join(GinkgoT().TempDir(), "none.yaml"))
+		_, err = policy.Load(filepath.Join(GinkgoT().TempDir(), "none.yaml"), policy.Options{})
 		Expect(err).To(MatchError(ContainSubstring("read policy file")))
+	})
+})
+
+var _ = Describe("without enforce_new_defaults", func() {
+	projectAdmin := policy.Credentials{Roles: []string{"admin", "member", "reader"}, ProjectID: "p1"}
+	projectMember := policy.Credentials{Roles: []string{"member", "reader"}, ProjectID: "p1"}
+
+	It("lets a project-scoped admin do what a system admin does, a project member no more than before", func() {
+		e, err := policy.NewWith(nil, policy.Options{Legacy: true})
+		Expect(err).NotTo(HaveOccurred())
+		for _, rule := range []string{"baremetal:node:create", "baremetal:node:list_all", "baremetal:node:get:filter_threshold",
+			"baremetal:node:update:driver_info", "baremetal:port:create", "baremetal:chassis:delete"} {
+			Expect(e.Allowed(rule, projectAdmin, nil)).To(BeTrue(), rule)
+			Expect(e.Allowed(rule, projectMember, nil)).To(BeFalse(), rule)
+		}
+		Expect(e.Allowed("baremetal:node:update", policy.Credentials{Roles: []string{"administrator"}, ProjectID: "p1"}, nil)).To(BeTrue())
+	})
+
+	It("leaves a rule the policy file overrides as written, and is off by default", func() {
+		e, err := policy.NewWith(map[string]string{"baremetal:node:delete": "rule:system_admin"}, policy.Options{Legacy: true})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(e.Allowed("baremetal:node:delete", projectAdmin, nil)).To(BeFalse())
+		strict, err := policy.New(nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strict.Allowed("baremetal:node:create", projectAdmin, nil)).To(BeFalse())
 	})
 })

@@ -308,9 +308,17 @@ type KeystoneAuthtoken struct {
 	ServiceTokenRoles []string `ini:"keystone_authtoken.service_token_roles" help:"Roles of which an X-Service-Token must hold one; a valid service token lets the user token with it be past its expiry (a long-running operation started by a service), never revoked."`
 }
 
-// OsloPolicy names the file that overrides policy rules.
+// OsloPolicy names the file that overrides policy rules and whether the
+// pre-RBAC admin rule still passes.
 type OsloPolicy struct {
 	PolicyFile string `ini:"oslo_policy.policy_file" help:"YAML or JSON file of policy rules (rule name: check string) that override the defaults, for example baremetal:node:delete: role:admin and system_scope:all. Empty: the defaults (system-scoped admin, member and reader roles)."`
+	// EnforceNewDefaults false is oslo.policy's upgrade mode: a rule not
+	// overridden also passes its deprecated check (is_admin).
+	EnforceNewDefaults bool `ini:"oslo_policy.enforce_new_defaults" help:"false: every default rule that the policy file does not override also passes the pre-RBAC rule is_admin (the admin or administrator role, whatever the token's scope), so a project-scoped admin token may do what a system admin may, as in Ironic without enforce_new_defaults."`
+	// EnforceScope is read so that Ironic's configuration files load:
+	// Ferric's rules say their scope in their check strings, there are no
+	// scope types to enforce apart.
+	EnforceScope bool `ini:"oslo_policy.enforce_scope" help:"Accepted for Ironic's configuration files; Ferric's rules carry their scope in their check strings (system_scope:all, project_id:...), so false changes nothing by itself: set enforce_new_defaults = false for project-scoped admin tokens."`
 }
 
 // Defaults are the embedded single-process defaults: SQLite under ./var,
@@ -438,6 +446,7 @@ func Defaults() Config {
 			HTTPTimeout:       10 * time.Second,
 			ServiceTokenRoles: []string{"service"},
 		},
+		OsloPolicy: OsloPolicy{EnforceNewDefaults: true, EnforceScope: true},
 	}
 }
 

@@ -100,7 +100,7 @@ var _ = Describe("Under Keystone auth", func() {
 			rule         string
 		}{
 			{http.MethodPost, "/v1/nodes", map[string]any{"driver": "fake-hardware"}, "baremetal:node:create"},
-			{http.MethodPatch, node, []map[string]any{{"op": "add", "path": "/extra/k", "value": "v"}}, "baremetal:node:update"},
+			{http.MethodPatch, node, []map[string]any{{"op": "add", "path": "/extra/k", "value": "v"}}, "baremetal:node:update_extra"},
 			{http.MethodDelete, node, nil, "baremetal:node:delete"},
 			{http.MethodPut, node + "/maintenance", map[string]any{"reason": "r"}, "baremetal:node:set_maintenance"},
 			{http.MethodDelete, node + "/maintenance", nil, "baremetal:node:clear_maintenance"},
