@@ -71,7 +71,7 @@ func (s *Server) lookup(c echo.Context) error {
 	if s.cfg.API.RestrictLookup && !states.LookupAllowed(n.State()) {
 		return lookupNotFound()
 	}
-	withToken, err := rpc.GetNodeWithToken.Call(ctx, s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
+	withToken, err := rpc.GetNodeWithToken.Call(ctx, s.rpc.ForNode(n), rpc.LookupArgs{NodeID: n.UUID, SourceAddress: peerHost(c.Request())})
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func (s *Server) heartbeat(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := rpc.Heartbeat.Call(ctx, s.rpc.ForNode(n), rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: callbackURL,
+	if err := rpc.Heartbeat.Call(ctx, s.rpc.ForNode(n), rpc.HeartbeatArgs{NodeID: n.UUID, SourceAddress: peerHost(c.Request()), CallbackURL: callbackURL,
 		AgentVersion: agentVersion, AgentToken: token, AgentVerifyCA: verifyCA}); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ferricbm/ferric/deploy/agent"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
+	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -29,7 +30,10 @@ const (
 	// agentVerifyCAKey is the certificate the agent serves its API with,
 	// as its first heartbeat presented it.
 	agentVerifyCAKey = "agent_verify_ca"
-	maskedToken      = "******"
+	// agentSourceKey is the address whose lookup was handed the token;
+	// with [agent] bind_token_to_source only it may heartbeat.
+	agentSourceKey = "agent_lookup_address"
+	maskedToken    = "******"
 )
 
 // waitStates are where a node waits for its ramdisk; a heartbeat there
@@ -41,13 +45,19 @@ var waitStates = []states.State{states.DeployWait, states.CleanWait, states.Insp
 // response masks it); later ones get "******", so a token is handed out
 // once and a second ramdisk cannot take over the node. A token pre-issued
 // on virtual media (driver.PreIssueAgentToken) is never handed out.
-func (c *Conductor) GetNodeWithToken(ctx context.Context, args rpc.NodeArgs) (rpc.NodeWithToken, error) {
+func (c *Conductor) GetNodeWithToken(ctx context.Context, args rpc.LookupArgs) (rpc.NodeWithToken, error) {
 	// Ramdisks repeat lookups; only the first needs the lock.
 	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "agent lookup")
 	if err != nil {
 		return rpc.NodeWithToken{}, err
 	}
 	token := maskedToken
+	if bound, _ := t.Node().DriverInternalInfo[agentSourceKey].(string); bound != "" && bound != args.SourceAddress {
+		// The token went to another address: a second ramdisk, or
+		// someone racing the node's own.
+		logging.FromContext(ctx, c.log).WithFields(logrus.Fields{"node": args.NodeID, "source": args.SourceAddress}).
+			Warn("Agent lookup from another address than the one handed the token; it gets no token")
+	}
 	if existing, _ := t.Node().DriverInternalInfo[agentTokenKey].(string); existing == "" {
 		if err := t.Upgrade(ctx); err != nil {
 			return rpc.NodeWithToken{}, err
@@ -60,6 +70,9 @@ func (c *Conductor) GetNodeWithToken(ctx context.Context, args rpc.NodeArgs) (rp
 				return rpc.NodeWithToken{}, err
 			}
 			n.DriverInternalInfo[agentTokenKey] = token
+			if args.SourceAddress != "" {
+				n.DriverInternalInfo[agentSourceKey] = args.SourceAddress
+			}
 			if err := t.Save(ctx); err != nil {
 				return rpc.NodeWithToken{}, err
 			}
@@ -78,6 +91,15 @@ func validAgentToken(info map[string]any, token string) bool {
 		return false
 	}
 	return subtle.ConstantTimeCompare([]byte(known), []byte(token)) == 1
+}
+
+// fromTokenSource reports whether a heartbeat from source may use the
+// token: from the address whose lookup was handed it, under [agent]
+// bind_token_to_source. A token pre-issued on virtual media was handed to
+// no lookup and binds to no address.
+func (c *Conductor) fromTokenSource(info map[string]any, source string) bool {
+	bound, _ := info[agentSourceKey].(string)
+	return !c.bindAgentToken || bound == "" || bound == source
 }
 
 // errAgentCertChanged refuses a heartbeat presenting another certificate
@@ -138,6 +160,12 @@ func (c *Conductor) Heartbeat(ctx context.Context, args rpc.HeartbeatArgs) error
 		invalid = errs.InvalidParameterValue("Agent token is required for heartbeat processing.")
 	}
 	if !validAgentToken(t.Node().DriverInternalInfo, args.AgentToken) {
+		c.heartbeatRefused(ctx, t)
+		return invalid
+	}
+	if !c.fromTokenSource(t.Node().DriverInternalInfo, args.SourceAddress) {
+		logging.FromContext(ctx, c.log).WithFields(logrus.Fields{"node": args.NodeID, "source": args.SourceAddress}).
+			Warn("Heartbeat with the node's agent token from another address than the lookup it was handed to; refused as a possible attack")
 		c.heartbeatRefused(ctx, t)
 		return invalid
 	}

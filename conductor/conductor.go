@@ -92,6 +92,8 @@ type Conductor struct {
 	ring      *hashring.Manager
 	metrics   *metrics.Conductor
 
+	// bindAgentToken is [agent] bind_token_to_source.
+	bindAgentToken bool
 	// requireAgentTLS is [agent] require_tls.
 	requireAgentTLS bool
 
@@ -155,6 +157,7 @@ func New(opts Options) (*Conductor, error) {
 		drivers:         drivers,
 		pool:            workers.New(cfg.Conductor.WorkersPoolSize),
 		requireAgentTLS: cfg.Agent.RequireTLS,
+		bindAgentToken:  cfg.Agent.BindTokenToSource,
 		powerFailures:   map[string]int{},
 		refused:         refusedHeartbeats{nodes: map[string]*refusals{}},
 		metrics:         m,

@@ -237,14 +237,14 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 				// Waiting for most of the (one hour) callback timeout, not
 				// past it: a heartbeat must still be welcome.
 				n := e.createNode(ctx, states.DeployWait, func(n *model.Node) { n.ProvisionUpdatedAt = ptr(time.Now().UTC().Add(-55 * time.Minute)) })
-				first, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
+				first, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.LookupArgs{NodeID: n.UUID})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(len(first.AgentToken)).To(BeNumerically(">=", 40))
 				Expect(e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("agent_secret_token", first.AgentToken))
-				again, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
+				again, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.LookupArgs{NodeID: n.UUID})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(again.AgentToken).To(Equal("******"))
-				other, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.NodeArgs{NodeID: e.createNode(ctx, states.DeployWait).UUID})
+				other, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.LookupArgs{NodeID: e.createNode(ctx, states.DeployWait).UUID})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(other.AgentToken).NotTo(Equal(first.AgentToken))
 
@@ -268,7 +268,7 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 
 			It("reports a waiting node's ramdisk whose heartbeats keep being refused in last_error, and clears it at the first valid one", func(ctx SpecContext) {
 				n := e.createNode(ctx, states.DeployWait)
-				tok, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
+				tok, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.LookupArgs{NodeID: n.UUID})
 				Expect(err).NotTo(HaveOccurred())
 				beat := rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://192.0.2.7:9999"}
 				err = rpc.Heartbeat.Call(ctx, api, beat)
@@ -310,7 +310,7 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 				_, certB, err := agent.NewSelfSignedCert("192.0.2.7")
 				Expect(err).NotTo(HaveOccurred())
 				n := e.createNode(ctx, states.DeployWait)
-				tok, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
+				tok, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.LookupArgs{NodeID: n.UUID})
 				Expect(err).NotTo(HaveOccurred())
 
 				beat := rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "https://192.0.2.7:9999", AgentToken: tok.AgentToken,
@@ -341,7 +341,7 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 			It("logs a burst of refused heartbeats as a few warnings, never as errors", func(ctx SpecContext) {
 				hook := logtest.NewLocal(e.log)
 				n := e.createNode(ctx, states.CleanWait)
-				_, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
+				_, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.LookupArgs{NodeID: n.UUID})
 				Expect(err).NotTo(HaveOccurred())
 				for range 100 {
 					Expect(rpc.Heartbeat.Call(ctx, api, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://192.0.2.7:9999", AgentToken: "guess"})).To(
@@ -422,7 +422,7 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 		c := e.start(ctx, "cond-"+e.group, func(cfg *config.Config) { cfg.Agent.RequireTLS = true })
 		api := e.api(c)
 		n := e.createNode(ctx, states.DeployWait)
-		tok, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
+		tok, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.LookupArgs{NodeID: n.UUID})
 		Expect(err).NotTo(HaveOccurred())
 		err = rpc.Heartbeat.Call(ctx, api, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://192.0.2.7:9999", AgentToken: tok.AgentToken})
 		Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
@@ -436,6 +436,32 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 		Expect(e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("agent_url", "https://192.0.2.7:9999"))
 	})
 
+	It("binds a looked-up token to the lookup's address under [agent] bind_token_to_source, and not when it is off", func(ctx SpecContext) {
+		for _, bind := range []bool{true, false} {
+			e := newEnv(backends[0])
+			c := e.start(ctx, fmt.Sprintf("bind-%t-%s", bind, e.group), func(cfg *config.Config) { cfg.Agent.BindTokenToSource = bind })
+			api := e.api(c)
+			n := e.createNode(ctx, states.DeployWait)
+			tok, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.LookupArgs{NodeID: n.UUID, SourceAddress: "192.0.2.7"})
+			Expect(err).NotTo(HaveOccurred())
+			again, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.LookupArgs{NodeID: n.UUID, SourceAddress: "192.0.2.66"})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(again.AgentToken).To(Equal("******"), "a second lookup gets no token, from any address")
+
+			beat := rpc.HeartbeatArgs{NodeID: n.UUID, SourceAddress: "192.0.2.66", CallbackURL: "http://192.0.2.66:9999", AgentToken: tok.AgentToken}
+			err = rpc.Heartbeat.Call(ctx, api, beat)
+			if bind {
+				Expect(err).To(haveKind(errs.KindInvalidParameterValue, http.StatusBadRequest))
+				Expect(e.node(ctx, n.UUID).DriverInternalInfo).NotTo(HaveKey("agent_url"))
+				beat.SourceAddress, beat.CallbackURL = "192.0.2.7", "http://192.0.2.7:9999"
+				Expect(rpc.Heartbeat.Call(ctx, api, beat)).To(Succeed())
+			} else {
+				Expect(err).NotTo(HaveOccurred())
+			}
+			Expect(e.node(ctx, n.UUID).DriverInternalInfo).To(HaveKeyWithValue("agent_url", beat.CallbackURL))
+		}
+	})
+
 	It("hands valid heartbeats to a deploy interface that handles them, in a worker holding the lock", func(ctx SpecContext) {
 		e := newEnv(backends[0])
 		ht := e.hw.HardwareType()
@@ -447,7 +473,7 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 		c := e.startWith(ctx, "cond-"+e.group, func(o *conductor.Options) { o.Drivers = reg })
 		api := e.api(c)
 		n := e.createNode(ctx, states.CleanWait)
-		tok, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})
+		tok, err := rpc.GetNodeWithToken.Call(ctx, api, rpc.LookupArgs{NodeID: n.UUID})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rpc.Heartbeat.Call(ctx, api, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://192.0.2.8:9999", AgentVersion: "9.2", AgentToken: tok.AgentToken})).To(Succeed())
 		Eventually(hb.seen).Should(Equal([]string{n.UUID + " http://192.0.2.8:9999 9.2"}))

@@ -270,7 +270,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 
 		By("handing out only the masked token at lookup, the first lookup included")
 		for range 2 {
-			withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: n.UUID})
+			withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.LookupArgs{NodeID: n.UUID})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(withToken.AgentToken).To(Equal("******"))
 		}
@@ -329,7 +329,7 @@ var _ = Describe("iSCSI deploy with iLO virtual media", Label("tgtd"), func() {
 		info := w.e.node(ctx, n.UUID).DriverInternalInfo
 		Expect(info).To(HaveKeyWithValue("agent_secret_token", second))
 		Expect(info).To(HaveKeyWithValue("agent_secret_token_pregenerated", true))
-		withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: n.UUID})
+		withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.LookupArgs{NodeID: n.UUID})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(withToken.AgentToken).To(Equal("******"))
 		Expect(statusOf(firstURL)).To(Equal(http.StatusNotFound), "the old floppy is gone, not left until it expires")

@@ -116,7 +116,7 @@ func (r *ramdisk) boot(token string) {
 // lookUp plays the lookup of a freshly booted ramdisk, which issues its token.
 func (w *iscsiWorld) lookUp(ctx context.Context, uuid string) string {
 	GinkgoHelper()
-	withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: uuid})
+	withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.LookupArgs{NodeID: uuid})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(withToken.AgentToken).NotTo(Equal("******"), "the cleaning ramdisk gets a token of its own")
 	return withToken.AgentToken
@@ -639,7 +639,7 @@ func (a *stubAgent) executed() []map[string]any {
 // heartbeat looks the node up, keeping the token the lookup issues (later
 // lookups only get it masked), and heartbeats with it.
 func (a *stubAgent) heartbeat(ctx context.Context, w *iscsiWorld, uuid string) {
-	withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: uuid})
+	withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.LookupArgs{NodeID: uuid})
 	Expect(err).NotTo(HaveOccurred())
 	if withToken.AgentToken != "******" {
 		a.token = withToken.AgentToken

@@ -323,7 +323,7 @@ func (a *agentStub) commandCount() int {
 // checksums answer.
 func (w *iscsiWorld) agentHeartbeat(ctx context.Context, uuid, backing string, beforeChecksums func()) *agentStub {
 	GinkgoHelper()
-	withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.NodeArgs{NodeID: uuid})
+	withToken, err := rpc.GetNodeWithToken.Call(ctx, w.e.api(w.c), rpc.LookupArgs{NodeID: uuid})
 	Expect(err).NotTo(HaveOccurred())
 	return w.agentHeartbeatWith(ctx, uuid, backing, withToken.AgentToken, beforeChecksums)
 }

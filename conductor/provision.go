@@ -164,7 +164,7 @@ func (c *Conductor) DoNodeTearDown(ctx context.Context, args rpc.NodeArgs) error
 // instanceInfoKeys are the driver_internal_info entries that describe the
 // deployed instance; they go with it.
 var instanceInfoKeys = []string{"instance", "root_uuid_or_disk_id", "is_whole_disk_image",
-	"deploy_boot_mode", "agent_url", "agent_secret_token", "agent_secret_token_pregenerated",
+	"deploy_boot_mode", "agent_url", "agent_secret_token", "agent_secret_token_pregenerated", "agent_lookup_address",
 	"agent_cached_deploy_steps", "deploy_steps", "deploy_step_index"}
 
 func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {

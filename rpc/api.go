@@ -11,7 +11,7 @@ import (
 // message whose version is newer than its own with
 // errs.KindUnsupportedRPCMethodVersion. README.md, "Versioning", says
 // what each minor added.
-const APIVersion = "1.3"
+const APIVersion = "1.4"
 
 // NodeArgs names a node by UUID.
 type NodeArgs struct {
@@ -103,11 +103,20 @@ type PortArgs struct {
 	Port       model.Port `json:"port,omitzero"`
 }
 
+// LookupArgs is an agent's lookup of its node. SourceAddress (since 1.4)
+// is the address the lookup came from, as the API saw its connection.
+type LookupArgs struct {
+	NodeID        string `json:"node_id"`
+	SourceAddress string `json:"source_address,omitempty"`
+}
+
 type HeartbeatArgs struct {
-	NodeID       string `json:"node_id"`
-	CallbackURL  string `json:"callback_url"`
-	AgentVersion string `json:"agent_version,omitempty"`
-	AgentToken   string `json:"agent_token,omitempty"`
+	NodeID string `json:"node_id"`
+	// SourceAddress (since 1.4) is the address the heartbeat came from.
+	SourceAddress string `json:"source_address,omitempty"`
+	CallbackURL   string `json:"callback_url"`
+	AgentVersion  string `json:"agent_version,omitempty"`
+	AgentToken    string `json:"agent_token,omitempty"`
 	// AgentVerifyCA is the PEM certificate an agent serving HTTPS presents.
 	AgentVerifyCA string `json:"agent_verify_ca,omitempty"`
 }

@@ -51,7 +51,7 @@ var _ = Describe("RAID, console, NMI, vendor, lookup and VIF methods", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Return).To(Equal(map[string]any{"a": "b"}))
 
-		nt, err := GetNodeWithToken.Call(ctx, cond, NodeArgs{NodeID: "n5"})
+		nt, err := GetNodeWithToken.Call(ctx, cond, LookupArgs{NodeID: "n5"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(nt.Node.UUID).To(Equal("n5"))
 		Expect(nt.AgentToken).To(Equal("tok-n5"))

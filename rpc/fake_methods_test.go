@@ -47,7 +47,7 @@ func (f *fakeConductor) DriverVendorPassthru(ctx context.Context, args DriverVen
 	return VendorPassthruResult{Return: args.Info}, nil
 }
 
-func (f *fakeConductor) GetNodeWithToken(ctx context.Context, args NodeArgs) (NodeWithToken, error) {
+func (f *fakeConductor) GetNodeWithToken(ctx context.Context, args LookupArgs) (NodeWithToken, error) {
 	return NodeWithToken{Node: model.Node{UUID: args.NodeID}, AgentToken: "tok-" + args.NodeID}, nil
 }
 

@@ -87,7 +87,7 @@ var (
 	Heartbeat = declareCommand[HeartbeatArgs](Spec{
 		Name: "heartbeat", Since: "1.0", Kind: KindAsync,
 		Doc: Doc{
-			Args:   "`{\"node_id\", \"callback_url\", \"agent_version\"?, \"agent_token\", \"agent_verify_ca\"?}`",
+			Args:   "`{\"node_id\", \"callback_url\", \"agent_version\"?, \"agent_token\", \"agent_verify_ca\"?, \"source_address\"? (1.4)}`",
 			Errors: "InvalidParameterValue (bad token), NodeLocked, NoFreeConductorWorker",
 		}})
 	VendorPassthru = declare[VendorPassthruArgs, VendorPassthruResult](Spec{
@@ -151,10 +151,10 @@ var (
 			Result: "as `vendor_passthru`",
 			Errors: "DriverNotFound, InvalidParameterValue, UnsupportedDriverExtension, NoFreeConductorWorker",
 		}})
-	GetNodeWithToken = declare[NodeArgs, NodeWithToken](Spec{
+	GetNodeWithToken = declare[LookupArgs, NodeWithToken](Spec{
 		Name: "get_node_with_token", Since: "1.1", Kind: KindCall,
 		Doc: Doc{
-			Args:   "`{\"node_id\"}`",
+			Args:   "`{\"node_id\", \"source_address\"? (1.4)}`",
 			Result: "`{\"node\": Node, \"agent_token\": string}` (`\"******\"` once a token was issued)",
 			Errors: "NodeLocked (first lookup only)",
 		}})

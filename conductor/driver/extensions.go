@@ -81,7 +81,8 @@ var agentSessionKeys = []string{"agent_cached_clean_steps", "agent_cached_deploy
 
 // agentConnectionKeys are how the conductor reaches and trusts one run of
 // an agent: its URL, its token, and the certificate it serves TLS with.
-var agentConnectionKeys = []string{"agent_url", "agent_secret_token", "agent_secret_token_pregenerated", "agent_verify_ca"}
+var agentConnectionKeys = []string{"agent_url", "agent_secret_token", "agent_secret_token_pregenerated", "agent_verify_ca",
+	"agent_lookup_address"}
 
 // WipeAgentSession forgets the node's agent ramdisk, as Ironic's
 // wipe_token_and_url does whenever the ramdisk goes away or a new one is

@@ -216,6 +216,9 @@ type Agent struct {
 	// RequireTLS is off by default: the callback-only ramdisk, and agents
 	// without auto-TLS, serve plain HTTP.
 	RequireTLS bool `ini:"agent.require_tls" help:"Refuse heartbeats whose callback_url is http://: only agents serving their API over TLS (ferric-agent with ipa-enable-auto-tls=1) may drive a node."`
+	// BindTokenToSource is on by default; off where the API sees agents
+	// through a proxy that rewrites their addresses from several ones.
+	BindTokenToSource bool `ini:"agent.bind_token_to_source" help:"Accept heartbeats only from the address whose lookup was handed the agent token (as the API sees the connection). Turn off when agents reach the API through a proxy or load balancer that gives one agent's connections different source addresses."`
 	// AgentEraseDevicesPriority is honoured only while [deploy]
 	// erase_devices_priority is unset.
 	AgentEraseDevicesPriority *int `ini:"agent.agent_erase_devices_priority" help:"Deprecated: use [deploy] erase_devices_priority, which wins when both are set."`
@@ -387,6 +390,7 @@ func Defaults() Config {
 			FileURLAllowedPaths:          []string{},
 			ImageDownloadAllowedNetworks: []string{},
 		},
+		Agent: Agent{BindTokenToSource: true},
 		IPMI: IPMI{
 			CommandRetryTimeout:           60 * time.Second,
 			MinCommandInterval:            5 * time.Second,
