@@ -111,4 +111,3 @@ func dbsync(sub string, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown dbsync command %q", sub)
 }
-
