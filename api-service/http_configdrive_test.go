@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -194,17 +195,20 @@ var _ = Describe("config drives on states/provision", func() {
 		Expect(probe()).To(Equal(http.StatusBadRequest), "the slot is free again")
 	})
 
-	It("lets one client hold only its share of the large-body slots, and drops a body trickled below the minimum rate with 408", func() {
-		e = sqliteEnv(nil) // max_concurrent_large_bodies 4: one a client
+	It("keeps a share of the large-body slots free of any one client, and drops a body trickled below the minimum rate with 408", func() {
+		e = sqliteEnv(nil) // max_concurrent_large_bodies 4: a share of one
 		uuid := e.createNode("")
 		path := e.url + "/v1/nodes/" + uuid + "/states/provision"
-		send := func(body io.Reader) (int, string) {
+		// other is a second client, on another loopback address.
+		other := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
+			LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext}}
+		send := func(client *http.Client, body io.Reader) (int, string) {
 			req, err := http.NewRequest(http.MethodPut, path, body)
 			Expect(err).NotTo(HaveOccurred())
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-OpenStack-Ironic-API-Version", "latest")
 			req.ContentLength = 20000000
-			resp, err := httpClient.Do(req)
+			resp, err := client.Do(req)
 			if err != nil {
 				return 0, err.Error()
 			}
@@ -212,37 +216,45 @@ var _ = Describe("config drives on states/provision", func() {
 			raw, _ := io.ReadAll(resp.Body)
 			return resp.StatusCode, string(raw)
 		}
-		pr, pw := io.Pipe()
-		DeferCleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) })
 		type answer struct {
 			status int
 			body   string
 		}
-		slow := make(chan answer, 1)
-		go func() {
-			defer GinkgoRecover()
-			status, body := send(io.MultiReader(strings.NewReader(`{"target": "active", "configdrive": "H4sI`), pr))
-			slow <- answer{status, body}
-		}()
-		go func() {
-			// A byte a second: far below the minimum rate.
-			for range 30 {
-				if _, err := pw.Write([]byte("A")); err != nil {
-					return
+		// Three bodies from one client, a byte a second: far below the
+		// minimum rate.
+		slow := make(chan answer, 3)
+		for range 3 {
+			pr, pw := io.Pipe()
+			DeferCleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) })
+			go func() {
+				defer GinkgoRecover()
+				status, body := send(httpClient, io.MultiReader(strings.NewReader(`{"target": "active", "configdrive": "H4sI`), pr))
+				slow <- answer{status, body}
+			}()
+			go func() {
+				for range 30 {
+					if _, err := pw.Write([]byte("A")); err != nil {
+						return
+					}
+					time.Sleep(time.Second)
 				}
-				time.Sleep(time.Second)
-			}
-		}()
+			}()
+		}
+		bogus := `{"target": "bogus", "configdrive": "` + strings.Repeat("A", 20000000-38) + `"}`
 		Eventually(func() string {
-			_, body := send(strings.NewReader(strings.Repeat(" ", 20000000)))
+			_, body := send(httpClient, strings.NewReader(bogus))
 			return body
-		}).Should(ContainSubstring("from this client"))
+		}).Should(ContainSubstring("from this client"), "the fourth slot is kept for the others")
+		status, body := send(other, strings.NewReader(bogus))
+		Expect(status).To(Equal(http.StatusBadRequest), "another client gets the slot kept free: "+body)
 
-		var got answer
-		Eventually(slow, "20s").Should(Receive(&got))
-		Expect(got.status).To(Equal(http.StatusRequestTimeout), got.body)
-		Expect(got.body).To(ContainSubstring("arrived too slowly"))
-		status, _ := send(strings.NewReader(`{"target": "bogus", "configdrive": "` + strings.Repeat("A", 20000000-38) + `"}`))
-		Expect(status).To(Equal(http.StatusBadRequest), "the slot is free again")
+		for range 3 {
+			var got answer
+			Eventually(slow, "20s").Should(Receive(&got))
+			Expect(got.status).To(Equal(http.StatusRequestTimeout), got.body)
+			Expect(got.body).To(ContainSubstring("arrived too slowly"))
+		}
+		status, _ = send(httpClient, strings.NewReader(bogus))
+		Expect(status).To(Equal(http.StatusBadRequest), "the slots are free again")
 	})
 })

@@ -21,8 +21,10 @@ const (
 )
 
 // largeBodies are the slots of [api] max_concurrent_large_bodies, and how
-// many of them each client address holds: one client may hold at most a
-// quarter of them (at least one), so no single sender fills them all.
+// many of them each client address holds. A client holding its share (a
+// quarter of them, at least one) may take more only while more than a
+// share stays free for the others: one client alone may use nearly all of
+// them, but no single sender can fill them all.
 type largeBodies struct {
 	slots     chan struct{}
 	perClient int
@@ -39,7 +41,7 @@ func newLargeBodies(n int) *largeBodies {
 // take gives client a slot, or refuses with 503; release returns it.
 func (l *largeBodies) take(client string) (release func(), err error) {
 	l.mu.Lock()
-	if l.held[client] >= l.perClient {
+	if free := cap(l.slots) - len(l.slots); l.held[client] >= l.perClient && free <= l.perClient {
 		l.mu.Unlock()
 		return nil, errs.New(errs.KindTemporaryFailure,
 			"Too many large provisioning requests from this client are being received at once; retry later.")
