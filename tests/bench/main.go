@@ -92,6 +92,7 @@ var sections = []section{
 	{"deploy", benchDeploy, false},
 	{"vmedia", benchVMedia, false},
 	{"scale", benchScale, false},
+	{"hostile", benchHostile, false},
 	{"fleet", benchFleet, true},
 	{"chaos", benchChaos, true},
 	{"soak", benchSoak, true},
