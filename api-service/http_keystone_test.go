@@ -274,12 +274,17 @@ var _ = Describe("Keystone authentication and policy", func() {
 })
 
 var _ = Describe("Keystone out of reach", func() {
-	It("answers 503 and logs why, without the token", func() {
+	// unreachableKeystone starts an API whose Keystone URL no one listens on.
+	unreachableKeystone := func() *env {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		Expect(err).NotTo(HaveOccurred())
 		url := "http://" + l.Addr().String() + "/v3"
 		Expect(l.Close()).To(Succeed())
-		e := newEnv(GinkgoT(), apitest.SQLite(GinkgoT()), keystoneConfig(url))
+		return newEnv(GinkgoT(), apitest.SQLite(GinkgoT()), keystoneConfig(url))
+	}
+
+	It("answers 503 and logs why, without the token", func() {
+		e := unreachableKeystone()
 		r := e.call(http.MethodGet, "/v1/nodes", "", "X-Auth-Token", "some-token-value")
 		Expect(r.status).To(Equal(http.StatusServiceUnavailable))
 		Expect(r.fault()["faultstring"]).To(Equal("The Keystone service is temporarily unavailable."))
@@ -295,11 +300,7 @@ var _ = Describe("Keystone out of reach", func() {
 	})
 
 	It("logs the refusals as one throttled warning, not an error a request", func() {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		Expect(err).NotTo(HaveOccurred())
-		url := "http://" + l.Addr().String() + "/v3"
-		Expect(l.Close()).To(Succeed())
-		e := newEnv(GinkgoT(), apitest.SQLite(GinkgoT()), keystoneConfig(url))
+		e := unreachableKeystone()
 		for range 5 {
 			Expect(e.call(http.MethodGet, "/v1/nodes", "", "X-Auth-Token", "some-token-value").status).To(Equal(http.StatusServiceUnavailable))
 		}
