@@ -22,6 +22,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/secrets"
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
@@ -250,16 +251,14 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t driver.TaskContext, params 
 	if err := c.InsertMedia(ctx, bmc.Floppy, floppyURL); err != nil {
 		// The URL is a credential while valid, and a BMC's message may
 		// quote it; the error ends up in last_error.
-		msg := strings.ReplaceAll(err.Error(), floppyURL, "<temporary URL>")
-		return fmt.Errorf("node %s: insert the parameter floppy: %s", n.UUID, msg)
+		return fmt.Errorf("node %s: insert the parameter floppy: %s", n.UUID, withoutURL(err, floppyURL, "<temporary URL>"))
 	}
 	iso, err := b.deployISOURL(ctx, n, pub)
 	if err != nil {
 		return err
 	}
 	if err := c.InsertMedia(ctx, bmc.CDROM, iso); err != nil {
-		msg := strings.ReplaceAll(err.Error(), iso, "<deploy ISO URL>")
-		return fmt.Errorf("node %s: insert the deploy ISO: %s", n.UUID, msg)
+		return fmt.Errorf("node %s: insert the deploy ISO: %s", n.UUID, withoutURL(err, iso, "<deploy ISO URL>"))
 	}
 	if err := c.SetBootDevice(ctx, bmc.BootCDROM, false); err != nil {
 		return fmt.Errorf("node %s: set one-time boot from cdrom: %w", n.UUID, err)
@@ -395,4 +394,12 @@ func bootMAC(ctx context.Context, t driver.TaskContext) (string, error) {
 		}
 	}
 	return first, nil
+}
+
+// withoutURL is a BMC's error message with a media URL it quotes replaced
+// by label: as sent, or as the BMC client already masked its signature.
+// Whatever else quotes it still has every sig value masked.
+func withoutURL(err error, u, label string) string {
+	msg := strings.ReplaceAll(err.Error(), u, label)
+	return strings.ReplaceAll(msg, secrets.MaskString(u), label)
 }

@@ -192,7 +192,7 @@ func (b *Boot) insertBootISO(ctx context.Context, n *model.Node, c *bmc.Controll
 	}
 	if err := c.InsertMedia(ctx, bmc.CDROM, u); err != nil {
 		// A BMC's message may quote the temporary URL.
-		return fmt.Errorf("node %s: insert the boot ISO: %s", n.UUID, strings.ReplaceAll(err.Error(), u, "<boot ISO URL>"))
+		return fmt.Errorf("node %s: insert the boot ISO: %s", n.UUID, withoutURL(err, u, "<boot ISO URL>"))
 	}
 	if err := c.SetBootDevice(ctx, bmc.BootCDROM, persistent); err != nil {
 		return fmt.Errorf("node %s: set boot from cdrom: %w", n.UUID, err)
