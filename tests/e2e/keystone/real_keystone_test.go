@@ -93,7 +93,12 @@ var _ = Describe("the node rules with a real Keystone", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		url = d.APIURL
 		DeferCleanup(func() { steps.ReportLogsIfFailed(d) })
-		legacy := steps.NewDeployment(steps.BuildBinaries(), cfg.Set("oslo_policy", "enforce_new_defaults", false))
+		// A database of its own: two ferric serve processes on one file
+		// would share a hash ring but not their in-process RPC, and a node
+		// could fall to the conductor the other process cannot reach.
+		legacyCfg := cfg.Clone().Set("database", "connection", dbtest.SQLiteURL(GinkgoT().TempDir())).
+			Set("oslo_policy", "enforce_new_defaults", false)
+		legacy := steps.NewDeployment(steps.BuildBinaries(), legacyCfg)
 		_, err = legacy.StartServe(ctx, "serve-legacy-policy")
 		Expect(err).NotTo(HaveOccurred())
 		legacyURL = legacy.APIURL
