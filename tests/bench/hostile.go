@@ -189,7 +189,6 @@ func hostileBodies(ctx context.Context, api *apiClient, pid int) ([]row, error) 
 	return rows, nil
 }
 
-
 // hostileSlowSenders keeps 4 clients of another address trickling large
 // provisioning bodies while 20 config-drive deploys are sent one after
 // another, and counts those served.
