@@ -129,7 +129,7 @@ func (s *Server) heartbeat(c echo.Context) error {
 	if err := query.Check(c.QueryParams()); err != nil {
 		return err
 	}
-	body, err := readFields(c)
+	body, err := readFields(c, false)
 	if err != nil {
 		return err
 	}

@@ -162,13 +162,16 @@ func readObject(c echo.Context, allowEmpty bool) (map[string]any, error) {
 // member's value as its JSON text: a route that takes a few typed fields
 // decodes only those, so whatever else a client nests in the body never
 // becomes Go values (a 64 KiB body of empty objects decoded whole was
-// megabytes of maps).
-func readFields(c echo.Context) (map[string]json.RawMessage, error) {
+// megabytes of maps). An empty body has no fields when allowEmpty.
+func readFields(c echo.Context, allowEmpty bool) (map[string]json.RawMessage, error) {
 	raw, err := readBody(c)
 	if err != nil {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
+		if allowEmpty {
+			return map[string]json.RawMessage{}, nil
+		}
 		return nil, errs.New(errs.KindInvalid, "The request body is empty; a JSON object is required")
 	}
 	decoding <- struct{}{}

@@ -213,6 +213,18 @@ var _ = Describe("request framing", func() {
 			To(Equal(http.StatusNotFound), "well-typed: on to the node lookup")
 	})
 
+	It("refuses a nested value in a ramdisk callback before forwarding it", func() {
+		for _, method := range []string{"pass_deploy_info", "pass_bootloader_install_info"} {
+			path := "/v1/nodes/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/vendor_passthru?method=" + method
+			r := e.at("latest", http.MethodPost, path, `{"key": "k", "address": "192.0.2.9", "extra": [{}, {}]}`)
+			Expect(r.status).To(Equal(http.StatusBadRequest), method+": "+string(r.raw))
+			Expect(r.fault()["faultstring"]).To(Equal("Invalid extra: a ramdisk callback takes strings and numbers only"), method)
+			Expect(e.at("latest", http.MethodPost, path, `{"key": "k", "address": "192.0.2.9", "port": 3260, "lun": "1", "error": null}`).status).
+				To(Equal(http.StatusNotFound), method+": flat values go on to the node lookup")
+			Expect(e.at("latest", http.MethodPost, path, "").status).To(Equal(http.StatusNotFound), method+": an empty body is no fields")
+		}
+	})
+
 	It("refuses a body not declared JSON with 415 and creates nothing", func() {
 		body := `{"driver": "fake-hardware"}`
 		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
