@@ -129,7 +129,7 @@ func (s *Server) heartbeat(c echo.Context) error {
 	if err := query.Check(c.QueryParams()); err != nil {
 		return err
 	}
-	body, err := readObject(c, false)
+	body, err := readFields(c, false)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (s *Server) heartbeat(c echo.Context) error {
 	if err := onlyKeys(body, allowed...); err != nil {
 		return err
 	}
-	callbackURL, err := optionalString(body, "callback_url")
+	callbackURL, err := stringField(body, "callback_url")
 	if err != nil {
 		return err
 	}
@@ -159,15 +159,15 @@ func (s *Server) heartbeat(c echo.Context) error {
 	}
 	// A missing token is refused by the conductor, which counts a node's
 	// refused heartbeats and reports them in last_error.
-	token, err := optionalString(body, "agent_token")
+	token, err := stringField(body, "agent_token")
 	if err != nil {
 		return err
 	}
-	agentVersion, err := optionalString(body, "agent_version")
+	agentVersion, err := stringField(body, "agent_version")
 	if err != nil {
 		return err
 	}
-	verifyCA, err := optionalString(body, "agent_verify_ca")
+	verifyCA, err := stringField(body, "agent_verify_ca")
 	if err != nil {
 		return err
 	}
@@ -181,16 +181,4 @@ func (s *Server) heartbeat(c echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusAccepted)
-}
-
-func optionalString(body map[string]any, key string) (string, error) {
-	raw, ok := body[key]
-	if !ok || raw == nil {
-		return "", nil
-	}
-	s, ok := raw.(string)
-	if !ok {
-		return "", errs.InvalidParameterValue("Invalid %s: expected a string", key)
-	}
-	return s, nil
 }

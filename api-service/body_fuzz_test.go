@@ -56,3 +56,40 @@ func FuzzBodyDecoder(f *testing.F) {
 func decodeHeapBound(n int) uint64 {
 	return uint64(8*n) + maxElements*160 + 1<<20
 }
+
+// FuzzFieldsDecoder is the memory oracle of the typed routes: splitting a
+// body into its members allocates a small multiple of its size whatever
+// it nests, where decoding it whole costs a fixed amount per value.
+func FuzzFieldsDecoder(f *testing.F) {
+	for _, s := range []string{`{}`, `{"callback_url": "http://192.0.2.1:9999", "agent_token": "t"}`, `[]`, `null`, `{"a": 1} {}`,
+		`{"a": [` + strings.Repeat("{},", maxElements-1) + `{}]}`, `{"a": ` + strings.Repeat("[", maxNesting) + strings.Repeat("]", maxNesting) + `}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		fields, err := decodeFields(raw)
+		runtime.ReadMemStats(&after)
+		if grown := after.TotalAlloc - before.TotalAlloc; grown > fieldsHeapBound(len(raw)) {
+			t.Fatalf("splitting %d bytes allocated %d bytes, more than the bound %d", len(raw), grown, fieldsHeapBound(len(raw)))
+		}
+		if err != nil {
+			if errs.Status(err) != 400 {
+				t.Fatalf("split %q: status %d: %v", raw, errs.Status(err), err)
+			}
+			return
+		}
+		for k, v := range fields {
+			if !json.Valid(v) {
+				t.Fatalf("member %q of %q kept as %q, not JSON", k, raw, v)
+			}
+		}
+	})
+}
+
+// fieldsHeapBound is the most splitting a body of n bytes into members
+// may allocate: its text a few times over and a fixed cost, none per
+// nested value.
+func fieldsHeapBound(n int) uint64 {
+	return uint64(4*n) + 64<<10
+}

@@ -194,6 +194,37 @@ var _ = Describe("request framing", func() {
 		Expect(r.status).To(Equal(http.StatusCreated), string(r.raw))
 	})
 
+	It("takes a heartbeat's fields as strings only, refusing nested values before any lookup", func() {
+		hb := "/v1/heartbeat/1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
+		for key, value := range map[string]string{"agent_version": `{"a": [[], {}]}`, "agent_verify_ca": `[1, 2]`,
+			"agent_token": `7`, "callback_url": `{}`} {
+			body := `{"callback_url": "http://192.0.2.9:9999", "agent_token": "t", "` + key + `": ` + value + `}`
+			if key == "callback_url" {
+				body = `{"agent_token": "t", "callback_url": ` + value + `}`
+			}
+			r := e.at("latest", http.MethodPost, hb, body)
+			Expect(r.status).To(Equal(http.StatusBadRequest), key+": "+string(r.raw))
+			Expect(r.fault()["faultstring"]).To(Equal("Invalid "+key+": expected a string"), key)
+		}
+		for _, body := range []string{`[]`, `null`, `"x"`, `{"callback_url": ""} {}`} {
+			Expect(e.at("latest", http.MethodPost, hb, body).status).To(Equal(http.StatusBadRequest), body)
+		}
+		Expect(e.at("latest", http.MethodPost, hb, `{"callback_url": null, "agent_token": "t", "agent_version": "9"}`).status).
+			To(Equal(http.StatusNotFound), "well-typed: on to the node lookup")
+	})
+
+	It("refuses a nested value in a ramdisk callback before forwarding it", func() {
+		for _, method := range []string{"pass_deploy_info", "pass_bootloader_install_info"} {
+			path := "/v1/nodes/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/vendor_passthru?method=" + method
+			r := e.at("latest", http.MethodPost, path, `{"key": "k", "address": "192.0.2.9", "extra": [{}, {}]}`)
+			Expect(r.status).To(Equal(http.StatusBadRequest), method+": "+string(r.raw))
+			Expect(r.fault()["faultstring"]).To(Equal("Invalid extra: a ramdisk callback takes strings and numbers only"), method)
+			Expect(e.at("latest", http.MethodPost, path, `{"key": "k", "address": "192.0.2.9", "port": 3260, "lun": "1", "error": null}`).status).
+				To(Equal(http.StatusNotFound), method+": flat values go on to the node lookup")
+			Expect(e.at("latest", http.MethodPost, path, "").status).To(Equal(http.StatusNotFound), method+": an empty body is no fields")
+		}
+	})
+
 	It("refuses a body not declared JSON with 415 and creates nothing", func() {
 		body := `{"driver": "fake-hardware"}`
 		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {

@@ -1,6 +1,7 @@
 package apiservice
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -58,11 +59,37 @@ func vendorCall(c echo.Context) (string, map[string]any, error) {
 	if method == "" {
 		return "", nil, errs.InvalidParameterValue("Method not specified")
 	}
+	if c.Get(keyRamdiskCallback) != nil {
+		info, err := readScalars(c)
+		return method, info, err
+	}
 	info, err := readObject(c, true)
 	if err != nil {
 		return "", nil, err
 	}
 	return method, info, nil
+}
+
+// readScalars reads a ramdisk callback's body, which anyone may send: its
+// members are the flat strings and numbers the deploy driver reads, so a
+// nested value is refused before it is decoded or forwarded.
+func readScalars(c echo.Context) (map[string]any, error) {
+	fields, err := readFields(c, true)
+	if err != nil {
+		return nil, err
+	}
+	info := make(map[string]any, len(fields))
+	for k, raw := range fields {
+		if b := bytes.TrimSpace(raw); len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+			return nil, errs.InvalidParameterValue("Invalid %s: a ramdisk callback takes strings and numbers only", k)
+		}
+		v, err := decodeJSON(raw)
+		if err != nil {
+			return nil, err
+		}
+		info[k] = v
+	}
+	return info, nil
 }
 
 // nodeVendorPassthru forwards <ANY> /v1/nodes/{n}/vendor_passthru?method=X
