@@ -135,15 +135,12 @@ var decoding = make(chan struct{}, 2*runtime.GOMAXPROCS(0))
 // readObject reads a body that must be a JSON object. An empty body is an
 // empty object when allowEmpty.
 func readObject(c echo.Context, allowEmpty bool) (map[string]any, error) {
-	raw, err := readBody(c)
+	raw, err := readObjectText(c, allowEmpty)
 	if err != nil {
 		return nil, err
 	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		if allowEmpty {
-			return map[string]any{}, nil
-		}
-		return nil, errs.New(errs.KindInvalid, "The request body is empty; a JSON object is required")
+	if raw == nil {
+		return map[string]any{}, nil
 	}
 	decoding <- struct{}{}
 	v, err := decodeJSON(raw)
@@ -164,19 +161,31 @@ func readObject(c echo.Context, allowEmpty bool) (map[string]any, error) {
 // becomes Go values (a 64 KiB body of empty objects decoded whole was
 // megabytes of maps). An empty body has no fields when allowEmpty.
 func readFields(c echo.Context, allowEmpty bool) (map[string]json.RawMessage, error) {
-	raw, err := readBody(c)
+	raw, err := readObjectText(c, allowEmpty)
 	if err != nil {
 		return nil, err
 	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		if allowEmpty {
-			return map[string]json.RawMessage{}, nil
-		}
-		return nil, errs.New(errs.KindInvalid, "The request body is empty; a JSON object is required")
+	if raw == nil {
+		return map[string]json.RawMessage{}, nil
 	}
 	decoding <- struct{}{}
 	defer func() { <-decoding }()
 	return decodeFields(raw)
+}
+
+// readObjectText reads a body that must hold a JSON object: nil for an
+// empty body when allowEmpty, an error when it is empty otherwise.
+func readObjectText(c echo.Context, allowEmpty bool) ([]byte, error) {
+	raw, err := readBody(c)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(bytes.TrimSpace(raw)) > 0:
+		return raw, nil
+	case allowEmpty:
+		return nil, nil
+	}
+	return nil, errs.New(errs.KindInvalid, "The request body is empty; a JSON object is required")
 }
 
 // decodeFields parses a JSON object into its members' JSON texts.

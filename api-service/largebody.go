@@ -26,42 +26,40 @@ const (
 // share stays free for the others: one client alone may use nearly all of
 // them, but no single sender can fill them all.
 type largeBodies struct {
-	slots     chan struct{}
-	perClient int
+	size, perClient int
 
-	mu   sync.Mutex
-	held map[string]int
+	mu    sync.Mutex
+	inUse int
+	held  map[string]int
 }
 
 func newLargeBodies(n int) *largeBodies {
 	n = max(n, 1)
-	return &largeBodies{slots: make(chan struct{}, n), perClient: max(n/4, 1), held: map[string]int{}}
+	return &largeBodies{size: n, perClient: max(n/4, 1), held: map[string]int{}}
 }
 
 // take gives client a slot, or refuses with 503; release returns it.
 func (l *largeBodies) take(client string) (release func(), err error) {
 	l.mu.Lock()
-	if free := cap(l.slots) - len(l.slots); l.held[client] >= l.perClient && free <= l.perClient {
-		l.mu.Unlock()
+	defer l.mu.Unlock()
+	free := l.size - l.inUse
+	switch {
+	case free == 0:
+		return nil, errs.New(errs.KindTemporaryFailure,
+			"Too many large provisioning requests are being received at once (max_concurrent_large_bodies); retry later.")
+	case l.held[client] >= l.perClient && free <= l.perClient:
 		return nil, errs.New(errs.KindTemporaryFailure,
 			"Too many large provisioning requests from this client are being received at once; retry later.")
 	}
-	select {
-	case l.slots <- struct{}{}:
-	default:
-		l.mu.Unlock()
-		return nil, errs.New(errs.KindTemporaryFailure,
-			"Too many large provisioning requests are being received at once (max_concurrent_large_bodies); retry later.")
-	}
+	l.inUse++
 	l.held[client]++
-	l.mu.Unlock()
 	return func() {
 		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.inUse--
 		if l.held[client]--; l.held[client] == 0 {
 			delete(l.held, client)
 		}
-		l.mu.Unlock()
-		<-l.slots
 	}, nil
 }
 
