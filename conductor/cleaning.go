@@ -348,3 +348,26 @@ func (c *Conductor) doNodeCleanAbort(ctx context.Context, t *task.Task, afterSte
 	clearCleaningInfo(n)
 	return t.Save(ctx)
 }
+
+// cleanFailure marks a node whose cleaning failed: it goes into
+// maintenance so nobody is handed a half-cleaned machine.
+func cleanFailure(n *model.Node, msg string) {
+	n.LastError = &msg
+	reason := msg
+	n.Maintenance, n.MaintenanceReason = true, &reason
+	fault := "clean failure"
+	n.Fault = &fault
+	clearCleaningInfo(n)
+}
+
+// cleaningInfoKeys are the driver_internal_info entries of a clean in
+// progress.
+var cleaningInfoKeys = []string{"clean_steps", "clean_step_index", "cleaning_reboot",
+	"cleaning_polling", "skip_current_clean_step", "agent_cached_clean_steps", manualCleaningKey}
+
+func clearCleaningInfo(n *model.Node) {
+	n.CleanStep = model.JSONObject{}
+	for _, k := range cleaningInfoKeys {
+		delete(n.DriverInternalInfo, k)
+	}
+}

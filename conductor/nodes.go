@@ -376,3 +376,7 @@ func (c *Conductor) DestroyPort(ctx context.Context, args rpc.PortArgs) error {
 	}
 	return c.store.DestroyPort(ctx, stored.UUID)
 }
+
+func nodeProtected(uuid string) *errs.Error {
+	return errs.New(errs.KindNodeProtected, "Node %s is protected and cannot be undeployed, rebuilt or deleted", uuid)
+}

@@ -337,3 +337,15 @@ func (c *Conductor) doInspect(ctx context.Context, t *task.Task) error {
 	}
 	return t.ProcessEvent(ctx, resultEvent(result), "")
 }
+
+// abortWait aborts an inspection or a rescue waiting for its ramdisk.
+func (c *Conductor) abortWait(ctx context.Context, t *task.Task) error {
+	n := t.Node()
+	msg := "Inspection was aborted by request."
+	if t.ProvisionState() == states.RescueWait {
+		msg = fmt.Sprintf("Rescue operation was aborted for node %s.", n.UUID)
+		delete(n.InstanceInfo, rescuePasswordKey)
+	}
+	n.LastError = &msg
+	return t.ProcessEvent(ctx, states.EventAbort, "")
+}

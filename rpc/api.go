@@ -103,33 +103,9 @@ type PortArgs struct {
 	Port       model.Port `json:"port,omitzero"`
 }
 
-// LookupArgs is an agent's lookup of its node. SourceAddress (since 1.4)
-// is the address the lookup came from, as the API saw its connection.
-type LookupArgs struct {
-	NodeID        string `json:"node_id"`
-	SourceAddress string `json:"source_address,omitempty"`
-}
-
-type HeartbeatArgs struct {
+type RescueArgs struct {
 	NodeID string `json:"node_id"`
-	// SourceAddress (since 1.4) is the address the heartbeat came from.
-	SourceAddress string `json:"source_address,omitempty"`
-	CallbackURL   string `json:"callback_url"`
-	AgentVersion  string `json:"agent_version,omitempty"`
-	AgentToken    string `json:"agent_token,omitempty"`
-	// AgentVerifyCA is the PEM certificate an agent serving HTTPS presents.
-	AgentVerifyCA string `json:"agent_verify_ca,omitempty"`
-}
-
-type VendorPassthruArgs struct {
-	NodeID     string         `json:"node_id"`
-	Method     string         `json:"driver_method"`
-	HTTPMethod string         `json:"http_method"`
-	Info       map[string]any `json:"info"`
-}
-
-type VendorPassthruResult struct {
-	Return any  `json:"return"`
-	Async  bool `json:"async"`
-	Attach bool `json:"attach"`
+	// RescuePassword is the password the rescue ramdisk sets for its user;
+	// the conductor keeps only its hash.
+	RescuePassword string `json:"rescue_password"`
 }

@@ -72,7 +72,7 @@ type Hardware struct {
 	power  map[string]string
 	boot   map[string]bootDevice
 	faults map[faultKey]Fault
-	ext    *extras
+	rec    *records
 	bios   bios
 }
 
@@ -83,7 +83,7 @@ func New() *Hardware {
 		power:  map[string]string{},
 		boot:   map[string]bootDevice{},
 		faults: map[faultKey]Fault{},
-		ext:    newExtras(),
+		rec:    newRecords(),
 	}
 }
 
@@ -329,3 +329,43 @@ func (i *inspect) InspectHardware(ctx context.Context, t driver.TaskContext) (dr
 	}
 	return driver.Done, nil
 }
+
+// OpInjectNMI is the management interface's NMI, for fault injection.
+const OpInjectNMI Op = "management.inject_nmi"
+
+// records is what the console, NMI and vendor interfaces remember, for
+// specs to read back.
+type records struct {
+	mu          sync.Mutex
+	consoles    map[string]bool
+	nmis        map[string]int
+	driverCalls []VendorCall
+}
+
+func newRecords() *records {
+	return &records{consoles: map[string]bool{}, nmis: map[string]int{}}
+}
+
+// NMIs counts the NMIs the node received.
+func (h *Hardware) NMIs(nodeUUID string) int {
+	h.rec.mu.Lock()
+	defer h.rec.mu.Unlock()
+	return h.rec.nmis[nodeUUID]
+}
+
+func (m *management) InjectNMI(ctx context.Context, t driver.TaskContext) error {
+	if err := m.h.fault(ctx, t, OpInjectNMI); err != nil {
+		return err
+	}
+	m.h.rec.mu.Lock()
+	defer m.h.rec.mu.Unlock()
+	m.h.rec.nmis[t.Node().UUID]++
+	return nil
+}
+
+var (
+	_ driver.CleanStepper     = (*raid)(nil)
+	_ driver.RescueInterface  = (*rescue)(nil)
+	_ driver.DeployInterface  = (*deploy)(nil)
+	_ driver.InspectInterface = (*inspect)(nil)
+)

@@ -350,3 +350,14 @@ func FuzzPatch(f *testing.F) {
 		}
 	})
 }
+
+var _ = Describe("protection", func() {
+	reason := func(s string) *string { return &s }
+	It("needs protected for a new reason but lets a reason lapse with it", func() {
+		plain := &model.Node{UUID: "n"}
+		Expect(errs.Status(nodes.CheckProtection(plain, &model.Node{UUID: "n", ProtectedReason: reason("x")}))).To(Equal(http.StatusBadRequest))
+		Expect(nodes.CheckProtection(plain, &model.Node{UUID: "n", Protected: true, ProtectedReason: reason("x")})).To(Succeed())
+		held := &model.Node{UUID: "n", Protected: true, ProtectedReason: reason("x")}
+		Expect(nodes.CheckProtection(held, &model.Node{UUID: "n", ProtectedReason: reason("x")})).To(Succeed())
+	})
+})

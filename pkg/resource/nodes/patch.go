@@ -105,3 +105,14 @@ func Clone(n *model.Node) *model.Node {
 	}
 	return &c
 }
+
+// CheckProtection applies the 1.48 rule the API can check on its own: a
+// protected_reason needs protected. (That protected itself is only set
+// on active nodes is checked by the conductor under the node lock.)
+func CheckProtection(before, after *model.Node) error {
+	reasonChanged := after.ProtectedReason != nil && (before.ProtectedReason == nil || *before.ProtectedReason != *after.ProtectedReason)
+	if reasonChanged && !after.Protected {
+		return errs.InvalidParameterValue("Cannot set protected_reason for node %s without protected set to true.", before.UUID)
+	}
+	return nil
+}

@@ -327,3 +327,9 @@ func pyStr(s *string) string {
 	}
 	return *s
 }
+
+// RescuePassword is the rescue_password the request carried, "" if none.
+func (r ProvisionRequest) RescuePassword() string {
+	pw, _ := r.rescuePassword.(string)
+	return pw
+}

@@ -1,6 +1,8 @@
 package nodes_test
 
 import (
+	"net/http"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -102,4 +104,23 @@ var _ = Describe("power requests", func() {
 		Entry("an unknown key", `{"target": "power on", "x": 1}`, states.Active, v1_11, 400, "Unexpected arguments: x"),
 		Entry("no target", `{}`, states.Active, v1_11, 400, "Missing mandatory parameter: target"),
 	)
+})
+
+var _ = Describe("rescue requests", func() {
+	It("carry the rescue password to the dispatcher and need one", func() {
+		active := &model.Node{UUID: "n", ProvisionState: ptr(string(states.Active))}
+		r, err := nodes.DecodeProvision(map[string]any{"target": "rescue", "rescue_password": "pw"})
+		Expect(err).NotTo(HaveOccurred())
+		event, err := r.Validate(active, microversion.RescueVerbs)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(event).To(Equal(states.EventRescue))
+		Expect(r.RescuePassword()).To(Equal("pw"))
+		_, err = r.Validate(active, microversion.V1(37))
+		Expect(errs.Status(err)).To(Equal(http.StatusNotAcceptable))
+
+		r, err = nodes.DecodeProvision(map[string]any{"target": "rescue"})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = r.Validate(active, microversion.RescueVerbs)
+		Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+	})
 })

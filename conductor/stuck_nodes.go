@@ -2,17 +2,17 @@ package conductor
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 
-	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
-	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/logging"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 )
+
+// A periodic task or a restarting conductor fails the nodes it finds stuck
+// in a transient state; the selection is read without the lock, so each
+// node is checked again under it.
 
 // nodeInfoColumns is what periodic tasks read of every candidate node: the
 // fields they filter on. The full row is loaded again under the lock.
@@ -72,83 +72,4 @@ func (c *Conductor) failIfInState(ctx context.Context, uuid string, inStates []s
 		}
 	}
 	return true
-}
-
-// cleanFailure marks a node whose cleaning failed: it goes into
-// maintenance so nobody is handed a half-cleaned machine.
-func cleanFailure(n *model.Node, msg string) {
-	n.LastError = &msg
-	reason := msg
-	n.Maintenance, n.MaintenanceReason = true, &reason
-	fault := "clean failure"
-	n.Fault = &fault
-	clearCleaningInfo(n)
-}
-
-// cleaningInfoKeys are the driver_internal_info entries of a clean in
-// progress.
-var cleaningInfoKeys = []string{"clean_steps", "clean_step_index", "cleaning_reboot",
-	"cleaning_polling", "skip_current_clean_step", "agent_cached_clean_steps", manualCleaningKey}
-
-func clearCleaningInfo(n *model.Node) {
-	n.CleanStep = model.JSONObject{}
-	for _, k := range cleaningInfoKeys {
-		delete(n.DriverInternalInfo, k)
-	}
-}
-
-// resultEvent is the state-machine event a driver's result fires: drivers
-// say what happened, the conductor decides what it means for the node.
-func resultEvent(r driver.Result) states.Event {
-	if r == driver.Wait {
-		return states.EventWait
-	}
-	return states.EventDone
-}
-
-// validationError keeps typed driver validation errors and turns anything
-// else into InvalidParameterValue, so the API never answers 500 for a node
-// whose driver_info is wrong.
-func validationError(err error) error {
-	if _, ok := errs.As(err); ok {
-		return err
-	}
-	return errs.InvalidParameterValue("%s", err.Error())
-}
-
-func nodeProtected(uuid string) *errs.Error {
-	return errs.New(errs.KindNodeProtected, "Node %s is protected and cannot be undeployed, rebuilt or deleted", uuid)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func ptr[T any](v T) *T { return &v }
-
-func orNone(s *string) string {
-	if s == nil {
-		return "None"
-	}
-	return *s
-}
-
-func jsonText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-func ensureInfo(n *model.Node) {
-	if n.DriverInternalInfo == nil {
-		n.DriverInternalInfo = model.JSONObject{}
-	}
-	if n.InstanceInfo == nil {
-		n.InstanceInfo = model.JSONObject{}
-	}
 }

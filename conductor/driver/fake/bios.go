@@ -9,12 +9,8 @@ import (
 	"github.com/ferricbm/ferric/conductor/driver"
 )
 
-// More operations faults can be injected into.
-const (
-	OpRescue   Op = "rescue.rescue"
-	OpUnrescue Op = "rescue.unrescue"
-	OpBIOS     Op = "bios.settings"
-)
+// OpBIOS reads the BIOS settings, for fault injection.
+const OpBIOS Op = "bios.settings"
 
 // defaultBIOS is what every fake machine's BIOS holds until a test
 // changes it.
@@ -61,23 +57,4 @@ func (b *biosIface) Settings(ctx context.Context, t driver.TaskContext) ([]drive
 	}
 	b.h.bios.mu.Unlock()
 	return out, nil
-}
-
-// rescue boots the rescue system at once: no ramdisk has to call back.
-type rescue struct{ h *Hardware }
-
-func (r *rescue) Validate(context.Context, driver.TaskContext) error { return nil }
-
-func (r *rescue) Rescue(ctx context.Context, t driver.TaskContext, _ string) (driver.Result, error) {
-	if err := r.h.fault(ctx, t, OpRescue); err != nil {
-		return 0, err
-	}
-	return driver.Done, nil
-}
-
-func (r *rescue) Unrescue(ctx context.Context, t driver.TaskContext) (driver.Result, error) {
-	if err := r.h.fault(ctx, t, OpUnrescue); err != nil {
-		return 0, err
-	}
-	return driver.Done, nil
 }

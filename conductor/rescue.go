@@ -6,75 +6,18 @@ import (
 	"crypto/sha512"
 	"encoding/hex"
 	"fmt"
-	"slices"
 
 	"github.com/ferricbm/ferric/conductor/driver"
 	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
-	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
 )
 
-// MaxTraitsPerNode is how many traits a node may carry, as in Ironic.
-const MaxTraitsPerNode = 50
-
 // rescuePasswordKey is the instance_info entry holding the salted hash of
 // the rescue password; the password itself is never stored.
 const rescuePasswordKey = "hashed_rescue_password"
-
-// AddNodeTraits adds traits to a node, or replaces its set, under the lock.
-func (c *Conductor) AddNodeTraits(ctx context.Context, args rpc.NodeTraitsArgs) error {
-	t, err := c.tasks.Acquire(ctx, args.NodeID, "add node traits")
-	if err != nil {
-		return err
-	}
-	defer t.Release(ctx)
-	n := t.Node()
-	next := model.StringList{}
-	if !args.Replace {
-		next = append(next, n.Traits...)
-	}
-	for _, tr := range args.Traits {
-		if !slices.Contains(next, tr) {
-			next = append(next, tr)
-		}
-	}
-	if len(next) > MaxTraitsPerNode {
-		return errs.InvalidParameterValue("Could not modify traits for node %s: node would have %d traits and the maximum is %d.",
-			n.UUID, len(next), MaxTraitsPerNode)
-	}
-	n.Traits = next
-	return t.Save(ctx)
-}
-
-// RemoveNodeTraits removes some traits, or all of them when none are named.
-func (c *Conductor) RemoveNodeTraits(ctx context.Context, args rpc.NodeTraitsArgs) error {
-	t, err := c.tasks.Acquire(ctx, args.NodeID, "remove node traits")
-	if err != nil {
-		return err
-	}
-	defer t.Release(ctx)
-	n := t.Node()
-	if args.Traits == nil {
-		n.Traits = model.StringList{}
-		return t.Save(ctx)
-	}
-	next := slices.Clone(n.Traits)
-	for _, tr := range args.Traits {
-		i := slices.Index(next, tr)
-		if i < 0 {
-			return errs.New(errs.KindNotFound, "Node %s doesn't have a trait '%s'", n.UUID, tr)
-		}
-		next = slices.Delete(next, i, i+1)
-	}
-	if next == nil {
-		next = model.StringList{}
-	}
-	n.Traits = next
-	return t.Save(ctx)
-}
 
 // hashRescuePassword is a salted SHA-512 of the password.
 func hashRescuePassword(password string) (string, error) {
@@ -160,43 +103,4 @@ func (c *Conductor) rescueStepDone(ctx context.Context, t *task.Task, op string,
 		return t.Fail(ctx, fmt.Sprintf("Failed to %s node %s. Error: %s", op, t.Node().UUID, err))
 	}
 	return t.ProcessEvent(ctx, resultEvent(result), "")
-}
-
-// abortWait aborts an inspection or a rescue waiting for its ramdisk.
-func (c *Conductor) abortWait(ctx context.Context, t *task.Task) error {
-	n := t.Node()
-	msg := "Inspection was aborted by request."
-	if t.ProvisionState() == states.RescueWait {
-		msg = fmt.Sprintf("Rescue operation was aborted for node %s.", n.UUID)
-		delete(n.InstanceInfo, rescuePasswordKey)
-	}
-	n.LastError = &msg
-	return t.ProcessEvent(ctx, states.EventAbort, "")
-}
-
-// GetBIOSSettings reads the node's BIOS settings through its bios
-// interface; a node without one (no-bios) has none.
-func (c *Conductor) GetBIOSSettings(ctx context.Context, args rpc.NodeArgs) ([]rpc.BIOSSetting, error) {
-	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "get BIOS settings")
-	if err != nil {
-		return nil, err
-	}
-	defer t.Release(ctx)
-	d, err := t.Driver()
-	if err != nil {
-		return nil, err
-	}
-	bi, ok := driver.Lookup[driver.BIOSInterface](d, hwcatalog.Bios)
-	if !ok {
-		return []rpc.BIOSSetting{}, nil
-	}
-	settings, err := bi.Settings(ctx, t)
-	if err != nil {
-		return nil, fmt.Errorf("read BIOS settings of node %s: %w", args.NodeID, err)
-	}
-	out := make([]rpc.BIOSSetting, len(settings))
-	for i, s := range settings {
-		out[i] = rpc.BIOSSetting{Name: s.Name, Value: s.Value}
-	}
-	return out, nil
 }

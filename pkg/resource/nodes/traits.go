@@ -4,7 +4,6 @@ import (
 	"regexp"
 
 	"github.com/ferricbm/ferric/pkg/errs"
-	"github.com/ferricbm/ferric/pkg/model"
 )
 
 // Trait names (1.37): a standard os-traits name (an upper-case namespace
@@ -54,21 +53,4 @@ func DecodeTraits(body map[string]any) ([]string, error) {
 		out = append(out, s)
 	}
 	return out, nil
-}
-
-// RescuePassword is the rescue_password the request carried, "" if none.
-func (r ProvisionRequest) RescuePassword() string {
-	pw, _ := r.rescuePassword.(string)
-	return pw
-}
-
-// CheckProtection applies the 1.48 rule the API can check on its own: a
-// protected_reason needs protected. (That protected itself is only set
-// on active nodes is checked by the conductor under the node lock.)
-func CheckProtection(before, after *model.Node) error {
-	reasonChanged := after.ProtectedReason != nil && (before.ProtectedReason == nil || *before.ProtectedReason != *after.ProtectedReason)
-	if reasonChanged && !after.Protected {
-		return errs.InvalidParameterValue("Cannot set protected_reason for node %s without protected set to true.", before.UUID)
-	}
-	return nil
 }
