@@ -7,9 +7,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/labstack/echo/v4"
 	"github.com/sirupsen/logrus"
 
 	"github.com/ferricbm/ferric/pkg/logging"
+	"github.com/ferricbm/ferric/pkg/metrics"
 	"github.com/ferricbm/ferric/pkg/secrets"
 )
 
@@ -203,4 +205,27 @@ func appendJSONString(b []byte, s string) []byte {
 		i += size
 	}
 	return append(b, '"')
+}
+
+func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		if !s.log.IsLevelEnabled(logrus.InfoLevel) {
+			return nil
+		}
+		id, _ := c.Get(keyRequestID).(string)
+		global, _ := c.Get(keyGlobalRequestID).(string)
+		r := accessRecord{requestID: id, globalRequestID: global, method: metrics.Method(c.Request().Method), path: c.Request().URL.Path,
+			status: c.Response().Status, duration: time.Since(start)}
+		if s.access != nil {
+			s.access.write(r, time.Now())
+			return nil
+		}
+		s.log.WithFields(r.fields()).Info(accessMessage)
+		return nil
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -173,4 +174,22 @@ func routingBody(code int, description string) string {
 func mustJSON(s string) []byte {
 	out, _ := json.Marshal(s)
 	return out
+}
+
+// recoverPanic turns a panicking handler into a 500 in Ironic's format;
+// the log (masked like every entry) keeps the value and the stack.
+func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.WithField("request_id", c.Get(keyRequestID)).WithField("stack", string(debug.Stack())).
+					Errorf("request handler panicked: %v", p)
+				err = errs.New(errs.KindInternal, "An internal error occurred.")
+			}
+		}()
+		return next(c)
+	}
 }

@@ -3,10 +3,12 @@ package apiservice
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/metrics"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/portgroups"
 )
@@ -196,4 +198,41 @@ func since(v microversion.Version) echo.MiddlewareFunc {
 			return h(c)
 		}
 	}
+}
+
+// knownMethod answers 405 to a method the API serves on no route before
+// any other work: its name is client-chosen text of any length.
+func knownMethod(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !metrics.KnownMethod(c.Request().Method) {
+			return &routingError{code: http.StatusMethodNotAllowed, description: "The method is not allowed for the requested URL."}
+		}
+		return next(c)
+	}
+}
+
+// normalizePath routes paths without the /v1 prefix as if it were there
+// (bookmark links omit it) and ignores a trailing slash.
+func normalizePath(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := c.Request().URL
+		u.Path = normalize(u.Path)
+		if u.RawPath != "" {
+			u.RawPath = normalize(u.RawPath)
+		}
+		return next(c)
+	}
+}
+
+func normalize(p string) string {
+	if len(p) > 1 {
+		p = strings.TrimRight(p, "/")
+		if p == "" {
+			p = "/"
+		}
+	}
+	if p != "/" && p != "/v1" && !strings.HasPrefix(p, "/v1/") && !isHealthProbe(p) && p != metricsPath {
+		p = "/v1" + p
+	}
+	return p
 }
