@@ -141,7 +141,7 @@ func (s *Server) heartbeat(c echo.Context) error {
 	if v.AtLeast(agentStatusSince) {
 		allowed = append(allowed, "agent_status", "agent_status_message")
 	}
-	if err := onlyKeys(body, allowed...); err != nil {
+	if err := errs.OnlyKeys(body, allowed...); err != nil {
 		return err
 	}
 	callbackURL, err := stringField(body, "callback_url")

@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"runtime"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -216,19 +214,4 @@ func stringField(fields map[string]json.RawMessage, key string) (string, error) 
 		return "", nil
 	}
 	return *s, nil
-}
-
-// onlyKeys refuses body keys outside allowed.
-func onlyKeys[V any](body map[string]V, allowed ...string) error {
-	var bad []string
-	for k := range body {
-		if !slices.Contains(allowed, k) {
-			bad = append(bad, k)
-		}
-	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return errs.New(errs.KindInvalid, "Unexpected arguments: %s", strings.Join(bad, ", "))
-	}
-	return nil
 }

@@ -40,7 +40,7 @@ func (s *Server) setConsole(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := onlyKeys(body, "enabled"); err != nil {
+	if err := errs.OnlyKeys(body, "enabled"); err != nil {
 		return err
 	}
 	raw, ok := body["enabled"]

@@ -223,6 +223,9 @@ var _ = Describe("config drives on states/provision", func() {
 		// Three bodies from one client, a byte a second: far below the
 		// minimum rate.
 		slow := make(chan answer, 3)
+		// sending says a slow body's first trickled byte has left: its
+		// request is in, and holds its slot before the probes below.
+		sending := make(chan struct{}, 3)
 		for range 3 {
 			pr, pw := io.Pipe()
 			DeferCleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) })
@@ -232,19 +235,27 @@ var _ = Describe("config drives on states/provision", func() {
 				slow <- answer{status, body}
 			}()
 			go func() {
-				for range 30 {
+				for i := range 30 {
 					if _, err := pw.Write([]byte("A")); err != nil {
 						return
+					}
+					if i == 0 {
+						sending <- struct{}{}
 					}
 					time.Sleep(time.Second)
 				}
 			}()
 		}
+		for range 3 {
+			Eventually(sending, "10s").Should(Receive())
+		}
+		// The slow bodies keep their slots for the 5 s grace before the
+		// rate rule drops them: the probes run inside that window.
 		bogus := `{"target": "bogus", "configdrive": "` + strings.Repeat("A", 20000000-38) + `"}`
 		Eventually(func() string {
 			_, body := send(httpClient, strings.NewReader(bogus))
 			return body
-		}).Should(ContainSubstring("from this client"), "the fourth slot is kept for the others")
+		}, "4s").Should(ContainSubstring("from this client"), "the fourth slot is kept for the others")
 		status, body := send(other, strings.NewReader(bogus))
 		Expect(status).To(Equal(http.StatusBadRequest), "another client gets the slot kept free: "+body)
 

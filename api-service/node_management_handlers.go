@@ -2,8 +2,6 @@ package apiservice
 
 import (
 	"net/http"
-	"sort"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -46,15 +44,8 @@ func (s *Server) setBootDevice(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var bad []string
-	for k := range body {
-		if k != "boot_device" && k != "persistent" {
-			bad = append(bad, k)
-		}
-	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return errs.New(errs.KindInvalid, "Unexpected arguments: %s", strings.Join(bad, ", "))
+	if err := errs.OnlyKeys(body, "boot_device", "persistent"); err != nil {
+		return err
 	}
 	device, ok := body["boot_device"].(string)
 	if !ok || device == "" {
@@ -81,7 +72,7 @@ func (s *Server) injectNMI(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := onlyKeys(body); err != nil {
+	if err := errs.OnlyKeys(body); err != nil {
 		return err
 	}
 	n, err := s.findNode(c, c.Param("node"))
@@ -99,15 +90,8 @@ func (s *Server) setMaintenance(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var bad []string
-	for k := range body {
-		if k != "reason" {
-			bad = append(bad, k)
-		}
-	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return errs.New(errs.KindInvalid, "Unexpected arguments: %s", strings.Join(bad, ", "))
+	if err := errs.OnlyKeys(body, "reason"); err != nil {
+		return err
 	}
 	var reason *string
 	if r, ok := body["reason"]; ok && r != nil {

@@ -33,7 +33,7 @@ func (s *Server) attachVIF(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := onlyKeys(body, "id"); err != nil {
+	if err := errs.OnlyKeys(body, "id"); err != nil {
 		return err
 	}
 	raw, ok := body["id"]

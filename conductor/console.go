@@ -89,21 +89,11 @@ func (c *Conductor) GetConsoleInformation(ctx context.Context, args rpc.NodeArgs
 
 // InjectNMI sends a non-maskable interrupt through the node's BMC.
 func (c *Conductor) InjectNMI(ctx context.Context, args rpc.NodeArgs) error {
-	t, err := c.tasks.Acquire(ctx, args.NodeID, "inject nmi")
-	if err != nil {
-		return err
-	}
-	defer t.Release(ctx)
-	d, err := t.Driver()
-	if err != nil {
-		return err
-	}
-	nmi, ok := driver.Lookup[driver.NMIInjector](d, hwcatalog.Management)
-	if !ok {
-		return driver.Unsupported(t.Node().Driver, "inject_nmi")
-	}
-	if err := d.Management.Validate(ctx, t); err != nil {
-		return validationError(err)
-	}
-	return nmi.InjectNMI(ctx, t)
+	return c.onManagement(ctx, args.NodeID, "inject nmi", func(d *driver.Driver, t *task.Task) error {
+		nmi, ok := driver.Lookup[driver.NMIInjector](d, hwcatalog.Management)
+		if !ok {
+			return driver.Unsupported(t.Node().Driver, "inject_nmi")
+		}
+		return nmi.InjectNMI(ctx, t)
+	})
 }

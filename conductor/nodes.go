@@ -7,10 +7,10 @@ import (
 	"slices"
 
 	"github.com/ferricbm/ferric/conductor/driver"
+	"github.com/ferricbm/ferric/conductor/task"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/nodes"
 	"github.com/ferricbm/ferric/pkg/resource/ports"
@@ -221,7 +221,15 @@ func (c *Conductor) ValidateDriverInterfaces(ctx context.Context, args rpc.NodeA
 
 // SetBootDevice sets the node's next boot device through its BMC.
 func (c *Conductor) SetBootDevice(ctx context.Context, args rpc.SetBootDeviceArgs) error {
-	t, err := c.tasks.Acquire(ctx, args.NodeID, "setting boot device")
+	return c.onManagement(ctx, args.NodeID, "setting boot device", func(d *driver.Driver, t *task.Task) error {
+		return d.Management.SetBootDevice(ctx, t, args.Device, args.Persistent)
+	})
+}
+
+// onManagement runs fn under the node's lock once its management
+// interface validates.
+func (c *Conductor) onManagement(ctx context.Context, nodeID, purpose string, fn func(*driver.Driver, *task.Task) error) error {
+	t, err := c.tasks.Acquire(ctx, nodeID, purpose)
 	if err != nil {
 		return err
 	}
@@ -233,7 +241,7 @@ func (c *Conductor) SetBootDevice(ctx context.Context, args rpc.SetBootDeviceArg
 	if err := d.Management.Validate(ctx, t); err != nil {
 		return validationError(err)
 	}
-	return d.Management.SetBootDevice(ctx, t, args.Device, args.Persistent)
+	return fn(d, t)
 }
 
 // GetBootDevice reads the node's next boot device.
@@ -274,32 +282,12 @@ func (c *Conductor) GetSupportedBootDevices(ctx context.Context, args rpc.NodeAr
 // user-editable fields of the API's copy). internal_info, which only the
 // conductor writes (VIFs), always keeps its stored value.
 func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Port, error) {
-	uuid, requested := args.Port.UUID, args.Port.NodeUUID
-	var ops []jsonpatch.Op
-	var v microversion.Version
-	if args.PortID != "" {
-		uuid = args.PortID
-		var err error
-		ops, v, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "port "+uuid, uuid, c.store.GetPort, ports.Apply, portNode)
-		if err != nil {
-			return model.Port{}, err
-		}
-	}
-	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, uuid, c.store.GetPort, portNode), requested, "port update")
+	locks, old, in, err := portObject(c).lockForUpdate(ctx, c, ownedUpdate[model.Port]{uuid: args.Port.UUID, id: args.PortID,
+		sent: &args.Port, patch: args.Patch, apiVersion: args.APIVersion, purpose: "port update"})
 	if err != nil {
 		return model.Port{}, err
 	}
 	defer locks.release(ctx)
-	old, err := c.store.GetPort(ctx, uuid)
-	if err != nil {
-		return model.Port{}, err
-	}
-	in := &args.Port
-	if args.PortID != "" {
-		if in, err = ports.Apply(old, ops, v); err != nil {
-			return model.Port{}, err
-		}
-	}
 	n := locks.owner.Node()
 	if in.Address != old.Address && deployed(n) {
 		return model.Port{}, errs.New(errs.KindInvalidState,
@@ -323,36 +311,9 @@ func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Po
 	return p, nil
 }
 
-func portNode(p *model.Port) string { return p.NodeUUID }
-
-// readPatch decodes the Bare Metal API patch of the object uuid (what
-// names it) and the microversion it was sent at. It returns the node the
-// patch moves the object to, found by applying it to the object read
-// without a lock, or "" if the patch leaves node_uuid alone: the object
-// then stays wherever it is when the locks are taken.
-func readPatch[T any](ctx context.Context, raw []byte, apiVersion, what, uuid string,
-	get func(context.Context, string) (*T, error), apply func(*T, []jsonpatch.Op, microversion.Version) (*T, error),
-	nodeUUID func(*T) string) ([]jsonpatch.Op, microversion.Version, string, error) {
-	v, err := patchVersion(apiVersion, what)
-	if err != nil {
-		return nil, v, "", err
-	}
-	ops, err := jsonpatch.Decode(raw)
-	if err != nil {
-		return nil, v, "", err
-	}
-	if !slices.ContainsFunc(ops, func(op jsonpatch.Op) bool { return op.Field() == "node_uuid" }) {
-		return ops, v, "", nil
-	}
-	item, err := get(ctx, uuid)
-	if err != nil {
-		return nil, v, "", err
-	}
-	moved, err := apply(item, ops, v)
-	if err != nil {
-		return nil, v, "", err
-	}
-	return ops, v, nodeUUID(moved), nil
+func portObject(c *Conductor) owned[model.Port] {
+	return owned[model.Port]{what: "port", get: c.store.GetPort, apply: ports.Apply,
+		node: func(p *model.Port) string { return p.NodeUUID }}
 }
 
 // DestroyPort deletes a port unless a tenant network is still bound to it

@@ -6,8 +6,6 @@ import (
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
-	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/portgroups"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
@@ -20,7 +18,10 @@ type portgroupStore interface {
 	DestroyPortgroup(ctx context.Context, uuid string) error
 }
 
-func portgroupNode(pg *model.Portgroup) string { return pg.NodeUUID }
+func portgroupObject(c *Conductor) owned[model.Portgroup] {
+	return owned[model.Portgroup]{what: "portgroup", get: c.store.GetPortgroup, apply: portgroups.Apply,
+		node: func(pg *model.Portgroup) string { return pg.NodeUUID }}
+}
 
 // deployed reports a node whose network configuration is in use: its
 // hardware addresses must not change under it.
@@ -34,33 +35,12 @@ func deployed(n *model.Node) bool {
 // only without member ports (they cannot follow it), and keeps its
 // address while its node is deployed.
 func (c *Conductor) UpdatePortgroup(ctx context.Context, args rpc.PortgroupArgs) (model.Portgroup, error) {
-	uuid, requested := args.Portgroup.UUID, args.Portgroup.NodeUUID
-	var ops []jsonpatch.Op
-	var v microversion.Version
-	if args.PortgroupID != "" {
-		uuid = args.PortgroupID
-		var err error
-		ops, v, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "portgroup "+uuid, uuid, c.store.GetPortgroup,
-			portgroups.Apply, portgroupNode)
-		if err != nil {
-			return model.Portgroup{}, err
-		}
-	}
-	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, uuid, c.store.GetPortgroup, portgroupNode), requested, "portgroup update")
+	locks, pg, in, err := portgroupObject(c).lockForUpdate(ctx, c, ownedUpdate[model.Portgroup]{uuid: args.Portgroup.UUID,
+		id: args.PortgroupID, sent: &args.Portgroup, patch: args.Patch, apiVersion: args.APIVersion, purpose: "portgroup update"})
 	if err != nil {
 		return model.Portgroup{}, err
 	}
 	defer locks.release(ctx)
-	pg, err := c.store.GetPortgroup(ctx, uuid)
-	if err != nil {
-		return model.Portgroup{}, err
-	}
-	in := &args.Portgroup
-	if args.PortgroupID != "" {
-		if in, err = portgroups.Apply(pg, ops, v); err != nil {
-			return model.Portgroup{}, err
-		}
-	}
 	owner := locks.owner.Node()
 	if owner.ID != pg.NodeID {
 		members, err := c.store.ListPorts(ctx, db.PortFilter{PortgroupID: &pg.ID}, db.Page{Limit: 1}, []string{"uuid"})
@@ -88,7 +68,7 @@ func (c *Conductor) UpdatePortgroup(ctx context.Context, args rpc.PortgroupArgs)
 // DestroyPortgroup deletes a port group without member ports under its
 // node's lock.
 func (c *Conductor) DestroyPortgroup(ctx context.Context, args rpc.PortgroupArgs) error {
-	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, args.Portgroup.UUID, c.store.GetPortgroup, portgroupNode), "", "portgroup deletion")
+	locks, err := c.lockOwnerNodes(ctx, portgroupObject(c).ownerOf(ctx, args.Portgroup.UUID), "", "portgroup deletion")
 	if err != nil {
 		return err
 	}

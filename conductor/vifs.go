@@ -41,24 +41,22 @@ func (c *Conductor) VIFAttach(ctx context.Context, args rpc.VIFAttachArgs) error
 	if args.VIF.ID == "" {
 		return errs.New(errs.KindMissingParameterValue, "Missing mandatory parameter: id")
 	}
-	t, err := c.tasks.Acquire(ctx, args.NodeID, "attaching vif")
-	if err != nil {
-		return err
-	}
-	defer t.Release(ctx)
-	ni, err := networkInterface(t)
-	if err != nil {
-		return err
-	}
-	if err := ni.Validate(ctx, t); err != nil {
-		return validationError(err)
-	}
-	return ni.VIFAttach(ctx, t, driver.VIF{ID: args.VIF.ID})
+	return c.onNetwork(ctx, args.NodeID, "attaching vif", func(ni driver.NetworkInterface, t *task.Task) error {
+		return ni.VIFAttach(ctx, t, driver.VIF{ID: args.VIF.ID})
+	})
 }
 
 // VIFDetach unbinds a tenant VIF from the node.
 func (c *Conductor) VIFDetach(ctx context.Context, args rpc.VIFDetachArgs) error {
-	t, err := c.tasks.Acquire(ctx, args.NodeID, "detaching vif")
+	return c.onNetwork(ctx, args.NodeID, "detaching vif", func(ni driver.NetworkInterface, t *task.Task) error {
+		return ni.VIFDetach(ctx, t, args.VIFID)
+	})
+}
+
+// onNetwork runs fn under the node's lock once its network interface
+// validates.
+func (c *Conductor) onNetwork(ctx context.Context, nodeID, purpose string, fn func(driver.NetworkInterface, *task.Task) error) error {
+	t, err := c.tasks.Acquire(ctx, nodeID, purpose)
 	if err != nil {
 		return err
 	}
@@ -70,5 +68,5 @@ func (c *Conductor) VIFDetach(ctx context.Context, args rpc.VIFDetachArgs) error
 	if err := ni.Validate(ctx, t); err != nil {
 		return validationError(err)
 	}
-	return ni.VIFDetach(ctx, t, args.VIFID)
+	return fn(ni, t)
 }

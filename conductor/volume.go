@@ -59,18 +59,22 @@ func (c *Conductor) requireDeletable(t *task.Task, action string) error {
 	return requirePowerOff(t, action)
 }
 
-func connectorNode(vc *model.VolumeConnector) string { return vc.NodeUUID }
-
-func targetNode(vt *model.VolumeTarget) string { return vt.NodeUUID }
-
-// applyConnector and applyTarget are the API's patch rules, which no
-// microversion changes, in the shape readPatch takes.
-func applyConnector(vc *model.VolumeConnector, ops []jsonpatch.Op, _ microversion.Version) (*model.VolumeConnector, error) {
-	return volume.ApplyConnector(vc, ops)
+// connectorObject and targetObject carry the API's patch rules, which no
+// microversion changes.
+func connectorObject(c *Conductor) owned[model.VolumeConnector] {
+	return owned[model.VolumeConnector]{what: "volume connector", get: c.store.GetVolumeConnector,
+		apply: func(vc *model.VolumeConnector, ops []jsonpatch.Op, _ microversion.Version) (*model.VolumeConnector, error) {
+			return volume.ApplyConnector(vc, ops)
+		},
+		node: func(vc *model.VolumeConnector) string { return vc.NodeUUID }}
 }
 
-func applyTarget(vt *model.VolumeTarget, ops []jsonpatch.Op, _ microversion.Version) (*model.VolumeTarget, error) {
-	return volume.ApplyTarget(vt, ops)
+func targetObject(c *Conductor) owned[model.VolumeTarget] {
+	return owned[model.VolumeTarget]{what: "volume target", get: c.store.GetVolumeTarget,
+		apply: func(vt *model.VolumeTarget, ops []jsonpatch.Op, _ microversion.Version) (*model.VolumeTarget, error) {
+			return volume.ApplyTarget(vt, ops)
+		},
+		node: func(vt *model.VolumeTarget) string { return vt.NodeUUID }}
 }
 
 // UpdateVolumeConnector applies the API's patch to the connector read
@@ -78,34 +82,14 @@ func applyTarget(vt *model.VolumeTarget, ops []jsonpatch.Op, _ microversion.Vers
 // a client may change of the API's copy).
 func (c *Conductor) UpdateVolumeConnector(ctx context.Context, args rpc.VolumeConnectorArgs) (model.VolumeConnector, error) {
 	const action = "volume connector update"
-	uuid, requested := args.Connector.UUID, args.Connector.NodeUUID
-	var ops []jsonpatch.Op
-	if args.VolumeConnectorID != "" {
-		uuid = args.VolumeConnectorID
-		var err error
-		ops, _, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "volume connector "+uuid, uuid,
-			c.store.GetVolumeConnector, applyConnector, connectorNode)
-		if err != nil {
-			return model.VolumeConnector{}, err
-		}
-	}
-	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, uuid, c.store.GetVolumeConnector, connectorNode), requested, action)
+	locks, vc, in, err := connectorObject(c).lockForUpdate(ctx, c, ownedUpdate[model.VolumeConnector]{uuid: args.Connector.UUID,
+		id: args.VolumeConnectorID, sent: &args.Connector, patch: args.Patch, apiVersion: args.APIVersion, purpose: action})
 	if err != nil {
 		return model.VolumeConnector{}, err
 	}
 	defer locks.release(ctx)
 	if err := requirePowerOff(locks.owner, action); err != nil {
 		return model.VolumeConnector{}, err
-	}
-	vc, err := c.store.GetVolumeConnector(ctx, uuid)
-	if err != nil {
-		return model.VolumeConnector{}, err
-	}
-	in := &args.Connector
-	if args.VolumeConnectorID != "" {
-		if in, err = volume.ApplyConnector(vc, ops); err != nil {
-			return model.VolumeConnector{}, err
-		}
 	}
 	vc.NodeID = locks.owner.Node().ID
 	vc.Type, vc.ConnectorID, vc.Extra = in.Type, in.ConnectorID, in.Extra
@@ -118,7 +102,7 @@ func (c *Conductor) UpdateVolumeConnector(ctx context.Context, args rpc.VolumeCo
 // DestroyVolumeConnector deletes a connector under its node's lock.
 func (c *Conductor) DestroyVolumeConnector(ctx context.Context, args rpc.VolumeConnectorArgs) error {
 	const action = "volume connector deletion"
-	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, args.Connector.UUID, c.store.GetVolumeConnector, connectorNode), "", action)
+	locks, err := c.lockOwnerNodes(ctx, connectorObject(c).ownerOf(ctx, args.Connector.UUID), "", action)
 	if err != nil {
 		return err
 	}
@@ -134,34 +118,14 @@ func (c *Conductor) DestroyVolumeConnector(ctx context.Context, args rpc.VolumeC
 // may change of the API's copy).
 func (c *Conductor) UpdateVolumeTarget(ctx context.Context, args rpc.VolumeTargetArgs) (model.VolumeTarget, error) {
 	const action = "volume target update"
-	uuid, requested := args.Target.UUID, args.Target.NodeUUID
-	var ops []jsonpatch.Op
-	if args.VolumeTargetID != "" {
-		uuid = args.VolumeTargetID
-		var err error
-		ops, _, requested, err = readPatch(ctx, args.Patch, args.APIVersion, "volume target "+uuid, uuid,
-			c.store.GetVolumeTarget, applyTarget, targetNode)
-		if err != nil {
-			return model.VolumeTarget{}, err
-		}
-	}
-	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, uuid, c.store.GetVolumeTarget, targetNode), requested, action)
+	locks, vt, in, err := targetObject(c).lockForUpdate(ctx, c, ownedUpdate[model.VolumeTarget]{uuid: args.Target.UUID,
+		id: args.VolumeTargetID, sent: &args.Target, patch: args.Patch, apiVersion: args.APIVersion, purpose: action})
 	if err != nil {
 		return model.VolumeTarget{}, err
 	}
 	defer locks.release(ctx)
 	if err := requirePowerOff(locks.owner, action); err != nil {
 		return model.VolumeTarget{}, err
-	}
-	vt, err := c.store.GetVolumeTarget(ctx, uuid)
-	if err != nil {
-		return model.VolumeTarget{}, err
-	}
-	in := &args.Target
-	if args.VolumeTargetID != "" {
-		if in, err = volume.ApplyTarget(vt, ops); err != nil {
-			return model.VolumeTarget{}, err
-		}
 	}
 	vt.NodeID = locks.owner.Node().ID
 	vt.VolumeType, vt.BootIndex, vt.VolumeID = in.VolumeType, in.BootIndex, in.VolumeID
@@ -175,7 +139,7 @@ func (c *Conductor) UpdateVolumeTarget(ctx context.Context, args rpc.VolumeTarge
 // DestroyVolumeTarget deletes a target under its node's lock.
 func (c *Conductor) DestroyVolumeTarget(ctx context.Context, args rpc.VolumeTargetArgs) error {
 	const action = "volume target deletion"
-	locks, err := c.lockOwnerNodes(ctx, ownerOf(ctx, args.Target.UUID, c.store.GetVolumeTarget, targetNode), "", action)
+	locks, err := c.lockOwnerNodes(ctx, targetObject(c).ownerOf(ctx, args.Target.UUID), "", action)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ package query
 
 import (
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -14,21 +13,7 @@ import (
 
 // Check rejects any parameter not in allowed.
 func Check(v url.Values, allowed ...string) error {
-	ok := make(map[string]bool, len(allowed))
-	for _, a := range allowed {
-		ok[a] = true
-	}
-	var bad []string
-	for k := range v {
-		if !ok[k] {
-			bad = append(bad, k)
-		}
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	sort.Strings(bad)
-	return errs.New(errs.KindInvalid, "Unexpected arguments: %s", strings.Join(bad, ", "))
+	return errs.OnlyKeys(v, allowed...)
 }
 
 var (

@@ -106,14 +106,7 @@ func (a *Agent) getCommand(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("Command Result", r.PathValue("id")))
 		return
 	}
-	if waitParam(r) {
-		select {
-		case <-e.done:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, a.cmds.snapshot(e))
+	a.replyCommand(w, r, e)
 }
 
 func (a *Agent) runCommand(w http.ResponseWriter, r *http.Request) {
@@ -136,6 +129,12 @@ func (a *Agent) runCommand(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	a.replyCommand(w, r, e)
+}
+
+// replyCommand answers with the command's state, once it has ended when
+// the caller asked to wait.
+func (a *Agent) replyCommand(w http.ResponseWriter, r *http.Request, e *entry) {
 	if waitParam(r) {
 		select {
 		case <-e.done:

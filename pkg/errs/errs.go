@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"sort"
+	"strings"
 )
 
 // Kind names a class of failure. The values are Ironic's exception class
@@ -221,4 +224,20 @@ func NotAcceptable(format string, args ...any) *Error {
 		return New(KindNotAcceptable, "Request not acceptable.")
 	}
 	return New(KindNotAcceptable, format, args...)
+}
+
+// OnlyKeys refuses the keys of m outside allowed (a request body's members
+// or a query's parameters) with Ironic's message, which names them all.
+func OnlyKeys[V any](m map[string]V, allowed ...string) error {
+	var bad []string
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	return New(KindInvalid, "Unexpected arguments: %s", strings.Join(bad, ", "))
 }

@@ -2,7 +2,9 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -62,11 +64,7 @@ func (c Config) Write(path string) error {
 	var b strings.Builder
 	for _, s := range sections {
 		fmt.Fprintf(&b, "[%s]\n", s)
-		keys := make([]string, 0, len(c[s]))
-		for k := range c[s] {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(c[s]))
 		for _, k := range keys {
 			fmt.Fprintf(&b, "%s = %s\n", k, c[s][k])
 		}

@@ -67,3 +67,22 @@ func PyList(names []string) string {
 	}
 	return "[" + strings.Join(quoted, ", ") + "]"
 }
+
+// Required reads keys as String does and lists those absent or blank, in
+// the order given, for the driver's own "missing" message. Values keep
+// their spaces: a password may hold them.
+func Required(info model.JSONObject, keys ...string) (map[string]string, []string, error) {
+	vals := make(map[string]string, len(keys))
+	var missing []string
+	for _, k := range keys {
+		s, err := String(info, k)
+		if err != nil {
+			return nil, nil, err
+		}
+		if strings.TrimSpace(s) == "" {
+			missing = append(missing, k)
+		}
+		vals[k] = s
+	}
+	return vals, missing, nil
+}

@@ -42,6 +42,16 @@ var _ = Describe("driver_info values", func() {
 		Expect(err).To(MatchError("c must be a string."))
 	})
 
+	It("lists the required keys that are absent or blank, keeping values' spaces", func() {
+		info := model.JSONObject{"address": "bmc", "user": "  ", "password": " pw "}
+		vals, missing, err := driverinfo.Required(info, "address", "user", "password", "port")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(missing).To(Equal([]string{"user", "port"}))
+		Expect(vals).To(HaveKeyWithValue("password", " pw "))
+		_, _, err = driverinfo.Required(model.JSONObject{"address": []any{}}, "address")
+		Expect(err).To(MatchError("address must be a string."))
+	})
+
 	It("formats lists as Python does", func() {
 		Expect(driverinfo.PyList([]string{"a", "b"})).To(Equal("['a', 'b']"))
 		Expect(driverinfo.PyList(nil)).To(Equal("[]"))

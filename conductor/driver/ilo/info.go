@@ -23,17 +23,9 @@ const systemsPath = "/redfish/v1/Systems/"
 // roots.
 func (h *Hardware) parseILO(node *model.Node) (bmc.Config, error) {
 	info := node.DriverInfo
-	var missing []string
-	vals := map[string]string{}
-	for _, k := range []string{"ilo_address", "ilo_username", "ilo_password"} {
-		s, err := driverinfo.String(info, k)
-		if err != nil {
-			return bmc.Config{}, err
-		}
-		if strings.TrimSpace(s) == "" {
-			missing = append(missing, k)
-		}
-		vals[k] = s
+	vals, missing, err := driverinfo.Required(info, "ilo_address", "ilo_username", "ilo_password")
+	if err != nil {
+		return bmc.Config{}, err
 	}
 	if len(missing) > 0 {
 		return bmc.Config{}, errs.New(errs.KindMissingParameterValue,
@@ -87,17 +79,9 @@ func (h *Hardware) parseILO(node *model.Node) (bmc.Config, error) {
 // are required here: Ferric's client always authenticates.
 func (h *Hardware) parseRedfish(node *model.Node) (bmc.Config, error) {
 	info := node.DriverInfo
-	var missing []string
-	vals := map[string]string{}
-	for _, k := range []string{"redfish_address", "redfish_username", "redfish_password"} {
-		s, err := driverinfo.String(info, k)
-		if err != nil {
-			return bmc.Config{}, err
-		}
-		if strings.TrimSpace(s) == "" {
-			missing = append(missing, k)
-		}
-		vals[k] = s
+	vals, missing, err := driverinfo.Required(info, "redfish_address", "redfish_username", "redfish_password")
+	if err != nil {
+		return bmc.Config{}, err
 	}
 	if len(missing) > 0 {
 		return bmc.Config{}, errs.New(errs.KindMissingParameterValue,

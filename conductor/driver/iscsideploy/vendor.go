@@ -117,18 +117,9 @@ func (d *Deploy) parseDeployInfo(t driver.TaskContext, info map[string]any) (*de
 	if !keyMatches(known, sent) {
 		return nil, errs.InvalidParameterValue("Deploy key does not match")
 	}
-	str := func(k string) string {
-		s, _ := info[k].(string)
-		return strings.TrimSpace(s)
-	}
-	var missing []string
-	for _, k := range []string{"address", "iqn"} {
-		if str(k) == "" {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", driverinfo.PyList(missing))
+	str, err := callbackFields(info, "address", "iqn")
+	if err != nil {
+		return nil, err
 	}
 	out := &deployInfo{target: target{address: str("address"), iqn: str("iqn"), port: d.opts.PortalPort, lun: 1, notify: true,
 		doneKey: doneKey(sent, str("chap_secret")), chapUser: str("chap_username"), chapSecret: str("chap_secret")}, ramdiskError: str("error")}
@@ -268,18 +259,9 @@ func parseBootloaderInfo(n *model.Node, info map[string]any) (*bootloaderInfo, e
 		return nil, errs.New(errs.KindInvalidStateRequested,
 			"Node %s is not waiting for a boot loader install callback; its provision state is %s.", n.UUID, n.State())
 	}
-	str := func(k string) string {
-		s, _ := info[k].(string)
-		return strings.TrimSpace(s)
-	}
-	var missing []string
-	for _, k := range []string{"address", "key", "status"} {
-		if str(k) == "" {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", driverinfo.PyList(missing))
+	str, err := callbackFields(info, "address", "key", "status")
+	if err != nil {
+		return nil, err
 	}
 	sent, _ := info["key"].(string)
 	if !usedKeyMatches(n, sent) {
@@ -330,4 +312,23 @@ func (d *Deploy) bootloaderCallback(ctx context.Context, t driver.TaskContext, d
 // CallDriver: there are no driver methods.
 func (v *Vendor) CallDriver(_ context.Context, method, _ string, _ map[string]any) (any, error) {
 	return nil, errs.InvalidParameterValue("No handler for method %s", method)
+}
+
+// callbackFields reads a ramdisk callback's string members, trimmed, once
+// every required one is there.
+func callbackFields(info map[string]any, required ...string) (func(string) string, error) {
+	str := func(k string) string {
+		s, _ := info[k].(string)
+		return strings.TrimSpace(s)
+	}
+	var missing []string
+	for _, k := range required {
+		if str(k) == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, errs.New(errs.KindMissingParameterValue, "Parameters %s were not passed to ironic for deploy.", driverinfo.PyList(missing))
+	}
+	return str, nil
 }

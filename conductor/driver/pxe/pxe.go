@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -471,11 +472,7 @@ func bootMACs(ctx context.Context, t driver.TaskContext) ([]string, error) {
 // kernelParams renders params as sorted key=value words. A value with
 // white space would split into words the ramdisk misreads.
 func kernelParams(params map[string]any) (string, error) {
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(params))
 	words := make([]string, 0, len(keys))
 	for _, k := range keys {
 		v := fmt.Sprint(params[k])

@@ -2,7 +2,6 @@ package nodes
 
 import (
 	"encoding/json"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -30,28 +29,13 @@ var provisionKeys = []string{"target", "configdrive", "clean_steps", "deploy_ste
 // DecodeProvision checks the body's keys and the target's type.
 func DecodeProvision(body map[string]any) (ProvisionRequest, error) {
 	r := ProvisionRequest{present: map[string]bool{}}
-	allowed := map[string]bool{}
-	for _, k := range provisionKeys {
-		allowed[k] = true
+	target, err := decodeTarget(body, provisionKeys...)
+	if err != nil {
+		return r, err
 	}
-	var bad []string
+	r.Target = target
 	for k := range body {
-		if !allowed[k] {
-			bad = append(bad, k)
-			continue
-		}
 		r.present[k] = true
-	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return r, errs.New(errs.KindInvalid, "Unexpected arguments: %s", strings.Join(bad, ", "))
-	}
-	raw, ok := body["target"]
-	if !ok || raw == nil {
-		return r, errs.New(errs.KindMissingParameterValue, "Missing mandatory parameter: target")
-	}
-	if r.Target, ok = raw.(string); !ok {
-		return r, errs.InvalidParameterValue("Invalid target %s: expected a string", jsonText(raw))
 	}
 	r.ConfigDrive = body["configdrive"]
 	r.rescuePassword = body["rescue_password"]
@@ -280,23 +264,11 @@ type PowerRequest struct {
 // n (named ident by the client) at version v.
 func DecodePower(body map[string]any, n *model.Node, nodeIdent string, v microversion.Version) (PowerRequest, error) {
 	var r PowerRequest
-	var bad []string
-	for k := range body {
-		if k != "target" && k != "timeout" {
-			bad = append(bad, k)
-		}
+	target, err := decodeTarget(body, "target", "timeout")
+	if err != nil {
+		return r, err
 	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return r, errs.New(errs.KindInvalid, "Unexpected arguments: %s", strings.Join(bad, ", "))
-	}
-	raw, ok := body["target"]
-	if !ok || raw == nil {
-		return r, errs.New(errs.KindMissingParameterValue, "Missing mandatory parameter: target")
-	}
-	if r.Target, ok = raw.(string); !ok {
-		return r, errs.InvalidParameterValue("Invalid target %s: expected a string", jsonText(raw))
-	}
+	r.Target = target
 	if t, given := body["timeout"]; given && t != nil {
 		r.timeout = true
 		num, ok := t.(json.Number)
@@ -332,4 +304,21 @@ func pyStr(s *string) string {
 func (r ProvisionRequest) RescuePassword() string {
 	pw, _ := r.rescuePassword.(string)
 	return pw
+}
+
+// decodeTarget refuses a state change body with members other than
+// allowed, and reads its mandatory target.
+func decodeTarget(body map[string]any, allowed ...string) (string, error) {
+	if err := errs.OnlyKeys(body, allowed...); err != nil {
+		return "", err
+	}
+	raw, ok := body["target"]
+	if !ok || raw == nil {
+		return "", errs.New(errs.KindMissingParameterValue, "Missing mandatory parameter: target")
+	}
+	target, ok := raw.(string)
+	if !ok {
+		return "", errs.InvalidParameterValue("Invalid target %s: expected a string", jsonText(raw))
+	}
+	return target, nil
 }

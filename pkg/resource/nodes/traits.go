@@ -28,10 +28,8 @@ func CheckTrait(trait string) error {
 
 // DecodeTraits reads the {"traits": [...]} body of PUT .../traits.
 func DecodeTraits(body map[string]any) ([]string, error) {
-	for k := range body {
-		if k != "traits" {
-			return nil, errs.New(errs.KindInvalid, "Unexpected arguments: %s", k)
-		}
+	if err := errs.OnlyKeys(body, "traits"); err != nil {
+		return nil, err
 	}
 	raw, ok := body["traits"]
 	if !ok || raw == nil {

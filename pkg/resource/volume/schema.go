@@ -7,9 +7,9 @@ package volume
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -138,11 +138,7 @@ func pyRepr(v any) string {
 	case json.Number:
 		return t.String()
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(t))
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			parts[i] = pyRepr(k) + ": " + pyRepr(t[k])

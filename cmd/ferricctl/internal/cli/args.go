@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -56,11 +56,7 @@ func dictKeyOps(field string, pairs []string) ([]patchOp, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	ops := make([]patchOp, 0, len(keys))
 	for _, k := range keys {
 		ops = append(ops, patchOp{op: "add", path: "/" + field + "/" + k, value: m[k]})

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -205,11 +206,7 @@ func printVMediaUsage(d *harness.Deployment, l *lab.Lab, dir, deployISO string) 
 		fmt.Fprintf(&b, "%s: MAC %s, address %s, %s BMC %s port %d (%s / %s), CA file %s, disk %s\n   agent log %s\n",
 			n.Name, n.MAC, n.Address, n.Driver(), n.Address, n.ILO.Port, n.ILO.Username, n.ILO.Password, n.ILO.CAFile, n.Disk, n.AgentLog())
 		info := n.VMediaDriverInfo(deployISO)
-		keys := make([]string, 0, len(info))
-		for k := range info {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(info))
 		var flags []string
 		for _, k := range keys {
 			flags = append(flags, fmt.Sprintf("--driver-info %s=%v", k, info[k]))
