@@ -182,6 +182,7 @@ func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
 		defer func() {
 			if p := recover(); p != nil {
+				//nolint:errorlint // a panic value, never wrapped: net/http compares it the same way
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}

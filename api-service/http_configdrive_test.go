@@ -66,7 +66,7 @@ var _ = Describe("config drives on states/provision", func() {
 			Expect(r.status).To(Equal(http.StatusAccepted), string(r.raw))
 			Eventually(e.provisionState(uuid), wait).Should(Equal(string(states.Active)))
 
-			Expect(e.storedDrive(uuid) == cd).To(BeTrue(), "the conductor reads back the bytes sent")
+			Expect(e.storedDrive(uuid)).To(Equal(cd), "the conductor reads back the bytes sent")
 			got := e.at("latest", http.MethodGet, "/v1/nodes/"+uuid, "")
 			Expect(got.status).To(Equal(http.StatusOK))
 			Expect(len(got.raw)).To(BeNumerically("<", 8<<10), "a node GET does not carry the drive")

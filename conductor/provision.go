@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ferricbm/ferric/conductor/driver"
@@ -219,9 +220,7 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 func (c *Conductor) DoProvisioningAction(ctx context.Context, args rpc.ProvisioningActionArgs) error {
 	// The RPC carries the API's string; from here on it is an event.
 	action := states.Event(args.Action)
-	switch action {
-	case states.EventManage, states.EventProvide, states.EventAdopt, states.EventInspect, states.EventAbort:
-	default:
+	if !slices.Contains([]states.Event{states.EventManage, states.EventProvide, states.EventAdopt, states.EventInspect, states.EventAbort}, action) {
 		return errs.InvalidParameterValue("The provisioning action %q is not supported by this call.", args.Action)
 	}
 	t, err := c.tasks.Acquire(ctx, args.NodeID, "provision action "+args.Action)

@@ -37,7 +37,7 @@ type logLines struct {
 }
 
 func (l *logLines) Write(p []byte) (int, error) {
-	GinkgoWriter.Write(p)
+	_, _ = GinkgoWriter.Write(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lines = append(l.lines, string(p))

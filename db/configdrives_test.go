@@ -42,7 +42,7 @@ func configDriveSpecs(store func() *Store) {
 
 			got, err := s.ConfigDrive(ctx, n.ID, id)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(got == string(raw)).To(BeTrue(), "the drive reads back byte for byte")
+			Expect(got).To(Equal(string(raw)), "the drive reads back byte for byte")
 
 			other := newNode("other")
 			Expect(s.CreateNode(ctx, other)).To(Succeed())

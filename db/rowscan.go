@@ -31,8 +31,9 @@ type scanKind uint8
 
 const (
 	// scanField hands database/sql the field itself: a Scanner, or a
-	// type it converts.
-	scanField scanKind = iota
+	// type it converts. It is the zero value, what a type missing from
+	// scanKinds gets, so nothing names it.
+	scanField scanKind = iota //nolint:unused // named for the reader; see above
 	// scanString, scanBool and scanTime hand it the field too, a type it
 	// converts without reflection.
 	scanString

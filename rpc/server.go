@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -204,7 +205,8 @@ func decodeArgs(raw json.RawMessage, a any) error {
 // jsonProblem describes a decoding failure without echoing the payload,
 // which may hold secrets (driver_info passwords).
 func jsonProblem(err error) string {
-	if te, ok := err.(*json.UnmarshalTypeError); ok {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
 		return fmt.Sprintf("field %q must be %s, not %s.", te.Field, te.Type, te.Value)
 	}
 	return "malformed JSON."

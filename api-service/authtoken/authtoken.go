@@ -151,6 +151,7 @@ func (v *Validator) fetch(ctx context.Context, token string, allowExpired bool) 
 		url += "?allow_expired=1"
 	}
 	var r tokens.GetResult
+	//nolint:bodyclose // gophercloud reads and closes the body (no KeepResponseBody)
 	resp, err := sc.Get(ctx, url, &r.Body, &gophercloud.RequestOpts{
 		MoreHeaders: map[string]string{"X-Subject-Token": token},
 		OkCodes:     []int{http.StatusOK, 203},
@@ -177,7 +178,7 @@ func identity(r tokens.GetResult) (Identity, error) {
 		Roles   []tokens.Role              `json:"roles"`
 	}
 	if err := r.ExtractInto(&doc); err != nil {
-		return Identity{}, fmt.Errorf("%w: Keystone's token document: %v", ErrUnavailable, err)
+		return Identity{}, fmt.Errorf("%w: Keystone's token document: %w", ErrUnavailable, err)
 	}
 	id := Identity{UserID: doc.User.ID, UserName: doc.User.Name, UserDomainID: doc.User.Domain.ID, ExpiresAt: doc.ExpiresAt}
 	if doc.Project != nil {
@@ -215,7 +216,7 @@ func (v *Validator) serviceClient(ctx context.Context) (*gophercloud.ServiceClie
 	}
 	sc, err := openstack.NewIdentityV3(pc, gophercloud.EndpointOpts{})
 	if err != nil {
-		return nil, fmt.Errorf("%w: identity v3 endpoint: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: identity v3 endpoint: %w", ErrUnavailable, err)
 	}
 	v.client = sc
 	return sc, nil

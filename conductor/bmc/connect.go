@@ -85,7 +85,7 @@ func Connect(ctx context.Context, cfg Config) (*Controller, error) {
 	}
 	c, rerr := connectRedfish(ctx, cfg)
 	if rerr != nil {
-		return nil, fmt.Errorf("RIBCL failed (%v), and so did Redfish: %w", err, rerr)
+		return nil, fmt.Errorf("RIBCL failed (%w), and so did Redfish: %w", err, rerr)
 	}
 	return c, nil
 }

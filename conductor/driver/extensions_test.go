@@ -109,7 +109,7 @@ var _ = Describe("network interfaces", func() {
 		Expect(flat.VIFDetach(ctx, t, "legacy")).To(Succeed())
 		Expect(t.PortList[2].Extra).NotTo(HaveKey("vif_port_id"))
 		Expect(errs.KindOf(flat.VIFDetach(ctx, t, "legacy"))).To(Equal(errs.KindInvalid))
-		Expect(len(t.SavedPorts)).To(Equal(3))
+		Expect(t.SavedPorts).To(HaveLen(3))
 	})
 
 	It("noop accepts attach and detach and binds nothing", func(ctx SpecContext) {
@@ -121,7 +121,7 @@ var _ = Describe("network interfaces", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(vifs).To(BeEmpty())
 		Expect(noop.VIFDetach(ctx, t, "v")).To(Succeed())
-		Expect(len(t.SavedPorts)).To(BeZero())
+		Expect(t.SavedPorts).To(BeEmpty())
 		Expect(t.PortList[0].InternalInfo).To(BeEmpty())
 	})
 })

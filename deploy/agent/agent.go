@@ -249,7 +249,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if len(a.cfg.MACs) == 0 && a.cfg.Params.NodeUUID == "" {
 		return errors.New("lookup needs MAC addresses (or BOOTIF=) or ipa-node-uuid")
 	}
-	ln, err := net.Listen("tcp", a.cfg.Listen)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", a.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("agent API: %w", err)
 	}

@@ -68,7 +68,7 @@ func (a *Agent) RunCallback(ctx context.Context) error {
 	log := a.log.WithField("node", p.DeploymentID)
 
 	// Listen before calling back: the conductor may finish and connect quickly.
-	done, err := net.Listen("tcp", a.cfg.DoneListen)
+	done, err := new(net.ListenConfig).Listen(ctx, "tcp", a.cfg.DoneListen)
 	if err != nil {
 		return fmt.Errorf("listen for done: %w", err)
 	}

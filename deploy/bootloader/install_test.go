@@ -3,6 +3,7 @@ package bootloader_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -298,7 +299,7 @@ func run(name string, args ...string) string {
 	GinkgoHelper()
 	out, err := exec.CommandContext(context.Background(), name, args...).Output()
 	var stderr []byte
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		stderr = ee.Stderr
 	}
 	Expect(err).NotTo(HaveOccurred(), "%s %v: %s", name, args, stderr)

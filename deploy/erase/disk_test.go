@@ -147,7 +147,7 @@ func copyNonZero(dst *os.File, src string, off int64) {
 // signature type, or "" for nothing.
 func probe(path string, off int64) string {
 	out, err := exec.Command("blkid", "-p", "-o", "value", "-s", "TYPE", "-O", strconv.FormatInt(off, 10), path).Output()
-	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == 2 {
 		return ""
 	}
 	Expect(err).NotTo(HaveOccurred())

@@ -14,6 +14,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
@@ -322,7 +323,7 @@ func readFull(d Disk, b []byte, off int64) error {
 	if n == len(b) {
 		return nil
 	}
-	if err == nil || err == io.EOF {
+	if err == nil || errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
 	return fmt.Errorf("read %d bytes at %d: %w", len(b), off, err)

@@ -3,6 +3,7 @@ package erase_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -121,8 +122,8 @@ var _ = Describe("Device", func() {
 			opts.Hook = hook
 			_, err := erase.Device(ctx, path, opts)
 			var verr *erase.VerifyError
-			Expect(err).To(BeAssignableToTypeOf(verr))
-			Expect(err.(*erase.VerifyError).Offset).To(Equal(off))
+			Expect(errors.As(err, &verr)).To(BeTrue(), "a *VerifyError: %v", err)
+			Expect(verr.Offset).To(Equal(off))
 			Expect(hook.hits).To(Equal(1))
 		},
 		Entry("zeros, in the first MiB", erase.Options{Zeroize: true}, int64(4097)),
@@ -150,7 +151,7 @@ var _ = Describe("Metadata", func() {
 	}
 	blkidFinds := func(path string) bool {
 		err := exec.Command("blkid", "-p", path).Run()
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == 2 {
 			return false // nothing found
 		}
 		Expect(err).NotTo(HaveOccurred())

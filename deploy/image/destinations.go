@@ -75,7 +75,7 @@ func (d Destinations) CheckURL(raw string) error {
 func (d Destinations) control(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrDestinationRefused, address, err)
+		return fmt.Errorf("%w: %s: %w", ErrDestinationRefused, address, err)
 	}
 	return d.Check(ap.Addr())
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,8 +51,6 @@ func qemuSeeds(t testing.TB) [][]byte {
 	}
 	return seeds
 }
-
-var errEnough = errors.New("enough")
 
 // FuzzQcow2 feeds hostile qcow2 files to the header and table parser and
 // the extent walk: they must fail cleanly, never panic or read outside the

@@ -308,7 +308,7 @@ func (q *qcow2) readCompressed(e uint64) error {
 		return err
 	}
 	if _, err := io.ReadFull(q.zr, q.cluster); err != nil {
-		return fmt.Errorf("%w: inflate compressed cluster at %#x: %v", ErrCorrupt, host, err)
+		return fmt.Errorf("%w: inflate compressed cluster at %#x: %w", ErrCorrupt, host, err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/md5" // CHAP (RFC 1994) is defined over MD5
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -64,7 +65,7 @@ func netError(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", what, context.Cause(ctx))
 	}
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+	if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 		return fmt.Errorf("%s: %w", what, ErrTimeout)
 	}
 	return fmt.Errorf("%s: %w", what, err)

@@ -317,7 +317,7 @@ func (s *Session) writeLocked(bufs net.Buffers, timeout time.Duration) error {
 	_ = s.conn.SetWriteDeadline(time.Now().Add(timeout))
 	if _, err := bufs.WriteTo(s.conn); err != nil {
 		var werr error
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 			werr = fmt.Errorf("iscsi write to %s: %w: target stopped accepting data", s.portal, ErrTimeout)
 		} else {
 			werr = fmt.Errorf("iscsi write to %s: %w", s.portal, err)

@@ -1,6 +1,7 @@
 package hwcatalog_test
 
 import (
+	"errors"
 	"net/http"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -55,8 +56,8 @@ var _ = Describe("Catalog", func() {
 		c := hwcatalog.New(rows)
 		err := c.Validate(&model.Node{Driver: "ipmi", DeployInterface: ptr("fake")})
 		var e *errs.Error
-		Expect(err).To(BeAssignableToTypeOf(e))
-		Expect(err.(*errs.Error).HTTPStatus()).To(Equal(http.StatusBadRequest))
+		Expect(errors.As(err, &e)).To(BeTrue(), "an *errs.Error: %v", err)
+		Expect(e.HTTPStatus()).To(Equal(http.StatusBadRequest))
 		Expect(err.Error()).To(Equal(`Interface "fake" is not a valid deploy interface for hardware type "ipmi". Valid deploy interfaces are: iscsi, direct.`))
 	})
 

@@ -58,7 +58,7 @@ func benchClean(ctx context.Context, s settings) ([]row, error) {
 		}
 	}
 	if got, err := api.waitState(ctx, "manageable", "", uuids, 2*time.Minute); err != nil || got != len(uuids) {
-		return nil, fmt.Errorf("%d of %d nodes reached manageable: %v%s", got, len(uuids), err, stragglers(ctx, api, uuids, "manageable"))
+		return nil, fmt.Errorf("%d of %d nodes reached manageable: %w%s", got, len(uuids), err, stragglers(ctx, api, uuids, "manageable"))
 	}
 
 	fmt.Printf("providing %d nodes at once (load average %s) ...\n", len(uuids), loadAverage())

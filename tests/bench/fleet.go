@@ -62,7 +62,7 @@ func benchFleet(ctx context.Context, s settings) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer database.Drop(context.Background())
+	defer func() { _ = database.Drop(context.Background()) }()
 
 	timings := harness.FastTimings
 	timings.CallbackTimeout = 10 * time.Minute
@@ -76,7 +76,7 @@ func benchFleet(ctx context.Context, s settings) ([]row, error) {
 		Set("database", "max_pool_size", 10).
 		Set("database", "max_overflow", 5)
 	d := harness.NewDeployment(bin, work, base)
-	defer d.StopAll(30 * time.Second)
+	defer func() { _ = d.StopAll(30 * time.Second) }()
 	if err := d.DBSync(ctx); err != nil {
 		return nil, err
 	}

@@ -213,7 +213,7 @@ func hostileSlowSenders(ctx context.Context, api *apiClient) (row, error) {
 		}
 		want := map[string]string{"manage": "manageable", "provide": "available"}[verb]
 		if n, err := api.waitState(ctx, want, "", uuids, 2*time.Minute); err != nil || n != len(uuids) {
-			return row{}, fmt.Errorf("%s: %d of %d nodes reached %s: %v", verb, n, len(uuids), want, err)
+			return row{}, fmt.Errorf("%s: %d of %d nodes reached %s: %w", verb, n, len(uuids), want, err)
 		}
 	}
 

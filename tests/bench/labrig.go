@@ -236,7 +236,7 @@ func (r *labRig) deployAll(ctx context.Context, uuids []string, img *servedImage
 	api := r.api
 	waitAll := func(state string) error {
 		if got, err := api.waitState(ctx, state, "", uuids, 2*time.Minute); err != nil || got != len(uuids) {
-			return fmt.Errorf("%d of %d nodes reached %s: %v%s", got, len(uuids), state, err, stragglers(ctx, api, uuids, state))
+			return fmt.Errorf("%d of %d nodes reached %s: %w%s", got, len(uuids), state, err, stragglers(ctx, api, uuids, state))
 		}
 		return nil
 	}

@@ -184,7 +184,7 @@ func benchAPI(ctx context.Context, s settings) ([]row, error) {
 	})
 	rows = append(rows, row{"POST /v1/nodes (create)", res.String(), "≥ 20× 35-55/s = 700-1,100/s", verdict(res.rate(), 700, 1100, res.errors)})
 	if created[0] == "" {
-		return nil, fmt.Errorf("node create failed: %v", res.firstErr)
+		return nil, fmt.Errorf("node create failed: %w", res.firstErr)
 	}
 
 	fmt.Printf("seeding %d nodes in MySQL ...\n", s.seed)

@@ -23,7 +23,7 @@ var _ = Describe("scrapeRuntime", func() {
 
 	It("fails on a page without the Go runtime's metrics", func(ctx SpecContext) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			w.Write([]byte("ferric_workers_busy 0\n"))
+			_, _ = w.Write([]byte("ferric_workers_busy 0\n"))
 		}))
 		DeferCleanup(srv.Close)
 		_, _, err := scrapeRuntime(ctx, srv.URL)

@@ -73,12 +73,12 @@ func benchSoak(ctx context.Context, s settings) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer database.Drop(ctx)
+	defer func() { _ = database.Drop(ctx) }()
 	base := harness.BaseConfig(database.Connection(), "amqp", harness.FastTimings).
 		Set("DEFAULT", "debug", false).
 		Set("conductor", "automated_clean", true)
 	d := harness.NewDeployment(bin, work, base)
-	defer d.StopAll(20 * time.Second)
+	defer func() { _ = d.StopAll(20 * time.Second) }()
 	if err := d.DBSync(ctx); err != nil {
 		return nil, err
 	}

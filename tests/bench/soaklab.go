@@ -51,7 +51,7 @@ func startSoakLab(ctx context.Context, d *harness.Deployment, api *apiClient, bi
 	sl = &soakLab{api: api}
 	defer func() {
 		if err != nil {
-			sl.closers.run()
+			_ = sl.closers.run()
 		}
 	}()
 	fmt.Printf("building ferric-agent and starting %d lab nodes ...\n", nodes)

@@ -195,7 +195,7 @@ func benchBMCLatency(ctx context.Context, work string, n *lab.Node) ([]row, erro
 	if err != nil {
 		return nil, err
 	}
-	defer redfishLab.Stop()
+	defer func() { _ = redfishLab.Stop() }()
 	var rows []row
 	for _, node := range []*lab.Node{n, redfishLab.Nodes[0]} {
 		c, err := bmc.Connect(ctx, bmc.Config{Address: node.Address, Port: node.ILO.Port, Username: node.ILO.Username,
@@ -231,7 +231,7 @@ func benchSharedBootISO(ctx context.Context, work, kernel, ramdisk string) ([]ro
 	if err != nil {
 		return nil, err
 	}
-	defer database.Drop(context.Background())
+	defer func() { _ = database.Drop(context.Background()) }()
 	store, err := db.Open(ctx, database.Connection())
 	if err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func benchSharedBootISO(ctx context.Context, work, kernel, ramdisk string) ([]ro
 	if err := files.StartService(ctx); err != nil {
 		return nil, err
 	}
-	defer files.StopService(context.Background())
+	defer func() { _ = files.StopService(context.Background()) }()
 	hw := ilo.New(ilo.OptionsFrom(config.Defaults(), nil))
 	b := hw.Boot(hw.ILO(), ilo.BootOptions{MediaLifetime: time.Minute, Downloads: loopback, BootISOs: store, Fetch: files.Fetch,
 		AppendParams: "nofb nomodeset", WorkDir: work,

@@ -219,7 +219,7 @@ func poll(ctx context.Context, p *Process, check func() error) error {
 			return nil
 		}
 		if p != nil && p.Exited() {
-			return fmt.Errorf("%s exited while waiting for it (%v); last output:\n%s", p.Name, err, p.LogTail(30))
+			return fmt.Errorf("%s exited while waiting for it (%w); last output:\n%s", p.Name, err, p.LogTail(30))
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not ready after %s: %w", ReadyTimeout, err)

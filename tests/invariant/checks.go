@@ -104,7 +104,7 @@ func (c *Checker) checkLock(n nodeRow, now time.Time) {
 		delete(c.staleSince, n.uuid)
 		return
 	}
-	since := time.Time{}
+	var since time.Time
 	if n.holderBeat.Valid {
 		since = n.holderBeat.Time
 	} else if s, ok := c.staleSince[n.uuid]; ok {

@@ -217,7 +217,7 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	for i, b := range bmcs {
 		n, err := l.newNode(i, b)
 		if err != nil {
-			l.Stop()
+			_ = l.Stop()
 			return nil, err
 		}
 		l.Nodes = append(l.Nodes, n)
@@ -267,7 +267,7 @@ func (l *Lab) newNode(i int, b *bmc.BMC) (*Node, error) {
 	n.DoneListen = net.JoinHostPort(n.Address, strconv.Itoa(DonePort))
 	if b == nil {
 		if err := n.startILO(l.opts.BMCKind); err != nil {
-			n.addr.release()
+			_ = n.addr.release()
 			return nil, err
 		}
 	}

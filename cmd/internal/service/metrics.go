@@ -20,11 +20,11 @@ const metricsTimeout = 30 * time.Second
 // listenMetrics opens the conductor's metrics listener on addr ([conductor]
 // metrics_listen), before the conductor starts, so that a taken port stops
 // the process before it has announced itself; an empty addr opens none.
-func listenMetrics(addr string) (net.Listener, error) {
+func listenMetrics(ctx context.Context, addr string) (net.Listener, error) {
 	if addr == "" {
 		return nil, nil
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for metrics on %s: %w", addr, err)
 	}

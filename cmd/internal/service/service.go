@@ -240,7 +240,7 @@ func run(ctx context.Context, stopSignals func(), role Role, cfg config.Config, 
 		if err != nil {
 			return fmt.Errorf("enabled hardware types: %w", err)
 		}
-		metricsLn, err := listenMetrics(cfg.Conductor.MetricsListen)
+		metricsLn, err := listenMetrics(ctx, cfg.Conductor.MetricsListen)
 		if err != nil {
 			return err
 		}
@@ -282,7 +282,7 @@ func run(ctx context.Context, stopSignals func(), role Role, cfg config.Config, 
 		// Binding here rather than in the server's Start makes a bad or
 		// busy address fail the start at once.
 		addr := listenAddr(cfg)
-		ln, err := net.Listen("tcp", addr)
+		ln, err := new(net.ListenConfig).Listen(ctx, "tcp", addr)
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", addr, err)
 		}

@@ -134,7 +134,7 @@ func (c *Client) Close(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := transport.NewRequest(http.MethodDelete, u, nil)
+	req, err := transport.NewRequest(ctx, http.MethodDelete, u, nil)
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (c *Client) send(ctx context.Context, op, method, path string, body any, au
 	if err != nil {
 		return nil, err
 	}
-	req, err := transport.NewRequest(method, u, data)
+	req, err := transport.NewRequest(ctx, method, u, data)
 	if err != nil {
 		return nil, err
 	}

@@ -105,7 +105,7 @@ var (
 // (nil for commands that answer with a status only).
 func (c *Client) run(ctx context.Context, op string, b block, command string) (*Element, error) {
 	body := c.document(b, command)
-	req, err := transport.NewRequest(http.MethodPost, c.url, body)
+	req, err := transport.NewRequest(ctx, http.MethodPost, c.url, body)
 	if err != nil {
 		return nil, err
 	}

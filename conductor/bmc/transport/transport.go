@@ -98,12 +98,12 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, timeout time.Dur
 }
 
 // NewRequest builds a request with a body that can be resent.
-func NewRequest(method, url string, body []byte) (*http.Request, error) {
+func NewRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, err := http.NewRequest(method, url, r)
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
 	if err != nil {
 		return nil, fmt.Errorf("build %s request: %w", method, err)
 	}

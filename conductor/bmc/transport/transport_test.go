@@ -44,7 +44,7 @@ var _ = Describe("BMC HTTPS transport", func() {
 	})
 
 	get := func(ctx context.Context, c *http.Client, path string, timeout time.Duration) (*transport.Response, error) {
-		req, err := transport.NewRequest(http.MethodGet, srv.URL+path, nil)
+		req, err := transport.NewRequest(ctx, http.MethodGet, srv.URL+path, nil)
 		Expect(err).NotTo(HaveOccurred())
 		req.SetBasicAuth("admin", "hunter2")
 		return transport.Do(ctx, c, req, timeout, "read")

@@ -196,7 +196,8 @@ func writePasswordFile(password string) (string, error) {
 	if password == "" {
 		password = "\x00"
 	}
-	if err := f.Chmod(0o600); err == nil {
+	err = f.Chmod(0o600)
+	if err == nil {
 		_, err = f.WriteString(password)
 	}
 	if cerr := f.Close(); err == nil {

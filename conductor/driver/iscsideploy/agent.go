@@ -43,13 +43,11 @@ func (d *Deploy) PollAgent(ctx context.Context, t driver.TaskContext, callbackUR
 // HeartbeatPolled handles a heartbeat under the node lock with what
 // PollAgent found.
 func (d *Deploy) HeartbeatPolled(ctx context.Context, t driver.TaskContext, callbackURL, agentVersion string, polled any, pollErr error) error {
-	switch t.Node().State() {
-	case states.CleanWait:
+	if t.Node().State() == states.CleanWait {
 		p, _ := polled.(*cleanPoll)
 		return d.cleanHeartbeat(ctx, t, p, pollErr)
-	default:
-		return d.Heartbeat(ctx, t, callbackURL, agentVersion)
 	}
+	return d.Heartbeat(ctx, t, callbackURL, agentVersion)
 }
 
 // Heartbeat continues a deploy waiting for its ramdisk when an agent
@@ -265,7 +263,8 @@ func (d *Deploy) agentRequest(ctx context.Context, method string, conn agentConn
 }
 
 func unwrapURLError(err error) error {
-	if ue, ok := err.(*url.Error); ok {
+	var ue *url.Error
+	if errors.As(err, &ue) {
 		return ue.Err
 	}
 	return err

@@ -603,12 +603,12 @@ func (b *Boot) StartService(ctx context.Context) error {
 	if err := os.MkdirAll(b.opts.HTTPRoot, dirMode); err != nil {
 		return fmt.Errorf("pxe: %w", err)
 	}
-	l, err := net.Listen("tcp", addr)
+	l, err := new(net.ListenConfig).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("pxe: boot file server: %w", err)
 	}
 	prefix := strings.TrimRight(u.Path, "/")
-	var h http.Handler = http.FileServer(filesOnly{http.Dir(b.opts.HTTPRoot)})
+	h := http.FileServer(filesOnly{http.Dir(b.opts.HTTPRoot)})
 	if b.opts.Media != nil {
 		h = b.opts.Media.Wrap(h)
 		reapCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -332,7 +332,7 @@ var _ = Describe("pxe boot interface", func() {
 			Expect(status).NotTo(Equal(http.StatusOK))
 
 			Expect(media.Publish(ctx, "image-b", strings.NewReader("short-lived"), time.Second)).To(Succeed())
-			Eventually(filepath.Join(httpRoot, "vmedia", "image-b")).WithTimeout(5 * time.Second).ShouldNot(BeAnExistingFile())
+			Eventually(filepath.Join).WithArguments(httpRoot, "vmedia", "image-b").WithTimeout(5 * time.Second).ShouldNot(BeAnExistingFile())
 			Expect(filepath.Join(httpRoot, "vmedia", "image-a")).To(BeAnExistingFile())
 		})
 

@@ -173,7 +173,7 @@ var _ = Describe("web server publisher", func() {
 			defer close(done)
 			pub.RunReaper(rctx, 10*time.Millisecond, func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
 		}()
-		Eventually(filepath.Join(dir, "image-a")).ShouldNot(BeAnExistingFile())
+		Eventually(filepath.Join).WithArguments(dir, "image-a").ShouldNot(BeAnExistingFile())
 		stop()
 		Eventually(done).Should(BeClosed())
 	})

@@ -159,6 +159,7 @@ func (d *Daemon) socketPath() string {
 }
 
 func (d *Daemon) start(ctx context.Context) error {
+	//nolint:noctx // tgtd outlives the start-up context; Stop ends it
 	cmd := exec.Command("tgtd", "-f", "-C", strconv.Itoa(d.opts.ControlPort), "--iscsi", "portal="+d.opts.Portal)
 	if !d.opts.Stock {
 		cmd.Env = append(cmd.Environ(), mallocEnv...)
@@ -182,7 +183,7 @@ func (d *Daemon) start(ctx context.Context) error {
 	deadline := time.Now().Add(d.opts.ReadyTimeout)
 	for {
 		if d.answers(ctx) {
-			if c, err := net.DialTimeout("tcp", d.opts.Portal, time.Second); err == nil {
+			if c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", d.opts.Portal); err == nil {
 				c.Close()
 				return nil
 			}

@@ -22,45 +22,45 @@ func headers(kv ...string) http.Header {
 var _ = Describe("Negotiate", func() {
 	It("serves the minimum when no header is sent", func() {
 		v, known, err := microversion.Negotiate(http.Header{})
-		Expect(err).To(BeNil())
+		Expect(err).ToNot(HaveOccurred())
 		Expect(known).To(BeTrue())
 		Expect(v).To(Equal(microversion.V1(1)))
 	})
 
 	It("uses the last baremetal item of the standard header and ignores other services", func() {
 		v, _, err := microversion.Negotiate(headers(microversion.HeaderStandard, "compute 2.1, baremetal 1.3, BAREMETAL 1.5, volume 3.0"))
-		Expect(err).To(BeNil())
+		Expect(err).ToNot(HaveOccurred())
 		Expect(v).To(Equal(microversion.V1(5)))
 	})
 
 	It("prefers the standard header over the legacy one", func() {
 		v, _, err := microversion.Negotiate(headers(microversion.HeaderStandard, "baremetal 1.4", microversion.HeaderLegacy, "1.9"))
-		Expect(err).To(BeNil())
+		Expect(err).ToNot(HaveOccurred())
 		Expect(v).To(Equal(microversion.V1(4)))
 	})
 
 	It("falls back to the legacy header when the standard one names no baremetal version", func() {
 		v, _, err := microversion.Negotiate(headers(microversion.HeaderStandard, "compute 2.1", microversion.HeaderLegacy, "1.2, 1.6"))
-		Expect(err).To(BeNil())
+		Expect(err).ToNot(HaveOccurred())
 		Expect(v).To(Equal(microversion.V1(6)))
 	})
 
 	It("maps latest (any case) to the maximum", func() {
 		v, _, err := microversion.Negotiate(headers(microversion.HeaderLegacy, " LaTeSt "))
-		Expect(err).To(BeNil())
+		Expect(err).ToNot(HaveOccurred())
 		Expect(v).To(Equal(microversion.Max))
 	})
 
 	It("tolerates surrounding whitespace", func() {
 		v, _, err := microversion.Negotiate(headers(microversion.HeaderLegacy, "  1.7 "))
-		Expect(err).To(BeNil())
+		Expect(err).ToNot(HaveOccurred())
 		Expect(v).To(Equal(microversion.V1(7)))
 	})
 
 	DescribeTable("rejects malformed values without the range headers",
 		func(raw string) {
 			_, known, err := microversion.Negotiate(headers(microversion.HeaderLegacy, raw))
-			Expect(err).NotTo(BeNil())
+			Expect(err).To(HaveOccurred())
 			Expect(err.HTTPStatus()).To(Equal(http.StatusNotAcceptable))
 			Expect(err.Message).To(Equal("Invalid value for X-OpenStack-Ironic-API-Version header"))
 			Expect(known).To(BeFalse())
@@ -89,7 +89,7 @@ var _ = Describe("Negotiate", func() {
 	It("accepts every version of the range", func() {
 		for m := 1; m <= microversion.Max.Minor; m++ {
 			v, _, err := microversion.Negotiate(headers(microversion.HeaderLegacy, microversion.V1(m).String()))
-			Expect(err).To(BeNil())
+			Expect(err).ToNot(HaveOccurred())
 			Expect(v.Minor).To(Equal(m))
 		}
 	})

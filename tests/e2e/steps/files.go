@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -79,7 +80,7 @@ func Output(name string, args ...string) string {
 	GinkgoHelper()
 	out, err := exec.Command(name, args...).Output()
 	var stderr []byte
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		stderr = ee.Stderr
 	}
 	Expect(err).NotTo(HaveOccurred(), "%s %s: %s", name, strings.Join(args, " "), stderr)

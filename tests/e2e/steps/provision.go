@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
@@ -93,7 +94,7 @@ func (f Ferricctl) Run(ctx context.Context, args ...string) string {
 	cmd.Env = append(os.Environ(), "OS_ENDPOINT="+f.APIURL, "OS_AUTH_TYPE=none")
 	out, err := cmd.Output()
 	var stderr []byte
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		stderr = ee.Stderr
 	}
 	Expect(err).NotTo(HaveOccurred(), "ferricctl %v: %s", args, stderr)

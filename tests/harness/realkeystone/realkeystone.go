@@ -37,11 +37,11 @@ const (
 func Available() error {
 	for _, path := range []string{wsgiApp, uwsgiPlugin} {
 		if _, err := os.Stat(path); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrMissing, path, err)
+			return fmt.Errorf("%w: %s: %w", ErrMissing, path, err)
 		}
 	}
 	if _, err := exec.LookPath("keystone-manage"); err != nil {
-		return fmt.Errorf("%w: %v", ErrMissing, err)
+		return fmt.Errorf("%w: %w", ErrMissing, err)
 	}
 	return nil
 }

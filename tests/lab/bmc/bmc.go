@@ -145,7 +145,7 @@ func Start(ctx context.Context, n int, opts Options) (*Fleet, error) {
 	tailCtx, cancel := context.WithCancel(context.Background())
 	f := &Fleet{dir: dir, cancel: cancel}
 	fail := func(err error) (*Fleet, error) {
-		f.Stop()
+		_ = f.Stop()
 		return nil, err
 	}
 	hook := opts.HookBinary
@@ -251,7 +251,7 @@ func (b *BMC) Start(ctx context.Context) error {
 	}()
 	b.proc = p
 	if err := b.waitReady(ctx, p); err != nil {
-		b.stopLocked()
+		_ = b.stopLocked()
 		return err
 	}
 	return nil
@@ -272,7 +272,7 @@ func (b *BMC) waitReady(ctx context.Context, p *process) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("ipmi_sim on port %d not answering: %w (last: %v)", b.Port, ctx.Err(), last)
+			return fmt.Errorf("ipmi_sim on port %d not answering: %w (last: %w)", b.Port, ctx.Err(), last)
 		case <-p.exited:
 		case <-time.After(50 * time.Millisecond):
 		}

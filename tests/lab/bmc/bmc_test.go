@@ -148,7 +148,7 @@ var _ = Describe("Fleet.Stop", func() {
 		Expect(err).NotTo(HaveOccurred())
 		other, err := bmc.Start(ctx, 1, bmc.Options{})
 		Expect(err).NotTo(HaveOccurred())
-		defer other.Stop()
+		defer func() { _ = other.Stop() }()
 
 		b := fleet.BMCs[0]
 		Expect(b.Username).To(Equal("root"))

@@ -55,6 +55,7 @@ func WithQuery[B any](url string, opts B, render func(B) (string, error)) (strin
 
 // Get reads url into r.
 func Get(ctx context.Context, client *gophercloud.ServiceClient, url string, r *gophercloud.Result) {
+	//nolint:bodyclose // gophercloud reads and closes the body (no KeepResponseBody)
 	resp, err := client.Get(ctx, url, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{http.StatusOK}})
 	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
 }
@@ -66,6 +67,7 @@ func Create(ctx context.Context, client *gophercloud.ServiceClient, url string, 
 		r.Err = err
 		return
 	}
+	//nolint:bodyclose // gophercloud reads and closes the body (no KeepResponseBody)
 	resp, err := client.Post(ctx, url, body, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{http.StatusCreated}})
 	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
 }
@@ -81,12 +83,14 @@ func Update[P any](ctx context.Context, client *gophercloud.ServiceClient, url s
 		}
 		body[i] = m
 	}
+	//nolint:bodyclose // gophercloud reads and closes the body (no KeepResponseBody)
 	resp, err := client.Patch(ctx, url, body, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{http.StatusOK}})
 	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
 }
 
 // Delete deletes url.
 func Delete(ctx context.Context, client *gophercloud.ServiceClient, url string, r *gophercloud.Result) {
+	//nolint:bodyclose // gophercloud reads and closes the body (no KeepResponseBody)
 	resp, err := client.Delete(ctx, url, &gophercloud.RequestOpts{OkCodes: []int{http.StatusNoContent}})
 	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
 }

@@ -176,6 +176,7 @@ func negotiate(ctx context.Context, c *gophercloud.ServiceClient) string {
 			Version string `json:"version"`
 		} `json:"version"`
 	}
+	//nolint:bodyclose // gophercloud reads and closes the body (no KeepResponseBody)
 	resp, err := c.Get(ctx, c.Endpoint, &body, &gophercloud.RequestOpts{OkCodes: []int{http.StatusOK}})
 	if err != nil {
 		return fallbackVersion

@@ -29,7 +29,7 @@ var _ = Describe("ferric-lab", func() {
 		DeferCleanup(func() {
 			if cmd.ProcessState == nil {
 				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-				<-exited
+				Eventually(exited).Should(Receive())
 			}
 		})
 		Eventually(output, 4*time.Minute).Should(gbytes.Say("Ferric lab is running"))
