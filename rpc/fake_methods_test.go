@@ -22,10 +22,6 @@ func (f *fakeConductor) GetRAIDLogicalDiskProperties(ctx context.Context, args D
 	return map[string]string{"raid_level": "level of " + args.DriverName}, nil
 }
 
-func (f *fakeConductor) SetConsoleMode(ctx context.Context, args SetConsoleModeArgs) error {
-	return nil
-}
-
 func (f *fakeConductor) GetConsoleInformation(ctx context.Context, args NodeArgs) (map[string]any, error) {
 	return map[string]any{"type": "fake", "url": "fake://" + args.NodeID}, nil
 }
@@ -105,10 +101,6 @@ func (f *fakeConductor) DestroyVolumeTarget(ctx context.Context, args VolumeTarg
 // The fake refuses to remove a trait named "MISSING", rescues only with
 // a password "good", and reports one BIOS setting.
 
-func (f *fakeConductor) AddNodeTraits(ctx context.Context, args NodeTraitsArgs) error {
-	return nil
-}
-
 func (f *fakeConductor) RemoveNodeTraits(ctx context.Context, args NodeTraitsArgs) error {
 	for _, t := range args.Traits {
 		if t == "MISSING" {
@@ -122,10 +114,6 @@ func (f *fakeConductor) DoNodeRescue(ctx context.Context, args RescueArgs) error
 	if args.RescuePassword != "good" {
 		return errs.InvalidParameterValue("bad password")
 	}
-	return nil
-}
-
-func (f *fakeConductor) DoNodeUnrescue(ctx context.Context, args NodeArgs) error {
 	return nil
 }
 

@@ -42,67 +42,76 @@ func newFakeConductor() *fakeConductor {
 	}
 }
 
-// mux serves f, recording each message once its arguments decoded.
+// mux serves every declared method: each call is recorded once its
+// arguments decoded, then answered by the method's canned reply, or with
+// a zero result (a command's success) when it has none. A new method
+// needs nothing here until a spec wants a particular answer.
 func (f *fakeConductor) mux() *Mux {
+	replies := map[string]func(context.Context, any) (any, error){}
+	for _, c := range []canned{
+		answer(UpdateNode, f.UpdateNode),
+		answerCommand(DestroyNode, f.DestroyNode),
+		answerCommand(ChangeNodePowerState, f.ChangeNodePowerState),
+		answerCommand(DoNodeTearDown, f.DoNodeTearDown),
+		answerCommand(DoNodeClean, f.DoNodeClean),
+		answerCommand(DoProvisioningAction, f.DoProvisioningAction),
+		answerCommand(ContinueNodeClean, f.ContinueNodeClean),
+		answerCommand(ContinueNodeDeploy, f.ContinueNodeDeploy),
+		answer(ValidateDriverInterfaces, f.ValidateDriverInterfaces),
+		answerCommand(SetBootDevice, f.SetBootDevice),
+		answer(GetBootDevice, f.GetBootDevice),
+		answer(GetSupportedBootDevices, f.GetSupportedBootDevices),
+		answer(UpdatePort, f.UpdatePort),
+		answerCommand(DestroyPort, f.DestroyPort),
+		answerCommand(Heartbeat, f.Heartbeat),
+		answer(VendorPassthru, f.VendorPassthru),
+		answerCommand(SetTargetRAIDConfig, f.SetTargetRAIDConfig),
+		answer(GetRAIDLogicalDiskProperties, f.GetRAIDLogicalDiskProperties),
+		answer(GetDriverProperties, f.GetDriverProperties),
+		answer(GetConsoleInformation, f.GetConsoleInformation),
+		answerCommand(InjectNMI, f.InjectNMI),
+		answer(GetNodeVendorPassthruMethods, f.GetNodeVendorPassthruMethods),
+		answer(GetDriverVendorPassthruMethods, f.GetDriverVendorPassthruMethods),
+		answer(DriverVendorPassthru, f.DriverVendorPassthru),
+		answer(GetNodeWithToken, f.GetNodeWithToken),
+		answer(VIFList, f.VIFList),
+		answerCommand(VIFAttach, f.VIFAttach),
+		answerCommand(VIFDetach, f.VIFDetach),
+		answer(UpdateVolumeConnector, f.UpdateVolumeConnector),
+		answerCommand(DestroyVolumeConnector, f.DestroyVolumeConnector),
+		answer(UpdateVolumeTarget, f.UpdateVolumeTarget),
+		answerCommand(DestroyVolumeTarget, f.DestroyVolumeTarget),
+		answer(UpdatePortgroup, f.UpdatePortgroup),
+		answerCommand(DestroyPortgroup, f.DestroyPortgroup),
+		answerCommand(RemoveNodeTraits, f.RemoveNodeTraits),
+		answerCommand(DoNodeRescue, f.DoNodeRescue),
+		answer(GetBIOSSettings, f.GetBIOSSettings),
+	} {
+		replies[c.name] = c.answer
+	}
 	mux := NewMux()
-	recordMethod(f, mux, UpdateNode, f.UpdateNode)
-	recordCommand(f, mux, DestroyNode, f.DestroyNode)
-	recordCommand(f, mux, ChangeNodePowerState, f.ChangeNodePowerState)
-	recordCommand(f, mux, DoNodeDeploy, f.DoNodeDeploy)
-	recordCommand(f, mux, DoNodeTearDown, f.DoNodeTearDown)
-	recordCommand(f, mux, DoNodeClean, f.DoNodeClean)
-	recordCommand(f, mux, DoProvisioningAction, f.DoProvisioningAction)
-	recordCommand(f, mux, ContinueNodeClean, f.ContinueNodeClean)
-	recordCommand(f, mux, ContinueNodeDeploy, f.ContinueNodeDeploy)
-	recordMethod(f, mux, ValidateDriverInterfaces, f.ValidateDriverInterfaces)
-	recordCommand(f, mux, SetBootDevice, f.SetBootDevice)
-	recordMethod(f, mux, GetBootDevice, f.GetBootDevice)
-	recordMethod(f, mux, GetSupportedBootDevices, f.GetSupportedBootDevices)
-	recordMethod(f, mux, UpdatePort, f.UpdatePort)
-	recordCommand(f, mux, DestroyPort, f.DestroyPort)
-	recordCommand(f, mux, Heartbeat, f.Heartbeat)
-	recordMethod(f, mux, VendorPassthru, f.VendorPassthru)
-	recordCommand(f, mux, SetTargetRAIDConfig, f.SetTargetRAIDConfig)
-	recordMethod(f, mux, GetRAIDLogicalDiskProperties, f.GetRAIDLogicalDiskProperties)
-	recordMethod(f, mux, GetDriverProperties, f.GetDriverProperties)
-	recordCommand(f, mux, SetConsoleMode, f.SetConsoleMode)
-	recordMethod(f, mux, GetConsoleInformation, f.GetConsoleInformation)
-	recordCommand(f, mux, InjectNMI, f.InjectNMI)
-	recordMethod(f, mux, GetNodeVendorPassthruMethods, f.GetNodeVendorPassthruMethods)
-	recordMethod(f, mux, GetDriverVendorPassthruMethods, f.GetDriverVendorPassthruMethods)
-	recordMethod(f, mux, DriverVendorPassthru, f.DriverVendorPassthru)
-	recordMethod(f, mux, GetNodeWithToken, f.GetNodeWithToken)
-	recordMethod(f, mux, VIFList, f.VIFList)
-	recordCommand(f, mux, VIFAttach, f.VIFAttach)
-	recordCommand(f, mux, VIFDetach, f.VIFDetach)
-	recordMethod(f, mux, UpdateVolumeConnector, f.UpdateVolumeConnector)
-	recordCommand(f, mux, DestroyVolumeConnector, f.DestroyVolumeConnector)
-	recordMethod(f, mux, UpdateVolumeTarget, f.UpdateVolumeTarget)
-	recordCommand(f, mux, DestroyVolumeTarget, f.DestroyVolumeTarget)
-	recordMethod(f, mux, UpdatePortgroup, f.UpdatePortgroup)
-	recordCommand(f, mux, DestroyPortgroup, f.DestroyPortgroup)
-	recordCommand(f, mux, AddNodeTraits, f.AddNodeTraits)
-	recordCommand(f, mux, RemoveNodeTraits, f.RemoveNodeTraits)
-	recordCommand(f, mux, DoNodeRescue, f.DoNodeRescue)
-	recordCommand(f, mux, DoNodeUnrescue, f.DoNodeUnrescue)
-	recordMethod(f, mux, GetBIOSSettings, f.GetBIOSSettings)
+	serveDeclared(mux, func(ctx context.Context, s Spec, args any) (any, error) {
+		f.record(ctx, s.Name, subjectOf(args))
+		if answer, ok := replies[s.Name]; ok {
+			return answer(ctx, args)
+		}
+		return nil, nil
+	})
 	return mux
 }
 
-// recordMethod and recordCommand register a fake handler that records
-// each call whose arguments decoded.
-func recordMethod[A, R any](f *fakeConductor, mux *Mux, m Method[A, R], h func(context.Context, A) (R, error)) {
-	m.Handle(mux, func(ctx context.Context, args A) (R, error) {
-		f.record(ctx, m.Name, subjectOf(args))
-		return h(ctx, args)
-	})
+// canned is a method's answer in the fake, typed where it is written.
+type canned struct {
+	name   string
+	answer func(context.Context, any) (any, error)
 }
 
-func recordCommand[A any](f *fakeConductor, mux *Mux, m Command[A], h func(context.Context, A) error) {
-	m.Handle(mux, func(ctx context.Context, args A) error {
-		f.record(ctx, m.Name, subjectOf(args))
-		return h(ctx, args)
-	})
+func answer[A, R any](m Method[A, R], h func(context.Context, A) (R, error)) canned {
+	return canned{m.Name, func(ctx context.Context, args any) (any, error) { return h(ctx, args.(A)) }}
+}
+
+func answerCommand[A any](m Command[A], h func(context.Context, A) error) canned {
+	return canned{m.Name, func(ctx context.Context, args any) (any, error) { return nil, h(ctx, args.(A)) }}
 }
 
 // subjectOf is what a request is about, read from its arguments as they
@@ -250,10 +259,6 @@ func (f *fakeConductor) ChangeNodePowerState(ctx context.Context, args ChangePow
 		panic("driver exploded with password hunter2")
 	}
 	return errs.New(errs.KindNoValidHost, "No conductor for node %s.", args.NodeID).WithStatus(http.StatusNotFound)
-}
-
-func (f *fakeConductor) DoNodeDeploy(ctx context.Context, args DeployArgs) error {
-	return nil
 }
 
 func (f *fakeConductor) DoNodeTearDown(ctx context.Context, args NodeArgs) error {

@@ -31,7 +31,16 @@ type Spec struct {
 	Since string
 	Kind  Kind
 	Doc   Doc
+
+	// serve registers a handler of any arguments and result on a mux: the
+	// typed half of a declaration, kept so every declared method can be
+	// served from the list alone.
+	serve func(mux *Mux, h anyHandler)
 }
+
+// anyHandler serves a method whatever its types: it gets the decoded
+// arguments and returns the result, nil for a command or a zero result.
+type anyHandler func(ctx context.Context, s Spec, args any) (any, error)
 
 // Doc documents a method in README.md's method table. Result is empty for
 // methods that return nothing, Errors for those with no typical error.
@@ -50,13 +59,35 @@ type Method[A, R any] struct{ Spec }
 type Command[A any] struct{ Spec }
 
 func declare[A, R any](s Spec) Method[A, R] {
+	m := Method[A, R]{s}
+	s.serve = func(mux *Mux, h anyHandler) {
+		m.Handle(mux, func(ctx context.Context, args A) (R, error) {
+			res, err := h(ctx, s, args)
+			r, _ := res.(R)
+			return r, err
+		})
+	}
 	declared = append(declared, s)
-	return Method[A, R]{s}
+	return m
 }
 
 func declareCommand[A any](s Spec) Command[A] {
+	m := Command[A]{s}
+	s.serve = func(mux *Mux, h anyHandler) {
+		m.Handle(mux, func(ctx context.Context, args A) error {
+			_, err := h(ctx, s, args)
+			return err
+		})
+	}
 	declared = append(declared, s)
-	return Command[A]{s}
+	return m
+}
+
+// serveDeclared makes h serve every declared method on mux.
+func serveDeclared(mux *Mux, h anyHandler) {
+	for _, s := range declared {
+		s.serve(mux, h)
+	}
 }
 
 // Methods returns the specs of every declared method, in declaration order.
