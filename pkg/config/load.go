@@ -18,7 +18,11 @@ const EnvPrefix = "FERRIC_"
 // option is one `ini`-tagged field, located by its index path in Config.
 type option struct {
 	section, name, help, sample string
-	index                       []int
+	// def is the default, as the loader reads it; "" leaves the zero value.
+	def string
+	// check is the rule the value alone must meet (checks.go).
+	check string
+	index []int
 }
 
 func (o option) field(c *Config) reflect.Value {
@@ -48,7 +52,7 @@ func describe() ([]string, []option) {
 				secs = append(secs, sec)
 			}
 			opts = append(opts, option{
-				section: sec, name: name, help: f.Tag.Get("help"), sample: f.Tag.Get("sample"),
+				section: sec, name: name, help: f.Tag.Get("help"), sample: f.Tag.Get("sample"), def: f.Tag.Get("default"), check: f.Tag.Get("check"),
 				index: []int{i, j},
 			})
 		}
@@ -280,7 +284,7 @@ func parseBool(text string) (bool, error) {
 }
 
 func parseList(text string) []string {
-	out := []string{}
+	var out []string
 	for _, item := range strings.Split(text, ",") {
 		if item = strings.TrimSpace(item); item != "" {
 			out = append(out, item)
