@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -58,14 +59,21 @@ func (s *Server) nodeView(c echo.Context, fields []string) nodes.View {
 	return vw
 }
 
-// nodeFilterParams are the node list filters and the version each needs:
-// the catalogue's, and conductor, which the hash ring answers after the
-// query.
-var nodeFilterParams = func() map[string]microversion.Version {
-	m := nodes.Resource.FilterParams()
-	m["conductor"] = microversion.ConductorField
-	return m
-}()
+// nodeFilterParams are the node list filters and the version each needs.
+var nodeFilterParams = map[string]microversion.Version{
+	"chassis_uuid": microversion.Min, "instance_uuid": microversion.Min, "associated": microversion.Min,
+	"maintenance": microversion.Min, "provision_state": microversion.ProvisionFilter,
+	"driver": microversion.DriverFilter, "resource_class": microversion.ResourceClassField,
+	"fault": microversion.V1(42), "conductor_group": microversion.ConductorGroup,
+	"conductor": microversion.V1(49), "owner": microversion.V1(50),
+	"description_contains": microversion.V1(51), "retired": microversion.V1(61),
+	"lessee": microversion.V1(65), "shard": microversion.V1(82), "sharded": microversion.V1(82),
+	"parent_node": microversion.V1(83), "include_children": microversion.V1(83),
+	"instance_name": microversion.V1(104),
+}
+
+var nodeFaults = map[string]bool{"power failure": true, "clean failure": true,
+	"rescue abort failure": true, "service failure": true}
 
 func (s *Server) listNodes(c echo.Context) error { return s.nodeList(c, false) }
 
@@ -108,7 +116,7 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 				for i := range items {
 					s.redactNode(c, &items[i])
 				}
-				out := list.Page[model.Node]{Items: items, Carry: carry, NoNext: q.Has("instance_uuid")}
+				out := list.Page[model.Node]{Items: items, Carry: carry, NoNext: filter.InstanceUUID != nil}
 				if err == nil && q.Has("conductor") {
 					// The next link follows the page as read.
 					out.Shown = s.onConductor(ctx, slices.Clone(items), host)
@@ -133,18 +141,68 @@ func (s *Server) maxLimit() int {
 	return 1000
 }
 
-// nodeFilter turns the catalogue's filter parameters into a db.NodeFilter
-// and the parameters a next link carries; conductor is carried too.
+// nodeFilter turns the filter parameters into a db.NodeFilter and the
+// parameters to carry into the next link (all of them, unlike Ironic, so
+// that following next keeps the same result set).
 func nodeFilter(q url.Values) (db.NodeFilter, []query.Param, error) {
-	where, carry, err := query.Filters(nodes.Resource.FilterRows(), q)
-	if err != nil {
-		return db.NodeFilter{}, nil, err
+	var f db.NodeFilter
+	var carry []query.Param
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		if _, ok := nodeFilterParams[k]; ok {
+			keys = append(keys, k)
+		}
 	}
-	if q.Has("conductor") {
-		carry = append(carry, query.Param{Key: "conductor", Value: q.Get("conductor")})
-		slices.SortFunc(carry, func(a, b query.Param) int { return strings.Compare(a.Key, b.Key) })
+	sort.Strings(keys)
+	for _, k := range keys {
+		raw := q.Get(k)
+		carry = append(carry, query.Param{Key: k, Value: raw})
+		switch k {
+		case "chassis_uuid", "instance_uuid":
+			u, ok := ident.CanonicalUUID(raw)
+			if !ok {
+				return f, nil, errs.InvalidParameterValue("Expected a UUID for %s but received %s.", k, raw)
+			}
+			if k == "chassis_uuid" {
+				f.ChassisUUID = &u
+			} else {
+				f.InstanceUUID = &u
+			}
+		case "associated", "maintenance":
+			b, err := query.ParseBool(k, raw)
+			if err != nil {
+				return f, nil, err
+			}
+			if k == "associated" {
+				f.Associated = &b
+			} else {
+				f.Maintenance = &b
+			}
+			carry[len(carry)-1].Value = query.PyBool(b)
+		case "provision_state":
+			f.ProvisionStates = query.List(q, k)
+			for _, st := range f.ProvisionStates {
+				if !states.Valid(st) {
+					return f, nil, errs.InvalidParameterValue("Provision state \"%s\" is not valid", st)
+				}
+			}
+		case "driver":
+			f.Driver = &raw
+		case "resource_class":
+			f.ResourceClass = &raw
+		case "owner":
+			f.Owner = &raw
+		case "conductor_group":
+			g := strings.ToLower(raw)
+			f.ConductorGroup = &g
+		case "fault":
+			if !nodeFaults[raw] {
+				return f, nil, errs.InvalidParameterValue("Unknown fault: %s", raw)
+			}
+			f.Fault = &raw
+		}
 	}
-	return db.NodeFilter{Where: where}, carry, nil
+	return f, carry, nil
 }
 
 func (s *Server) getNode(c echo.Context) error {

@@ -203,7 +203,7 @@ var _ = Describe("Periodic tasks at scale", func() {
 			otherEnv := *e
 			otherEnv.group = other
 			DeferCleanup(func(ctx SpecContext) {
-				nodes, err := e.store.ListNodes(ctx, db.NodeFilter{ConductorGroupFold: &other}, db.Page{}, []string{"uuid"})
+				nodes, err := e.store.ListNodes(ctx, db.NodeFilter{ConductorGroup: &other}, db.Page{}, []string{"uuid"})
 				Expect(err).NotTo(HaveOccurred())
 				for _, n := range nodes {
 					Expect(e.store.DestroyNode(ctx, n.UUID)).To(Succeed())

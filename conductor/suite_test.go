@@ -109,7 +109,7 @@ func newEnv(backend string) *env {
 		log:       log,
 	}
 	DeferCleanup(func(ctx SpecContext) {
-		nodes, err := e.store.ListNodes(ctx, db.NodeFilter{ConductorGroupFold: &e.group}, db.Page{}, []string{"uuid"})
+		nodes, err := e.store.ListNodes(ctx, db.NodeFilter{ConductorGroup: &e.group}, db.Page{}, []string{"uuid"})
 		Expect(err).NotTo(HaveOccurred())
 		for _, n := range nodes {
 			Expect(e.store.DestroyNode(ctx, n.UUID)).To(Succeed())

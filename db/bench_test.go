@@ -10,7 +10,6 @@ import (
 
 	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 const benchNodes = 1000
@@ -213,10 +212,10 @@ func BenchmarkListNodesFilteredDeep(b *testing.B) {
 	}{
 		{"provision_state=manageable", NodeFilter{ProvisionStates: []string{"manageable"}}},
 		{"provision_state=available", NodeFilter{ProvisionStates: []string{"available"}}},
-		{"driver", whereFilter("driver", filter.Equal, "fake-hardware")},
-		{"conductor_group", whereFilter("conductor_group", filter.Equal, "rack-1")},
-		{"resource_class", whereFilter("resource_class", filter.Equal, "class-3")},
-		{"owner", whereFilter("owner", filter.Equal, "owner-3")},
+		{"driver", NodeFilter{Driver: ptr("fake-hardware")}},
+		{"conductor_group", NodeFilter{ConductorGroup: ptr("rack-1")}},
+		{"resource_class", NodeFilter{ResourceClass: ptr("class-3")}},
+		{"owner", NodeFilter{Owner: ptr("owner-3")}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			all, err := s.ListNodes(ctx, tc.filter, Page{}, []string{"uuid"})

@@ -22,10 +22,6 @@ type tableColumns struct {
 	schema *schema.Schema
 	all    []string // every column, in declaration order
 	json   []string // JSON document columns: never sort keys
-	// indexed names the index of each column that has one of its own;
-	// unique holds the columns with a unique index of their own.
-	indexed map[string]string
-	unique  map[string]bool
 }
 
 func parseColumns(m any) tableColumns {
@@ -35,16 +31,7 @@ func parseColumns(m any) tableColumns {
 	}
 	jsonObject := reflect.TypeFor[model.JSONObject]()
 	stringList := reflect.TypeFor[model.StringList]()
-	t := tableColumns{schema: s, all: slices.Clone(s.DBNames), indexed: map[string]string{}, unique: map[string]bool{}}
-	for _, idx := range s.ParseIndexes() {
-		switch {
-		case len(idx.Fields) != 1:
-		case idx.Class == "UNIQUE":
-			t.unique[idx.Fields[0].DBName] = true
-		case idx.Class == "":
-			t.indexed[idx.Fields[0].DBName] = idx.Name
-		}
-	}
+	t := tableColumns{schema: s, all: slices.Clone(s.DBNames)}
 	for _, f := range s.Fields {
 		if f.DBName != "" && (f.FieldType == jsonObject || f.FieldType == stringList) {
 			t.json = append(t.json, f.DBName)

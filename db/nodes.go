@@ -17,21 +17,29 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
-	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 // NodeFilter narrows ListNodes. A nil field does not filter. A non-nil
 // empty slice matches no node (an empty set of states or uuids).
 type NodeFilter struct {
-	// Where are the list filters a client asked for, as the node
-	// catalogue's rows declare them.
-	Where           []filter.Cond
 	ProvisionStates []string
+	Driver          *string
+	ResourceClass   *string
+	ConductorGroup  *string
 	ChassisUUID     *string
+	InstanceUUID    *string
+	Owner           *string
+	Lessee          *string
 	// Project matches nodes it owns or leases: what a project-scoped
 	// token may list.
-	Project     *string
+	Project *string
+	Fault   *string
+	// DescriptionContains matches a substring, case-insensitively.
+	DescriptionContains *string
+	// Associated: the node has an instance_uuid.
+	Associated  *bool
 	Maintenance *bool
+	Retired     *bool
 	// Reserved: the node is locked by some conductor.
 	Reserved   *bool
 	ReservedBy []string
@@ -160,11 +168,7 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter, p Page, columns []s
 	if index := filterIndex(f, p.SortKey); index != "" && s.dialect == DialectMySQL {
 		q = q.Table("nodes FORCE INDEX (" + index + ")")
 	}
-	conds, err := nodeConditions(f)
-	if err != nil {
-		return nil, err
-	}
-	for _, cond := range conds {
+	for _, cond := range nodeConditions(f) {
 		q = q.Where(cond)
 	}
 	markers := s.db
@@ -203,65 +207,82 @@ func filterIndex(f NodeFilter, sortKey string) string {
 	}
 	var index string
 	count := 0
-	use := func(column string) {
-		index = nodeColumns.indexed[column]
-		count++
-	}
-	if len(f.ProvisionStates) == 1 {
-		use("provision_state")
-	}
-	if f.ChassisUUID != nil {
-		use("chassis_uuid")
-	}
-	for _, c := range f.Where {
-		_, indexed := nodeColumns.indexed[c.Column]
-		values, isList := c.Value.([]string)
-		switch {
-		case nodeColumns.unique[c.Column]:
-			return ""
-		case !indexed:
-		case c.Op == filter.Equal, c.Op == filter.In && isList && len(values) == 1:
-			use(c.Column)
-		default:
-			return ""
+	use := func(set bool, column string) {
+		if set {
+			index = "idx_nodes_" + column
+			count++
 		}
 	}
+	use(len(f.ProvisionStates) == 1, "provision_state")
+	use(f.Driver != nil, "driver")
+	use(f.ResourceClass != nil, "resource_class")
+	use(f.ConductorGroup != nil, "conductor_group")
+	use(f.ChassisUUID != nil, "chassis_uuid")
+	use(f.Owner != nil, "owner")
+	use(f.Lessee != nil, "lessee")
 	rest := f
-	rest.Where, rest.ProvisionStates, rest.ChassisUUID, rest.Maintenance = nil, nil, nil, nil
+	rest.ProvisionStates, rest.Driver, rest.ResourceClass, rest.ConductorGroup, rest.ChassisUUID, rest.Owner, rest.Lessee = nil, nil, nil, nil, nil, nil, nil
+	rest.Maintenance, rest.Retired, rest.Fault, rest.DescriptionContains = nil, nil, nil, nil
 	if count != 1 || !reflect.DeepEqual(rest, NodeFilter{}) {
 		return ""
 	}
 	return index
 }
 
-func nodeConditions(f NodeFilter) ([]clause.Expression, error) {
+func nodeConditions(f NodeFilter) []clause.Expression {
 	col := func(name string) clause.Column { return clause.Column{Table: "nodes", Name: name} }
-	out, err := conditions("nodes", f.Where)
-	if err != nil {
-		return nil, err
-	}
+	var out []clause.Expression
 	in := func(name string, values []string) {
-		if values != nil {
-			out = append(out, inList(col(name), values))
+		if values == nil {
+			return
+		}
+		vals := make([]any, len(values))
+		for i, v := range values {
+			vals[i] = v
+		}
+		out = append(out, clause.IN{Column: col(name), Values: vals})
+	}
+	eq := func(name string, v *string) {
+		if v != nil {
+			out = append(out, clause.Eq{Column: col(name), Value: *v})
+		}
+	}
+	isBool := func(name string, v *bool) {
+		if v != nil {
+			out = append(out, clause.Eq{Column: col(name), Value: *v})
+		}
+	}
+	isSet := func(name string, v *bool) {
+		switch {
+		case v == nil:
+		case *v:
+			out = append(out, clause.Neq{Column: col(name), Value: nil})
+		default:
+			out = append(out, clause.Eq{Column: col(name), Value: nil})
 		}
 	}
 	in("provision_state", f.ProvisionStates)
-	if f.ChassisUUID != nil {
-		out = append(out, clause.Eq{Column: col("chassis_uuid"), Value: *f.ChassisUUID})
-	}
+	eq("driver", f.Driver)
+	eq("resource_class", f.ResourceClass)
+	eq("conductor_group", f.ConductorGroup)
+	eq("chassis_uuid", f.ChassisUUID)
+	eq("instance_uuid", f.InstanceUUID)
+	eq("owner", f.Owner)
+	eq("lessee", f.Lessee)
 	if f.Project != nil {
 		out = append(out, projectNodes(*f.Project))
 	}
-	if f.Maintenance != nil {
-		out = append(out, clause.Eq{Column: col("maintenance"), Value: *f.Maintenance})
+	eq("fault", f.Fault)
+	if f.DescriptionContains != nil {
+		out = append(out, clause.Expr{
+			SQL:  "LOWER(?) LIKE ? ESCAPE '!'",
+			Vars: []any{col("description"), "%" + escapeLike(strings.ToLower(*f.DescriptionContains)) + "%"},
+		})
 	}
-	switch {
-	case f.Reserved == nil:
-	case *f.Reserved:
-		out = append(out, clause.Neq{Column: col("reservation"), Value: nil})
-	default:
-		out = append(out, clause.Eq{Column: col("reservation"), Value: nil})
-	}
+	isSet("instance_uuid", f.Associated)
+	isBool("maintenance", f.Maintenance)
+	isBool("retired", f.Retired)
+	isSet("reservation", f.Reserved)
 	in("reservation", f.ReservedBy)
 	if f.ProvisionUpdatedBefore != nil {
 		out = append(out, clause.Lt{Column: col("provision_updated_at"), Value: *normTime(f.ProvisionUpdatedBefore)})
@@ -274,7 +295,7 @@ func nodeConditions(f NodeFilter) ([]clause.Expression, error) {
 	if f.IDAbove > 0 {
 		out = append(out, clause.Gt{Column: col("id"), Value: f.IDAbove})
 	}
-	return out, nil
+	return out
 }
 
 // escapeLike makes s match literally in a LIKE pattern with ESCAPE '!'.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/pkg/errs"
-	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 func TestDB(t *testing.T) {
@@ -152,8 +151,3 @@ var _ = Describe("Store", func() {
 		})
 	}
 })
-
-// whereFilter is a node list filtered on one column, as the API builds it.
-func whereFilter(column string, op filter.Op, value any) NodeFilter {
-	return NodeFilter{Where: []filter.Cond{{Column: column, Op: op, Value: value}}}
-}

@@ -52,8 +52,6 @@ type Field[M any] struct {
 	// value and Columns the stored columns it derives from.
 	Computed bool
 	Columns  []string
-	// Filters are the list filters on the field's column.
-	Filters []Filter
 }
 
 // Implemented reports whether the field is backed by storage.

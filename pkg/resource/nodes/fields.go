@@ -6,42 +6,21 @@ package nodes
 
 import (
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/catalogue"
-	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/present"
 	"github.com/ferricbm/ferric/pkg/secrets"
-	"github.com/ferricbm/ferric/pkg/states"
 )
 
 // Field is one top-level node attribute.
 type Field = catalogue.Field[model.Node]
 
-// Filter is a node list filter on a field's column.
-type Filter = catalogue.Filter
-
-// faults are the values of fault, which ?fault= must name.
-var faults = []string{"power failure", "clean failure", "rescue abort failure", "service failure"}
-
-func checkFault(s string) (string, error) {
-	if !slices.Contains(faults, s) {
-		return "", errs.InvalidParameterValue("Unknown fault: %s", s)
-	}
-	return s, nil
-}
-
-func checkState(s string) (string, error) {
-	if !states.Valid(s) {
-		return "", errs.InvalidParameterValue("Provision state \"%s\" is not valid", s)
-	}
-	return s, nil
-}
+var typeErr = catalogue.TypeErrors("node")
 
 func str(name string, nullable bool, maxLen int, ptr func(*model.Node) **string) func(*model.Node, any) error {
 	return catalogue.Text("node", name, catalogue.TextRule{Required: !nullable, MaxLen: maxLen},
@@ -106,8 +85,7 @@ var Catalogue = []Field{
 	{Name: "driver", Since: v1, Create: true, Patch: true, Required: true, Sortable: true,
 		Get: func(n *model.Node) any { return n.Driver }, Text: func(n *model.Node) *string { return &n.Driver },
 		Set: catalogue.Text("node", "driver", catalogue.TextRule{Required: true, MaxLen: 255},
-			func(n *model.Node, s *string) { n.Driver = *s }),
-		Filters: []Filter{{Since: microversion.DriverFilter, Op: filter.Equal}}},
+			func(n *model.Node, s *string) { n.Driver = *s })},
 	{Name: "driver_info", Since: v1, Create: true, Patch: true, Masked: true,
 		Get: func(n *model.Node) any { return map[string]any(n.DriverInfo) },
 		Set: obj("driver_info", func(n *model.Node) *model.JSONObject { return &n.DriverInfo })},
@@ -122,29 +100,24 @@ var Catalogue = []Field{
 		Set:  obj("instance_info", func(n *model.Node) *model.JSONObject { return &n.InstanceInfo })},
 	{Name: "instance_uuid", Since: v1, Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return sp(n.InstanceUUID) }, Text: func(n *model.Node) *string { return n.InstanceUUID },
-		Set:     uuidField("instance_uuid", func(n *model.Node) **string { return &n.InstanceUUID }),
-		Filters: []Filter{{Op: filter.Equal, Value: catalogue.UUIDValue}, {Param: "associated", Op: filter.Set, Value: catalogue.BoolValue}}},
+		Set: uuidField("instance_uuid", func(n *model.Node) **string { return &n.InstanceUUID })},
 	{Name: "chassis_uuid", Since: v1, Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return sp(n.ChassisUUID) }, Text: func(n *model.Node) *string { return n.ChassisUUID },
-		Set:     uuidField("chassis_uuid", func(n *model.Node) **string { return &n.ChassisUUID }),
-		Filters: []Filter{{Op: filter.Equal, Value: catalogue.UUIDValue}}},
+		Set: uuidField("chassis_uuid", func(n *model.Node) **string { return &n.ChassisUUID })},
 	{Name: "extra", Since: v1, Create: true, Patch: true,
 		Get: func(n *model.Node) any { return map[string]any(n.Extra) },
 		Set: obj("extra", func(n *model.Node) *model.JSONObject { return &n.Extra })},
 	{Name: "power_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.PowerState) }, Text: func(n *model.Node) *string { return n.PowerState }},
 	{Name: "target_power_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.TargetPowerState) }, Text: func(n *model.Node) *string { return n.TargetPowerState }},
 	{Name: "provision_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.ProvisionState) },
-		Show:    func(n *model.Node, v microversion.Version) any { return ProvisionStateAt(n.ProvisionState, v) },
-		Filters: []Filter{{Since: microversion.ProvisionFilter, Op: filter.In, Value: catalogue.ListValue, Check: checkState}}},
+		Show: func(n *model.Node, v microversion.Version) any { return ProvisionStateAt(n.ProvisionState, v) }},
 	{Name: "target_provision_state", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.TargetProvisionState) }, Text: func(n *model.Node) *string { return n.TargetProvisionState }},
 	{Name: "provision_updated_at", Since: v1, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.ProvisionUpdatedAt) }},
 	{Name: "maintenance", Since: v1, Create: true, Patch: true, Sortable: true,
-		Get:     func(n *model.Node) any { return n.Maintenance },
-		Set:     boolean("maintenance", func(n *model.Node) *bool { return &n.Maintenance }),
-		Filters: []Filter{{Op: filter.Equal, Value: catalogue.BoolValue}}},
+		Get: func(n *model.Node) any { return n.Maintenance },
+		Set: boolean("maintenance", func(n *model.Node) *bool { return &n.Maintenance })},
 	{Name: "maintenance_reason", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.MaintenanceReason) }, Text: func(n *model.Node) *string { return n.MaintenanceReason }},
-	{Name: "fault", Since: microversion.V1(42), Sortable: true, Get: func(n *model.Node) any { return sp(n.Fault) }, Text: func(n *model.Node) *string { return n.Fault },
-		Filters: []Filter{{Op: filter.Equal, Check: checkFault}}},
+	{Name: "fault", Since: microversion.V1(42), Sortable: true, Get: func(n *model.Node) any { return sp(n.Fault) }, Text: func(n *model.Node) *string { return n.Fault }},
 	{Name: "last_error", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.LastError) }, Masked: true},
 	{Name: "reservation", Since: v1, Sortable: true, Get: func(n *model.Node) any { return sp(n.Reservation) }, Text: func(n *model.Node) *string { return n.Reservation }},
 	{Name: "console_enabled", Since: v1, Create: true, Sortable: true,
@@ -158,8 +131,7 @@ var Catalogue = []Field{
 	{Name: "inspection_finished_at", Since: microversion.InspectVerb, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.InspectionFinishedAt) }},
 	{Name: "resource_class", Since: microversion.ResourceClassField, Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return sp(n.ResourceClass) }, Text: func(n *model.Node) *string { return n.ResourceClass },
-		Set:     str("resource_class", true, 80, func(n *model.Node) **string { return &n.ResourceClass }),
-		Filters: []Filter{{Op: filter.Equal}}},
+		Set: str("resource_class", true, 80, func(n *model.Node) **string { return &n.ResourceClass })},
 	iface("network_interface", microversion.V1(20), func(n *model.Node) **string { return &n.NetworkInterface }),
 	iface("boot_interface", microversion.V1(31), func(n *model.Node) **string { return &n.BootInterface }),
 	iface("console_interface", microversion.V1(31), func(n *model.Node) **string { return &n.ConsoleInterface }),
@@ -174,9 +146,8 @@ var Catalogue = []Field{
 	iface("bios_interface", microversion.V1(40), func(n *model.Node) **string { return &n.BIOSInterface }),
 	{Name: "traits", Since: microversion.V1(37), Get: func(n *model.Node) any { return traits(n.Traits) }},
 	{Name: "conductor_group", Since: microversion.ConductorGroup, Create: true, Patch: true, Sortable: true,
-		Get:     func(n *model.Node) any { return n.ConductorGroup },
-		Set:     conductorGroup,
-		Filters: []Filter{{Op: filter.Equal, Check: func(s string) (string, error) { return strings.ToLower(s), nil }}}},
+		Get: func(n *model.Node) any { return n.ConductorGroup },
+		Set: conductorGroup},
 	// conductor is computed from the hash ring, not stored: View.Conductor
 	// supplies the value from the columns the ring is keyed by.
 	{Name: "conductor", Since: microversion.ConductorField, Computed: true, Columns: []string{"driver", "conductor_group"},
@@ -192,23 +163,19 @@ var Catalogue = []Field{
 		Set: str("protected_reason", true, model.MaxText, func(n *model.Node) **string { return &n.ProtectedReason })},
 	{Name: "owner", Since: microversion.V1(50), Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return sp(n.Owner) }, Text: func(n *model.Node) *string { return n.Owner },
-		Set:     str("owner", true, 255, func(n *model.Node) **string { return &n.Owner }),
-		Filters: []Filter{{Op: filter.Equal}}},
+		Set: str("owner", true, 255, func(n *model.Node) **string { return &n.Owner })},
 	{Name: "description", Since: microversion.V1(51), Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return sp(n.Description) }, Text: func(n *model.Node) *string { return n.Description },
-		Set:     str("description", true, 4096, func(n *model.Node) **string { return &n.Description }),
-		Filters: []Filter{{Param: "description_contains", Op: filter.ContainsFold}}},
+		Set: str("description", true, 4096, func(n *model.Node) **string { return &n.Description })},
 	{Name: "retired", Since: microversion.V1(61), Create: true, Patch: true, Sortable: true,
-		Get:     func(n *model.Node) any { return n.Retired },
-		Set:     boolean("retired", func(n *model.Node) *bool { return &n.Retired }),
-		Filters: []Filter{{Op: filter.Equal, Value: catalogue.BoolValue}}},
+		Get: func(n *model.Node) any { return n.Retired },
+		Set: boolean("retired", func(n *model.Node) *bool { return &n.Retired })},
 	{Name: "retired_reason", Since: microversion.V1(61), Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return sp(n.RetiredReason) }, Text: func(n *model.Node) *string { return n.RetiredReason },
 		Set: str("retired_reason", true, model.MaxText, func(n *model.Node) **string { return &n.RetiredReason })},
 	{Name: "lessee", Since: microversion.V1(65), Create: true, Patch: true, Sortable: true,
 		Get: func(n *model.Node) any { return sp(n.Lessee) }, Text: func(n *model.Node) *string { return n.Lessee },
-		Set:     str("lessee", true, 255, func(n *model.Node) **string { return &n.Lessee }),
-		Filters: []Filter{{Op: filter.Equal}}},
+		Set: str("lessee", true, 255, func(n *model.Node) **string { return &n.Lessee })},
 	{Name: "created_at", Since: v1, Sortable: true, Get: func(n *model.Node) any { return timeVal(&n.CreatedAt) }},
 	{Name: "updated_at", Since: v1, Sortable: true, Get: func(n *model.Node) any { return timeVal(n.UpdatedAt) }},
 
