@@ -122,6 +122,6 @@ lint: lint-tool
 	@failed=""; \
 	for m in $(MODULES); do \
 		echo "== golangci-lint $$m"; \
-		(cd $$m && ../$(GOLANGCI_LINT) run ./...) || failed="$$failed $$m"; \
+		(cd $$m && ../$(GOLANGCI_LINT) run --allow-parallel-runners ./...) || failed="$$failed $$m"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "golangci-lint failed in:$$failed"; exit 1; fi

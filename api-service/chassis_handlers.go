@@ -11,6 +11,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/chassis"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/resource/ident"
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 )
@@ -45,7 +46,7 @@ func (s *Server) chassisList(c echo.Context, detailPath bool) error {
 	return serveList(s, c, list.Spec[model.Chassis]{Catalogue: chassis.Resource, Dialect: list.Classic,
 		Collection: "chassis", Path: listScope{}.path("chassis", detailPath), DetailPath: detailPath,
 		Prepare: func(url.Values) (list.Fetch[model.Chassis], error) {
-			return func(page db.Page, _, columns []string) (list.Page[model.Chassis], error) {
+			return func(page db.Page, _, columns []string, _ []filter.Condition) (list.Page[model.Chassis], error) {
 				items, err := s.store.ListChassis(c.Request().Context(), page, columns)
 				return list.Page[model.Chassis]{Items: items}, err
 			}, nil
@@ -109,7 +110,7 @@ func (s *Server) chassisSeen(c echo.Context, uuid string) error {
 	if err != nil || project == nil {
 		return err
 	}
-	held, err := s.store.ListNodes(c.Request().Context(), db.NodeFilter{ChassisUUID: &uuid, Project: project},
+	held, err := s.store.ListNodes(c.Request().Context(), db.NodeFilter{Match: []filter.Condition{{Column: "chassis_uuid", Value: uuid}}, Project: project},
 		db.Page{Limit: 1}, []string{"uuid"})
 	if err != nil {
 		return err

@@ -2,14 +2,11 @@ package apiservice
 
 import (
 	"net/http"
-	"net/url"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/list"
-	"github.com/ferricbm/ferric/api-service/query"
-	"github.com/ferricbm/ferric/pkg/errs"
-	"github.com/ferricbm/ferric/pkg/resource/ident"
+	"github.com/ferricbm/ferric/pkg/resource/catalogue"
 )
 
 // listScope is the parent a list is nested under, if any.
@@ -59,15 +56,24 @@ func (s *Server) listNodeID(c echo.Context, nodeIdent string) (*int64, error) {
 	return &n.ID, nil
 }
 
-// addressFilter reads the MAC address filter of a port or port group list
-// and adds it, normalized, to what the next link carries.
-func addressFilter(q url.Values, carry []query.Param) (*string, []query.Param, error) {
-	if !q.Has("address") {
-		return nil, carry, nil
+// listIdent resolves the node or port group an identifier filter of a
+// list names to its id; an empty identifier filters nothing.
+func (s *Server) listIdent(c echo.Context) list.Resolve {
+	return func(q catalogue.Query, ident string) (any, error) {
+		if ident == "" {
+			return nil, nil
+		}
+		if q == catalogue.QueryPortgroup {
+			pg, err := s.findPortgroup(c, ident)
+			if err != nil {
+				return nil, err
+			}
+			return pg.ID, nil
+		}
+		n, err := s.findNode(c, ident)
+		if err != nil {
+			return nil, err
+		}
+		return n.ID, nil
 	}
-	mac, ok := ident.NormalizeMAC(q.Get("address"))
-	if !ok {
-		return nil, nil, errs.InvalidParameterValue("Expected a MAC address but received %s.", q.Get("address"))
-	}
-	return &mac, append(carry, query.Param{Key: "address", Value: mac}), nil
 }

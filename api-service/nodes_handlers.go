@@ -2,13 +2,10 @@ package apiservice
 
 import (
 	"context"
-	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,6 +15,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/resource/ident"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/nodes"
@@ -59,22 +57,6 @@ func (s *Server) nodeView(c echo.Context, fields []string) nodes.View {
 	return vw
 }
 
-// nodeFilterParams are the node list filters and the version each needs.
-var nodeFilterParams = map[string]microversion.Version{
-	"chassis_uuid": microversion.Min, "instance_uuid": microversion.Min, "associated": microversion.Min,
-	"maintenance": microversion.Min, "provision_state": microversion.ProvisionFilter,
-	"driver": microversion.DriverFilter, "resource_class": microversion.ResourceClassField,
-	"fault": microversion.V1(42), "conductor_group": microversion.ConductorGroup,
-	"conductor": microversion.V1(49), "owner": microversion.V1(50),
-	"description_contains": microversion.V1(51), "retired": microversion.V1(61),
-	"lessee": microversion.V1(65), "shard": microversion.V1(82), "sharded": microversion.V1(82),
-	"parent_node": microversion.V1(83), "include_children": microversion.V1(83),
-	"instance_name": microversion.V1(104),
-}
-
-var nodeFaults = map[string]bool{"power failure": true, "clean failure": true,
-	"rescue abort failure": true, "service failure": true}
-
 func (s *Server) listNodes(c echo.Context) error { return s.nodeList(c, false) }
 
 func (s *Server) listNodesDetail(c echo.Context) error { return s.nodeList(c, true) }
@@ -86,25 +68,24 @@ func (s *Server) nodeList(c echo.Context, detailPath bool) error {
 // nodeListIn serves /v1/nodes[/detail] and, with chassisUUID set, the
 // chassis-scoped /v1/chassis/{chassisUUID}/nodes[/detail].
 func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string) error {
-	scope, filters := listScope{}, nodeFilterParams
+	scope, filters := listScope{}, nodes.Resource.Filters()
 	if chassisUUID != "" {
-		scope, filters = listScope{"chassis", chassisUUID}, chassisNodeFilterParams
+		scope, filters = listScope{"chassis", chassisUUID}, list.Except(filters, "chassis_uuid")
 	}
 	return serveList(s, c, list.Spec[model.Node]{Catalogue: nodes.Resource, Dialect: list.Classic, Collection: "nodes",
 		Path: scope.path("nodes", detailPath), DetailPath: detailPath, Filters: filters, View: s.nodeView(c, nil).Catalogue(),
 		Prepare: func(q url.Values) (list.Fetch[model.Node], error) {
-			filter, carry, err := nodeFilter(q)
-			if err != nil {
-				return nil, err
-			}
+			var nf db.NodeFilter
 			if chassisUUID != "" {
-				filter.ChassisUUID = &chassisUUID
+				nf.Match = []filter.Condition{{Column: "chassis_uuid", Value: chassisUUID}}
 			}
-			if filter.Project, err = s.listProject(c); err != nil {
+			var err error
+			if nf.Project, err = s.listProject(c); err != nil {
 				return nil, err
 			}
-			return func(page db.Page, fields, columns []string) (list.Page[model.Node], error) {
+			return func(page db.Page, fields, columns []string, match []filter.Condition) (list.Page[model.Node], error) {
 				ctx := c.Request().Context()
+				nf.Match = append(nf.Match, match...)
 				host := q.Get("conductor")
 				if fields != nil && q.Has("conductor") {
 					columns = nodes.Resource.Columns(append(slices.Clone(fields), "conductor"))
@@ -112,11 +93,11 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 				if columns != nil {
 					columns = append(slices.Clone(columns), redactionColumns...)
 				}
-				items, err := s.store.ListNodes(ctx, filter, page, columns)
+				items, err := s.store.ListNodes(ctx, nf, page, columns)
 				for i := range items {
 					s.redactNode(c, &items[i])
 				}
-				out := list.Page[model.Node]{Items: items, Carry: carry, NoNext: filter.InstanceUUID != nil}
+				out := list.Page[model.Node]{Items: items, NoNext: q.Has("instance_uuid")}
 				if err == nil && q.Has("conductor") {
 					// The next link follows the page as read.
 					out.Shown = s.onConductor(ctx, slices.Clone(items), host)
@@ -126,83 +107,11 @@ func (s *Server) nodeListIn(c echo.Context, detailPath bool, chassisUUID string)
 		}})
 }
 
-// chassisNodeFilterParams are the filters of a chassis's node list, which
-// is already filtered by chassis.
-var chassisNodeFilterParams = func() map[string]microversion.Version {
-	m := maps.Clone(nodeFilterParams)
-	delete(m, "chassis_uuid")
-	return m
-}()
-
 func (s *Server) maxLimit() int {
 	if s.cfg.API.MaxLimit > 0 {
 		return s.cfg.API.MaxLimit
 	}
 	return 1000
-}
-
-// nodeFilter turns the filter parameters into a db.NodeFilter and the
-// parameters to carry into the next link (all of them, unlike Ironic, so
-// that following next keeps the same result set).
-func nodeFilter(q url.Values) (db.NodeFilter, []query.Param, error) {
-	var f db.NodeFilter
-	var carry []query.Param
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		if _, ok := nodeFilterParams[k]; ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		raw := q.Get(k)
-		carry = append(carry, query.Param{Key: k, Value: raw})
-		switch k {
-		case "chassis_uuid", "instance_uuid":
-			u, ok := ident.CanonicalUUID(raw)
-			if !ok {
-				return f, nil, errs.InvalidParameterValue("Expected a UUID for %s but received %s.", k, raw)
-			}
-			if k == "chassis_uuid" {
-				f.ChassisUUID = &u
-			} else {
-				f.InstanceUUID = &u
-			}
-		case "associated", "maintenance":
-			b, err := query.ParseBool(k, raw)
-			if err != nil {
-				return f, nil, err
-			}
-			if k == "associated" {
-				f.Associated = &b
-			} else {
-				f.Maintenance = &b
-			}
-			carry[len(carry)-1].Value = query.PyBool(b)
-		case "provision_state":
-			f.ProvisionStates = query.List(q, k)
-			for _, st := range f.ProvisionStates {
-				if !states.Valid(st) {
-					return f, nil, errs.InvalidParameterValue("Provision state \"%s\" is not valid", st)
-				}
-			}
-		case "driver":
-			f.Driver = &raw
-		case "resource_class":
-			f.ResourceClass = &raw
-		case "owner":
-			f.Owner = &raw
-		case "conductor_group":
-			g := strings.ToLower(raw)
-			f.ConductorGroup = &g
-		case "fault":
-			if !nodeFaults[raw] {
-				return f, nil, errs.InvalidParameterValue("Unknown fault: %s", raw)
-			}
-			f.Fault = &raw
-		}
-	}
-	return f, carry, nil
 }
 
 func (s *Server) getNode(c echo.Context) error {

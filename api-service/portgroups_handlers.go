@@ -7,10 +7,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/list"
-	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/resource/ident"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/portgroups"
@@ -57,41 +57,23 @@ func (s *Server) listNodePortgroupsDetail(c echo.Context) error {
 // portgroupList serves /v1/portgroups[/detail] and, with node set, the
 // node-scoped /v1/nodes/{node}/portgroups[/detail].
 func (s *Server) portgroupList(c echo.Context, detailPath bool, node string) error {
-	scope, filters := listScope{}, portgroupFilters
+	scope, filters := listScope{}, portgroups.Resource.Filters()
 	if node != "" {
 		scope, filters = listScope{"nodes", node}, nil
 	}
 	return serveList(s, c, list.Spec[model.Portgroup]{Catalogue: portgroups.Resource, Dialect: list.Classic,
 		Collection: "portgroups", Path: scope.path("portgroups", detailPath), DetailPath: detailPath, Filters: filters,
-		Prepare: func(q url.Values) (list.Fetch[model.Portgroup], error) {
-			return func(page db.Page, _, columns []string) (list.Page[model.Portgroup], error) {
-				return s.fetchPortgroups(c, q, scope, page, columns)
+		Resolve: s.listIdent(c),
+		Prepare: func(url.Values) (list.Fetch[model.Portgroup], error) {
+			return func(page db.Page, _, columns []string, match []filter.Condition) (list.Page[model.Portgroup], error) {
+				nodeID, err := s.listNodeID(c, scope.ident)
+				if err != nil {
+					return list.Page[model.Portgroup]{}, err
+				}
+				items, err := s.store.ListPortgroups(c.Request().Context(), db.PortgroupFilter{Match: match, NodeID: nodeID}, page, columns)
+				return list.Page[model.Portgroup]{Items: items}, err
 			}, nil
 		}})
-}
-
-// portgroupFilters are the filters of the unscoped port group list.
-var portgroupFilters = map[string]microversion.Version{"node": microversion.Min, "address": microversion.Min}
-
-func (s *Server) fetchPortgroups(c echo.Context, q url.Values, scope listScope, page db.Page, columns []string) (list.Page[model.Portgroup], error) {
-	var none list.Page[model.Portgroup]
-	var filter db.PortgroupFilter
-	var carry []query.Param
-	nodeIdent := scope.ident
-	if scope.kind == "" && q.Has("node") {
-		nodeIdent = q.Get("node")
-		carry = append(carry, query.Param{Key: "node", Value: nodeIdent})
-	}
-	nodeID, err := s.listNodeID(c, nodeIdent)
-	if err != nil {
-		return none, err
-	}
-	filter.NodeID = nodeID
-	if filter.Address, carry, err = addressFilter(q, carry); err != nil {
-		return none, err
-	}
-	items, err := s.store.ListPortgroups(c.Request().Context(), filter, page, columns)
-	return list.Page[model.Portgroup]{Items: items, Carry: carry}, err
 }
 
 // portgroupResource describes port groups to the generic handlers.

@@ -7,22 +7,15 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/list"
-	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/resource/ident"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/ports"
 	"github.com/ferricbm/ferric/rpc"
 )
-
-// portFilterParams are the port list filters and their versions.
-var portFilterParams = map[string]microversion.Version{
-	"node": microversion.Min, "node_uuid": microversion.Min, "address": microversion.Min,
-	"portgroup": microversion.V1(24), "shard": microversion.V1(82),
-	"description_contains": microversion.V1(97), "conductor_groups": microversion.V1(99),
-}
 
 func (s *Server) findPort(c echo.Context, id string) (*model.Port, error) {
 	u, ok := ident.CanonicalUUID(id)
@@ -51,63 +44,40 @@ func (s *Server) listPortgroupPortsDetail(c echo.Context) error {
 // /v1/nodes/{n}/ports[/detail] and /v1/portgroups/{pg}/ports[/detail].
 func (s *Server) portList(c echo.Context, detailPath bool, scope listScope) error {
 	spec := list.Spec[model.Port]{Catalogue: ports.Resource, Dialect: list.Classic, Collection: "ports",
-		Path: scope.path("ports", detailPath), DetailPath: detailPath,
+		Path: scope.path("ports", detailPath), DetailPath: detailPath, Resolve: s.listIdent(c),
 		Prepare: func(q url.Values) (list.Fetch[model.Port], error) {
-			return func(page db.Page, _, columns []string) (list.Page[model.Port], error) {
-				return s.fetchPorts(c, q, scope, page, columns)
+			if (q.Has("node") || q.Has("node_uuid")) && q.Has("portgroup") {
+				return nil, errs.New(errs.KindOperationNotPermitted, "Operation not permitted.")
+			}
+			return func(page db.Page, _, columns []string, match []filter.Condition) (list.Page[model.Port], error) {
+				return s.fetchPorts(c, scope, page, columns, match)
 			}, nil
 		}}
 	if scope.kind == "" {
-		spec.Filters = portFilterParams
+		spec.Filters = ports.Resource.Filters()
 	}
 	return serveList(s, c, spec)
 }
 
-func (s *Server) fetchPorts(c echo.Context, q url.Values, scope listScope, page db.Page, columns []string) (list.Page[model.Port], error) {
+func (s *Server) fetchPorts(c echo.Context, scope listScope, page db.Page, columns []string, match []filter.Condition) (list.Page[model.Port], error) {
 	var none list.Page[model.Port]
-	if (q.Has("node") || q.Has("node_uuid")) && q.Has("portgroup") {
-		return none, errs.New(errs.KindOperationNotPermitted, "Operation not permitted.")
-	}
-	var filter db.PortFilter
-	var carry []query.Param
-	var nodeIdent, pgIdent string
-	switch {
-	case scope.kind == "nodes":
-		nodeIdent = scope.ident
-	case scope.kind == "portgroups":
-		pgIdent = scope.ident
-	case q.Has("node"):
-		nodeIdent = q.Get("node")
-		carry = append(carry, query.Param{Key: "node", Value: nodeIdent})
-	case q.Has("portgroup"):
-		pgIdent = q.Get("portgroup")
-		carry = append(carry, query.Param{Key: "portgroup", Value: pgIdent})
-	}
-	if pgIdent != "" {
-		pg, err := s.findPortgroup(c, pgIdent)
+	pf := db.PortFilter{Match: match}
+	if scope.kind == "portgroups" {
+		pg, err := s.findPortgroup(c, scope.ident)
 		if err != nil {
 			return none, err
 		}
-		filter.PortgroupID = &pg.ID
+		pf.PortgroupID = &pg.ID
 	}
-	nodeID, err := s.listNodeID(c, nodeIdent)
-	if err != nil {
-		return none, err
-	}
-	filter.NodeID = nodeID
-	if q.Has("node_uuid") {
-		u, ok := ident.CanonicalUUID(q.Get("node_uuid"))
-		if !ok {
-			return none, errs.InvalidParameterValue("Expected a UUID for node_uuid but received %s.", q.Get("node_uuid"))
+	if scope.kind == "nodes" {
+		nodeID, err := s.listNodeID(c, scope.ident)
+		if err != nil {
+			return none, err
 		}
-		filter.NodeUUID = &u
-		carry = append(carry, query.Param{Key: "node_uuid", Value: u})
+		pf.NodeID = nodeID
 	}
-	if filter.Address, carry, err = addressFilter(q, carry); err != nil {
-		return none, err
-	}
-	items, err := s.store.ListPorts(c.Request().Context(), filter, page, columns)
-	return list.Page[model.Port]{Items: items, Carry: carry}, err
+	items, err := s.store.ListPorts(c.Request().Context(), pf, page, columns)
+	return list.Page[model.Port]{Items: items}, err
 }
 
 // portNode finds the node a port is attached to by the node_uuid a client

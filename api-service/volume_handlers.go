@@ -13,8 +13,8 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/catalogue"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/resource/ident"
-	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/present"
 	"github.com/ferricbm/ferric/pkg/resource/volume"
 )
@@ -90,10 +90,6 @@ func (s *Server) listNodeTargets(c echo.Context) error {
 	return serveVolumeList(s, c, volume.Targets, volume.TargetCatalogue, s.store.ListVolumeTargets, c.Param("node"), false)
 }
 
-// volumeFilters are the volume list filters; a node-scoped list takes
-// the node parameter too, and ignores it.
-var volumeFilters = map[string]microversion.Version{"node": microversion.Min}
-
 // serveVolumeList serves a connector or target list, node-scoped when
 // scope (a node UUID or name from the path) is set. detailPath is
 // /v1/volume/<collection>/detail.
@@ -104,27 +100,26 @@ func serveVolumeList[M any](s *Server, c echo.Context, res volume.Resource, cat 
 		sc = listScope{"nodes", scope}
 	}
 	return serveList(s, c, list.Spec[M]{Catalogue: cat, Dialect: list.Volume, Collection: res.Collection,
-		Path: sc.path(res.Path, detailPath), DetailPath: detailPath, Filters: volumeFilters,
-		Prepare: func(q url.Values) (list.Fetch[M], error) {
-			return func(page db.Page, _, columns []string) (list.Page[M], error) {
-				var out list.Page[M]
-				var filter db.VolumeFilter
-				nodeIdent := scope
-				if scope == "" && q.Get("node") != "" {
-					nodeIdent = q.Get("node")
-					// Ironic drops the filter from next; keeping it keeps the result set.
-					out.Carry = []query.Param{{Key: "node", Value: nodeIdent}}
-				}
-				if nodeIdent != "" {
-					id, err := s.volumeNodeID(c, nodeIdent)
+		Path: sc.path(res.Path, detailPath), DetailPath: detailPath, Filters: cat.Filters(),
+		// A node-scoped list takes the node parameter too, and ignores it.
+		Resolve: func(_ catalogue.Query, nodeIdent string) (any, error) {
+			if scope != "" || nodeIdent == "" {
+				return nil, nil
+			}
+			return s.volumeNodeID(c, nodeIdent)
+		},
+		Prepare: func(url.Values) (list.Fetch[M], error) {
+			return func(page db.Page, _, columns []string, match []filter.Condition) (list.Page[M], error) {
+				vf := db.VolumeFilter{Match: match}
+				if scope != "" {
+					id, err := s.volumeNodeID(c, scope)
 					if err != nil {
-						return out, err
+						return list.Page[M]{}, err
 					}
-					filter.NodeID = &id
+					vf.NodeID = &id
 				}
-				items, err := read(c.Request().Context(), filter, page, columns)
-				out.Items = items
-				return out, err
+				items, err := read(c.Request().Context(), vf, page, columns)
+				return list.Page[M]{Items: items}, err
 			}, nil
 		}})
 }

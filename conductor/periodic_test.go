@@ -15,6 +15,7 @@ import (
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -203,7 +204,7 @@ var _ = Describe("Periodic tasks at scale", func() {
 			otherEnv := *e
 			otherEnv.group = other
 			DeferCleanup(func(ctx SpecContext) {
-				nodes, err := e.store.ListNodes(ctx, db.NodeFilter{ConductorGroup: &other}, db.Page{}, []string{"uuid"})
+				nodes, err := e.store.ListNodes(ctx, db.NodeFilter{Match: []filter.Condition{{Column: "conductor_group", Value: other}}}, db.Page{}, []string{"uuid"})
 				Expect(err).NotTo(HaveOccurred())
 				for _, n := range nodes {
 					Expect(e.store.DestroyNode(ctx, n.UUID)).To(Succeed())

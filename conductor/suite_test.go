@@ -21,6 +21,7 @@ import (
 	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -109,7 +110,7 @@ func newEnv(backend string) *env {
 		log:       log,
 	}
 	DeferCleanup(func(ctx SpecContext) {
-		nodes, err := e.store.ListNodes(ctx, db.NodeFilter{ConductorGroup: &e.group}, db.Page{}, []string{"uuid"})
+		nodes, err := e.store.ListNodes(ctx, db.NodeFilter{Match: []filter.Condition{{Column: "conductor_group", Value: e.group}}}, db.Page{}, []string{"uuid"})
 		Expect(err).NotTo(HaveOccurred())
 		for _, n := range nodes {
 			Expect(e.store.DestroyNode(ctx, n.UUID)).To(Succeed())

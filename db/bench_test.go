@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferricbm/ferric/db/dbtest"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 const benchNodes = 1000
@@ -212,10 +213,10 @@ func BenchmarkListNodesFilteredDeep(b *testing.B) {
 	}{
 		{"provision_state=manageable", NodeFilter{ProvisionStates: []string{"manageable"}}},
 		{"provision_state=available", NodeFilter{ProvisionStates: []string{"available"}}},
-		{"driver", NodeFilter{Driver: ptr("fake-hardware")}},
-		{"conductor_group", NodeFilter{ConductorGroup: ptr("rack-1")}},
-		{"resource_class", NodeFilter{ResourceClass: ptr("class-3")}},
-		{"owner", NodeFilter{Owner: ptr("owner-3")}},
+		{"driver", NodeFilter{Match: []filter.Condition{{Column: "driver", Value: "fake-hardware"}}}},
+		{"conductor_group", NodeFilter{Match: []filter.Condition{{Column: "conductor_group", Value: "rack-1"}}}},
+		{"resource_class", NodeFilter{Match: []filter.Condition{{Column: "resource_class", Value: "class-3"}}}},
+		{"owner", NodeFilter{Match: []filter.Condition{{Column: "owner", Value: "owner-3"}}}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			all, err := s.ListNodes(ctx, tc.filter, Page{}, []string{"uuid"})

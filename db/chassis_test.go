@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 func chassisSpecs(store func() *Store) {
@@ -64,7 +65,7 @@ func chassisSpecs(store func() *Store) {
 				fmt.Sprintf("Cannot complete the requested action because chassis %s contains nodes.", c.UUID), http.StatusBadRequest)
 			Expect(countRows(ctx, s, "chassis")).To(Equal(int64(1)))
 
-			got, err := s.ListNodes(ctx, NodeFilter{ChassisUUID: &c.UUID}, Page{}, []string{"uuid"})
+			got, err := s.ListNodes(ctx, NodeFilter{Match: []filter.Condition{{Column: "chassis_uuid", Value: c.UUID}}}, Page{}, []string{"uuid"})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(got).To(HaveLen(1))
 

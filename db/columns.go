@@ -22,6 +22,10 @@ type tableColumns struct {
 	schema *schema.Schema
 	all    []string // every column, in declaration order
 	json   []string // JSON document columns: never sort keys
+	// leading are the columns an index starts with; own names each
+	// column's single-column, non-unique index.
+	leading map[string]bool
+	own     map[string]string
 }
 
 func parseColumns(m any) tableColumns {
@@ -37,6 +41,7 @@ func parseColumns(m any) tableColumns {
 			t.json = append(t.json, f.DBName)
 		}
 	}
+	t.indexes()
 	return t
 }
 

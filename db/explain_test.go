@@ -11,6 +11,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"gorm.io/gorm"
+
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 // explainRow is the part of MySQL's EXPLAIN output the specs judge.
@@ -206,20 +208,19 @@ func indexSpecs() {
 			return marker
 		}
 
-		str := func(v string) *string { return &v }
 		for _, tc := range []struct {
 			column, value string
 			filter        NodeFilter
 		}{
 			{"provision_state", "manageable", NodeFilter{ProvisionStates: []string{"manageable"}}},
 			{"provision_state", "available", NodeFilter{ProvisionStates: []string{"available"}}},
-			{"driver", "fake-hardware", NodeFilter{Driver: str("fake-hardware")}},
-			{"driver", "ipmi", NodeFilter{Driver: str("ipmi")}},
-			{"conductor_group", "rack-1", NodeFilter{ConductorGroup: str("rack-1")}},
-			{"resource_class", "class-3", NodeFilter{ResourceClass: str("class-3")}},
-			{"owner", "owner-3", NodeFilter{Owner: str("owner-3")}},
-			{"lessee", "lessee-3", NodeFilter{Lessee: str("lessee-3")}},
-			{"chassis_uuid", "chassis-3", NodeFilter{ChassisUUID: str("chassis-3")}},
+			{"driver", "fake-hardware", NodeFilter{Match: []filter.Condition{{Column: "driver", Value: "fake-hardware"}}}},
+			{"driver", "ipmi", NodeFilter{Match: []filter.Condition{{Column: "driver", Value: "ipmi"}}}},
+			{"conductor_group", "rack-1", NodeFilter{Match: []filter.Condition{{Column: "conductor_group", Value: "rack-1"}}}},
+			{"resource_class", "class-3", NodeFilter{Match: []filter.Condition{{Column: "resource_class", Value: "class-3"}}}},
+			{"owner", "owner-3", NodeFilter{Match: []filter.Condition{{Column: "owner", Value: "owner-3"}}}},
+			{"lessee", "lessee-3", NodeFilter{Match: []filter.Condition{{Column: "lessee", Value: "lessee-3"}}}},
+			{"chassis_uuid", "chassis-3", NodeFilter{Match: []filter.Condition{{Column: "chassis_uuid", Value: "chassis-3"}}}},
 		} {
 			It("serves ?"+tc.column+"="+tc.value+" from its index, first page and a deep next page", func(ctx SpecContext) {
 				index := "idx_nodes_" + tc.column
@@ -245,14 +246,14 @@ var _ = DescribeTable("filterIndex",
 		Expect(filterIndex(f, sortKey)).To(Equal(index))
 	},
 	Entry("one state", NodeFilter{ProvisionStates: []string{"available"}}, "", "idx_nodes_provision_state"),
-	Entry("a driver, sorted by id", NodeFilter{Driver: ptr("ipmi")}, "id", "idx_nodes_driver"),
-	Entry("an owner in maintenance", NodeFilter{Owner: ptr("o"), Maintenance: ptr(true)}, "", "idx_nodes_owner"),
-	Entry("a chassis's nodes", NodeFilter{ChassisUUID: ptr("c")}, "", "idx_nodes_chassis_uuid"),
+	Entry("a driver, sorted by id", NodeFilter{Match: []filter.Condition{{Column: "driver", Value: "ipmi"}}}, "id", "idx_nodes_driver"),
+	Entry("an owner in maintenance", NodeFilter{Match: []filter.Condition{{Column: "owner", Value: "o"}}, Maintenance: ptr(true)}, "", "idx_nodes_owner"),
+	Entry("a chassis's nodes", NodeFilter{Match: []filter.Condition{{Column: "chassis_uuid", Value: "c"}}}, "", "idx_nodes_chassis_uuid"),
 	Entry("no filter", NodeFilter{}, "", ""),
 	Entry("two states", NodeFilter{ProvisionStates: []string{"available", "active"}}, "", ""),
-	Entry("two indexed filters", NodeFilter{Driver: ptr("ipmi"), ConductorGroup: ptr("g")}, "", ""),
+	Entry("two indexed filters", NodeFilter{Match: []filter.Condition{{Column: "driver", Value: "ipmi"}, {Column: "conductor_group", Value: "g"}}}, "", ""),
 	Entry("a project's nodes in one state", NodeFilter{ProvisionStates: []string{"active"}, Project: ptr("p")}, "", ""),
 	Entry("the conductor's timeout scan", NodeFilter{ProvisionStates: []string{"deploy wait"}, Reserved: ptr(false),
 		Maintenance: ptr(false), ProvisionUpdatedBefore: ptr(time.Now())}, "id", ""),
-	Entry("sorted by name", NodeFilter{Driver: ptr("ipmi")}, "name", ""),
+	Entry("sorted by name", NodeFilter{Match: []filter.Condition{{Column: "driver", Value: "ipmi"}}}, "name", ""),
 )

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 func uuidsOf(nodes []model.Node) []string {
@@ -68,25 +69,45 @@ func listSpecs(backend string, store func() *Store) {
 					func() []*model.Node { return []*model.Node{b, d} }),
 				Entry("an empty state list matches nothing", func() NodeFilter { return NodeFilter{ProvisionStates: []string{}} },
 					func() []*model.Node { return nil }),
-				Entry("driver", func() NodeFilter { return NodeFilter{Driver: ptr("ipmi")} }, func() []*model.Node { return []*model.Node{a, c, d} }),
-				Entry("resource class", func() NodeFilter { return NodeFilter{ResourceClass: ptr("gold")} }, func() []*model.Node { return []*model.Node{a} }),
-				Entry("conductor group", func() NodeFilter { return NodeFilter{ConductorGroup: ptr("")} }, func() []*model.Node { return []*model.Node{b, c, d} }),
-				Entry("chassis", func() NodeFilter { return NodeFilter{ChassisUUID: a.ChassisUUID} }, func() []*model.Node { return []*model.Node{a} }),
-				Entry("instance", func() NodeFilter { return NodeFilter{InstanceUUID: a.InstanceUUID} }, func() []*model.Node { return []*model.Node{a} }),
-				Entry("owner", func() NodeFilter { return NodeFilter{Owner: ptr("alice")} }, func() []*model.Node { return []*model.Node{a} }),
-				Entry("lessee", func() NodeFilter { return NodeFilter{Lessee: ptr("bob")} }, func() []*model.Node { return []*model.Node{a} }),
-				Entry("fault", func() NodeFilter { return NodeFilter{Fault: ptr("power failure")} }, func() []*model.Node { return []*model.Node{b} }),
-				Entry("description, case-insensitive", func() NodeFilter { return NodeFilter{DescriptionContains: ptr("RACK 1")} },
+				Entry("driver", func() NodeFilter { return NodeFilter{Match: []filter.Condition{{Column: "driver", Value: "ipmi"}}} }, func() []*model.Node { return []*model.Node{a, c, d} }),
+				Entry("resource class", func() NodeFilter {
+					return NodeFilter{Match: []filter.Condition{{Column: "resource_class", Value: "gold"}}}
+				}, func() []*model.Node { return []*model.Node{a} }),
+				Entry("conductor group", func() NodeFilter {
+					return NodeFilter{Match: []filter.Condition{{Column: "conductor_group", Value: ""}}}
+				}, func() []*model.Node { return []*model.Node{b, c, d} }),
+				Entry("chassis", func() NodeFilter {
+					return NodeFilter{Match: []filter.Condition{{Column: "chassis_uuid", Value: *a.ChassisUUID}}}
+				}, func() []*model.Node { return []*model.Node{a} }),
+				Entry("instance", func() NodeFilter {
+					return NodeFilter{Match: []filter.Condition{{Column: "instance_uuid", Value: *a.InstanceUUID}}}
+				}, func() []*model.Node { return []*model.Node{a} }),
+				Entry("owner", func() NodeFilter { return NodeFilter{Match: []filter.Condition{{Column: "owner", Value: "alice"}}} }, func() []*model.Node { return []*model.Node{a} }),
+				Entry("lessee", func() NodeFilter { return NodeFilter{Match: []filter.Condition{{Column: "lessee", Value: "bob"}}} }, func() []*model.Node { return []*model.Node{a} }),
+				Entry("fault", func() NodeFilter {
+					return NodeFilter{Match: []filter.Condition{{Column: "fault", Value: "power failure"}}}
+				}, func() []*model.Node { return []*model.Node{b} }),
+				Entry("description, case-insensitive", func() NodeFilter {
+					return NodeFilter{Match: []filter.Condition{{Column: "description", Op: filter.Contains, Value: "RACK 1"}}}
+				},
 					func() []*model.Node { return []*model.Node{a, d} }),
-				Entry("description with LIKE wildcards taken literally", func() NodeFilter { return NodeFilter{DescriptionContains: ptr("100% ready_")} },
+				Entry("description with LIKE wildcards taken literally", func() NodeFilter {
+					return NodeFilter{Match: []filter.Condition{{Column: "description", Op: filter.Contains, Value: "100% ready_"}}}
+				},
 					func() []*model.Node { return []*model.Node{a} }),
-				Entry("description wildcard that must not match", func() NodeFilter { return NodeFilter{DescriptionContains: ptr("rack_1")} },
+				Entry("description wildcard that must not match", func() NodeFilter {
+					return NodeFilter{Match: []filter.Condition{{Column: "description", Op: filter.Contains, Value: "rack_1"}}}
+				},
 					func() []*model.Node { return nil }),
-				Entry("associated", func() NodeFilter { return NodeFilter{Associated: ptr(true)} }, func() []*model.Node { return []*model.Node{a} }),
-				Entry("not associated", func() NodeFilter { return NodeFilter{Associated: ptr(false)} }, func() []*model.Node { return []*model.Node{b, c, d} }),
+				Entry("associated", func() NodeFilter {
+					return NodeFilter{Match: []filter.Condition{{Column: "instance_uuid", Op: filter.Set, Value: true}}}
+				}, func() []*model.Node { return []*model.Node{a} }),
+				Entry("not associated", func() NodeFilter {
+					return NodeFilter{Match: []filter.Condition{{Column: "instance_uuid", Op: filter.Set, Value: false}}}
+				}, func() []*model.Node { return []*model.Node{b, c, d} }),
 				Entry("maintenance", func() NodeFilter { return NodeFilter{Maintenance: ptr(true)} }, func() []*model.Node { return []*model.Node{b} }),
 				Entry("not maintenance", func() NodeFilter { return NodeFilter{Maintenance: ptr(false)} }, func() []*model.Node { return []*model.Node{a, c, d} }),
-				Entry("retired", func() NodeFilter { return NodeFilter{Retired: ptr(true)} }, func() []*model.Node { return []*model.Node{c} }),
+				Entry("retired", func() NodeFilter { return NodeFilter{Match: []filter.Condition{{Column: "retired", Value: true}}} }, func() []*model.Node { return []*model.Node{c} }),
 				Entry("reserved", func() NodeFilter { return NodeFilter{Reserved: ptr(true)} }, func() []*model.Node { return []*model.Node{b, c} }),
 				Entry("not reserved", func() NodeFilter { return NodeFilter{Reserved: ptr(false)} }, func() []*model.Node { return []*model.Node{a, d} }),
 				Entry("reserved by", func() NodeFilter { return NodeFilter{ReservedBy: []string{"cond-2", "cond-9"}} }, func() []*model.Node { return []*model.Node{c} }),
@@ -288,7 +309,7 @@ func listSpecs(backend string, store func() *Store) {
 		})
 
 		It("returns an empty, non-nil list when nothing matches", func(ctx SpecContext) {
-			nodes, err := store().ListNodes(ctx, NodeFilter{Driver: ptr("none")}, Page{Limit: 10}, nil)
+			nodes, err := store().ListNodes(ctx, NodeFilter{Match: []filter.Condition{{Column: "driver", Value: "none"}}}, Page{Limit: 10}, nil)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(nodes).NotTo(BeNil())
 			Expect(nodes).To(BeEmpty())

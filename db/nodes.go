@@ -17,29 +17,20 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 // NodeFilter narrows ListNodes. A nil field does not filter. A non-nil
 // empty slice matches no node (an empty set of states or uuids).
 type NodeFilter struct {
+	// Match are the conditions of a list query, as the node catalogue
+	// derives them.
+	Match           []filter.Condition
 	ProvisionStates []string
-	Driver          *string
-	ResourceClass   *string
-	ConductorGroup  *string
-	ChassisUUID     *string
-	InstanceUUID    *string
-	Owner           *string
-	Lessee          *string
+	Maintenance     *bool
 	// Project matches nodes it owns or leases: what a project-scoped
 	// token may list.
 	Project *string
-	Fault   *string
-	// DescriptionContains matches a substring, case-insensitively.
-	DescriptionContains *string
-	// Associated: the node has an instance_uuid.
-	Associated  *bool
-	Maintenance *bool
-	Retired     *bool
 	// Reserved: the node is locked by some conductor.
 	Reserved   *bool
 	ReservedBy []string
@@ -54,6 +45,19 @@ type NodeFilter struct {
 	// IDAbove: only nodes with a larger id, for reading a table in batches
 	// ordered by id, which a deleted node cannot break as it would a marker.
 	IDAbove int64
+}
+
+// conditions are the filter's catalogue conditions and those of its
+// fields that are one.
+func (f NodeFilter) conditions() []filter.Condition {
+	out := slices.Clone(f.Match)
+	if f.ProvisionStates != nil {
+		out = append(out, filter.Condition{Column: "provision_state", Op: filter.In, Value: f.ProvisionStates})
+	}
+	if f.Maintenance != nil {
+		out = append(out, filter.Condition{Column: "maintenance", Value: *f.Maintenance})
+	}
+	return out
 }
 
 var nodeList = listTable{
@@ -205,84 +209,28 @@ func filterIndex(f NodeFilter, sortKey string) string {
 	if sortKey != "" && sortKey != "id" {
 		return ""
 	}
-	var index string
-	count := 0
-	use := func(set bool, column string) {
-		if set {
-			index = "idx_nodes_" + column
-			count++
-		}
-	}
-	use(len(f.ProvisionStates) == 1, "provision_state")
-	use(f.Driver != nil, "driver")
-	use(f.ResourceClass != nil, "resource_class")
-	use(f.ConductorGroup != nil, "conductor_group")
-	use(f.ChassisUUID != nil, "chassis_uuid")
-	use(f.Owner != nil, "owner")
-	use(f.Lessee != nil, "lessee")
 	rest := f
-	rest.ProvisionStates, rest.Driver, rest.ResourceClass, rest.ConductorGroup, rest.ChassisUUID, rest.Owner, rest.Lessee = nil, nil, nil, nil, nil, nil, nil
-	rest.Maintenance, rest.Retired, rest.Fault, rest.DescriptionContains = nil, nil, nil, nil
-	if count != 1 || !reflect.DeepEqual(rest, NodeFilter{}) {
+	rest.Match, rest.ProvisionStates, rest.Maintenance = nil, nil, nil
+	if !reflect.DeepEqual(rest, NodeFilter{}) {
 		return ""
 	}
-	return index
+	return nodeColumns.servingIndex(f.conditions())
 }
 
 func nodeConditions(f NodeFilter) []clause.Expression {
 	col := func(name string) clause.Column { return clause.Column{Table: "nodes", Name: name} }
-	var out []clause.Expression
+	out := where("nodes", f.conditions(), nil)
 	in := func(name string, values []string) {
-		if values == nil {
-			return
-		}
-		vals := make([]any, len(values))
-		for i, v := range values {
-			vals[i] = v
-		}
-		out = append(out, clause.IN{Column: col(name), Values: vals})
-	}
-	eq := func(name string, v *string) {
-		if v != nil {
-			out = append(out, clause.Eq{Column: col(name), Value: *v})
+		if values != nil {
+			out = append(out, condition(col(name), filter.Condition{Op: filter.In, Value: values}))
 		}
 	}
-	isBool := func(name string, v *bool) {
-		if v != nil {
-			out = append(out, clause.Eq{Column: col(name), Value: *v})
-		}
-	}
-	isSet := func(name string, v *bool) {
-		switch {
-		case v == nil:
-		case *v:
-			out = append(out, clause.Neq{Column: col(name), Value: nil})
-		default:
-			out = append(out, clause.Eq{Column: col(name), Value: nil})
-		}
-	}
-	in("provision_state", f.ProvisionStates)
-	eq("driver", f.Driver)
-	eq("resource_class", f.ResourceClass)
-	eq("conductor_group", f.ConductorGroup)
-	eq("chassis_uuid", f.ChassisUUID)
-	eq("instance_uuid", f.InstanceUUID)
-	eq("owner", f.Owner)
-	eq("lessee", f.Lessee)
 	if f.Project != nil {
 		out = append(out, projectNodes(*f.Project))
 	}
-	eq("fault", f.Fault)
-	if f.DescriptionContains != nil {
-		out = append(out, clause.Expr{
-			SQL:  "LOWER(?) LIKE ? ESCAPE '!'",
-			Vars: []any{col("description"), "%" + escapeLike(strings.ToLower(*f.DescriptionContains)) + "%"},
-		})
+	if f.Reserved != nil {
+		out = append(out, condition(col("reservation"), filter.Condition{Op: filter.Set, Value: *f.Reserved}))
 	}
-	isSet("instance_uuid", f.Associated)
-	isBool("maintenance", f.Maintenance)
-	isBool("retired", f.Retired)
-	isSet("reservation", f.Reserved)
 	in("reservation", f.ReservedBy)
 	if f.ProvisionUpdatedBefore != nil {
 		out = append(out, clause.Lt{Column: col("provision_updated_at"), Value: *normTime(f.ProvisionUpdatedBefore)})
@@ -296,11 +244,6 @@ func nodeConditions(f NodeFilter) []clause.Expression {
 		out = append(out, clause.Gt{Column: col("id"), Value: f.IDAbove})
 	}
 	return out
-}
-
-// escapeLike makes s match literally in a LIKE pattern with ESCAPE '!'.
-func escapeLike(s string) string {
-	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
 }
 
 // SaveNode writes every column of n except id, uuid, created_at and

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 var portgroupColumns = parseColumns(&model.Portgroup{})
@@ -28,8 +29,10 @@ func PortgroupNotFound(ident string) *errs.Error {
 
 // PortgroupFilter narrows ListPortgroups; nil fields do not filter.
 type PortgroupFilter struct {
-	NodeID  *int64
-	Address *string
+	// Match are the conditions of a list query, as the port group
+	// catalogue derives them.
+	Match  []filter.Condition
+	NodeID *int64
 }
 
 var (
@@ -134,11 +137,8 @@ func (s *Store) ListPortgroups(ctx context.Context, f PortgroupFilter, p Page, c
 		return nil, err
 	}
 	q := s.ownedQuery(ctx, "portgroups", cols)
-	if f.NodeID != nil {
-		q = q.Where(clause.Eq{Column: clause.Column{Table: "portgroups", Name: "node_id"}, Value: *f.NodeID})
-	}
-	if f.Address != nil {
-		q = q.Where(clause.Eq{Column: clause.Column{Table: "portgroups", Name: "address"}, Value: *f.Address})
+	for _, e := range where("portgroups", idConditions(f.Match, parentID{"node_id", f.NodeID}), nil) {
+		q = q.Where(e)
 	}
 	q, err = portgroupList.paginate(ctx, s.db, q, p)
 	if err != nil {

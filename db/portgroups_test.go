@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 func portgroupSpecs(backend string, store func() *Store) {
@@ -152,7 +153,7 @@ func portgroupSpecs(backend string, store func() *Store) {
 			for _, pg := range got {
 				Expect(pg.NodeUUID).To(Equal(n2.UUID))
 			}
-			got, err = s.ListPortgroups(ctx, PortgroupFilter{Address: made[3].Address}, Page{}, nil)
+			got, err = s.ListPortgroups(ctx, PortgroupFilter{Match: []filter.Condition{{Column: "address", Value: *made[3].Address}}}, Page{}, nil)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(got).To(HaveLen(1))
 			Expect(got[0].UUID).To(Equal(made[3].UUID))

@@ -13,15 +13,20 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 // PortFilter narrows ListPorts; nil fields do not filter.
 type PortFilter struct {
+	// Match are the conditions of a list query, as the port catalogue
+	// derives them.
+	Match       []filter.Condition
 	NodeID      *int64
-	NodeUUID    *string
-	Address     *string
 	PortgroupID *int64
 }
+
+// portJoined are the port list's columns read from the joined node.
+var portJoined = map[string]clause.Column{"node_uuid": {Table: "nodes", Name: "uuid"}}
 
 var portList = listTable{
 	table:     "ports",
@@ -121,17 +126,8 @@ func (s *Store) ListPorts(ctx context.Context, f PortFilter, p Page, columns []s
 		return nil, err
 	}
 	q := s.portQuery(ctx, cols)
-	if f.NodeID != nil {
-		q = q.Where(clause.Eq{Column: clause.Column{Table: "ports", Name: "node_id"}, Value: *f.NodeID})
-	}
-	if f.NodeUUID != nil {
-		q = q.Where(clause.Eq{Column: clause.Column{Table: "nodes", Name: "uuid"}, Value: *f.NodeUUID})
-	}
-	if f.Address != nil {
-		q = q.Where(clause.Eq{Column: clause.Column{Table: "ports", Name: "address"}, Value: *f.Address})
-	}
-	if f.PortgroupID != nil {
-		q = q.Where(clause.Eq{Column: clause.Column{Table: "ports", Name: "portgroup_id"}, Value: *f.PortgroupID})
+	for _, e := range where("ports", idConditions(f.Match, parentID{"node_id", f.NodeID}, parentID{"portgroup_id", f.PortgroupID}), portJoined) {
+		q = q.Where(e)
 	}
 	q, err = portList.paginate(ctx, s.db, q, p)
 	if err != nil {

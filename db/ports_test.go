@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 func portSpecs(backend string, store func() *Store) {
@@ -147,13 +148,13 @@ func portSpecs(backend string, store func() *Store) {
 				got, err := store().ListPorts(ctx, PortFilter{NodeID: &n2.ID}, Page{}, nil)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(got).To(HaveLen(2))
-				got, err = store().ListPorts(ctx, PortFilter{NodeUUID: &n1.UUID}, Page{}, []string{"address"})
+				got, err = store().ListPorts(ctx, PortFilter{Match: []filter.Condition{{Column: "node_uuid", Value: n1.UUID}}}, Page{}, []string{"address"})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(got).To(HaveLen(3))
 				for _, p := range got {
 					Expect(p.NodeUUID).To(Equal(n1.UUID))
 				}
-				got, err = store().ListPorts(ctx, PortFilter{Address: &ports[3].Address}, Page{}, nil)
+				got, err = store().ListPorts(ctx, PortFilter{Match: []filter.Condition{{Column: "address", Value: ports[3].Address}}}, Page{}, nil)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(got).To(HaveLen(1))
 				Expect(got[0].UUID).To(Equal(ports[3].UUID))

@@ -14,11 +14,15 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
 // VolumeFilter narrows ListVolumeConnectors and ListVolumeTargets; nil
 // fields do not filter.
 type VolumeFilter struct {
+	// Match are the conditions of a list query, as the volume catalogues
+	// derive them.
+	Match  []filter.Condition
 	NodeID *int64
 }
 
@@ -104,8 +108,8 @@ func listOwned[T any](ctx context.Context, s *Store, lt listTable, t tableColumn
 		return nil, err
 	}
 	q := s.ownedQuery(ctx, lt.table, cols)
-	if f.NodeID != nil {
-		q = q.Where(clause.Eq{Column: clause.Column{Table: lt.table, Name: "node_id"}, Value: *f.NodeID})
+	for _, e := range where(lt.table, idConditions(f.Match, parentID{"node_id", f.NodeID}), nil) {
+		q = q.Where(e)
 	}
 	q, err = lt.paginate(ctx, s.db, q, p)
 	if err != nil {

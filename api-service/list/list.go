@@ -13,6 +13,7 @@ import (
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/resource/catalogue"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/resource/ident"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/present"
@@ -124,15 +125,13 @@ type Page[M any] struct {
 	// Shown, if not nil, are the items the response shows (the node list
 	// filters by conductor after reading).
 	Shown []M
-	// Carry are the filters the next link repeats.
-	Carry []query.Param
 	// NoNext: the filter names at most one object (a node's instance).
 	NoNext bool
 }
 
-// Fetch reads one page with the request's paging; columns are those the
-// fields in effect need (nil: all).
-type Fetch[M any] func(page db.Page, fields, columns []string) (Page[M], error)
+// Fetch reads one page with the request's paging and the conditions of
+// its filters; columns are those the fields in effect need (nil: all).
+type Fetch[M any] func(page db.Page, fields, columns []string, match []filter.Condition) (Page[M], error)
 
 // Spec describes one list endpoint.
 type Spec[M any] struct {
@@ -144,11 +143,12 @@ type Spec[M any] struct {
 	// DetailPath: the /detail path, which takes neither ?fields nor
 	// ?detail.
 	DetailPath bool
-	// Filters are the filter parameters the endpoint takes, each with the
-	// version it needs.
-	Filters map[string]microversion.Version
-	// Prepare checks the filters once the common parameters are valid
-	// and returns what reads the page.
+	// Filters are the catalogue's filters the endpoint takes.
+	Filters []catalogue.Filter
+	// Resolve finds the objects identifier filters name.
+	Resolve Resolve
+	// Prepare checks what the endpoint adds to the filters once the
+	// common parameters are valid and returns what reads the page.
 	Prepare func(q url.Values) (Fetch[M], error)
 	// View is the version, base URL and computed fields of the response.
 	View catalogue.View[M]
@@ -166,15 +166,15 @@ func Run[M any](s Spec[M], q url.Values) ([]byte, error) {
 	if !s.DetailPath {
 		allowed = append(allowed, "fields", "detail")
 	}
-	for k := range s.Filters {
-		allowed = append(allowed, k)
+	for _, f := range s.Filters {
+		allowed = append(allowed, f.Param)
 	}
 	if err := query.Check(q, allowed...); err != nil {
 		return nil, err
 	}
-	for k, since := range s.Filters {
-		if q.Has(k) {
-			if err := microversion.RequireAtLeast(v, since); err != nil {
+	for _, f := range s.Filters {
+		if q.Has(f.Param) {
+			if err := microversion.RequireAtLeast(v, f.Since); err != nil {
 				return nil, err
 			}
 		}
@@ -193,6 +193,10 @@ func Run[M any](s Spec[M], q url.Values) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	match, carry, err := conditions(s.Filters, q, s.Resolve)
+	if err != nil {
+		return nil, err
+	}
 	if m := r.Page.Marker; m != "" {
 		u, ok := ident.CanonicalUUID(m)
 		if !ok {
@@ -201,13 +205,13 @@ func Run[M any](s Spec[M], q url.Values) ([]byte, error) {
 		r.Page.Marker = u
 	}
 	page, err := fetch(db.Page{Limit: r.Page.Limit, Marker: r.Page.Marker, SortKey: r.Page.SortKey, SortDir: r.Page.SortDir},
-		r.Fields, c.Columns(r.Fields))
+		r.Fields, c.Columns(r.Fields), match)
 	if err != nil {
 		return nil, err
 	}
 	next := ""
 	if n := len(page.Items); n == r.Page.Limit && n > 0 && !page.NoNext {
-		next = r.Next(s.View.Base, s.Path, page.Carry, c.UUID(&page.Items[n-1]))
+		next = r.Next(s.View.Base, s.Path, carry, c.UUID(&page.Items[n-1]))
 	}
 	shown := page.Items
 	if page.Shown != nil {

@@ -10,10 +10,10 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ferricbm/ferric/api-service/list"
-	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/resource/catalogue"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 )
 
@@ -34,8 +34,12 @@ const (
 	uuidB = "0c9a3a52-7d3c-4f8e-9e61-0e0b6b3f5a02"
 )
 
-// lastRaw is the document run decoded last.
-var lastRaw string
+// lastRaw is the document run decoded last, lastMatch the conditions its
+// store was asked for.
+var (
+	lastRaw   string
+	lastMatch []filter.Condition
+)
 
 // run lists two stored items with a page of at most limit; it returns the
 // document (or the error) and the page the store was asked for.
@@ -44,19 +48,17 @@ func run(collection string, d list.Dialect, v microversion.Version, rawQuery str
 	Expect(err).NotTo(HaveOccurred())
 	var asked db.Page
 	doc, err := list.Run(list.Spec[item]{Catalogue: items, Dialect: d, Collection: collection, Path: "/v1/items",
-		DetailPath: detailPath, Filters: map[string]microversion.Version{"color": microversion.V1(20)},
+		DetailPath: detailPath, Filters: []catalogue.Filter{{Param: "color", Since: microversion.V1(20), Column: "color"}},
 		View:     catalogue.View[item]{Version: v, Base: "http://h"},
 		MaxLimit: 2, Buffer: func(n int) []byte { return make([]byte, 0, n) },
 		Prepare: func(q url.Values) (list.Fetch[item], error) {
 			if q.Get("color") == "plaid" {
 				return nil, errs.InvalidParameterValue("no plaid")
 			}
-			return func(p db.Page, _, _ []string) (list.Page[item], error) {
+			return func(p db.Page, _, _ []string, match []filter.Condition) (list.Page[item], error) {
 				asked = p
+				lastMatch = match
 				out := list.Page[item]{Items: []item{{uuidA, "red"}, {uuidB, "blue"}}[:min(p.Limit, 2)]}
-				if q.Has("color") {
-					out.Carry = []query.Param{{Key: "color", Value: q.Get("color")}}
-				}
 				if page != nil {
 					out.Shown, out.NoNext = page.Shown, page.NoNext
 					if page.Items != nil {
@@ -82,6 +84,7 @@ var _ = Describe("Run", func() {
 		doc, asked, err := run("items", list.Classic, microversion.Max, "color=red&sort_key=color&marker="+strings.ToUpper(uuidA), false, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(asked).To(Equal(db.Page{Limit: 2, Marker: uuidA, SortKey: "color", SortDir: "asc"}))
+		Expect(lastMatch).To(Equal([]filter.Condition{{Column: "color", Value: "red"}}), "the filter reaches the store")
 		Expect(doc["items"]).To(HaveLen(2))
 		Expect(doc["items"].([]any)[0]).To(HaveLen(2)) // uuid and links
 		Expect(doc["next"]).To(Equal("http://h/v1/items?sort_key=color&sort_dir=asc&color=red&fields=uuid&limit=2&marker=" + uuidB))

@@ -52,6 +52,13 @@ type Field[M any] struct {
 	// value and Columns the stored columns it derives from.
 	Computed bool
 	Columns  []string
+	// Object or List, set for a stored dict or list attribute, reaches its
+	// value: such an attribute is never a sort key (Ironic words the
+	// refusal differently), and a patch's copy deep-copies it.
+	Object func(m *M) *model.JSONObject
+	List   func(m *M) *model.StringList
+	// Filters are the list query parameters on the attribute.
+	Filters []Filter
 }
 
 // Implemented reports whether the field is backed by storage.
@@ -74,17 +81,15 @@ type Catalogue[M any] struct {
 	Path func(m *M) string
 	// UUID identifies an object in a list's next link.
 	UUID func(m *M) string
-	// Objects are the dict attributes a copy for a patch deep-copies (nil
-	// becomes {}), so a patch never writes into the original.
-	Objects []func(m *M) *model.JSONObject
-	// Clone, if set, makes that copy instead.
-	Clone func(m *M) *M
+	// NilObjects: a patch's copy keeps a nil dict nil (nodes) rather than
+	// making it {}.
+	NilObjects bool
 	// NewUUID, if set, is where Decode stores the uuid a create body
 	// gives, or a new one.
 	NewUUID  func(m *M) *string
 	SubLinks []SubLink
-	// Unsortable are names refused as sort keys with Ironic's unquoted
-	// wording (dict columns), before the catalogue is consulted.
+	// Unsortable are the dict attributes of newer microversions, which no
+	// row stores: refused as sort keys with the stored dicts' wording.
 	Unsortable []string
 	// SizeHint is about how many bytes a full object takes as JSON, so a
 	// page's buffer is allocated once.
@@ -98,7 +103,9 @@ type Catalogue[M any] struct {
 	// CheckFields, if set, replaces the ?fields check.
 	CheckFields func(fields []string, v microversion.Version) error
 
-	byName map[string]int
+	byName     map[string]int
+	filters    []Filter
+	unsortable []string
 	// plans caches the encoder's plans; a map under a lock rather than a
 	// sync.Map, whose interface keys would cost an allocation a lookup.
 	mu    sync.RWMutex
@@ -108,8 +115,13 @@ type Catalogue[M any] struct {
 // New indexes a catalogue; call it once, at package initialisation.
 func New[M any](c *Catalogue[M]) *Catalogue[M] {
 	c.byName = make(map[string]int, len(c.Fields))
+	c.unsortable = slices.Clone(c.Unsortable)
 	for i, f := range c.Fields {
 		c.byName[f.Name] = i
+		c.filters = append(c.filters, f.resolvedFilters()...)
+		if f.Object != nil || f.List != nil {
+			c.unsortable = append(c.unsortable, f.Name)
+		}
 	}
 	c.plans = map[planKey]*plan{}
 	return c
@@ -161,7 +173,7 @@ func (c *Catalogue[M]) CheckSortKey(key string, v microversion.Version) error {
 	if key == "id" {
 		return nil
 	}
-	if slices.Contains(c.Unsortable, key) {
+	if slices.Contains(c.unsortable, key) {
 		return errs.InvalidParameterValue("The sort_key value %s is an invalid field for sorting", key)
 	}
 	f, known := c.Lookup(key)

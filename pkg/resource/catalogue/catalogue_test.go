@@ -10,6 +10,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/catalogue"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/present"
@@ -34,9 +35,10 @@ func gadgets() *catalogue.Catalogue[gadget] {
 			{Name: "uuid", Since: v1, Create: true, Sortable: true, Get: func(g *gadget) any { return g.UUID },
 				Text: func(g *gadget) *string { return &g.UUID }},
 			{Name: "name", Since: v1, Create: true, Patch: true, Required: true, Sortable: true,
-				Get:  func(g *gadget) any { return present.Str(g.Name) },
-				Text: func(g *gadget) *string { return g.Name },
-				Set:  catalogue.String("gadget", "name", 8, func(g *gadget) **string { return &g.Name })},
+				Filters: []catalogue.Filter{{}, {Param: "name_contains", Since: v5, Op: filter.Contains}},
+				Get:     func(g *gadget) any { return present.Str(g.Name) },
+				Text:    func(g *gadget) *string { return g.Name },
+				Set:     catalogue.String("gadget", "name", 8, func(g *gadget) **string { return &g.Name })},
 			{Name: "size", Since: v5, Create: true, Patch: true, Sortable: true, Get: func(g *gadget) any { return g.Size },
 				Set: func(g *gadget, v any) error {
 					switch t := v.(type) {
@@ -59,8 +61,9 @@ func gadgets() *catalogue.Catalogue[gadget] {
 				Get: func(g *gadget) any { return map[string]any(g.Secret) },
 				Set: catalogue.Object("gadget", "secret", func(g *gadget) *model.JSONObject { return &g.Secret })},
 			{Name: "extra", Since: v1, Create: true, Patch: true,
-				Get: func(g *gadget) any { return map[string]any(g.Extra) },
-				Set: catalogue.Object("gadget", "extra", func(g *gadget) *model.JSONObject { return &g.Extra })},
+				Get:    func(g *gadget) any { return map[string]any(g.Extra) },
+				Object: func(g *gadget) *model.JSONObject { return &g.Extra },
+				Set:    catalogue.Object("gadget", "extra", func(g *gadget) *model.JSONObject { return &g.Extra })},
 			{Name: "state", Since: v1, Get: func(g *gadget) any { return g.State },
 				Show: func(g *gadget, v microversion.Version) any {
 					if !v.AtLeast(v5) {
@@ -68,16 +71,16 @@ func gadgets() *catalogue.Catalogue[gadget] {
 					}
 					return g.State
 				}},
-			{Name: "owner", Since: v1, Computed: true, Columns: []string{"state", "name"}, Get: func(*gadget) any { return nil }},
-			{Name: "future", Since: microversion.V1(999), Create: true, Patch: true},
+			{Name: "owner", Since: v1, Computed: true, Columns: []string{"state", "name"}, Get: func(*gadget) any { return nil },
+				Filters: []catalogue.Filter{{}}},
+			{Name: "future", Since: microversion.V1(999), Create: true, Patch: true, Filters: []catalogue.Filter{{Query: catalogue.QueryBool}}},
 		},
 		Defaults:   []string{"uuid", "name"},
 		Path:       func(g *gadget) string { return "gadgets/" + g.UUID },
-		Objects:    []func(*gadget) *model.JSONObject{func(g *gadget) *model.JSONObject { return &g.Extra }},
 		UUID:       func(g *gadget) string { return g.UUID },
 		NewUUID:    func(g *gadget) *string { return &g.UUID },
 		SubLinks:   []catalogue.SubLink{{Name: "parts", Since: v5}},
-		Unsortable: []string{"extra"},
+		Unsortable: []string{"gizmos"},
 	})
 }
 
@@ -94,6 +97,18 @@ func message(err error) string {
 
 var _ = Describe("Catalogue", func() {
 	c := gadgets()
+
+	It("derives the list filters from the rows: parameter, version, column", func() {
+		Expect(c.FilterParams()).To(Equal(map[string]microversion.Version{
+			"name": v1, "name_contains": v5, "owner": v1, "future": microversion.V1(999)}))
+		Expect(c.FilterParams("owner")).NotTo(HaveKey("owner"))
+		Expect(c.Filters()).To(Equal([]catalogue.Filter{
+			{Param: "name", Since: v1, Column: "name"},
+			{Param: "name_contains", Since: v5, Op: filter.Contains, Column: "name"},
+			{Param: "owner", Since: v1},
+			{Param: "future", Since: microversion.V1(999), Query: catalogue.QueryBool},
+		}), "a computed or unstored field's filter matches no column")
+	})
 
 	Describe("Decode", func() {
 		It("sets the body in catalogue order and gives a new object a UUID", func() {
@@ -165,6 +180,7 @@ var _ = Describe("Catalogue", func() {
 		Expect(errs.Status(c.CheckSortKey("size", v1))).To(Equal(http.StatusNotAcceptable))
 		Expect(message(c.CheckSortKey("extra", v5))).To(Equal("The sort_key value extra is an invalid field for sorting"))
 		Expect(message(c.CheckSortKey("secret", v5))).To(Equal(`The sort_key value "secret" is an invalid field for sorting`))
+		Expect(message(c.CheckSortKey("gizmos", v5))).To(Equal("The sort_key value gizmos is an invalid field for sorting"))
 		Expect(c.PatchableNames()).To(Equal([]string{"extra", "future", "name", "secret", "size"}))
 	})
 

@@ -1,6 +1,8 @@
 package catalogue
 
 import (
+	"slices"
+
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
@@ -85,12 +87,14 @@ func (c *Catalogue[M]) ApplyWhole(m *M, ops []jsonpatch.Op) (*M, error) {
 
 // copy is the copy of m a patch writes into.
 func (c *Catalogue[M]) copy(m *M) *M {
-	if c.Clone != nil {
-		return c.Clone(m)
-	}
 	out := *m
-	for _, obj := range c.Objects {
-		*obj(&out) = CopyObject(*obj(m))
+	for _, f := range c.Fields {
+		switch {
+		case f.Object != nil && (*f.Object(m) != nil || !c.NilObjects):
+			*f.Object(&out) = CopyObject(*f.Object(m))
+		case f.List != nil && *f.List(m) != nil:
+			*f.List(&out) = slices.Clone(*f.List(m))
+		}
 	}
 	return &out
 }

@@ -26,22 +26,21 @@ var Catalogue = []Field{
 		Get: func(c *model.Chassis) any { return present.Str(c.Description) },
 		Set: catalogue.String("chassis", "description", MaxDescription, func(c *model.Chassis) **string { return &c.Description })},
 	{Name: "extra", Since: v1, Create: true, Patch: true,
-		Get: func(c *model.Chassis) any { return present.Obj(c.Extra) },
-		Set: catalogue.Object("chassis", "extra", func(c *model.Chassis) *model.JSONObject { return &c.Extra })},
+		Get:    func(c *model.Chassis) any { return present.Obj(c.Extra) },
+		Object: func(c *model.Chassis) *model.JSONObject { return &c.Extra },
+		Set:    catalogue.Object("chassis", "extra", func(c *model.Chassis) *model.JSONObject { return &c.Extra })},
 	{Name: "created_at", Since: v1, Sortable: true, Get: func(c *model.Chassis) any { return present.Time(&c.CreatedAt) }},
 	{Name: "updated_at", Since: v1, Sortable: true, Get: func(c *model.Chassis) any { return present.Time(c.UpdatedAt) }},
 }
 
 // Resource is the chassis catalogue and representation.
 var Resource = catalogue.New(&catalogue.Catalogue[model.Chassis]{Resource: "chassis", Fields: Catalogue,
-	Defaults:   []string{"uuid", "description"},
-	Path:       func(c *model.Chassis) string { return "chassis/" + c.UUID },
-	UUID:       func(c *model.Chassis) string { return c.UUID },
-	NewUUID:    func(c *model.Chassis) *string { return &c.UUID },
-	SubLinks:   []catalogue.SubLink{{Name: "nodes", Since: v1}},
-	Unsortable: []string{"extra"},
-	SizeHint:   512,
-	Objects:    []func(*model.Chassis) *model.JSONObject{func(c *model.Chassis) *model.JSONObject { return &c.Extra }},
+	Defaults: []string{"uuid", "description"},
+	Path:     func(c *model.Chassis) string { return "chassis/" + c.UUID },
+	UUID:     func(c *model.Chassis) string { return c.UUID },
+	NewUUID:  func(c *model.Chassis) *string { return &c.UUID },
+	SubLinks: []catalogue.SubLink{{Name: "nodes", Since: v1}},
+	SizeHint: 512,
 })
 
 // DefaultListFields is the short field set of a non-detail chassis list.

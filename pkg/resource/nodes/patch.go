@@ -91,21 +91,6 @@ func Apply(n *model.Node, ops []jsonpatch.Op, v microversion.Version) (*model.No
 	return out, nil
 }
 
-// Clone deep-copies a node so a patch can never leak into the original.
-func Clone(n *model.Node) *model.Node {
-	c := *n
-	for _, p := range []*model.JSONObject{&c.DriverInfo, &c.DriverInternalInfo, &c.Properties, &c.InstanceInfo,
-		&c.Extra, &c.CleanStep, &c.DeployStep, &c.RAIDConfig, &c.TargetRAIDConfig} {
-		if *p != nil {
-			*p = model.JSONObject(jsonpatch.DeepCopy(map[string]any(*p)).(map[string]any))
-		}
-	}
-	if c.Traits != nil {
-		c.Traits = append(model.StringList{}, c.Traits...)
-	}
-	return &c
-}
-
 // CheckProtection applies the 1.48 rule the API can check on its own: a
 // protected_reason needs protected. (That protected itself is only set
 // on active nodes is checked by the conductor under the node lock.)

@@ -9,6 +9,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/catalogue"
+	"github.com/ferricbm/ferric/pkg/resource/filter"
 	"github.com/ferricbm/ferric/pkg/resource/ident"
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
@@ -32,16 +33,21 @@ func unstored(name string, since int) Field {
 var Catalogue = []Field{
 	{Name: "uuid", Since: v1, Create: true, Sortable: true, Get: func(p *model.Port) any { return p.UUID }},
 	{Name: "address", Since: v1, Create: true, Patch: true, Required: true, Sortable: true,
-		Get: func(p *model.Port) any { return p.Address }, Set: setAddress},
+		Get: func(p *model.Port) any { return p.Address }, Set: setAddress,
+		Filters: []catalogue.Filter{{Query: catalogue.QueryMAC}}},
 	{Name: "node_uuid", Since: v1, Create: true, Patch: true, Required: true,
-		Get: func(p *model.Port) any { return p.NodeUUID }, Set: setNodeUUID},
+		Get: func(p *model.Port) any { return p.NodeUUID }, Set: setNodeUUID,
+		Filters: []catalogue.Filter{{Param: "node", Query: catalogue.QueryNode, Column: "node_id"}, {Query: catalogue.QueryUUID}}},
 	{Name: "extra", Since: v1, Create: true, Patch: true,
-		Get: func(p *model.Port) any { return map[string]any(p.Extra) },
-		Set: obj("extra", func(p *model.Port) *model.JSONObject { return &p.Extra })},
+		Get:    func(p *model.Port) any { return map[string]any(p.Extra) },
+		Object: func(p *model.Port) *model.JSONObject { return &p.Extra },
+		Set:    obj("extra", func(p *model.Port) *model.JSONObject { return &p.Extra })},
 	{Name: "internal_info", Since: microversion.V1(18),
-		Get: func(p *model.Port) any { return map[string]any(p.InternalInfo) }},
+		Get:    func(p *model.Port) any { return map[string]any(p.InternalInfo) },
+		Object: func(p *model.Port) *model.JSONObject { return &p.InternalInfo }},
 	{Name: "local_link_connection", Since: microversion.V1(19), Create: true, Patch: true,
-		Get: func(p *model.Port) any { return map[string]any(p.LocalLinkConnection) }, Set: setLLC},
+		Get: func(p *model.Port) any { return map[string]any(p.LocalLinkConnection) }, Set: setLLC,
+		Object: func(p *model.Port) *model.JSONObject { return &p.LocalLinkConnection }},
 	{Name: "pxe_enabled", Since: microversion.V1(19), Create: true, Patch: true, Sortable: true,
 		Get: func(p *model.Port) any { return p.PXEEnabled }, Set: setPXE},
 	{Name: "physical_network", Since: microversion.V1(34), Create: true, Patch: true, Sortable: true,
@@ -50,14 +56,25 @@ var Catalogue = []Field{
 	{Name: "updated_at", Since: v1, Sortable: true, Get: func(p *model.Port) any { return present.Time(p.UpdatedAt) }},
 
 	{Name: "portgroup_uuid", Since: microversion.PortgroupLinks, Create: true, Patch: true,
-		Get: func(p *model.Port) any { return present.Str(p.PortgroupUUID) }, Set: setPortgroupUUID},
+		Get: func(p *model.Port) any { return present.Str(p.PortgroupUUID) }, Set: setPortgroupUUID,
+		Filters: []catalogue.Filter{{Param: "portgroup", Query: catalogue.QueryPortgroup, Column: "portgroup_id"}}},
 	unstored("is_smartnic", 53),
 	unstored("name", 88),
 	unstored("node_ident", 94),
-	unstored("description", 97),
+	withFilters(unstored("description", 97), catalogue.Filter{Param: "description_contains", Op: filter.Contains}),
 	unstored("vendor", 100),
 	unstored("category", 101),
 	unstored("available_for_dynamic_portgroup", 111),
+
+	// Filters on the port's node, not attributes of the port.
+	{Name: "shard", Since: microversion.V1(82), Filters: []catalogue.Filter{{}}},
+	{Name: "conductor_groups", Since: microversion.V1(99), Filters: []catalogue.Filter{{}}},
+}
+
+// withFilters gives a row its list filters.
+func withFilters(f Field, filters ...catalogue.Filter) Field {
+	f.Filters = filters
+	return f
 }
 
 // Resource is the port catalogue and representation.
@@ -66,12 +83,7 @@ var Resource = catalogue.New(&catalogue.Catalogue[model.Port]{Resource: "port", 
 	Path:     func(p *model.Port) string { return "ports/" + p.UUID },
 	UUID:     func(p *model.Port) string { return p.UUID },
 	NewUUID:  func(p *model.Port) *string { return &p.UUID },
-	// Dict columns are refused with Ironic's other wording.
-	Unsortable: []string{"extra", "internal_info", "local_link_connection"},
-	SizeHint:   640,
-	Objects: []func(*model.Port) *model.JSONObject{func(p *model.Port) *model.JSONObject { return &p.Extra },
-		func(p *model.Port) *model.JSONObject { return &p.LocalLinkConnection },
-		func(p *model.Port) *model.JSONObject { return &p.InternalInfo }},
+	SizeHint: 640,
 })
 
 // DefaultListFields is the short field set of a non-detail port list.

@@ -18,14 +18,13 @@ var ConnectorTypes = []string{"iqn", "ip", "mac", "wwnn", "wwpn", "net-id", "por
 var connectors = newResource(&catalogue.Catalogue[connector]{Resource: "connector",
 	Fields: append([]catalogue.Field[connector]{
 		str("connector", prop{name: "uuid", kind: kString, nullable: true, maxLen: 36}, func(c *connector) *string { return &c.UUID }),
-		str("connector", prop{name: "node_uuid", kind: kString, required: true, maxLen: 36}, func(c *connector) *string { return &c.NodeUUID }),
+		byNode(str("connector", prop{name: "node_uuid", kind: kString, required: true, maxLen: 36}, func(c *connector) *string { return &c.NodeUUID })),
 		str("connector", prop{name: "type", kind: kString, required: true, maxLen: 32, enum: ConnectorTypes}, func(c *connector) *string { return &c.Type }),
 		str("connector", prop{name: "connector_id", kind: kString, required: true, maxLen: 255}, func(c *connector) *string { return &c.ConnectorID }),
 		obj("connector", prop{name: "extra", kind: kObject, nullable: true}, func(c *connector) *model.JSONObject { return &c.Extra }),
 	}, times(func(c *connector) any { return present.Time(&c.CreatedAt) }, func(c *connector) any { return present.Time(c.UpdatedAt) })...),
 	Defaults: []string{"uuid", "node_uuid", "type", "connector_id"},
 	SizeHint: 512,
-	Objects:  []func(*connector) *model.JSONObject{func(c *connector) *model.JSONObject { return &c.Extra }},
 }, "connectors", func(c *connector) string { return c.UUID })
 
 // ConnectorCatalogue lists every connector attribute.

@@ -110,10 +110,19 @@ func str[M any](resource string, p prop, ptr func(*M) *string) catalogue.Field[M
 	return f
 }
 
+// byNode gives the node_uuid row the list filter ?node=, a node's UUID or
+// name.
+func byNode[M any](f catalogue.Field[M]) catalogue.Field[M] {
+	f.Filters = []catalogue.Filter{{Param: "node", Query: catalogue.QueryNode, Column: "node_id"}}
+	return f
+}
+
 // obj is the row of an object property stored at ptr; null is {}.
 func obj[M any](resource string, p prop, ptr func(*M) *model.JSONObject) catalogue.Field[M] {
-	return row(resource, p, func(m *M) any { return map[string]any(present.Obj(*ptr(m))) },
+	f := row(resource, p, func(m *M) any { return map[string]any(present.Obj(*ptr(m))) },
 		func(m *M, v any) { *ptr(m) = model.JSONObject(object(v)) })
+	f.Object = ptr
+	return f
 }
 
 // row is the catalogue row of a schema property: Set checks a value as

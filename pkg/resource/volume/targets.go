@@ -12,7 +12,7 @@ type target = model.VolumeTarget
 var targets = newResource(&catalogue.Catalogue[target]{Resource: "target",
 	Fields: append([]catalogue.Field[target]{
 		str("target", prop{name: "uuid", kind: kString, nullable: true, maxLen: 36}, func(t *target) *string { return &t.UUID }),
-		str("target", prop{name: "node_uuid", kind: kString, required: true, maxLen: 36}, func(t *target) *string { return &t.NodeUUID }),
+		byNode(str("target", prop{name: "node_uuid", kind: kString, required: true, maxLen: 36}, func(t *target) *string { return &t.NodeUUID })),
 		str("target", prop{name: "volume_type", kind: kString, required: true, maxLen: 64}, func(t *target) *string { return &t.VolumeType }),
 		row("target", prop{name: "boot_index", kind: kInteger, required: true, nonNegative: true},
 			func(t *target) any { return t.BootIndex }, func(t *target, v any) { t.BootIndex, _ = integer(v) }),
@@ -22,8 +22,6 @@ var targets = newResource(&catalogue.Catalogue[target]{Resource: "target",
 	}, times(func(t *target) any { return present.Time(&t.CreatedAt) }, func(t *target) any { return present.Time(t.UpdatedAt) })...),
 	Defaults: []string{"uuid", "node_uuid", "volume_type", "boot_index", "volume_id"},
 	SizeHint: 768,
-	Objects: []func(*target) *model.JSONObject{func(t *target) *model.JSONObject { return &t.Properties },
-		func(t *target) *model.JSONObject { return &t.Extra }},
 }, "targets", func(t *target) string { return t.UUID })
 
 // TargetCatalogue lists every target attribute.
