@@ -15,7 +15,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/config"
 )
 
-var update = flag.Bool("update", false, "rewrite ferric.conf.example and the option table of docs/configuration.md from the declarations")
+var update = flag.Bool("update", false, "rewrite ferric.conf.example from config.Example()")
 
 // clearEnv hides FERRIC_ variables of the surrounding environment from a
 // test, restoring them afterwards.
@@ -200,22 +200,6 @@ var _ = Describe("Example", func() {
 		Expect(string(data)).To(Equal(config.Example()), "run: go test ./config -update")
 	})
 
-	It("is the option table of docs/configuration.md", func() {
-		const path, begin, end = "../../docs/configuration.md", "<!-- options:begin -->\n", "<!-- options:end -->"
-		data, err := os.ReadFile(path)
-		Expect(err).NotTo(HaveOccurred())
-		head, rest, found := strings.Cut(string(data), begin)
-		Expect(found).To(BeTrue(), "the begin marker")
-		table, tail, found := strings.Cut(rest, end)
-		Expect(found).To(BeTrue(), "the end marker")
-		if *update {
-			table = config.OptionsTable()
-			Expect(os.WriteFile(path, []byte(head+begin+table+end+tail), 0o644)).To(Succeed())
-		}
-		Expect(table).To(Equal(config.OptionsTable()), "run: go test ./config -update")
-		Expect(strings.Count(table, "\n| `[")).To(Equal(optionCount()), "one row per option")
-	})
-
 	It("documents every option with its default", func() {
 		ex := config.Example()
 		for _, want := range []string{
@@ -331,9 +315,6 @@ var _ = Describe("Validate", func() {
 		Entry(nil, func(c *config.Config) { c.API.WriteTimeout = 30 * time.Second }, "[api] write_timeout: 30s must exceed [rpc] response_timeout 1m0s"),
 		Entry(nil, func(c *config.Config) { c.API.MaxHeaderSize = 0 }, "[api] max_header_size: must be positive"),
 		Entry(nil, func(c *config.Config) { c.Deploy.HTTPMaxHeaderSize = 0 }, "[deploy] http_max_header_size: must be positive"),
-		Entry("a range from a check tag", func(c *config.Config) { c.ILO.ClientPort = 0 }, "[ilo] client_port: 0 is outside 1..65535"),
-		Entry("choices that allow empty", func(c *config.Config) { c.Swift.AuthType = "v1" }, `[swift] auth_type: "v1" is not one of tempauth, password (or empty)`),
-		Entry("an optional integer", func(c *config.Config) { c.Deploy.EraseDevicesMetadataPriority = ptr(-5) }, "[deploy] erase_devices_metadata_priority: must not be negative"),
 	)
 
 	It("lists all problems at once", func() {

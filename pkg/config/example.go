@@ -93,27 +93,3 @@ func wrap(text string, width int) []string {
 	}
 	return append(lines, line)
 }
-
-// OptionsTable renders every option as a Markdown table: section, name,
-// type, default, the rule its value must meet and its help.
-// docs/configuration.md holds it between its markers (a test keeps them
-// equal).
-func OptionsTable() string {
-	var b strings.Builder
-	b.WriteString("| option | type | default | rule | meaning |\n|---|---|---|---|---|\n")
-	defaults := Defaults()
-	for _, o := range options {
-		f := o.field(&defaults)
-		value := o.sample
-		if value == "" {
-			value = format(f)
-		}
-		if value != "" {
-			value = "`" + value + "`"
-		}
-		cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-		fmt.Fprintf(&b, "| `[%s] %s` | %s | %s | %s | %s |\n",
-			o.section, o.name, typeName(f.Type()), cell(value), cell(o.check), cell(o.help))
-	}
-	return b.String()
-}

@@ -18,11 +18,7 @@ const EnvPrefix = "FERRIC_"
 // option is one `ini`-tagged field, located by its index path in Config.
 type option struct {
 	section, name, help, sample string
-	// def is the default, as the loader reads it; "" leaves the zero value.
-	def string
-	// check is the rule the value alone must meet (checks.go).
-	check string
-	index []int
+	index                       []int
 }
 
 func (o option) field(c *Config) reflect.Value {
@@ -52,7 +48,7 @@ func describe() ([]string, []option) {
 				secs = append(secs, sec)
 			}
 			opts = append(opts, option{
-				section: sec, name: name, help: f.Tag.Get("help"), sample: f.Tag.Get("sample"), def: f.Tag.Get("default"), check: f.Tag.Get("check"),
+				section: sec, name: name, help: f.Tag.Get("help"), sample: f.Tag.Get("sample"),
 				index: []int{i, j},
 			})
 		}
@@ -284,7 +280,7 @@ func parseBool(text string) (bool, error) {
 }
 
 func parseList(text string) []string {
-	var out []string
+	out := []string{}
 	for _, item := range strings.Split(text, ",") {
 		if item = strings.TrimSpace(item); item != "" {
 			out = append(out, item)
