@@ -43,11 +43,13 @@ func describe() ([]string, []option) {
 			}
 			if len(secs) == i {
 				secs = append(secs, o.section)
-			}
-			if secs[i] != o.section {
+			} else if secs[i] != o.section {
 				panic(fmt.Sprintf("config: field %s.%s: section %q in a struct of section %q", t.Field(i).Name, f.Name, o.section, secs[i]))
 			}
 			opts = append(opts, o)
+		}
+		if len(secs) != i+1 {
+			panic(fmt.Sprintf("config: section struct %s declares no option", t.Field(i).Name))
 		}
 	}
 	if err := resolveRequirements(opts); err != nil {
