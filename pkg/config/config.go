@@ -54,15 +54,13 @@ type Config struct {
 type Default struct {
 	// Host is this process's name in the conductor registry and the value
 	// it writes into nodes.reservation. Defaults to the hostname.
-	Host  string `ini:"DEFAULT.host" required:"true" sample:"<hostname>" help:"Name of this process in the conductor registry and in node reservations; must be unique per conductor."`
-	Debug bool   `ini:"DEFAULT.debug" help:"Log at debug level instead of info."`
-	// LogFormat is "text" or "json".
-	LogFormat string `ini:"DEFAULT.log_format" default:"text" choices:"text,json" help:"Log line format: text or json."`
-	// HashPartitionExponent: the ring places 2^N points per conductor.
+	Host                  string        `ini:"DEFAULT.host" required:"true" sample:"<hostname>" help:"Name of this process in the conductor registry and in node reservations; must be unique per conductor."`
+	Debug                 bool          `ini:"DEFAULT.debug" help:"Log at debug level instead of info."`
+	LogFormat             string        `ini:"DEFAULT.log_format" default:"text" choices:"text,json" help:"Log line format: text or json."`
 	HashPartitionExponent int           `ini:"DEFAULT.hash_partition_exponent" default:"5" range:"0..16" help:"The hash ring places 2^N points per conductor; all services must agree."`
 	HashRingResetInterval time.Duration `ini:"DEFAULT.hash_ring_reset_interval" default:"15" range:">0" help:"How long a cached hash ring is used before it is rebuilt from the conductor registry; it is rebuilt sooner when a member's heartbeat expires."`
-	// AuthStrategy is "noauth", "http_basic" or "keystone"; Ironic keeps
-	// it in [DEFAULT] too.
+	// AuthStrategy is in [DEFAULT] because Ironic keeps it there (Ferric
+	// first had it in [api]).
 	AuthStrategy string `ini:"DEFAULT.auth_strategy" default:"noauth" choices:"noauth,http_basic,keystone" help:"noauth (everyone is an administrator), http_basic (every user of [api] http_basic_auth_user_file is an administrator) or keystone (X-Auth-Token checked against Keystone, roles and scope checked by the policy rules)."`
 }
 

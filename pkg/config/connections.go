@@ -24,7 +24,6 @@ func (d Database) validate(bad report) {
 }
 
 type RPC struct {
-	// Transport is "inprocess" (single-process mode) or "amqp".
 	Transport       string        `ini:"rpc.transport" default:"inprocess" choices:"inprocess,amqp" help:"inprocess (API and conductor in one process) or amqp."`
 	AMQPURL         string        `ini:"rpc.amqp_url" default:"amqp://guest:guest@127.0.0.1:5672/" help:"RabbitMQ URL used by the amqp transport."`
 	ResponseTimeout time.Duration `ini:"rpc.response_timeout" default:"60" range:">0" help:"How long an RPC call waits for its reply."`
