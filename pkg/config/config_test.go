@@ -15,7 +15,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/config"
 )
 
-var update = flag.Bool("update", false, "rewrite ferric.conf.example from config.Example()")
+var update = flag.Bool("update", false, "rewrite ferric.conf.example and the option table of docs/configuration.md from the declarations")
 
 // clearEnv hides FERRIC_ variables of the surrounding environment from a
 // test, restoring them afterwards.
@@ -174,6 +174,18 @@ automated_clean = 0
 		)
 	})
 
+	It("starts from the defaults the options declare", func() {
+		d := config.Defaults()
+		Expect(d.API.Port).To(Equal(6385))
+		Expect(d.API.MaxRequestBodySize).To(Equal(int64(1 << 20)))
+		Expect(d.Conductor.DeployCallbackTimeout).To(Equal(30 * time.Minute))
+		Expect(d.KeystoneAuthtoken.ServiceTokenRoles).To(Equal([]string{"service"}))
+		Expect(d.Conductor.FileURLAllowedPaths).To(Equal([]string{}))
+		Expect(d.Deploy.EraseDevicesPriority).To(BeNil())
+		Expect(d.OsloPolicy.EnforceNewDefaults).To(BeTrue())
+		Expect(d.Default.Host).NotTo(BeEmpty())
+	})
+
 	It("rejects unknown options and bad values in the environment", func() {
 		GinkgoT().Setenv("FERRIC_CONDUCTOR_HEARTBEAT_TIMOUT", "5")
 		GinkgoT().Setenv("FERRIC_API_PORT", "x")
@@ -316,6 +328,44 @@ var _ = Describe("Validate", func() {
 		Entry(nil, func(c *config.Config) { c.API.MaxHeaderSize = 0 }, "[api] max_header_size: must be positive"),
 		Entry(nil, func(c *config.Config) { c.Deploy.HTTPMaxHeaderSize = 0 }, "[deploy] http_max_header_size: must be positive"),
 	)
+
+	DescribeTable("reports values outside what the options declare, in the declaration's words",
+		func(mutate func(*config.Config), want string) {
+			c := config.Defaults()
+			mutate(&c)
+			Expect(c.Validate()).To(MatchError(ContainSubstring(want)))
+		},
+		Entry("range lo..hi", func(c *config.Config) { c.ILO.ClientPort = 0 }, "[ilo] client_port: 0 is outside 1..65535"),
+		Entry("range lo..hi, above", func(c *config.Config) { c.IPMI.CipherSuite = 18 }, "[ipmi] cipher_suite: 18 is outside 0..17"),
+		Entry("range >0 on a duration", func(c *config.Config) { c.Conductor.HeartbeatInterval = 0 }, "[conductor] heartbeat_interval: must be positive"),
+		Entry("range >0 on an integer", func(c *config.Config) { c.ISCSI.WriteWorkers = 0 }, "[iscsi] write_workers: must be positive"),
+		Entry("range >=0", func(c *config.Config) { c.Database.MaxOverflow = -1 }, "[database] max_overflow: must not be negative"),
+		Entry("choices", func(c *config.Config) { c.Deploy.DefaultBootOption = "pxe" }, `[deploy] default_boot_option: "pxe" is not one of local, netboot`),
+		Entry("choices admitting empty", func(c *config.Config) { c.Glance.AuthType = "keystone" }, `[glance] auth_type: "keystone" is not one of none, password (or empty)`),
+		Entry("format url", func(c *config.Config) { c.Deploy.HTTPURL = "ftp://boot" }, `[deploy] http_url: "ftp://boot" is not an http(s) URL`),
+		Entry("required, blank", func(c *config.Config) { c.Default.Host = "  " }, "[DEFAULT] host: must not be empty"),
+		Entry("required list", func(c *config.Config) { c.Conductor.EnabledHardwareTypes = []string{} }, "[conductor] enabled_hardware_types: must not be empty"),
+		Entry("required by another option", func(c *config.Config) { c.Default.AuthStrategy = "http_basic" },
+			"[api] http_basic_auth_user_file: required when [DEFAULT] auth_strategy is http_basic"),
+	)
+
+	It("accepts values on the edges of the declared ranges", func() {
+		c := config.Defaults()
+		c.API.Port, c.ISCSI.PortalPort, c.ILO.ClientPort = 1, 65535, 65535
+		c.IPMI.CipherSuite, c.Default.HashPartitionExponent = 0, 16
+		c.Default.HashRingResetInterval = time.Millisecond
+		c.Database.MaxOverflow, c.Deploy.EraseDevicesPriority = 0, ptr(0)
+		Expect(c.Validate()).To(Succeed())
+	})
+
+	It("checks a value read from a file against its declaration", func() {
+		clearEnv()
+		c, err := config.Load(writeFile("[iscsi]\nportal_port = 70000\n[DEFAULT]\nlog_format = xml\n"), os.Environ())
+		Expect(err).NotTo(HaveOccurred())
+		err = c.Validate()
+		Expect(err).To(MatchError(ContainSubstring("[iscsi] portal_port: 70000 is outside 1..65535")))
+		Expect(err).To(MatchError(ContainSubstring(`[DEFAULT] log_format: "xml" is not one of text, json`)))
+	})
 
 	It("lists all problems at once", func() {
 		c := config.Defaults()

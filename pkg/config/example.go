@@ -21,25 +21,47 @@ func Example() string {
 		"# set by the environment variable FERRIC_<SECTION>_<OPTION>, which wins over\n" +
 		"# this file, e.g. FERRIC_DATABASE_CONNECTION or\n" +
 		"# FERRIC_CONDUCTOR_HEARTBEAT_TIMEOUT.\n")
+	renderOptions(&b, "\n[%s]\n", func(o option, def string) {
+		b.WriteString("\n")
+		for _, line := range wrap(fmt.Sprintf("%s (%s)", o.help, o.kind()), 76) {
+			b.WriteString("# " + line + "\n")
+		}
+		fmt.Fprintf(&b, "#%s = %s\n", o.name, def)
+	})
+	return b.String()
+}
+
+// renderOptions writes header, formatted with the section's name, before
+// each section's options and calls row for every option with its default
+// as the loader reads it.
+func renderOptions(b *strings.Builder, header string, row func(o option, def string)) {
 	defaults := Defaults()
 	section := ""
 	for _, o := range options {
 		if o.section != section {
 			section = o.section
-			fmt.Fprintf(&b, "\n[%s]\n", section)
+			fmt.Fprintf(b, header, section)
 		}
-		f := o.field(&defaults)
-		b.WriteString("\n")
-		for _, line := range wrap(fmt.Sprintf("%s (%s)", o.help, typeName(f.Type())), 76) {
-			b.WriteString("# " + line + "\n")
-		}
-		value := o.sample
-		if value == "" {
-			value = format(f)
-		}
-		fmt.Fprintf(&b, "#%s = %s\n", o.name, value)
+		row(o, o.defaultIn(defaults))
 	}
-	return b.String()
+}
+
+// kind is the option's type and what its rule allows of it.
+func (o option) kind() string {
+	kind := typeName(reflect.TypeFor[Config]().FieldByIndex(o.index).Type)
+	if c := o.rule.constraint(); c != "" {
+		kind += "; " + c
+	}
+	return kind
+}
+
+// defaultIn is the option's default as the loader reads it, taken from
+// defaults (which Defaults returned), or its sample.
+func (o option) defaultIn(defaults Config) string {
+	if o.sample != "" {
+		return o.sample
+	}
+	return format(o.field(&defaults))
 }
 
 func typeName(t reflect.Type) string {

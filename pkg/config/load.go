@@ -15,68 +15,6 @@ import (
 // EnvPrefix starts every environment override: FERRIC_<SECTION>_<OPTION>.
 const EnvPrefix = "FERRIC_"
 
-// option is one `ini`-tagged field, located by its index path in Config.
-type option struct {
-	section, name, help, sample string
-	index                       []int
-}
-
-func (o option) field(c *Config) reflect.Value {
-	return reflect.ValueOf(c).Elem().FieldByIndex(o.index)
-}
-
-// sections lists the INI sections in declaration order.
-var sections, options = describe()
-
-func describe() ([]string, []option) {
-	var secs []string
-	var opts []option
-	t := reflect.TypeFor[Config]()
-	for i := range t.NumField() {
-		st := t.Field(i).Type
-		for j := range st.NumField() {
-			f := st.Field(j)
-			tag, ok := f.Tag.Lookup("ini")
-			if !ok {
-				continue
-			}
-			sec, name, ok := strings.Cut(tag, ".")
-			if !ok {
-				panic(fmt.Sprintf("config: field %s.%s: ini tag %q is not section.option", t.Field(i).Name, f.Name, tag))
-			}
-			if len(secs) == 0 || secs[len(secs)-1] != sec {
-				secs = append(secs, sec)
-			}
-			opts = append(opts, option{
-				section: sec, name: name, help: f.Tag.Get("help"), sample: f.Tag.Get("sample"),
-				index: []int{i, j},
-			})
-		}
-	}
-	return secs, opts
-}
-
-// lookup finds an option; section names match case-insensitively and, as
-// in oslo.config, dashes in option names equal underscores.
-func lookup(section, name string) (option, bool) {
-	name = strings.ReplaceAll(strings.ToLower(name), "-", "_")
-	for _, o := range options {
-		if strings.EqualFold(o.section, section) && o.name == name {
-			return o, true
-		}
-	}
-	return option{}, false
-}
-
-func knownSection(section string) (string, bool) {
-	for _, s := range sections {
-		if strings.EqualFold(s, section) {
-			return s, true
-		}
-	}
-	return "", false
-}
-
 // Load returns Defaults() overridden by the INI file at path (none when
 // path is ""), then by the FERRIC_<SECTION>_<OPTION> variables of environ
 // (KEY=VALUE pairs, as os.Environ gives them: only main reads the process
