@@ -33,7 +33,7 @@ func lookupNotFound() error { return errs.New(errs.KindNotFound, "Resource could
 // addresses or UUID and receives its configuration and agent token.
 func (s *Server) lookup(c echo.Context) error {
 	q := c.QueryParams()
-	if err := query.Check(q, "addresses", "node_uuid"); err != nil {
+	if err := errs.OnlyKeys(q, "addresses", "node_uuid"); err != nil {
 		return err
 	}
 	var macs []string
@@ -126,7 +126,7 @@ func (s *Server) nodeByAddresses(c echo.Context, macs []string) (*model.Node, er
 // heartbeat is POST /v1/heartbeat/{node}: the ramdisk reports where it
 // listens; the owning conductor checks its token and acts on it.
 func (s *Server) heartbeat(c echo.Context) error {
-	if err := query.Check(c.QueryParams()); err != nil {
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
 		return err
 	}
 	body, err := readFields(c, false)

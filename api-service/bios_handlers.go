@@ -5,7 +5,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/present"
@@ -14,7 +13,7 @@ import (
 
 // biosSettings reads the node's BIOS settings from its conductor.
 func (s *Server) biosSettings(c echo.Context) (*model.Node, []rpc.BIOSSetting, error) {
-	if err := query.Check(c.QueryParams()); err != nil {
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
 		return nil, nil, err
 	}
 	n, err := s.findNode(c, c.Param("node"))

@@ -34,7 +34,7 @@ var conductorSortKeys = map[string]bool{"id": true, "hostname": true, "conductor
 
 func (s *Server) listConductors(c echo.Context) error {
 	q := c.QueryParams()
-	if err := query.Check(q, "limit", "marker", "sort_key", "sort_dir", "fields", "detail"); err != nil {
+	if err := errs.OnlyKeys(q, "limit", "marker", "sort_key", "sort_dir", "fields", "detail"); err != nil {
 		return err
 	}
 	lr, err := list.Parse(q, version(c), false, list.Classic, defaultConductorFields, func(fields []string, v microversion.Version) error {
@@ -72,7 +72,7 @@ func (s *Server) listConductors(c echo.Context) error {
 
 func (s *Server) getConductor(c echo.Context) error {
 	q := c.QueryParams()
-	if err := query.Check(q, "fields"); err != nil {
+	if err := errs.OnlyKeys(q, "fields"); err != nil {
 		return err
 	}
 	fields := query.Fields(q)

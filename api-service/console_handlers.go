@@ -5,14 +5,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/resource/nodes"
 	"github.com/ferricbm/ferric/rpc"
 )
 
 func (s *Server) getConsole(c echo.Context) error {
-	if err := query.Check(c.QueryParams()); err != nil {
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
 		return err
 	}
 	n, err := s.findNode(c, c.Param("node"))

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/catalogue"
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
@@ -55,7 +56,7 @@ func (r resource[T]) send(c echo.Context, status int, item *T, fields []string) 
 func getHandler[T any](r resource[T]) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		q := c.QueryParams()
-		if err := query.Check(q, "fields"); err != nil {
+		if err := errs.OnlyKeys(q, "fields"); err != nil {
 			return err
 		}
 		fields := query.Fields(q)

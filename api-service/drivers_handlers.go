@@ -47,7 +47,7 @@ func (s *Server) renderDriver(c echo.Context, name string, hosts []string, detai
 
 func (s *Server) listDrivers(c echo.Context) error {
 	q := c.QueryParams()
-	if err := query.Check(q, "type", "detail", "fields"); err != nil {
+	if err := errs.OnlyKeys(q, "type", "detail", "fields"); err != nil {
 		return err
 	}
 	for k, since := range driverListParams {
@@ -105,7 +105,7 @@ func (s *Server) findDriver(c echo.Context) (string, []string, error) {
 }
 
 func (s *Server) getDriver(c echo.Context) error {
-	if err := query.Check(c.QueryParams()); err != nil {
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
 		return err
 	}
 	name, hosts, err := s.findDriver(c)
@@ -158,7 +158,7 @@ func addDriverDetail(c echo.Context, out map[string]any, name string, catalog *h
 
 // driverProperties is GET /v1/drivers/{name}/properties.
 func (s *Server) driverProperties(c echo.Context) error {
-	if err := query.Check(c.QueryParams()); err != nil {
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
 		return err
 	}
 	name, api, err := s.driverConductor(c)

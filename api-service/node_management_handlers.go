@@ -5,7 +5,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/nodes"
@@ -133,7 +132,7 @@ func (s *Server) validateNode(c echo.Context) error {
 // validateNodeLegacy is GET /v1/nodes/validate?node=<ident>.
 func (s *Server) validateNodeLegacy(c echo.Context) error {
 	q := c.QueryParams()
-	if err := query.Check(q, "node", "node_uuid"); err != nil {
+	if err := errs.OnlyKeys(q, "node", "node_uuid"); err != nil {
 		return err
 	}
 	id := q.Get("node")

@@ -116,7 +116,7 @@ func (s *Server) maxLimit() int {
 
 func (s *Server) getNode(c echo.Context) error {
 	q := c.QueryParams()
-	if err := query.Check(q, "fields"); err != nil {
+	if err := errs.OnlyKeys(q, "fields"); err != nil {
 		return err
 	}
 	n, err := s.findNode(c, c.Param("node"))
@@ -190,7 +190,7 @@ func noValidHost(driverName, group string) error {
 func (s *Server) patchNode(c echo.Context) error {
 	v := version(c)
 	q := c.QueryParams()
-	if err := query.Check(q, "reset_interfaces"); err != nil {
+	if err := errs.OnlyKeys(q, "reset_interfaces"); err != nil {
 		return err
 	}
 	reset, err := query.Bool(q, "reset_interfaces")

@@ -5,7 +5,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/rpc"
@@ -45,7 +44,7 @@ func (s *Server) raidLogicalDiskProperties(c echo.Context) error {
 	if err := microversion.RequireAtLeast(version(c), microversion.RAIDConfig); err != nil {
 		return err
 	}
-	if err := query.Check(c.QueryParams()); err != nil {
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
 		return err
 	}
 	name, api, err := s.driverConductor(c)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/query"
+	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/nodes"
 	"github.com/ferricbm/ferric/rpc"
@@ -13,7 +13,7 @@ import (
 
 // traitsNode resolves the node of a traits endpoint.
 func (s *Server) traitsNode(c echo.Context) (*model.Node, error) {
-	if err := query.Check(c.QueryParams()); err != nil {
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
 		return nil, err
 	}
 	return s.findNode(c, c.Param("node"))

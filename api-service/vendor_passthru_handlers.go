@@ -6,13 +6,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/rpc"
 )
 
 func (s *Server) nodeVendorMethods(c echo.Context) error {
-	if err := query.Check(c.QueryParams()); err != nil {
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
 		return err
 	}
 	n, err := s.findNode(c, c.Param("node"))
@@ -49,7 +48,7 @@ func vendorResult(c echo.Context, res rpc.VendorPassthruResult) error {
 // passthru call.
 func vendorCall(c echo.Context) (string, map[string]any, error) {
 	q := c.QueryParams()
-	if err := query.Check(q, "method"); err != nil {
+	if err := errs.OnlyKeys(q, "method"); err != nil {
 		return "", nil, err
 	}
 	if !q.Has("method") {
@@ -113,7 +112,7 @@ func (s *Server) nodeVendorPassthru(c echo.Context) error {
 }
 
 func (s *Server) driverVendorMethods(c echo.Context) error {
-	if err := query.Check(c.QueryParams()); err != nil {
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
 		return err
 	}
 	name, api, err := s.driverConductor(c)

@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/list"
-	"github.com/ferricbm/ferric/api-service/query"
 	"github.com/ferricbm/ferric/db"
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -47,7 +46,7 @@ func volumeRootDoc(base, prefix string) map[string]any {
 }
 
 func (s *Server) getVolumeRoot(c echo.Context) error {
-	if err := query.Check(c.QueryParams()); err != nil {
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, volumeRootDoc(s.baseURL(c), "volume"))
@@ -56,7 +55,7 @@ func (s *Server) getVolumeRoot(c echo.Context) error {
 // getNodeVolumeRoot builds its links from the identifier as given. Unlike
 // Ironic it checks that the node exists.
 func (s *Server) getNodeVolumeRoot(c echo.Context) error {
-	if err := query.Check(c.QueryParams()); err != nil {
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
 		return err
 	}
 	id := c.Param("node")

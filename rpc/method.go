@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // Kind is how a method travels and when the caller gets its answer.
@@ -63,7 +64,10 @@ func declare[A, R any](s Spec) Method[A, R] {
 	s.serve = func(mux *Mux, h anyHandler) {
 		m.Handle(mux, func(ctx context.Context, args A) (R, error) {
 			res, err := h(ctx, s, args)
-			r, _ := res.(R)
+			r, ok := res.(R)
+			if !ok && res != nil {
+				return r, fmt.Errorf("%s answered %T, not %T", s.Name, res, r)
+			}
 			return r, err
 		})
 	}

@@ -169,7 +169,7 @@ func Run[M any](s Spec[M], q url.Values) ([]byte, error) {
 	for _, f := range s.Filters {
 		allowed = append(allowed, f.Param)
 	}
-	if err := query.Check(q, allowed...); err != nil {
+	if err := errs.OnlyKeys(q, allowed...); err != nil {
 		return nil, err
 	}
 	for _, f := range s.Filters {

@@ -11,11 +11,6 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 )
 
-// Check rejects any parameter not in allowed.
-func Check(v url.Values, allowed ...string) error {
-	return errs.OnlyKeys(v, allowed...)
-}
-
 var (
 	trueWords  = []string{"1", "t", "true", "on", "y", "yes"}
 	falseWords = []string{"0", "f", "false", "off", "n", "no"}

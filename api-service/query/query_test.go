@@ -35,13 +35,6 @@ var _ = Describe("query parsing", func() {
 		Expect(errs.Message(err)).To(HavePrefix("Invalid maintenance: Unrecognized value 'maybe', acceptable values are:"))
 	})
 
-	It("rejects unknown parameters, naming them sorted", func() {
-		err := query.Check(values("limit=1&zeta=1&alpha=2"), "limit")
-		Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
-		Expect(errs.Message(err)).To(Equal("Unexpected arguments: alpha, zeta"))
-		Expect(query.Check(values("limit=1"), "limit", "marker")).To(Succeed())
-	})
-
 	It("reads lists comma-separated, repeated or both", func() {
 		Expect(query.List(values("s=a,b&s=c&s=%20d%20,,"), "s")).To(Equal([]string{"a", "b", "c", "d"}))
 	})

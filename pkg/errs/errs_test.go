@@ -15,6 +15,8 @@ var _ = Describe("OnlyKeys", func() {
 		err := errs.OnlyKeys(map[string]any{"target": "active", "zeta": 1, "alpha": 2}, "target")
 		Expect(err).To(MatchError("Unexpected arguments: alpha, zeta"))
 		Expect(errs.Status(err)).To(Equal(http.StatusBadRequest))
+		err = errs.OnlyKeys(url.Values{"limit": {"1"}, "zeta": {"1"}, "alpha": {"2"}}, "limit")
+		Expect(errs.Message(err)).To(Equal("Unexpected arguments: alpha, zeta"))
 	})
 
 	It("passes a body or query holding only allowed keys", func() {
