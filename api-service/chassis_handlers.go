@@ -12,18 +12,13 @@ import (
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/chassis"
 	"github.com/ferricbm/ferric/pkg/resource/filter"
-	"github.com/ferricbm/ferric/pkg/resource/ident"
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 )
 
 // findChassis loads a chassis named by its UUID, the only identifier a
 // chassis has.
 func (s *Server) findChassis(c echo.Context, id string) (*model.Chassis, error) {
-	u, ok := ident.CanonicalUUID(id)
-	if !ok {
-		return nil, errs.InvalidParameterValue("Expected a UUID but received %s.", id)
-	}
-	return s.store.GetChassis(c.Request().Context(), u)
+	return byUUID(c, id, s.store.GetChassis, expectedUUID)
 }
 
 // nodeChassis checks that the chassis a node is put in exists; an unknown

@@ -10,10 +10,25 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/catalogue"
+	"github.com/ferricbm/ferric/pkg/resource/ident"
 	"github.com/ferricbm/ferric/pkg/resource/jsonpatch"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/rpc"
 )
+
+// byUUID loads an object whose only identifier is its UUID; notUUID is
+// the error for any other identifier.
+func byUUID[T any](c echo.Context, id string, get func(context.Context, string) (*T, error), notUUID func(id string) error) (*T, error) {
+	u, ok := ident.CanonicalUUID(id)
+	if !ok {
+		return nil, notUUID(id)
+	}
+	return get(c.Request().Context(), u)
+}
+
+func expectedUUID(id string) error {
+	return errs.InvalidParameterValue("Expected a UUID but received %s.", id)
+}
 
 // resource describes a node-like API object (chassis, port, port group,
 // volume connector or target) to the generic single-object handlers below.

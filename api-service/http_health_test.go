@@ -3,13 +3,14 @@ package apiservice_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/ferricbm/ferric/api-service/apitest"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/ferricbm/ferric/api-service/apitest"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

@@ -2,13 +2,14 @@ package apiservice_test
 
 import (
 	"context"
-	"github.com/ferricbm/ferric/api-service/apitest"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ferricbm/ferric/api-service/apitest"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

@@ -11,18 +11,13 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/filter"
-	"github.com/ferricbm/ferric/pkg/resource/ident"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/ports"
 	"github.com/ferricbm/ferric/rpc"
 )
 
 func (s *Server) findPort(c echo.Context, id string) (*model.Port, error) {
-	u, ok := ident.CanonicalUUID(id)
-	if !ok {
-		return nil, errs.InvalidParameterValue("Expected a UUID but received %s.", id)
-	}
-	return s.store.GetPort(c.Request().Context(), u)
+	return byUUID(c, id, s.store.GetPort, expectedUUID)
 }
 
 func (s *Server) listPorts(c echo.Context) error       { return s.portList(c, false, listScope{}) }

@@ -145,28 +145,20 @@ func (s *Server) volumeNodeID(c echo.Context, nodeIdent string) (int64, error) {
 	return ns[0].ID, nil
 }
 
-func volumeID(res volume.Resource, id string) (string, error) {
-	u, ok := ident.CanonicalUUID(id)
-	if !ok {
-		return "", errs.InvalidParameterValue("Expected UUID for %s_uuid: %s", res.Singular, id)
+// notVolumeUUID is the error for an identifier of a connector or target
+// that is not a UUID, worded as Ironic's.
+func notVolumeUUID(res volume.Resource) func(string) error {
+	return func(id string) error {
+		return errs.InvalidParameterValue("Expected UUID for %s_uuid: %s", res.Singular, id)
 	}
-	return u, nil
 }
 
 func (s *Server) findConnector(c echo.Context, id string) (*model.VolumeConnector, error) {
-	u, err := volumeID(volume.Connectors, id)
-	if err != nil {
-		return nil, err
-	}
-	return s.store.GetVolumeConnector(c.Request().Context(), u)
+	return byUUID(c, id, s.store.GetVolumeConnector, notVolumeUUID(volume.Connectors))
 }
 
 func (s *Server) findTarget(c echo.Context, id string) (*model.VolumeTarget, error) {
-	u, err := volumeID(volume.Targets, id)
-	if err != nil {
-		return nil, err
-	}
-	return s.store.GetVolumeTarget(c.Request().Context(), u)
+	return byUUID(c, id, s.store.GetVolumeTarget, notVolumeUUID(volume.Targets))
 }
 
 // volumeOwner finds the node a new connector or target names; a missing

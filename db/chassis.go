@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"github.com/ferricbm/ferric/pkg/errs"
@@ -37,19 +36,12 @@ var (
 // CreateChassis inserts c, filling ID and CreatedAt (and UUID when empty).
 // A duplicate uuid is a 409 error.
 func (s *Store) CreateChassis(ctx context.Context, c *model.Chassis) error {
-	if c.UUID == "" {
-		c.UUID = uuid.NewString()
-	}
-	c.CreatedAt = now()
-	c.UpdatedAt = nil
-	id, err := s.insert(ctx, chassisColumns, c)
-	if err != nil {
+	if err := s.create(ctx, chassisColumns, c); err != nil {
 		if key, ok := uniqueViolation(err); ok && key == uniqChassisUUID {
 			err = errs.New(errs.KindAlreadyExists, "A chassis with UUID %s already exists.", c.UUID)
 		}
 		return fmt.Errorf("create chassis %s: %w", c.UUID, err)
 	}
-	c.ID = id
 	return nil
 }
 

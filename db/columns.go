@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/schema"
 
@@ -156,6 +157,29 @@ func (t tableColumns) values(ctx context.Context, m any, columns []string) []any
 		out[i] = v
 	}
 	return out
+}
+
+// create inserts m as a new row: it fills the uuid when empty, stamps
+// created_at, clears updated_at and, once the row is written, sets the id.
+// omit are columns left to their database default.
+func (s *Store) create(ctx context.Context, t tableColumns, m any, omit ...string) error {
+	if id := t.field(ctx, m, "uuid"); id.String() == "" {
+		id.SetString(uuid.NewString())
+	}
+	t.field(ctx, m, "created_at").Set(reflect.ValueOf(now()))
+	t.field(ctx, m, "updated_at").SetZero()
+	id, err := s.insert(ctx, t, m, omit...)
+	if err != nil {
+		return err
+	}
+	t.field(ctx, m, "id").SetInt(id)
+	return nil
+}
+
+// field is the settable struct field of a column of m, a pointer to a
+// model.
+func (t tableColumns) field(ctx context.Context, m any, column string) reflect.Value {
+	return t.schema.FieldsByDBName[column].ReflectValueOf(ctx, reflect.ValueOf(m).Elem())
 }
 
 // insert writes every column of m but id and returns the new id. It is

@@ -286,8 +286,8 @@ func migrationSpecs(backend string) {
 				cols  tableColumns
 			}{{"nodes", nodeColumns}, {"ports", portColumns}, {"conductors", conductorColumns},
 				{"conductor_hardware_interfaces", parseColumns(&model.ConductorHardwareInterface{})},
-				{"volume_connectors", volumeConnectorColumns}, {"volume_targets", volumeTargetColumns},
-				{"chassis", chassisColumns}, {"portgroups", portgroupColumns}} {
+				{"volume_connectors", volumeConnectors.columns}, {"volume_targets", volumeTargets.columns},
+				{"chassis", chassisColumns}, {"portgroups", portgroups.columns}} {
 				types, err := s.db.WithContext(ctx).Migrator().ColumnTypes(t.table)
 				Expect(err).NotTo(HaveOccurred())
 				var stored []string

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -83,21 +82,14 @@ var nodeSaveColumns = slices.DeleteFunc(slices.Clone(nodeColumns.all), func(c st
 // CreateNode inserts n, filling ID and CreatedAt (and UUID when empty).
 // A duplicate uuid, name or instance_uuid is a 409 error.
 func (s *Store) CreateNode(ctx context.Context, n *model.Node) error {
-	if n.UUID == "" {
-		n.UUID = uuid.NewString()
-	}
-	n.CreatedAt = now()
-	n.UpdatedAt = nil
 	n.ProvisionUpdatedAt = normTime(n.ProvisionUpdatedAt)
 	n.InspectionStartedAt = normTime(n.InspectionStartedAt)
 	n.InspectionFinishedAt = normTime(n.InspectionFinishedAt)
 	// A new node's lock, if any, was taken in no conductor epoch; leaving
 	// the column out also keeps a node insertable before migration 5.
-	id, err := s.insert(ctx, nodeColumns, n, "reservation_epoch")
-	if err != nil {
+	if err := s.create(ctx, nodeColumns, n, "reservation_epoch"); err != nil {
 		return fmt.Errorf("create node %s: %w", n.UUID, nodeWriteError(err, identOf(n)))
 	}
-	n.ID = id
 	return nil
 }
 

@@ -6,20 +6,19 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
-var portgroupColumns = parseColumns(&model.Portgroup{})
+var portgroups = newOwnedTable("portgroup", func(pg *model.Portgroup) *string { return &pg.NodeUUID },
+	func(ident string) error { return PortgroupNotFound(ident) }, portgroupWriteError)
 
 // PortgroupColumns lists the port group columns ListPortgroups can select
 // ("node_uuid" is also accepted there, as for ports).
-func PortgroupColumns() []string { return slices.Clone(portgroupColumns.all) }
+func PortgroupColumns() []string { return slices.Clone(portgroups.columns.all) }
 
 // PortgroupNotFound is the error for a port group identifier (uuid or
 // name) that matches nothing.
@@ -33,28 +32,6 @@ type PortgroupFilter struct {
 	// catalogue derives them.
 	Match  []filter.Condition
 	NodeID *int64
-}
-
-var (
-	portgroupList = listTable{
-		table:     "portgroups",
-		markerCol: "uuid",
-		sortable:  portgroupColumns.sortable(),
-		forbidden: portgroupColumns.json,
-		notFound:  func(m string) error { return PortgroupNotFound(m) },
-	}
-	portgroupSaveColumns = saveColumnsOf(portgroupColumns)
-)
-
-type portgroupRow struct {
-	model.Portgroup
-	JoinedNodeUUID string `gorm:"column:node_uuid"`
-}
-
-func (r portgroupRow) portgroup() model.Portgroup {
-	pg := r.Portgroup
-	pg.NodeUUID = r.JoinedNodeUUID
-	return pg
 }
 
 // portgroupWriteError turns a port group INSERT/UPDATE failure into the
@@ -89,85 +66,29 @@ func strOrEmpty(s *string) string {
 // empty). A duplicate uuid, name or address is a 409 error; a missing node
 // NodeNotFound.
 func (s *Store) CreatePortgroup(ctx context.Context, pg *model.Portgroup) error {
-	if pg.UUID == "" {
-		pg.UUID = uuid.NewString()
-	}
-	pg.CreatedAt = now()
-	pg.UpdatedAt = nil
-	id, err := s.insert(ctx, portgroupColumns, pg)
-	if err != nil {
-		return fmt.Errorf("create portgroup %s: %w", pg.UUID, portgroupWriteError(err, pg))
-	}
-	pg.ID = id
-	return nil
+	return portgroups.create(ctx, s, pg)
 }
 
 // GetPortgroup loads a port group (with NodeUUID) by uuid;
 // PortgroupNotFound if there is none.
 func (s *Store) GetPortgroup(ctx context.Context, uuid string) (*model.Portgroup, error) {
-	return s.getPortgroup(ctx, "uuid", uuid)
+	return portgroups.get(ctx, s, "uuid", uuid)
 }
 
 // GetPortgroupByName loads a port group by name.
 func (s *Store) GetPortgroupByName(ctx context.Context, name string) (*model.Portgroup, error) {
-	return s.getPortgroup(ctx, "name", name)
-}
-
-func (s *Store) getPortgroup(ctx context.Context, column, value string) (*model.Portgroup, error) {
-	cols, _ := portgroupColumns.selection(nil)
-	var r portgroupRow
-	err := s.ownedQuery(ctx, "portgroups", cols).
-		Where(clause.Eq{Column: clause.Column{Table: "portgroups", Name: column}, Value: value}).
-		Take(&r).Error
-	if err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, PortgroupNotFound(value)
-		}
-		return nil, fmt.Errorf("get portgroup %s: %w", value, err)
-	}
-	pg := r.portgroup()
-	return &pg, nil
+	return portgroups.get(ctx, s, "name", name)
 }
 
 // ListPortgroups returns one page of the port groups matching f, each with
 // NodeUUID filled by a join in the same query. columns as in ListPorts.
 func (s *Store) ListPortgroups(ctx context.Context, f PortgroupFilter, p Page, columns []string) ([]model.Portgroup, error) {
-	cols, err := portgroupColumns.selection(columns, "node_uuid")
-	if err != nil {
-		return nil, err
-	}
-	q := s.ownedQuery(ctx, "portgroups", cols)
-	for _, e := range where("portgroups", idConditions(f.Match, parentID{"node_id", f.NodeID}), nil) {
-		q = q.Where(e)
-	}
-	q, err = portgroupList.paginate(ctx, s.db, q, p)
-	if err != nil {
-		return nil, err
-	}
-	var rows []portgroupRow
-	if err := q.Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("list portgroups: %w", err)
-	}
-	out := make([]model.Portgroup, len(rows))
-	for i, r := range rows {
-		out[i] = r.portgroup()
-	}
-	return out, nil
+	return portgroups.page(ctx, s, f.Match, f.NodeID, p, columns)
 }
 
-// SavePortgroup writes every column of pg except id, uuid and created_at,
-// by id, and sets updated_at; pg.NodeUUID is refreshed from the stored
-// owner.
+// SavePortgroup writes pg back by id (see ownedTable.update).
 func (s *Store) SavePortgroup(ctx context.Context, pg *model.Portgroup) error {
-	ts, nodeUUID, err := s.saveOwned(ctx, portgroupColumns, portgroupSaveColumns, pg, pg.ID, pg.NodeID)
-	switch {
-	case errors.Is(err, gorm.ErrRecordNotFound):
-		return PortgroupNotFound(pg.UUID)
-	case err != nil:
-		return fmt.Errorf("save portgroup %s: %w", pg.UUID, portgroupWriteError(err, pg))
-	}
-	pg.UpdatedAt, pg.NodeUUID = &ts, nodeUUID
-	return nil
+	return portgroups.update(ctx, s, pg)
 }
 
 // DestroyPortgroup deletes a port group that no port is a member of; one

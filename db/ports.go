@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -63,16 +62,9 @@ func (r portRow) port() model.Port {
 // CreatePort inserts p, filling ID and CreatedAt (and UUID when empty). A
 // duplicate uuid or address is a 409 error; a missing node NodeNotFound.
 func (s *Store) CreatePort(ctx context.Context, p *model.Port) error {
-	if p.UUID == "" {
-		p.UUID = uuid.NewString()
-	}
-	p.CreatedAt = now()
-	p.UpdatedAt = nil
-	id, err := s.insert(ctx, portColumns, p)
-	if err != nil {
+	if err := s.create(ctx, portColumns, p); err != nil {
 		return fmt.Errorf("create port %s: %w", p.UUID, portWriteError(err, p.UUID, p.Address, p.NodeID))
 	}
-	p.ID = id
 	return nil
 }
 
