@@ -3,6 +3,7 @@ package apiservice_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -368,6 +369,45 @@ var _ = Describe("node owner (1.50)", func() {
 		Expect(e.at("1.50", http.MethodPatch, "/v1/nodes/"+other, `[{"op": "replace", "path": "/owner", "value": "`+long+`"}]`).status).To(Equal(http.StatusBadRequest))
 		Expect(e.at("1.50", http.MethodGet, "/v1/nodes/"+other, "").json()).To(HaveKeyWithValue("owner", "project-b"), "a refused PATCH changes nothing")
 		Expect(e.at("1.49", http.MethodGet, "/v1/nodes/"+mine, "").json()).NotTo(HaveKey("owner"))
+	})
+})
+
+var _ = Describe("node description (1.51)", func() {
+	It("stores a description on create and PATCH, shows it and filters by a part of it", func() {
+		e := sqliteEnv(nil)
+		r := e.at("1.51", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "description": "Rack 4, slot 12: 100% burned in"}`)
+		Expect(r.status).To(Equal(http.StatusCreated))
+		Expect(r.json()).To(HaveKeyWithValue("description", "Rack 4, slot 12: 100% burned in"))
+		rack4 := r.json()["uuid"].(string)
+		other := e.at("1.51", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware"}`).json()["uuid"].(string)
+		Expect(e.at("1.51", http.MethodGet, "/v1/nodes/"+other, "").json()).To(HaveKeyWithValue("description", BeNil()))
+
+		matching := func(part string) []string {
+			var uuids []string
+			for _, n := range e.at("1.51", http.MethodGet, "/v1/nodes?description_contains="+url.QueryEscape(part), "").json()["nodes"].([]any) {
+				uuids = append(uuids, n.(map[string]any)["uuid"].(string))
+			}
+			return uuids
+		}
+		Expect(matching("RACK 4")).To(ConsistOf(rack4), "the match ignores case")
+		Expect(matching("100%")).To(ConsistOf(rack4), "%% is matched literally")
+		Expect(matching("0% b")).To(ConsistOf(rack4))
+		Expect(matching("1_0")).To(BeEmpty(), "_ is matched literally")
+		Expect(matching("rack 5")).To(BeEmpty())
+
+		p := e.at("1.51", http.MethodPatch, "/v1/nodes/"+other, `[{"op": "add", "path": "/description", "value": "spare in rack 5"}]`)
+		Expect(p.status).To(Equal(http.StatusOK))
+		Expect(matching("rack 5")).To(ConsistOf(other))
+
+		long := strings.Repeat("d", 4097)
+		Expect(e.at("1.51", http.MethodPatch, "/v1/nodes/"+other, `[{"op": "replace", "path": "/description", "value": "`+long+`"}]`).status).To(Equal(http.StatusBadRequest))
+		Expect(e.at("1.51", http.MethodGet, "/v1/nodes/"+other, "").json()).To(HaveKeyWithValue("description", "spare in rack 5"), "a refused PATCH changes nothing")
+
+		By("hiding it below 1.51")
+		Expect(e.at("1.50", http.MethodGet, "/v1/nodes/"+rack4, "").json()).NotTo(HaveKey("description"))
+		Expect(e.at("1.50", http.MethodGet, "/v1/nodes?description_contains=rack", "").status).To(Equal(http.StatusNotAcceptable))
+		Expect(e.at("1.50", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "description": "x"}`).status).To(Equal(http.StatusNotAcceptable))
+		Expect(e.at("1.50", http.MethodPatch, "/v1/nodes/"+other, `[{"op": "remove", "path": "/description"}]`).status).To(Equal(http.StatusNotAcceptable))
 	})
 })
 

@@ -110,7 +110,7 @@ var _ = Describe("nodes", func() {
 			Expect(r.json()).To(HaveLen(3))
 			Expect(e.at("1.7", http.MethodGet, "/v1/nodes/"+uuid+"?fields=uuid", "").status).To(Equal(http.StatusNotAcceptable))
 			Expect(e.at("latest", http.MethodGet, "/v1/nodes/"+uuid+"?fields=uuid,bogus", "").status).To(Equal(http.StatusBadRequest))
-			Expect(e.at("latest", http.MethodGet, "/v1/nodes/"+uuid+"?fields=description", "").status).To(Equal(http.StatusNotAcceptable))
+			Expect(e.at("latest", http.MethodGet, "/v1/nodes/"+uuid+"?fields=lessee", "").status).To(Equal(http.StatusNotAcceptable))
 			Expect(e.at("latest", http.MethodGet, "/v1/nodes/"+uuid+"?colour=red", "").status).To(Equal(http.StatusBadRequest))
 		})
 
@@ -165,7 +165,7 @@ var _ = Describe("nodes", func() {
 			Entry("bad direction", "sort_dir=sideways", "latest", 400),
 			Entry("unknown sort key", "sort_key=colour", "latest", 400),
 			Entry("forbidden sort key", "sort_key=driver_info", "latest", 400),
-			Entry("newer sort key", "sort_key=description", "latest", 406),
+			Entry("newer sort key", "sort_key=lessee", "latest", 406),
 			Entry("malformed marker", "marker=abc", "latest", 400),
 			Entry("unknown marker", "marker=1be26c0b-03f2-4d2e-ae87-c02d7f33c123", "latest", 404),
 			Entry("bad boolean", "maintenance=perhaps", "latest", 400),
@@ -219,7 +219,7 @@ var _ = Describe("nodes", func() {
 			Entry("a move op", `[{"op": "move", "from": "/extra/a", "path": "/extra/b"}]`, "latest", 400, ""),
 			Entry("a bad path", `[{"op": "add", "path": "/extra/a.b", "value": 1}]`, "latest", 400, ""),
 			Entry("a read-only path", `[{"op": "replace", "path": "/provision_state", "value": "active"}]`, "latest", 400, "Cannot patch /provision_state"),
-			Entry("a newer path", `[{"op": "replace", "path": "/description", "value": "me"}]`, "latest", 406, ""),
+			Entry("a newer path", `[{"op": "replace", "path": "/lessee", "value": "me"}]`, "latest", 406, ""),
 			Entry("a name before 1.5", `[{"op": "replace", "path": "/name", "value": "x"}]`, "1.4", 406, ""),
 			Entry("a missing key", `[{"op": "remove", "path": "/extra/zz"}]`, "latest", 400, "Couldn't apply patch"),
 			Entry("a wrong type", `[{"op": "replace", "path": "/extra", "value": "x"}]`, "latest", 400, "is not of type 'object'"),

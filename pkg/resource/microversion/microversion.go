@@ -87,10 +87,10 @@ var Min = V1(1)
 //	1.45 reset_interfaces on PATCH       1.46 conductor_group (+ filter)
 //	1.47 automated_clean                 1.48 protected, protected_reason
 //	1.49 /v1/conductors, node conductor (+ filter)
-//	1.50 node owner (+ filter)
+//	1.50 node owner (+ filter)            1.51 node description (+ description_contains)
 //
 // Chassis (/v1/chassis, node chassis_uuid) are served at every version.
-const maxMinor = 50
+const maxMinor = 51
 
 // Max is the newest microversion served.
 var Max = V1(maxMinor)

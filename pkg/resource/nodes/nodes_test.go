@@ -260,10 +260,10 @@ var _ = Describe("View", func() {
 
 	It("never shows attributes newer than the maximum version", func() {
 		out := render(microversion.Max, nil)
-		for _, hidden := range []string{"description", "retired", "lessee"} {
+		for _, hidden := range []string{"retired", "lessee"} {
 			Expect(out).NotTo(HaveKey(hidden))
 		}
-		for _, shown := range []string{"traits", "conductor_group", "protected", "fault", "conductor", "owner"} {
+		for _, shown := range []string{"traits", "conductor_group", "protected", "fault", "conductor", "owner", "description"} {
 			Expect(out).To(HaveKey(shown))
 		}
 	})
