@@ -10,6 +10,7 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	apiservice "github.com/ferricbm/ferric/api-service"
@@ -69,6 +70,18 @@ func (r response) json() map[string]any {
 		panic(fmt.Sprintf("response is not a JSON object (%d): %q", r.status, r.raw))
 	}
 	return m
+}
+
+// uuids are the uuids of a list response's items, in order; a response
+// that is not a 200 list fails the spec.
+func (r response) uuids(collection string) []string {
+	GinkgoHelper()
+	Expect(r.status).To(Equal(http.StatusOK), string(r.raw))
+	var uuids []string
+	for _, item := range r.json()[collection].([]any) {
+		uuids = append(uuids, item.(map[string]any)["uuid"].(string))
+	}
+	return uuids
 }
 
 // fault decodes an Ironic handler error body.

@@ -352,11 +352,7 @@ var _ = Describe("node owner (1.50)", func() {
 		Expect(e.at("1.50", http.MethodGet, "/v1/nodes/"+other, "").json()).To(HaveKeyWithValue("owner", BeNil()))
 
 		owned := func(owner string) []string {
-			var uuids []string
-			for _, n := range e.at("1.50", http.MethodGet, "/v1/nodes?owner="+owner, "").json()["nodes"].([]any) {
-				uuids = append(uuids, n.(map[string]any)["uuid"].(string))
-			}
-			return uuids
+			return e.at("1.50", http.MethodGet, "/v1/nodes?owner="+owner, "").uuids("nodes")
 		}
 		Expect(owned("project-a")).To(ConsistOf(mine))
 		Expect(owned("project-b")).To(BeEmpty())
@@ -383,11 +379,7 @@ var _ = Describe("node description (1.51)", func() {
 		Expect(e.at("1.51", http.MethodGet, "/v1/nodes/"+other, "").json()).To(HaveKeyWithValue("description", BeNil()))
 
 		matching := func(part string) []string {
-			var uuids []string
-			for _, n := range e.at("1.51", http.MethodGet, "/v1/nodes?description_contains="+url.QueryEscape(part), "").json()["nodes"].([]any) {
-				uuids = append(uuids, n.(map[string]any)["uuid"].(string))
-			}
-			return uuids
+			return e.at("1.51", http.MethodGet, "/v1/nodes?description_contains="+url.QueryEscape(part), "").uuids("nodes")
 		}
 		Expect(matching("RACK 4")).To(ConsistOf(rack4), "the match ignores case")
 		Expect(matching("100%")).To(ConsistOf(rack4), "%% is matched literally")

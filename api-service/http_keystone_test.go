@@ -180,13 +180,7 @@ var _ = Describe("Keystone authentication and policy", func() {
 		mine, shared, others := node(a, ""), node(a, b), node(keystonetest.ProjectID("tenant-x"), "")
 		listed := func(call func(method, path, body string) response, path string) []string {
 			GinkgoHelper()
-			r := call(http.MethodGet, path, "")
-			Expect(r.status).To(Equal(http.StatusOK), string(r.raw))
-			var uuids []string
-			for _, n := range r.json()["nodes"].([]any) {
-				uuids = append(uuids, n.(map[string]any)["uuid"].(string))
-			}
-			return uuids
+			return call(http.MethodGet, path, "").uuids("nodes")
 		}
 
 		By("lists show the project's nodes only; system readers see all")
