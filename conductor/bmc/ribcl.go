@@ -2,9 +2,9 @@ package bmc
 
 import (
 	"context"
-	"github.com/ferricbm/ferric/pkg/errs"
 
 	"github.com/ferricbm/ferric/conductor/bmc/ribcl"
+	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/states"
 )
 
