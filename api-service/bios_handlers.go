@@ -11,29 +11,13 @@ import (
 	"github.com/ferricbm/ferric/rpc"
 )
 
-// biosSettings reads the node's BIOS settings from its conductor.
-func (s *Server) biosSettings(c echo.Context) (*model.Node, []rpc.BIOSSetting, error) {
-	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
-		return nil, nil, err
-	}
-	n, err := s.findNode(c, c.Param("node"))
-	if err != nil {
-		return nil, nil, err
-	}
-	settings, err := rpc.GetBIOSSettings.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
-	if err != nil {
-		return nil, nil, err
-	}
-	return n, settings, nil
-}
-
 func (s *Server) biosSetting(c echo.Context, n *model.Node, b rpc.BIOSSetting) map[string]any {
 	return map[string]any{"name": b.Name, "value": b.Value,
 		"links": present.Links(s.baseURL(c), "nodes/"+n.UUID+"/bios/"+b.Name)}
 }
 
 func (s *Server) listBIOS(c echo.Context) error {
-	n, settings, err := s.biosSettings(c)
+	n, settings, err := askNode(s, c, rpc.GetBIOSSettings)
 	if err != nil {
 		return err
 	}
@@ -45,7 +29,7 @@ func (s *Server) listBIOS(c echo.Context) error {
 }
 
 func (s *Server) getBIOS(c echo.Context) error {
-	n, settings, err := s.biosSettings(c)
+	n, settings, err := askNode(s, c, rpc.GetBIOSSettings)
 	if err != nil {
 		return err
 	}

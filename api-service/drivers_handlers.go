@@ -156,16 +156,23 @@ func addDriverDetail(c echo.Context, out map[string]any, name string, catalog *h
 	}
 }
 
-// driverProperties is GET /v1/drivers/{name}/properties.
-func (s *Server) driverProperties(c echo.Context) error {
+// askDriver sends a conductor serving the hardware type named by the path
+// one method, for a GET that takes no query parameters.
+func askDriver[R any](s *Server, c echo.Context, m rpc.Method[rpc.DriverArgs, R]) (R, error) {
+	var none R
 	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
-		return err
+		return none, err
 	}
 	name, api, err := s.driverConductor(c)
 	if err != nil {
-		return err
+		return none, err
 	}
-	props, err := rpc.GetDriverProperties.Call(c.Request().Context(), api, rpc.DriverArgs{DriverName: name})
+	return m.Call(c.Request().Context(), api, rpc.DriverArgs{DriverName: name})
+}
+
+// driverProperties is GET /v1/drivers/{name}/properties.
+func (s *Server) driverProperties(c echo.Context) error {
+	props, err := askDriver(s, c, rpc.GetDriverProperties)
 	if err != nil {
 		return err
 	}

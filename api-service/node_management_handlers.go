@@ -56,14 +56,9 @@ func (s *Server) setBootDevice(c echo.Context) error {
 			return err
 		}
 	}
-	n, err := s.findNode(c, c.Param("node"))
-	if err != nil {
-		return err
-	}
-	if err := rpc.SetBootDevice.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.SetBootDeviceArgs{NodeID: n.UUID, Device: device, Persistent: persistent}); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return commandNode(s, c, rpc.SetBootDevice, func(n *model.Node) rpc.SetBootDeviceArgs {
+		return rpc.SetBootDeviceArgs{NodeID: n.UUID, Device: device, Persistent: persistent}
+	}, http.StatusNoContent)
 }
 
 func (s *Server) injectNMI(c echo.Context) error {
@@ -74,14 +69,7 @@ func (s *Server) injectNMI(c echo.Context) error {
 	if err := errs.OnlyKeys(body); err != nil {
 		return err
 	}
-	n, err := s.findNode(c, c.Param("node"))
-	if err != nil {
-		return err
-	}
-	if err := rpc.InjectNMI.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID}); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return commandNode(s, c, rpc.InjectNMI, func(n *model.Node) rpc.NodeArgs { return rpc.NodeArgs{NodeID: n.UUID} }, http.StatusNoContent)
 }
 
 func (s *Server) setMaintenance(c echo.Context) error {

@@ -280,16 +280,36 @@ func (s *Server) authorizeOwnerChange(c echo.Context, before, after *model.Node)
 	return nil
 }
 
-func (s *Server) deleteNode(c echo.Context) error {
+// askNode sends the node named by the path one method, for a GET that
+// takes no query parameters, and returns the node and the reply.
+func askNode[R any](s *Server, c echo.Context, m rpc.Method[rpc.NodeArgs, R]) (*model.Node, R, error) {
+	var none R
+	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
+		return nil, none, err
+	}
+	n, err := s.findNode(c, c.Param("node"))
+	if err != nil {
+		return nil, none, err
+	}
+	reply, err := m.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
+	return n, reply, err
+}
+
+// commandNode sends the node named by the path one command, whose
+// arguments args builds from the node, and answers status without a body.
+func commandNode[A any](s *Server, c echo.Context, cmd rpc.Command[A], args func(n *model.Node) A, status int) error {
 	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	if err := rpc.DestroyNode.Call(ctx, s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID}); err != nil {
+	if err := cmd.Call(c.Request().Context(), s.rpc.ForNode(n), args(n)); err != nil {
 		return err
 	}
-	return c.NoContent(http.StatusNoContent)
+	return c.NoContent(status)
+}
+
+func (s *Server) deleteNode(c echo.Context) error {
+	return commandNode(s, c, rpc.DestroyNode, func(n *model.Node) rpc.NodeArgs { return rpc.NodeArgs{NodeID: n.UUID} }, http.StatusNoContent)
 }
 
 // checkInterfaceChange validates interface names a PATCH changed on a node

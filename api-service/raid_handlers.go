@@ -44,14 +44,7 @@ func (s *Server) raidLogicalDiskProperties(c echo.Context) error {
 	if err := microversion.RequireAtLeast(version(c), microversion.RAIDConfig); err != nil {
 		return err
 	}
-	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
-		return err
-	}
-	name, api, err := s.driverConductor(c)
-	if err != nil {
-		return err
-	}
-	props, err := rpc.GetRAIDLogicalDiskProperties.Call(c.Request().Context(), api, rpc.DriverArgs{DriverName: name})
+	props, err := askDriver(s, c, rpc.GetRAIDLogicalDiskProperties)
 	if err != nil {
 		return raidNotFound(err)
 	}

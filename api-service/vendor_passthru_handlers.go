@@ -11,14 +11,7 @@ import (
 )
 
 func (s *Server) nodeVendorMethods(c echo.Context) error {
-	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
-		return err
-	}
-	n, err := s.findNode(c, c.Param("node"))
-	if err != nil {
-		return err
-	}
-	methods, err := rpc.GetNodeVendorPassthruMethods.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
+	_, methods, err := askNode(s, c, rpc.GetNodeVendorPassthruMethods)
 	if err != nil {
 		return err
 	}
@@ -112,14 +105,7 @@ func (s *Server) nodeVendorPassthru(c echo.Context) error {
 }
 
 func (s *Server) driverVendorMethods(c echo.Context) error {
-	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
-		return err
-	}
-	name, api, err := s.driverConductor(c)
-	if err != nil {
-		return err
-	}
-	methods, err := rpc.GetDriverVendorPassthruMethods.Call(c.Request().Context(), api, rpc.DriverArgs{DriverName: name})
+	methods, err := askDriver(s, c, rpc.GetDriverVendorPassthruMethods)
 	if err != nil {
 		return err
 	}

@@ -6,18 +6,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/pkg/errs"
+	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/rpc"
 )
 
 func (s *Server) listVIFs(c echo.Context) error {
-	if err := errs.OnlyKeys(c.QueryParams()); err != nil {
-		return err
-	}
-	n, err := s.findNode(c, c.Param("node"))
-	if err != nil {
-		return err
-	}
-	vifs, err := rpc.VIFList.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
+	_, vifs, err := askNode(s, c, rpc.VIFList)
 	if err != nil {
 		return err
 	}
@@ -43,23 +37,13 @@ func (s *Server) attachVIF(c echo.Context) error {
 	if !ok || id == "" {
 		return errs.InvalidParameterValue("Invalid VIF id: expected a non-empty string")
 	}
-	n, err := s.findNode(c, c.Param("node"))
-	if err != nil {
-		return err
-	}
-	if err := rpc.VIFAttach.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.VIFAttachArgs{NodeID: n.UUID, VIF: rpc.VIF{ID: id}}); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return commandNode(s, c, rpc.VIFAttach, func(n *model.Node) rpc.VIFAttachArgs {
+		return rpc.VIFAttachArgs{NodeID: n.UUID, VIF: rpc.VIF{ID: id}}
+	}, http.StatusNoContent)
 }
 
 func (s *Server) detachVIF(c echo.Context) error {
-	n, err := s.findNode(c, c.Param("node"))
-	if err != nil {
-		return err
-	}
-	if err := rpc.VIFDetach.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.VIFDetachArgs{NodeID: n.UUID, VIFID: c.Param("vif")}); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return commandNode(s, c, rpc.VIFDetach, func(n *model.Node) rpc.VIFDetachArgs {
+		return rpc.VIFDetachArgs{NodeID: n.UUID, VIFID: c.Param("vif")}
+	}, http.StatusNoContent)
 }

@@ -12,12 +12,7 @@ import (
 // GetBIOSSettings reads the node's BIOS settings through its bios
 // interface; a node without one (no-bios) has none.
 func (c *Conductor) GetBIOSSettings(ctx context.Context, args rpc.NodeArgs) ([]rpc.BIOSSetting, error) {
-	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "get BIOS settings")
-	if err != nil {
-		return nil, err
-	}
-	defer t.Release(ctx)
-	d, err := t.Driver()
+	t, d, err := c.readDriver(ctx, args.NodeID, "get BIOS settings")
 	if err != nil {
 		return nil, err
 	}

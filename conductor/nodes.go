@@ -186,14 +186,24 @@ func (c *Conductor) DestroyNode(ctx context.Context, args rpc.NodeArgs) error {
 	return nil
 }
 
+// readDriver loads a node without locking it, with its driver, for the
+// calls that only read.
+func (c *Conductor) readDriver(ctx context.Context, nodeID, purpose string) (*task.Task, *driver.Driver, error) {
+	t, err := c.tasks.AcquireShared(ctx, nodeID, purpose)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := t.Driver()
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, d, nil
+}
+
 // ValidateDriverInterfaces checks every non-vendor interface of the node
 // without locking it.
 func (c *Conductor) ValidateDriverInterfaces(ctx context.Context, args rpc.NodeArgs) (map[string]rpc.ValidationResult, error) {
-	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "driver interfaces validation")
-	if err != nil {
-		return nil, err
-	}
-	d, err := t.Driver()
+	t, d, err := c.readDriver(ctx, args.NodeID, "driver interfaces validation")
 	if err != nil {
 		return nil, err
 	}
@@ -246,11 +256,7 @@ func (c *Conductor) onManagement(ctx context.Context, nodeID, purpose string, fn
 
 // GetBootDevice reads the node's next boot device.
 func (c *Conductor) GetBootDevice(ctx context.Context, args rpc.NodeArgs) (rpc.BootDevice, error) {
-	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "getting boot device")
-	if err != nil {
-		return rpc.BootDevice{}, err
-	}
-	d, err := t.Driver()
+	t, d, err := c.readDriver(ctx, args.NodeID, "getting boot device")
 	if err != nil {
 		return rpc.BootDevice{}, err
 	}
@@ -266,11 +272,7 @@ func (c *Conductor) GetBootDevice(ctx context.Context, args rpc.NodeArgs) (rpc.B
 
 // GetSupportedBootDevices lists the boot devices the node's BMC accepts.
 func (c *Conductor) GetSupportedBootDevices(ctx context.Context, args rpc.NodeArgs) ([]string, error) {
-	t, err := c.tasks.AcquireShared(ctx, args.NodeID, "getting supported boot devices")
-	if err != nil {
-		return nil, err
-	}
-	d, err := t.Driver()
+	t, d, err := c.readDriver(ctx, args.NodeID, "getting supported boot devices")
 	if err != nil {
 		return nil, err
 	}

@@ -42,15 +42,9 @@ func (c *Conductor) DoNodeRescue(ctx context.Context, args rpc.RescueArgs) error
 	if args.RescuePassword == "" {
 		return errs.InvalidParameterValue("A non-empty \"rescue_password\" is required to rescue node %s.", n.UUID)
 	}
-	if !states.Allowed(t.ProvisionState(), states.EventRescue) {
-		return errs.InvalidStateRequested(string(states.EventRescue), n.UUID, string(t.ProvisionState()))
-	}
-	d, ri, err := driver.RequireFor[driver.RescueInterface](t, hwcatalog.Rescue)
+	ri, err := rescueDriver(ctx, t, states.EventRescue)
 	if err != nil {
 		return err
-	}
-	if err := d.Power.Validate(ctx, t); err != nil {
-		return validationError(err)
 	}
 	if err := ri.Validate(ctx, t); err != nil {
 		return validationError(err)
@@ -68,6 +62,22 @@ func (c *Conductor) DoNodeRescue(ctx context.Context, args rpc.RescueArgs) error
 		}})
 }
 
+// rescueDriver checks that the node may take event now and returns its
+// rescue interface, once its power interface has validated.
+func rescueDriver(ctx context.Context, t *task.Task, event states.Event) (driver.RescueInterface, error) {
+	if !states.Allowed(t.ProvisionState(), event) {
+		return nil, errs.InvalidStateRequested(string(event), t.Node().UUID, string(t.ProvisionState()))
+	}
+	d, ri, err := driver.RequireFor[driver.RescueInterface](t, hwcatalog.Rescue)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Power.Validate(ctx, t); err != nil {
+		return nil, validationError(err)
+	}
+	return ri, nil
+}
+
 // DoNodeUnrescue returns a rescued node to its instance.
 func (c *Conductor) DoNodeUnrescue(ctx context.Context, args rpc.NodeArgs) error {
 	t, err := c.tasks.Acquire(ctx, args.NodeID, "node unrescue")
@@ -75,16 +85,9 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, args rpc.NodeArgs) error
 		return err
 	}
 	defer t.Release(ctx)
-	n := t.Node()
-	if !states.Allowed(t.ProvisionState(), states.EventUnrescue) {
-		return errs.InvalidStateRequested(string(states.EventUnrescue), n.UUID, string(t.ProvisionState()))
-	}
-	d, ri, err := driver.RequireFor[driver.RescueInterface](t, hwcatalog.Rescue)
+	ri, err := rescueDriver(ctx, t, states.EventUnrescue)
 	if err != nil {
 		return err
-	}
-	if err := d.Power.Validate(ctx, t); err != nil {
-		return validationError(err)
 	}
 	return t.ProcessEventAsync(ctx, states.EventUnrescue, "", task.Work{Name: "do_node_unrescue",
 		Run: func(ctx context.Context, t *task.Task) error {

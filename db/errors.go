@@ -150,41 +150,26 @@ func portWriteError(err error, uuid, address string, nodeID int64) error {
 	return err
 }
 
-// volumeConnectorWriteError turns a connector INSERT/UPDATE failure into
-// the API's 409s, and a missing owner into NodeNotFound.
-func volumeConnectorWriteError(err error, c *model.VolumeConnector) error {
-	if foreignKeyViolation(err) {
-		return ownerNotFound(c.NodeUUID, c.NodeID)
-	}
-	key, ok := uniqueViolation(err)
-	if !ok {
-		return err
-	}
+// connectorDuplicate is the 409 for a connector's unique key.
+func connectorDuplicate(key string, c *model.VolumeConnector) error {
 	switch key {
 	case uniqVolumeConnectorUUID:
 		return errs.New(errs.KindAlreadyExists, "A volume connector with UUID %s already exists.", c.UUID)
 	case uniqVolumeConnectorTypeID:
 		return errs.New(errs.KindAlreadyExists, "A volume connector with type %s and connector ID %s already exists.", c.Type, c.ConnectorID)
 	}
-	return err
+	return nil
 }
 
-// volumeTargetWriteError is volumeConnectorWriteError for targets.
-func volumeTargetWriteError(err error, t *model.VolumeTarget) error {
-	if foreignKeyViolation(err) {
-		return ownerNotFound(t.NodeUUID, t.NodeID)
-	}
-	key, ok := uniqueViolation(err)
-	if !ok {
-		return err
-	}
+// targetDuplicate is the 409 for a target's unique key.
+func targetDuplicate(key string, t *model.VolumeTarget) error {
 	switch key {
 	case uniqVolumeTargetUUID:
 		return errs.New(errs.KindAlreadyExists, "A volume target with UUID %s already exists.", t.UUID)
 	case uniqVolumeTargetNodeBootIdx:
 		return errs.New(errs.KindAlreadyExists, "A volume target with boot index '%d' for the same node already exists.", t.BootIndex)
 	}
-	return err
+	return nil
 }
 
 // ownerNotFound names the missing node by the uuid the caller knew it by,

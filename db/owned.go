@@ -53,12 +53,12 @@ type ownedTable[T any] struct {
 	save     []string
 	nodeUUID func(*T) *string
 	notFound func(ident string) error
-	// writeError turns an INSERT or UPDATE failure into the API's 409s,
-	// and a missing owner into NodeNotFound.
-	writeError func(err error, row *T) error
+	// duplicate is the API's 409 for the unique key an INSERT or UPDATE
+	// broke, nil for a key it does not know.
+	duplicate func(key string, row *T) error
 }
 
-func newOwnedTable[T any](noun string, nodeUUID func(*T) *string, notFound func(string) error, writeError func(error, *T) error) ownedTable[T] {
+func newOwnedTable[T any](noun string, nodeUUID func(*T) *string, notFound func(string) error, duplicate func(string, *T) error) ownedTable[T] {
 	cols := parseColumns(new(T))
 	return ownedTable[T]{
 		noun:    noun,
@@ -72,10 +72,10 @@ func newOwnedTable[T any](noun string, nodeUUID func(*T) *string, notFound func(
 			forbidden: cols.json,
 			notFound:  notFound,
 		},
-		save:       saveColumnsOf(cols),
-		nodeUUID:   nodeUUID,
-		notFound:   notFound,
-		writeError: writeError,
+		save:      saveColumnsOf(cols),
+		nodeUUID:  nodeUUID,
+		notFound:  notFound,
+		duplicate: duplicate,
 	}
 }
 
@@ -83,12 +83,26 @@ func (o ownedTable[T]) uuid(ctx context.Context, row *T) string {
 	return o.columns.field(ctx, row, "uuid").String()
 }
 
+// writeError turns an INSERT or UPDATE failure into the API's 409s, and a
+// missing owner into NodeNotFound.
+func (o ownedTable[T]) writeError(ctx context.Context, err error, row *T) error {
+	if foreignKeyViolation(err) {
+		return ownerNotFound(*o.nodeUUID(row), o.columns.field(ctx, row, "node_id").Int())
+	}
+	if key, ok := uniqueViolation(err); ok {
+		if dup := o.duplicate(key, row); dup != nil {
+			return dup
+		}
+	}
+	return err
+}
+
 // create inserts row as Store.create does; a duplicate is a 409 and a
 // missing owner NodeNotFound. Creation needs no node lock: the database's
 // unique indexes arbitrate between concurrent creators.
 func (o ownedTable[T]) create(ctx context.Context, s *Store, row *T) error {
 	if err := s.create(ctx, o.columns, row); err != nil {
-		return fmt.Errorf("create %s %s: %w", o.noun, o.uuid(ctx, row), o.writeError(err, row))
+		return fmt.Errorf("create %s %s: %w", o.noun, o.uuid(ctx, row), o.writeError(ctx, err, row))
 	}
 	return nil
 }
@@ -161,7 +175,7 @@ func (o ownedTable[T]) update(ctx context.Context, s *Store, row *T) error {
 	case errors.Is(err, gorm.ErrRecordNotFound):
 		return o.notFound(o.uuid(ctx, row))
 	case err != nil:
-		return fmt.Errorf("save %s %s: %w", o.noun, o.uuid(ctx, row), o.writeError(err, row))
+		return fmt.Errorf("save %s %s: %w", o.noun, o.uuid(ctx, row), o.writeError(ctx, err, row))
 	}
 	o.columns.field(ctx, row, "updated_at").Set(reflect.ValueOf(&ts))
 	*o.nodeUUID(row) = nodeUUID

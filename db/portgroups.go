@@ -14,7 +14,7 @@ import (
 )
 
 var portgroups = newOwnedTable("portgroup", func(pg *model.Portgroup) *string { return &pg.NodeUUID },
-	func(ident string) error { return PortgroupNotFound(ident) }, portgroupWriteError)
+	func(ident string) error { return PortgroupNotFound(ident) }, portgroupDuplicate)
 
 // PortgroupColumns lists the port group columns ListPortgroups can select
 // ("node_uuid" is also accepted there, as for ports).
@@ -34,16 +34,8 @@ type PortgroupFilter struct {
 	NodeID *int64
 }
 
-// portgroupWriteError turns a port group INSERT/UPDATE failure into the
-// API's 409s, and a missing owner into NodeNotFound.
-func portgroupWriteError(err error, pg *model.Portgroup) error {
-	if foreignKeyViolation(err) {
-		return ownerNotFound(pg.NodeUUID, pg.NodeID)
-	}
-	key, ok := uniqueViolation(err)
-	if !ok {
-		return err
-	}
+// portgroupDuplicate is the 409 for a port group's unique key.
+func portgroupDuplicate(key string, pg *model.Portgroup) error {
 	switch key {
 	case uniqPortgroupUUID:
 		return errs.New(errs.KindAlreadyExists, "A portgroup with UUID %s already exists.", pg.UUID)
@@ -52,7 +44,7 @@ func portgroupWriteError(err error, pg *model.Portgroup) error {
 	case uniqPortgroupAddress:
 		return errs.New(errs.KindAlreadyExists, "A portgroup with MAC address %s already exists.", strOrEmpty(pg.Address))
 	}
-	return err
+	return nil
 }
 
 func strOrEmpty(s *string) string {

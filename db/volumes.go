@@ -21,9 +21,9 @@ type VolumeFilter struct {
 
 var (
 	volumeConnectors = newOwnedTable("volume connector", func(c *model.VolumeConnector) *string { return &c.NodeUUID },
-		volumeConnectorNotFound, volumeConnectorWriteError)
+		volumeConnectorNotFound, connectorDuplicate)
 	volumeTargets = newOwnedTable("volume target", func(t *model.VolumeTarget) *string { return &t.NodeUUID },
-		volumeTargetNotFound, volumeTargetWriteError)
+		volumeTargetNotFound, targetDuplicate)
 )
 
 // VolumeConnectorColumns lists the connector columns ListVolumeConnectors
