@@ -71,64 +71,60 @@ func (s *steppingDeploy) stepsRun(uuid string) []string {
 }
 
 var _ = Describe("Clean steps", func() {
-	for _, backend := range backends {
-		Context("on "+backend, func() {
-			var (
-				e   *env
-				api rpc.Endpoint
-			)
-			BeforeEach(func(ctx SpecContext) {
-				e = newEnv(backend)
-				api = e.api(e.start(ctx, "cond-"+e.group))
-			})
-			stepping := func(n *model.Node) { n.Driver = steppingHardware }
-
-			It("runs automated steps by priority, waits for the ramdisk, and resumes after it", func(ctx SpecContext) {
-				n := e.createNode(ctx, states.Manageable, stepping)
-				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
-				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
-				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
-				got := e.node(ctx, n.UUID)
-				Expect(got.CleanStep).To(HaveKeyWithValue("step", "erase_devices"))
-				Expect(got.TargetState()).To(Equal(states.Available))
-				Expect(e.stepper.stepsRun(n.UUID)).To(Equal([]string{"erase_devices_metadata", "erase_devices"}))
-
-				Expect(rpc.ContinueNodeClean.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
-				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Available))
-				Expect(e.stepper.stepsRun(n.UUID)).To(Equal([]string{"erase_devices_metadata", "erase_devices", "final_check"}))
-				got = e.node(ctx, n.UUID)
-				Expect(got.CleanStep).To(BeEmpty())
-				Expect(got.DriverInternalInfo).NotTo(HaveKey("clean_steps"))
-				Expect(got.DriverInternalInfo).NotTo(HaveKey("clean_step_index"))
-			})
-
-			It("runs a manual clean in the user's order, including steps disabled for automated cleaning", func(ctx SpecContext) {
-				n := e.createNode(ctx, states.Manageable, stepping)
-				Expect(rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: []map[string]any{
-					{"interface": "deploy", "step": "final_check"},
-					{"interface": "deploy", "step": "manual_only", "args": map[string]any{"x": 1}},
-				}})).To(Succeed())
-				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
-				Expect(e.stepper.stepsRun(n.UUID)).To(Equal([]string{"final_check", "manual_only"}))
-				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
-			})
-
-			It("aborts after a non-abortable step completes when an abort was requested during it", func(ctx SpecContext) {
-				n := e.createNode(ctx, states.Manageable, stepping)
-				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
-				Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
-				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
-				Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "abort"})).To(Succeed())
-				Expect(e.provisionState(ctx, n.UUID)()).To(Equal(states.CleanWait))
-
-				Expect(rpc.ContinueNodeClean.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
-				// The abort worker writes last_error after the transition.
-				Eventually(func() string { return str(e.node(ctx, n.UUID).LastError) }).Should(
-					Equal(`By request, the clean operation was aborted after the completion of step "erase_devices"`))
-				Expect(e.provisionState(ctx, n.UUID)()).To(Equal(states.CleanFail))
-				Expect(e.stepper.stepsRun(n.UUID)).NotTo(ContainElement("final_check"))
-				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
-			})
+	onEveryBackend(func(e *env) {
+		var (
+			api rpc.Endpoint
+		)
+		BeforeEach(func(ctx SpecContext) {
+			api = e.api(e.start(ctx, "cond-"+e.group))
 		})
-	}
+		stepping := func(n *model.Node) { n.Driver = steppingHardware }
+
+		It("runs automated steps by priority, waits for the ramdisk, and resumes after it", func(ctx SpecContext) {
+			n := e.createNode(ctx, states.Manageable, stepping)
+			Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
+			Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
+			Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+			got := e.node(ctx, n.UUID)
+			Expect(got.CleanStep).To(HaveKeyWithValue("step", "erase_devices"))
+			Expect(got.TargetState()).To(Equal(states.Available))
+			Expect(e.stepper.stepsRun(n.UUID)).To(Equal([]string{"erase_devices_metadata", "erase_devices"}))
+
+			Expect(rpc.ContinueNodeClean.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+			Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Available))
+			Expect(e.stepper.stepsRun(n.UUID)).To(Equal([]string{"erase_devices_metadata", "erase_devices", "final_check"}))
+			got = e.node(ctx, n.UUID)
+			Expect(got.CleanStep).To(BeEmpty())
+			Expect(got.DriverInternalInfo).NotTo(HaveKey("clean_steps"))
+			Expect(got.DriverInternalInfo).NotTo(HaveKey("clean_step_index"))
+		})
+
+		It("runs a manual clean in the user's order, including steps disabled for automated cleaning", func(ctx SpecContext) {
+			n := e.createNode(ctx, states.Manageable, stepping)
+			Expect(rpc.DoNodeClean.Call(ctx, api, rpc.CleanArgs{NodeID: n.UUID, CleanSteps: []map[string]any{
+				{"interface": "deploy", "step": "final_check"},
+				{"interface": "deploy", "step": "manual_only", "args": map[string]any{"x": 1}},
+			}})).To(Succeed())
+			Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.Manageable))
+			Expect(e.stepper.stepsRun(n.UUID)).To(Equal([]string{"final_check", "manual_only"}))
+			Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+		})
+
+		It("aborts after a non-abortable step completes when an abort was requested during it", func(ctx SpecContext) {
+			n := e.createNode(ctx, states.Manageable, stepping)
+			Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "provide"})).To(Succeed())
+			Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.CleanWait))
+			Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+			Expect(rpc.DoProvisioningAction.Call(ctx, api, rpc.ProvisioningActionArgs{NodeID: n.UUID, Action: "abort"})).To(Succeed())
+			Expect(e.provisionState(ctx, n.UUID)()).To(Equal(states.CleanWait))
+
+			Expect(rpc.ContinueNodeClean.Call(ctx, api, rpc.NodeArgs{NodeID: n.UUID})).To(Succeed())
+			// The abort worker writes last_error after the transition.
+			Eventually(func() string { return str(e.node(ctx, n.UUID).LastError) }).Should(
+				Equal(`By request, the clean operation was aborted after the completion of step "erase_devices"`))
+			Expect(e.provisionState(ctx, n.UUID)()).To(Equal(states.CleanFail))
+			Expect(e.stepper.stepsRun(n.UUID)).NotTo(ContainElement("final_check"))
+			Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
+		})
+	})
 })

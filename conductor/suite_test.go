@@ -89,6 +89,18 @@ type env struct {
 	log       *logrus.Logger
 }
 
+// onEveryBackend declares body once per database backend, in a context
+// named after it; before each of its specs e is a fresh environment.
+func onEveryBackend(body func(e *env)) {
+	for _, backend := range backends {
+		Context("on "+backend, func() {
+			e := &env{}
+			BeforeEach(func() { *e = *newEnv(backend) })
+			body(e)
+		})
+	}
+}
+
 func newEnv(backend string) *env {
 	n := specCounter.Add(1)
 	hw := fake.New()
