@@ -210,14 +210,7 @@ func waitFailed(ctx context.Context, uuid string) *nodes.Node {
 // within cleanTimeout, and returns what it read last.
 func eventuallyNode(ctx context.Context, uuid string, poll time.Duration, ready func(Gomega, *nodes.Node)) *nodes.Node {
 	GinkgoHelper()
-	var n *nodes.Node
-	Eventually(func(g Gomega) {
-		var err error
-		n, err = nodes.Get(ctx, client, uuid).Extract()
-		g.Expect(err).NotTo(HaveOccurred())
-		ready(g, n)
-	}).WithContext(ctx).WithTimeout(cleanTimeout).WithPolling(poll).Should(Succeed())
-	return n
+	return steps.EventuallyNode(ctx, client, uuid, cleanTimeout, poll, ready)
 }
 
 // provide cleans a manageable node into available and checks what a

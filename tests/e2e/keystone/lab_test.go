@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
 	. "github.com/onsi/ginkgo/v2"
@@ -86,9 +85,9 @@ var _ = Describe("Under Keystone auth, the agent path", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 
 		steps.Provision(ctx, members, n.UUID, nodes.TargetManage)
-		labEventually(ctx, members, n.UUID, "manageable")
+		steps.EventuallyRests(ctx, members, n.UUID, "manageable", labDeployTimeout)
 		steps.Provision(ctx, members, n.UUID, nodes.TargetProvide)
-		labEventually(ctx, members, n.UUID, "available")
+		steps.EventuallyRests(ctx, members, n.UUID, "available", labDeployTimeout)
 		_, err = nodes.Update(ctx, members, n.UUID, nodes.UpdateOpts{
 			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info/image_source", Value: suite.ImageURL + "/whole.qcow2"},
 			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info/image_checksum", Value: image.MD5},
@@ -97,7 +96,7 @@ var _ = Describe("Under Keystone auth, the agent path", Ordered, func() {
 
 		By("deploying: ferric-agent looks the node up and heartbeats with no token")
 		steps.Provision(ctx, members, n.UUID, nodes.TargetActive)
-		got := labEventually(ctx, members, n.UUID, "active")
+		got := steps.EventuallyRests(ctx, members, n.UUID, "active", labDeployTimeout)
 		Expect(got.LastError).To(BeEmpty())
 		Expect(got.PowerState).To(Equal("power on"))
 		agent := slices.DeleteFunc(node.Boots(), func(b lab.Boot) bool { return !b.Agent })
@@ -112,30 +111,11 @@ var _ = Describe("Under Keystone auth, the agent path", Ordered, func() {
 
 		By("undeploying with the member's token")
 		steps.Provision(ctx, members, n.UUID, nodes.TargetDeleted)
-		got = labEventually(ctx, members, n.UUID, "available")
+		got = steps.EventuallyRests(ctx, members, n.UUID, "available", labDeployTimeout)
 		Expect(got.PowerState).To(Equal("power off"))
 		Expect(node.BMC.PowerState()).To(Equal(bmc.PowerOff))
 	}, SpecTimeout(labDeployTimeout+3*time.Minute))
 })
-
-// labEventually waits for the node to settle in state, giving up at once
-// on a failed state.
-func labEventually(ctx context.Context, c *gophercloud.ServiceClient, uuid, state string) *nodes.Node {
-	GinkgoHelper()
-	var n *nodes.Node
-	Eventually(func(g Gomega) {
-		var err error
-		n, err = nodes.Get(ctx, c, uuid).Extract()
-		g.Expect(err).NotTo(HaveOccurred())
-		if slices.Contains([]string{"deploy failed", "clean failed", "error"}, n.ProvisionState) {
-			StopTrying("node " + uuid + " is in " + n.ProvisionState + ": " + n.LastError).Now()
-		}
-		g.Expect(n.ProvisionState).To(Equal(state))
-		g.Expect(n.TargetProvisionState).To(BeEmpty())
-		g.Expect(n.Reservation).To(BeEmpty())
-	}).WithContext(ctx).WithTimeout(labDeployTimeout).WithPolling(500 * time.Millisecond).Should(Succeed())
-	return n
-}
 
 // listsHost checks, with an admin's token, that GET /v1/drivers lists the
 // conductor host: the harness's own readiness check sends no token.

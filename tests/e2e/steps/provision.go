@@ -51,11 +51,7 @@ func EventuallyRests(ctx context.Context, c *gophercloud.ServiceClient, uuid, st
 
 func eventuallyIn(ctx context.Context, c *gophercloud.ServiceClient, uuid, state string, resting bool, timeout time.Duration) *nodes.Node {
 	GinkgoHelper()
-	var n *nodes.Node
-	Eventually(func(g Gomega) {
-		var err error
-		n, err = nodes.Get(ctx, c, uuid).Extract()
-		g.Expect(err).NotTo(HaveOccurred())
+	return EventuallyNode(ctx, c, uuid, timeout, 250*time.Millisecond, func(g Gomega, n *nodes.Node) {
 		ended := slices.Contains(failedStates, n.ProvisionState) ||
 			(slices.Contains(stableStates, n.ProvisionState) && n.TargetProvisionState == "")
 		if n.ProvisionState != state && ended {
@@ -66,8 +62,7 @@ func eventuallyIn(ctx context.Context, c *gophercloud.ServiceClient, uuid, state
 			g.Expect(n.TargetProvisionState).To(BeEmpty())
 		}
 		g.Expect(n.Reservation).To(BeEmpty())
-	}).WithContext(ctx).WithTimeout(timeout).WithPolling(250 * time.Millisecond).Should(Succeed())
-	return n
+	})
 }
 
 // EventuallyActive waits for the deploy to end in active, without an

@@ -131,16 +131,25 @@ func Provision(ctx context.Context, c *gophercloud.ServiceClient, uuid string, t
 // transition finished) and returns it.
 func EventuallyStable(ctx context.Context, c *gophercloud.ServiceClient, uuid string, state nodes.ProvisionState) *nodes.Node {
 	GinkgoHelper()
+	return EventuallyNode(ctx, c, uuid, StateTimeout, 200*time.Millisecond, func(g Gomega, n *nodes.Node) {
+		g.Expect(n.LastError).To(BeEmpty(), "node %s last_error", uuid)
+		g.Expect(n.ProvisionState).To(Equal(string(state)), "node %s provision_state", uuid)
+		g.Expect(n.TargetProvisionState).To(BeEmpty(), "node %s target_provision_state", uuid)
+		g.Expect(n.Reservation).To(BeEmpty(), "node %s lock", uuid)
+	})
+}
+
+// EventuallyNode reads the node every poll until ready passes for it,
+// within timeout, and returns what it read last.
+func EventuallyNode(ctx context.Context, c *gophercloud.ServiceClient, uuid string, timeout, poll time.Duration, ready func(Gomega, *nodes.Node)) *nodes.Node {
+	GinkgoHelper()
 	var n *nodes.Node
 	Eventually(func(g Gomega) {
 		var err error
 		n, err = nodes.Get(ctx, c, uuid).Extract()
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(n.LastError).To(BeEmpty(), "node %s last_error", uuid)
-		g.Expect(n.ProvisionState).To(Equal(string(state)), "node %s provision_state", uuid)
-		g.Expect(n.TargetProvisionState).To(BeEmpty(), "node %s target_provision_state", uuid)
-		g.Expect(n.Reservation).To(BeEmpty(), "node %s lock", uuid)
-	}).WithContext(ctx).WithTimeout(StateTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+		ready(g, n)
+	}).WithContext(ctx).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	return n
 }
 
