@@ -477,7 +477,9 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rpc.Heartbeat.Call(ctx, api, rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://192.0.2.8:9999", AgentVersion: "9.2", AgentToken: tok.AgentToken})).To(Succeed())
 		Eventually(hb.seen).Should(Equal([]string{n.UUID + " http://192.0.2.8:9999 9.2"}))
-		Eventually(func() any { return e.node(ctx, n.UUID).DriverInternalInfo["handled"] }).Should(BeTrue())
+		// Polled as the whole map: BeTrue panics on the nil of a key not
+		// yet written instead of polling again.
+		Eventually(func() model.JSONObject { return e.node(ctx, n.UUID).DriverInternalInfo }).Should(HaveKeyWithValue("handled", true))
 		Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
 	})
 })
