@@ -58,7 +58,7 @@ func (s *Server) setBootDevice(c echo.Context) error {
 	}
 	return commandNode(s, c, rpc.SetBootDevice, func(n *model.Node) rpc.SetBootDeviceArgs {
 		return rpc.SetBootDeviceArgs{NodeID: n.UUID, Device: device, Persistent: persistent}
-	}, http.StatusNoContent)
+	})
 }
 
 func (s *Server) injectNMI(c echo.Context) error {
@@ -69,7 +69,7 @@ func (s *Server) injectNMI(c echo.Context) error {
 	if err := errs.OnlyKeys(body); err != nil {
 		return err
 	}
-	return commandNode(s, c, rpc.InjectNMI, func(n *model.Node) rpc.NodeArgs { return rpc.NodeArgs{NodeID: n.UUID} }, http.StatusNoContent)
+	return commandNode(s, c, rpc.InjectNMI, nodeArgs)
 }
 
 func (s *Server) setMaintenance(c echo.Context) error {

@@ -291,13 +291,16 @@ func askNode[R any](s *Server, c echo.Context, m rpc.Method[rpc.NodeArgs, R]) (*
 	if err != nil {
 		return nil, none, err
 	}
-	reply, err := m.Call(c.Request().Context(), s.rpc.ForNode(n), rpc.NodeArgs{NodeID: n.UUID})
+	reply, err := m.Call(c.Request().Context(), s.rpc.ForNode(n), nodeArgs(n))
 	return n, reply, err
 }
 
+// nodeArgs are the arguments of a method that takes only the node.
+func nodeArgs(n *model.Node) rpc.NodeArgs { return rpc.NodeArgs{NodeID: n.UUID} }
+
 // commandNode sends the node named by the path one command, whose
-// arguments args builds from the node, and answers status without a body.
-func commandNode[A any](s *Server, c echo.Context, cmd rpc.Command[A], args func(n *model.Node) A, status int) error {
+// arguments args builds from the node, and answers 204.
+func commandNode[A any](s *Server, c echo.Context, cmd rpc.Command[A], args func(n *model.Node) A) error {
 	n, err := s.findNode(c, c.Param("node"))
 	if err != nil {
 		return err
@@ -305,11 +308,11 @@ func commandNode[A any](s *Server, c echo.Context, cmd rpc.Command[A], args func
 	if err := cmd.Call(c.Request().Context(), s.rpc.ForNode(n), args(n)); err != nil {
 		return err
 	}
-	return c.NoContent(status)
+	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) deleteNode(c echo.Context) error {
-	return commandNode(s, c, rpc.DestroyNode, func(n *model.Node) rpc.NodeArgs { return rpc.NodeArgs{NodeID: n.UUID} }, http.StatusNoContent)
+	return commandNode(s, c, rpc.DestroyNode, nodeArgs)
 }
 
 // checkInterfaceChange validates interface names a PATCH changed on a node

@@ -39,11 +39,11 @@ func (s *Server) attachVIF(c echo.Context) error {
 	}
 	return commandNode(s, c, rpc.VIFAttach, func(n *model.Node) rpc.VIFAttachArgs {
 		return rpc.VIFAttachArgs{NodeID: n.UUID, VIF: rpc.VIF{ID: id}}
-	}, http.StatusNoContent)
+	})
 }
 
 func (s *Server) detachVIF(c echo.Context) error {
 	return commandNode(s, c, rpc.VIFDetach, func(n *model.Node) rpc.VIFDetachArgs {
 		return rpc.VIFDetachArgs{NodeID: n.UUID, VIFID: c.Param("vif")}
-	}, http.StatusNoContent)
+	})
 }

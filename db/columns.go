@@ -64,6 +64,18 @@ func (t tableColumns) sortable() []string {
 	return slices.DeleteFunc(slices.Clone(t.all), func(c string) bool { return slices.Contains(t.json, c) })
 }
 
+// saveColumnsOf are the columns a Save writes from the struct: all but
+// id, uuid and the timestamps.
+func saveColumnsOf(t tableColumns) []string {
+	return slices.DeleteFunc(slices.Clone(t.all), func(c string) bool {
+		switch c {
+		case "id", "uuid", "created_at", "updated_at":
+			return true
+		}
+		return false
+	})
+}
+
 // selection validates a caller's column list and returns it with id and
 // uuid first; nil means every column. extra names are accepted and
 // dropped (they are loaded another way).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -13,22 +12,6 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
-
-// Ports, port groups and volume connectors and targets are rows that
-// belong to a node: they are read with their node's uuid joined in, and
-// written back by id.
-
-// saveColumnsOf are the columns a Save writes from the struct: all but
-// id, uuid and the timestamps.
-func saveColumnsOf(t tableColumns) []string {
-	return slices.DeleteFunc(slices.Clone(t.all), func(c string) bool {
-		switch c {
-		case "id", "uuid", "created_at", "updated_at":
-			return true
-		}
-		return false
-	})
-}
 
 // ownedQuery selects cols of a table whose rows belong to a node, plus the
 // node's uuid as node_uuid.
