@@ -1,14 +1,12 @@
 package apiservice
 
 import (
-	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ferricbm/ferric/api-service/list"
 	"github.com/ferricbm/ferric/db"
-	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/chassis"
 	"github.com/ferricbm/ferric/pkg/resource/filter"
@@ -28,10 +26,7 @@ func (s *Server) nodeChassis(c echo.Context, uuid *string) error {
 		return nil
 	}
 	_, err := s.store.GetChassis(c.Request().Context(), *uuid)
-	if e, ok := errs.As(err); ok && e.Kind == errs.KindNotFound {
-		return e.WithStatus(http.StatusBadRequest)
-	}
-	return err
+	return referenced(err)
 }
 
 func (s *Server) listChassis(c echo.Context) error       { return s.chassisList(c, false) }

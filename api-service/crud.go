@@ -26,6 +26,19 @@ func byUUID[T any](c echo.Context, id string, get func(context.Context, string) 
 	return get(c.Request().Context(), u)
 }
 
+// byUUIDOrName loads an object named by its UUID or its name (a
+// logical name as a node's, at the request's version).
+func byUUIDOrName[T any](c echo.Context, id string, get, getByName func(context.Context, string) (*T, error)) (*T, error) {
+	ctx := c.Request().Context()
+	if u, ok := ident.CanonicalUUID(id); ok {
+		return get(ctx, u)
+	}
+	if !ident.ValidNodeName(id, version(c)) {
+		return nil, errs.InvalidParameterValue("Expected a logical name or UUID but received %s.", id)
+	}
+	return getByName(ctx, id)
+}
+
 func expectedUUID(id string) error {
 	return errs.InvalidParameterValue("Expected a UUID but received %s.", id)
 }

@@ -60,6 +60,16 @@ func noConductorIsBadRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// referenced re-codes the 404 of an object a request names in its body or
+// query (the node of a new port, the candidates of an allocation) as 400:
+// the request is wrong, not its URL.
+func referenced(err error) error {
+	if e, ok := errs.As(err); ok && e.HTTPStatus() == http.StatusNotFound {
+		return e.WithStatus(http.StatusBadRequest)
+	}
+	return err
+}
+
 // handleError is the single place that turns an error into a response
 // (docs/api.md §2.1). Typed errors carry their status; anything else is a
 // server fault whose detail goes to the log only.

@@ -37,6 +37,8 @@ var _ = Describe("every resource, at every version up to the newest served", fun
 		target := e.at("latest", http.MethodPost, "/v1/volume/targets",
 			`{"node_uuid": "`+node+`", "volume_type": "iscsi", "boot_index": 0, "volume_id": "v-walker"}`).json()["uuid"].(string)
 
+		allocation := e.at("1.52", http.MethodPost, "/v1/allocations", `{"resource_class": "walker"}`).json()["uuid"].(string)
+
 		type resource struct {
 			path  string
 			since int
@@ -67,6 +69,8 @@ var _ = Describe("every resource, at every version up to the newest served", fun
 				"created_at", "updated_at", "links"}, nil},
 			{"/v1/volume/targets/" + target, 32, []string{"uuid", "node_uuid", "volume_type", "properties", "boot_index",
 				"volume_id", "extra", "created_at", "updated_at", "links"}, nil},
+			{"/v1/allocations/" + allocation, 52, []string{"uuid", "name", "node_uuid", "state", "last_error", "resource_class",
+				"traits", "candidate_nodes", "extra", "created_at", "updated_at", "links"}, map[string]int{"owner": 60}},
 		}
 		for minor := 1; minor <= microversion.Max.Minor; minor++ {
 			v := fmt.Sprintf("1.%d", minor)

@@ -97,10 +97,13 @@ var _ = Describe("discovery, negotiation and routing", func() {
 		Expect(r.status).To(Equal(http.StatusMethodNotAllowed))
 	})
 
-	It("hides endpoints newer than the maximum version", func() {
+	It("hides endpoints below their version: 404 to a read, 405 to a write", func() {
 		for _, p := range []string{"/v1/allocations", "/v1/nodes/x/allocation"} {
-			Expect(e.at("latest", http.MethodGet, p, "").status).To(Equal(http.StatusNotFound), p)
+			Expect(e.at("1.51", http.MethodGet, p, "").status).To(Equal(http.StatusNotFound), p)
 		}
+		Expect(e.at("1.51", http.MethodPost, "/v1/allocations", `{"resource_class": "x"}`).status).To(Equal(http.StatusMethodNotAllowed))
+		Expect(e.at("1.51", http.MethodDelete, "/v1/allocations/x", "").status).To(Equal(http.StatusMethodNotAllowed))
+		Expect(e.at("1.52", http.MethodPatch, "/v1/allocations/x", "[]").status).To(Equal(http.StatusMethodNotAllowed))
 	})
 
 	It("refuses an Accept header that excludes JSON", func() {

@@ -1,7 +1,6 @@
 package apiservice
 
 import (
-	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
@@ -11,7 +10,6 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/filter"
-	"github.com/ferricbm/ferric/pkg/resource/ident"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/portgroups"
 	"github.com/ferricbm/ferric/rpc"
@@ -19,25 +17,15 @@ import (
 
 // findPortgroup resolves a port group identifier: a UUID or a name.
 func (s *Server) findPortgroup(c echo.Context, id string) (*model.Portgroup, error) {
-	ctx := c.Request().Context()
-	if u, ok := ident.CanonicalUUID(id); ok {
-		return s.store.GetPortgroup(ctx, u)
-	}
-	if !ident.ValidNodeName(id, version(c)) {
-		return nil, errs.InvalidParameterValue("Expected a logical name or UUID but received %s.", id)
-	}
-	return s.store.GetPortgroupByName(ctx, id)
+	return byUUIDOrName(c, id, s.store.GetPortgroup, s.store.GetPortgroupByName)
 }
 
 // memberPortgroup finds the group a port of node n joins; an unknown group
 // or one of another node is the client's error.
 func (s *Server) memberPortgroup(c echo.Context, uuid string, n *model.Node) (*model.Portgroup, error) {
 	pg, err := s.store.GetPortgroup(c.Request().Context(), uuid)
-	if e, ok := errs.As(err); ok && e.Kind == errs.KindNotFound {
-		return nil, e.WithStatus(http.StatusBadRequest)
-	}
 	if err != nil {
-		return nil, err
+		return nil, referenced(err)
 	}
 	if pg.NodeID != n.ID {
 		return nil, errs.InvalidParameterValue("Port can not be added to a portgroup belonging to a different node.")

@@ -1,7 +1,6 @@
 package apiservice
 
 import (
-	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
@@ -79,10 +78,7 @@ func (s *Server) fetchPorts(c echo.Context, scope listScope, page db.Page, colum
 // gave; an unknown node is the client's error (400), not a missing URL.
 func (s *Server) portNode(c echo.Context, nodeUUID string) (*model.Node, error) {
 	n, err := s.store.GetNode(c.Request().Context(), nodeUUID)
-	if e, ok := errs.As(err); ok && e.Kind == errs.KindNodeNotFound {
-		return nil, e.WithStatus(http.StatusBadRequest)
-	}
-	return n, err
+	return n, referenced(err)
 }
 
 // portResource describes ports to the generic handlers.

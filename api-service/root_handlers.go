@@ -77,6 +77,9 @@ func (s *Server) getV1(c echo.Context) error {
 	if version(c).AtLeast(microversion.ConductorsAPI) {
 		doc["conductors"] = collectionLink(base, "conductors")
 	}
+	if version(c).AtLeast(microversion.Allocations) {
+		doc["allocations"] = collectionLink(base, "allocations")
+	}
 	return c.JSON(http.StatusOK, doc)
 }
 

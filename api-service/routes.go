@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/metrics"
+	"github.com/ferricbm/ferric/pkg/resource/allocations"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/portgroups"
 )
@@ -154,6 +155,18 @@ func (s *Server) routes(e *echo.Echo) error {
 	e.Match(nestedMember, "/v1/chassis/:chassis/nodes/:node", malformedURI, s.rule("baremetal:node:list"))
 
 	// Port groups (1.23) and their nested collections (1.24).
+	allocs, nodeAlloc := s.allocationResource(), s.nodeAllocationResource()
+	allocationRead := since(allocations.Since)
+	allocationWrite := sinceElse405(allocations.Since, "The API version does not allow allocations")
+	e.GET("/v1/allocations", s.listAllocations, allocationRead, s.rule("baremetal:allocation:list"))
+	e.POST("/v1/allocations", createHandler(s, allocs), allocationWrite, s.rule("baremetal:allocation:create"))
+	e.GET("/v1/allocations/:allocation", getHandler(allocs), allocationRead, s.rule("baremetal:allocation:get"))
+	e.PATCH("/v1/allocations/:allocation", patchHandler(allocs), allocationWrite,
+		sinceElse405(allocations.Updates, "The API version does not allow updating allocations"), s.rule("baremetal:allocation:update"))
+	e.DELETE("/v1/allocations/:allocation", deleteHandler(allocs), noConductor, allocationWrite, s.rule("baremetal:allocation:delete"))
+	e.GET("/v1/nodes/:node/allocation", getHandler(nodeAlloc), allocationRead, s.rule("baremetal:allocation:get"))
+	e.DELETE("/v1/nodes/:node/allocation", deleteHandler(nodeAlloc), noConductor, allocationRead, s.rule("baremetal:allocation:delete"))
+
 	pgs := s.portgroupResource()
 	e.GET("/v1/portgroups", s.listPortgroups, portgroupAPI, s.rule("baremetal:portgroup:list"))
 	e.GET("/v1/portgroups/detail", s.listPortgroupsDetail, portgroupAPI, s.rule("baremetal:portgroup:list"))
@@ -194,6 +207,19 @@ func since(v microversion.Version) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			if !version(c).AtLeast(v) {
 				return errs.New(errs.KindNotFound, "The API is not supported for this version")
+			}
+			return h(c)
+		}
+	}
+}
+
+// sinceElse405 refuses a write endpoint below version v with 405, where
+// Ironic's routing answers a read of the same path with 404 (since).
+func sinceElse405(v microversion.Version, description string) echo.MiddlewareFunc {
+	return func(h echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if !version(c).AtLeast(v) {
+				return &routingError{code: http.StatusMethodNotAllowed, description: description}
 			}
 			return h(c)
 		}

@@ -37,6 +37,7 @@ type Store interface {
 	task.Store
 	volumeStore
 	portgroupStore
+	allocationStore
 	ListNodes(ctx context.Context, f db.NodeFilter, p db.Page, columns []string) ([]model.Node, error)
 	DestroyNode(ctx context.Context, uuid string) error
 	ReleaseReservationsOf(ctx context.Context, host string) (int64, error)

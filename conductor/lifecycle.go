@@ -78,11 +78,13 @@ func (c *Conductor) Start(ctx context.Context) error {
 	go c.keepalive(beatCtx, c.beatDone)
 
 	c.failStuckNodes(ctx, nil)
+	c.resumeAllocations(ctx)
 
 	c.periodics = periodic.Start(c.workCtx, c.log,
 		periodic.Job{Name: "sync_power_states", Interval: c.cfg.SyncPowerStateInterval, Run: c.syncPowerStates},
 		periodic.Job{Name: "check_callback_timeouts", Interval: c.cfg.CheckProvisionStateInterval, Run: c.checkCallbackTimeouts},
 		periodic.Job{Name: "check_orphan_nodes", Interval: c.cfg.CheckProvisionStateInterval, Run: c.checkOrphanNodes},
+		periodic.Job{Name: "check_orphan_allocations", Interval: c.cfg.CheckAllocationsInterval, Run: c.checkOrphanAllocations},
 		periodic.Job{Name: "sync_local_state", Interval: c.cfg.SyncLocalStateInterval, Run: c.syncLocalState},
 	)
 	c.started = true

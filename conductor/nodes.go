@@ -11,6 +11,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/hwcatalog"
 	"github.com/ferricbm/ferric/pkg/model"
+	"github.com/ferricbm/ferric/pkg/resource/allocations"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/nodes"
 	"github.com/ferricbm/ferric/pkg/resource/ports"
@@ -104,7 +105,19 @@ func (c *Conductor) UpdateNode(ctx context.Context, args rpc.UpdateNodeArgs) (mo
 	if !reflect.DeepEqual(upd.ResourceClass, cur.ResourceClass) && cur.ResourceClass != nil && !updatable {
 		return model.Node{}, updateRefused(cur.UUID, "resource_class")
 	}
+	// Removing the instance_uuid an allocation set removes the allocation.
+	deallocate := cur.AllocationID != nil && cur.InstanceUUID != nil && upd.InstanceUUID == nil
+	if deallocate {
+		if err := allocations.VerifyDeallocation(cur, *cur.InstanceUUID); err != nil {
+			return model.Node{}, err
+		}
+	}
 	*cur = upd
+	if deallocate {
+		if err := c.releaseAllocation(ctx, cur); err != nil {
+			return model.Node{}, err
+		}
+	}
 	if err := t.Save(ctx); err != nil {
 		return model.Node{}, err
 	}

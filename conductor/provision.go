@@ -191,6 +191,10 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task) error {
 	if _, keeps := driver.Lookup[driver.StorageKeeper](d, hwcatalog.Deploy); err == nil && !keeps {
 		err = c.tearDownStorage(ctx, t)
 	}
+	if err == nil {
+		// The instance leaves the node, and so does its allocation.
+		err = c.releaseAllocation(ctx, n)
+	}
 	// The instance is gone (or unusable) either way.
 	n.InstanceInfo = model.JSONObject{}
 	if derr := c.store.DeleteNodeConfigDrives(ctx, n.ID, ""); derr != nil {

@@ -48,5 +48,7 @@ func (c *Conductor) rpcMux() *rpc.Mux {
 	rpc.DoNodeRescue.Handle(mux, c.DoNodeRescue)
 	rpc.DoNodeUnrescue.Handle(mux, c.DoNodeUnrescue)
 	rpc.GetBIOSSettings.Handle(mux, c.GetBIOSSettings)
+	rpc.CreateAllocation.Handle(mux, c.CreateAllocation)
+	rpc.DestroyAllocation.Handle(mux, c.DestroyAllocation)
 	return mux
 }

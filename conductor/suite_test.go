@@ -153,6 +153,7 @@ func (e *env) config(host string) config.Config {
 	c.CheckProvisionStateInterval = 0
 	c.SyncPowerStateInterval = 0
 	c.SyncLocalStateInterval = 0
+	c.CheckAllocationsInterval = 0
 	c.DeployCallbackTimeout = time.Hour
 	c.CleanCallbackTimeout = time.Hour
 	return cfg
@@ -164,6 +165,7 @@ func withPeriodicTasks(cfg *config.Config) {
 	c.CheckProvisionStateInterval = 200 * time.Millisecond
 	c.SyncPowerStateInterval = 200 * time.Millisecond
 	c.SyncLocalStateInterval = 200 * time.Millisecond
+	c.CheckAllocationsInterval = 200 * time.Millisecond
 }
 
 // start creates and starts a conductor; it is stopped when the spec ends.

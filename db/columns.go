@@ -102,9 +102,9 @@ func (t tableColumns) selection(columns []string, extra ...string) ([]string, er
 
 // scanRows runs q and scans each row into a new T by column name. With
 // owner set, the last column is the owning node's uuid (a join's) and goes
-// to owner(item). gorm's Find would reflect over the model for every row
+// to owner(item), a string or, where the owner is optional, a *string. gorm's Find would reflect over the model for every row
 // and convert every value twice.
-func scanRows[T any](q *gorm.DB, t tableColumns, owner func(*T) *string) ([]T, error) {
+func scanRows[T, O any](q *gorm.DB, t tableColumns, owner func(*T) *O) ([]T, error) {
 	rows, err := q.Rows()
 	if err != nil {
 		return nil, err

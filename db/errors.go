@@ -29,6 +29,9 @@ const (
 	uniqPortgroupUUID    = "uniq_portgroups_uuid"
 	uniqPortgroupName    = "uniq_portgroups_name"
 	uniqPortgroupAddress = "uniq_portgroups_address"
+
+	uniqAllocationUUID = "uniq_allocations_uuid"
+	uniqAllocationName = "uniq_allocations_name"
 )
 
 var sqliteUniqueColumns = map[string]string{
@@ -47,6 +50,9 @@ var sqliteUniqueColumns = map[string]string{
 	"portgroups.uuid":    uniqPortgroupUUID,
 	"portgroups.name":    uniqPortgroupName,
 	"portgroups.address": uniqPortgroupAddress,
+
+	"allocations.uuid": uniqAllocationUUID,
+	"allocations.name": uniqAllocationName,
 }
 
 // Driver error codes.

@@ -465,6 +465,61 @@ var migrations = []migration{
 			`CREATE INDEX idx_nodes_lessee ON nodes (lessee)`,
 		},
 	},
+	{
+		// The allocation API (1.52). A node reserved by an allocation
+		// points at it; the allocation's node_id is the node it got.
+		version: 8,
+		name:    "allocations",
+		mysql: []string{
+			`CREATE TABLE IF NOT EXISTS allocations (
+				id BIGINT NOT NULL AUTO_INCREMENT,
+				uuid VARCHAR(36) NOT NULL,
+				name VARCHAR(255) NULL,
+				node_id BIGINT NULL,
+				state VARCHAR(15) NOT NULL,
+				last_error TEXT NULL,
+				resource_class VARCHAR(80) NULL,
+				traits TEXT NULL,
+				candidate_nodes TEXT NULL,
+				extra MEDIUMTEXT NULL,
+				conductor_affinity BIGINT NULL,
+				created_at DATETIME(6) NOT NULL,
+				updated_at DATETIME(6) NULL,
+				PRIMARY KEY (id),
+				UNIQUE KEY uniq_allocations_uuid (uuid),
+				UNIQUE KEY uniq_allocations_name (name),
+				KEY idx_allocations_node_id (node_id),
+				KEY idx_allocations_state (state),
+				KEY idx_allocations_resource_class (resource_class),
+				CONSTRAINT fk_allocations_node_id FOREIGN KEY (node_id) REFERENCES nodes (id)
+			) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+			`ALTER TABLE nodes ADD COLUMN allocation_id BIGINT NULL, ADD KEY idx_nodes_allocation_id (allocation_id)`,
+		},
+		sqlite: []string{
+			`CREATE TABLE allocations (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				uuid VARCHAR(36) NOT NULL,
+				name VARCHAR(255) NULL,
+				node_id BIGINT NULL REFERENCES nodes (id),
+				state VARCHAR(15) NOT NULL,
+				last_error TEXT NULL,
+				resource_class VARCHAR(80) NULL,
+				traits TEXT NULL,
+				candidate_nodes TEXT NULL,
+				extra TEXT NULL,
+				conductor_affinity BIGINT NULL,
+				created_at DATETIME NOT NULL,
+				updated_at DATETIME NULL
+			)`,
+			`CREATE UNIQUE INDEX uniq_allocations_uuid ON allocations (uuid)`,
+			`CREATE UNIQUE INDEX uniq_allocations_name ON allocations (name)`,
+			`CREATE INDEX idx_allocations_node_id ON allocations (node_id)`,
+			`CREATE INDEX idx_allocations_state ON allocations (state)`,
+			`CREATE INDEX idx_allocations_resource_class ON allocations (resource_class)`,
+			`ALTER TABLE nodes ADD COLUMN allocation_id BIGINT NULL`,
+			`CREATE INDEX idx_nodes_allocation_id ON nodes (allocation_id)`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the schema version this binary's Upgrade brings a

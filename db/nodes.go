@@ -85,9 +85,11 @@ func (s *Store) CreateNode(ctx context.Context, n *model.Node) error {
 	n.ProvisionUpdatedAt = normTime(n.ProvisionUpdatedAt)
 	n.InspectionStartedAt = normTime(n.InspectionStartedAt)
 	n.InspectionFinishedAt = normTime(n.InspectionFinishedAt)
-	// A new node's lock, if any, was taken in no conductor epoch; leaving
-	// the column out also keeps a node insertable before migration 5.
-	if err := s.create(ctx, nodeColumns, n, "reservation_epoch"); err != nil {
+	// A new node's lock, if any, was taken in no conductor epoch, and no
+	// allocation has reserved it yet; leaving the columns out also keeps a
+	// node insertable before the migrations that added them (5 and 8).
+	n.AllocationID = nil
+	if err := s.create(ctx, nodeColumns, n, "reservation_epoch", "allocation_id"); err != nil {
 		return fmt.Errorf("create node %s: %w", n.UUID, nodeWriteError(err, identOf(n)))
 	}
 	return nil
@@ -177,7 +179,7 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter, p Page, columns []s
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := scanRows[model.Node](q, nodeColumns, nil)
+	nodes, err := scanRows[model.Node, string](q, nodeColumns, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
@@ -376,7 +378,7 @@ func (s *Store) DestroyNode(ctx context.Context, uuid string) error {
 			return fmt.Errorf("destroy node %s: %w", uuid, err)
 		}
 		// Ports before port groups: a port refers to its group.
-		for _, child := range []string{"ports", "portgroups", "volume_connectors", "volume_targets", "node_configdrives"} {
+		for _, child := range []string{"ports", "portgroups", "volume_connectors", "volume_targets", "node_configdrives", "allocations"} {
 			if err := tx.Exec("DELETE FROM "+child+" WHERE node_id = ?", n.ID).Error; err != nil {
 				return fmt.Errorf("destroy node %s: delete %s: %w", uuid, strings.ReplaceAll(child, "_", " "), err)
 			}

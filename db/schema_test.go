@@ -15,7 +15,7 @@ import (
 
 // models are the gorm models of the tables the migrations create.
 var models = []any{
-	&model.Node{}, &model.Port{}, &model.Chassis{}, &model.Portgroup{},
+	&model.Node{}, &model.Port{}, &model.Chassis{}, &model.Portgroup{}, &model.Allocation{},
 	&model.Conductor{}, &model.ConductorHardwareInterface{},
 	&model.VolumeConnector{}, &model.VolumeTarget{},
 }

@@ -81,7 +81,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 // emptyTables gives a spec a clean shared store.
 func emptyTables(ctx context.Context, s *Store) {
-	for _, t := range []string{"boot_isos", "node_configdrives", "volume_targets", "volume_connectors", "ports", "portgroups", "nodes", "chassis", "conductor_hardware_interfaces", "conductors"} {
+	for _, t := range []string{"allocations", "boot_isos", "node_configdrives", "volume_targets", "volume_connectors", "ports", "portgroups", "nodes", "chassis", "conductor_hardware_interfaces", "conductors"} {
 		Expect(s.db.WithContext(ctx).Exec("DELETE FROM " + t).Error).To(Succeed())
 	}
 }
@@ -143,6 +143,7 @@ var _ = Describe("Store", func() {
 			portSpecs(backend, store)
 			chassisSpecs(store)
 			portgroupSpecs(backend, store)
+			allocationSpecs(backend, store)
 			volumeSpecs(backend, store)
 			configDriveSpecs(store)
 			bootISOSpecs(store)

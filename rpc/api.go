@@ -11,7 +11,7 @@ import (
 // message whose version is newer than its own with
 // errs.KindUnsupportedRPCMethodVersion. README.md, "Versioning", says
 // what each minor added.
-const APIVersion = "1.4"
+const APIVersion = "1.5"
 
 // NodeArgs names a node by UUID.
 type NodeArgs struct {

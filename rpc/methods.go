@@ -221,4 +221,17 @@ var (
 	GetBIOSSettings = declare[NodeArgs, []BIOSSetting](Spec{
 		Name: "get_bios_settings", Since: "1.1", Kind: KindCall,
 		Doc: Doc{Args: "`{\"node_id\"}`", Result: "`[{\"name\", \"value\"}, …]`", Errors: "UnsupportedDriverExtension"}})
+	CreateAllocation = declare[AllocationArgs, model.Allocation](Spec{
+		Name: "create_allocation", Since: "1.5", Kind: KindCall,
+		Doc: Doc{
+			Args:   "`{\"allocation\": Allocation}` (unsaved; `candidate_nodes` as node UUIDs)",
+			Result: "Allocation (as stored, `allocating`; the conductor then looks for a node)",
+			Errors: "AlreadyExists, DuplicateName",
+		}})
+	DestroyAllocation = declareCommand[AllocationArgs](Spec{
+		Name: "destroy_allocation", Since: "1.5", Kind: KindCall,
+		Doc: Doc{
+			Args:   "`{\"allocation\": Allocation}` (as stored)",
+			Errors: "NotFound, NodeLocked, InvalidState (the node is active or busy, and not in maintenance)",
+		}})
 )

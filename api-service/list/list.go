@@ -30,6 +30,8 @@ type Dialect struct {
 	// SortKeys: sort_key is checked against the catalogue here (the volume
 	// lists leave it to the store).
 	SortKeys bool
+	// NoDetail: the list has no short form, so no ?detail either.
+	NoDetail bool
 }
 
 // Classic is the dialect of the node, port, port group, chassis and
@@ -41,6 +43,15 @@ var Classic = Dialect{
 	},
 	BadMarker: func(m string) error { return errs.InvalidParameterValue("Expected a UUID but received %s.", m) },
 	SortKeys:  true,
+}
+
+// Allocations is the dialect of the allocation list: Classic, but every
+// field is shown by default.
+var Allocations = Dialect{
+	DetailWithFields: Classic.DetailWithFields,
+	BadMarker:        Classic.BadMarker,
+	SortKeys:         true,
+	NoDetail:         true,
 }
 
 // Volume is the dialect of the volume connector and target lists.
@@ -164,7 +175,10 @@ func Run[M any](s Spec[M], q url.Values) ([]byte, error) {
 	v := s.View.Version
 	allowed := []string{"limit", "marker", "sort_key", "sort_dir"}
 	if !s.DetailPath {
-		allowed = append(allowed, "fields", "detail")
+		allowed = append(allowed, "fields")
+		if !s.Dialect.NoDetail {
+			allowed = append(allowed, "detail")
+		}
 	}
 	for _, f := range s.Filters {
 		allowed = append(allowed, f.Param)

@@ -65,8 +65,8 @@ var base = map[string]string{
 // Ironic's, and so are the project-scoped parts of the node rules; where
 // Ironic lets a system member or the node's owner change driver_info,
 // Ferric keeps it to system admins, since it holds the BMC credentials.
-// Ports, port groups, chassis, volume objects, drivers and conductors stay
-// system-scoped.
+// Ports, port groups, chassis, volume objects, drivers, conductors and
+// allocations (until they have an owner, 1.60) stay system-scoped.
 var Defaults = map[string]string{
 	"baremetal:node:create":                             systemAdmin,
 	"baremetal:node:get":                                systemOrProjectReader,
@@ -140,6 +140,11 @@ var Defaults = map[string]string{
 	"baremetal:volume:update":                           systemMember,
 	"baremetal:volume:delete":                           systemAdmin,
 	"baremetal:conductor:get":                           systemReader,
+	"baremetal:allocation:get":                          systemReader,
+	"baremetal:allocation:list":                         systemReader,
+	"baremetal:allocation:create":                       systemMember,
+	"baremetal:allocation:update":                       systemMember,
+	"baremetal:allocation:delete":                       systemMember,
 }
 
 // rules is a resolved rule set.

@@ -23,6 +23,7 @@ type Conductor struct {
 	SyncPowerStateInterval      time.Duration `ini:"conductor.sync_power_state_interval" default:"60" help:"How often power states are compared with the hardware; 0 or less disables."`
 	PowerStateSyncTimeout       time.Duration `ini:"conductor.power_state_sync_timeout" default:"30" range:">0" help:"Longest a power state sync waits for one node's BMC to answer; a BMC that hangs counts as a failed read instead of holding a sync worker."`
 	PowerStateSyncMaxRetries    int           `ini:"conductor.power_state_sync_max_retries" default:"3" range:">=0" help:"Failed power state reads in a row before a node is put into maintenance."`
+	CheckAllocationsInterval    time.Duration `ini:"conductor.check_allocations_interval" default:"60" range:">=0" help:"How often allocations left allocating by a dead conductor are taken over; 0 disables, and such allocations then wait for their conductor to come back."`
 	SyncLocalStateInterval      time.Duration `ini:"conductor.sync_local_state_interval" default:"180" help:"How often active nodes whose conductor went away are taken over; 0 or less disables."`
 	PeriodicMaxWorkers          int           `ini:"conductor.periodic_max_workers" default:"8" range:">0" help:"Nodes one periodic task run may act on in parallel."`
 	PowerStateChangeTimeout     time.Duration `ini:"conductor.power_state_change_timeout" default:"60" range:">0" help:"How long to wait for a node to reach the requested power state."`

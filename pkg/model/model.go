@@ -69,6 +69,9 @@ type Node struct {
 	Description         *string    `gorm:"column:description;type:text" json:"description"`
 	Retired             bool       `gorm:"column:retired;not null;default:false" json:"retired"`
 	RetiredReason       *string    `gorm:"column:retired_reason;type:text" json:"retired_reason"`
+	// AllocationID is the allocation that reserved the node; while it is
+	// set, InstanceUUID is that allocation's uuid.
+	AllocationID *int64 `gorm:"column:allocation_id;index:idx_nodes_allocation_id" json:"-"`
 
 	CreatedAt time.Time  `gorm:"column:created_at;not null;precision:6;autoCreateTime:false" json:"created_at"`
 	UpdatedAt *time.Time `gorm:"column:updated_at;precision:6;autoUpdateTime:false" json:"updated_at"`
@@ -211,3 +214,40 @@ type VolumeTarget struct {
 }
 
 func (VolumeTarget) TableName() string { return "volume_targets" }
+
+// Allocation is a request for an available node of a resource class (and
+// traits, and among candidate nodes) and, once granted, the reservation of
+// that node: NodeID is set and the node's instance_uuid is the
+// allocation's uuid.
+type Allocation struct {
+	ID   int64   `gorm:"column:id;primaryKey;autoIncrement" json:"-"`
+	UUID string  `gorm:"column:uuid;type:varchar(36);not null;uniqueIndex:uniq_allocations_uuid" json:"uuid"`
+	Name *string `gorm:"column:name;type:varchar(255);uniqueIndex:uniq_allocations_name" json:"name"`
+	// NodeID is the reserved node, once the allocation is active.
+	NodeID        *int64     `gorm:"column:node_id;index:idx_allocations_node_id" json:"-"`
+	State         string     `gorm:"column:state;type:varchar(15);not null;index:idx_allocations_state" json:"state"`
+	LastError     *string    `gorm:"column:last_error;type:text" json:"last_error"`
+	ResourceClass *string    `gorm:"column:resource_class;type:varchar(80);index:idx_allocations_resource_class" json:"resource_class"`
+	Traits        StringList `gorm:"column:traits;type:text" json:"traits"`
+	// CandidateNodes are node uuids, in the order the client named them.
+	CandidateNodes StringList `gorm:"column:candidate_nodes;type:text" json:"candidate_nodes"`
+	Extra          JSONObject `gorm:"column:extra;type:mediumtext" json:"extra"`
+	// ConductorAffinity is the conductor (by id) processing the allocation.
+	ConductorAffinity *int64     `gorm:"column:conductor_affinity" json:"-"`
+	CreatedAt         time.Time  `gorm:"column:created_at;not null;precision:6;autoCreateTime:false" json:"created_at"`
+	UpdatedAt         *time.Time `gorm:"column:updated_at;precision:6;autoUpdateTime:false" json:"updated_at"`
+
+	// NodeUUID is filled by the repository from the reserved node; it is
+	// not a column.
+	NodeUUID *string `gorm:"-" json:"node_uuid"`
+}
+
+func (Allocation) TableName() string { return "allocations" }
+
+// The states of an allocation: it starts allocating and ends active (a
+// node is reserved) or error (none could be).
+const (
+	AllocationAllocating = "allocating"
+	AllocationActive     = "active"
+	AllocationError      = "error"
+)

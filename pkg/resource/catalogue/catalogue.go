@@ -49,7 +49,8 @@ type Field[M any] struct {
 	// Mask, if set, hides the secrets of a value by a rule of its own.
 	Mask func(v any) any
 	// Computed: not stored; the view's Computed function supplies the
-	// value and Columns the stored columns it derives from.
+	// value. Columns are the stored columns a computed field, or a field
+	// Get derives from other columns, is read from.
 	Computed bool
 	Columns  []string
 	// Object or List, set for a stored dict or list attribute, reaches its
@@ -203,7 +204,7 @@ func (c *Catalogue[M]) Columns(fields []string) []string {
 		f, ok := c.Lookup(name)
 		switch {
 		case !ok:
-		case f.Computed:
+		case len(f.Columns) > 0:
 			for _, col := range f.Columns {
 				add(col)
 			}

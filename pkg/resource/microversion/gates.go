@@ -40,6 +40,7 @@ var (
 	PhysicalNetwork    = V1(34)
 	NodeTraits         = V1(37)
 	BIOSAPI            = V1(40)
+	Allocations        = V1(52)
 	ConfigDriveObject  = V1(56)
 	DeploySteps        = V1(69)
 	DeployVerbs        = V1(73)

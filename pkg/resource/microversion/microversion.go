@@ -88,9 +88,10 @@ var Min = V1(1)
 //	1.47 automated_clean                 1.48 protected, protected_reason
 //	1.49 /v1/conductors, node conductor (+ filter)
 //	1.50 node owner (+ filter)            1.51 node description (+ description_contains)
+//	1.52 allocations, node allocation_uuid
 //
 // Chassis (/v1/chassis, node chassis_uuid) are served at every version.
-const maxMinor = 51
+const maxMinor = 52
 
 // Max is the newest microversion served.
 var Max = V1(maxMinor)

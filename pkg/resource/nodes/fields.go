@@ -191,6 +191,10 @@ var Catalogue = []Field{
 		Get: func(n *model.Node) any { return sp(n.Description) }, Text: func(n *model.Node) *string { return n.Description },
 		Set:     str("description", true, 4096, func(n *model.Node) **string { return &n.Description }),
 		Filters: []catalogue.Filter{{Param: "description_contains", Op: filter.Contains}}},
+	// allocation_uuid needs no join: while a node has an allocation, its
+	// instance_uuid is the allocation's uuid.
+	{Name: "allocation_uuid", Since: microversion.Allocations, Columns: []string{"allocation_id", "instance_uuid"},
+		Get: func(n *model.Node) any { return sp(allocationUUID(n)) }, Text: allocationUUID},
 	{Name: "retired", Since: microversion.V1(61), Create: true, Patch: true, Sortable: true,
 		Get:     func(n *model.Node) any { return n.Retired },
 		Set:     boolean("retired", func(n *model.Node) *bool { return &n.Retired }),
@@ -247,6 +251,13 @@ func conductorGroup(n *model.Node, v any) error {
 			n.ConductorGroup = *s
 		}
 	})(n, v)
+}
+
+func allocationUUID(n *model.Node) *string {
+	if n.AllocationID == nil {
+		return nil
+	}
+	return n.InstanceUUID
 }
 
 func traits(t model.StringList) []string {
