@@ -58,6 +58,16 @@ func allocationDuplicate(key string, a *model.Allocation) error {
 	return nil
 }
 
+// allocationWriteError turns a broken unique key into the API's 409.
+func allocationWriteError(err error, a *model.Allocation) error {
+	if key, ok := uniqueViolation(err); ok {
+		if dup := allocationDuplicate(key, a); dup != nil {
+			return dup
+		}
+	}
+	return err
+}
+
 // allocationQuery selects cols of allocations and the reserved node's
 // uuid as node_uuid (NULL while there is none).
 func (s *Store) allocationQuery(ctx context.Context, cols []string) *gorm.DB {
@@ -77,12 +87,7 @@ func allocationNodeUUID(a *model.Allocation) **string { return &a.NodeUUID }
 // empty). A duplicate uuid or name is a 409.
 func (s *Store) CreateAllocation(ctx context.Context, a *model.Allocation) error {
 	if err := s.create(ctx, allocationColumns, a); err != nil {
-		if key, ok := uniqueViolation(err); ok {
-			if dup := allocationDuplicate(key, a); dup != nil {
-				err = dup
-			}
-		}
-		return fmt.Errorf("create allocation %s: %w", a.UUID, err)
+		return fmt.Errorf("create allocation %s: %w", a.UUID, allocationWriteError(err, a))
 	}
 	return nil
 }
@@ -153,13 +158,7 @@ func (s *Store) SaveAllocation(ctx context.Context, a *model.Allocation) error {
 	res := s.db.WithContext(ctx).Exec("UPDATE allocations SET name = ?, extra = ?, updated_at = ? WHERE id = ?",
 		a.Name, a.Extra, ts, a.ID)
 	if res.Error != nil {
-		err := res.Error
-		if key, ok := uniqueViolation(err); ok {
-			if dup := allocationDuplicate(key, a); dup != nil {
-				err = dup
-			}
-		}
-		return fmt.Errorf("save allocation %s: %w", a.UUID, err)
+		return fmt.Errorf("save allocation %s: %w", a.UUID, allocationWriteError(res.Error, a))
 	}
 	if res.RowsAffected == 0 {
 		return AllocationNotFound(a.UUID)
