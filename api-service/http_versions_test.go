@@ -82,6 +82,10 @@ var _ = Describe("versions 1.1 to the newest served", func() {
 			{49, http.MethodGet, "/v1/nodes?conductor=" + host, "", http.StatusNotAcceptable, 0},
 			{50, http.MethodGet, "/v1/nodes?owner=x", "", http.StatusNotAcceptable, 0},
 			{50, http.MethodPatch, "/v1/nodes/" + uuid, `[{"op": "add", "path": "/owner", "value": "walker"}]`, http.StatusNotAcceptable, 0},
+			{51, http.MethodGet, "/v1/nodes?description_contains=walk", "", http.StatusNotAcceptable, 0},
+			{51, http.MethodPatch, "/v1/nodes/" + uuid, `[{"op": "add", "path": "/description", "value": "walker"}]`, http.StatusNotAcceptable, 0},
+			{52, http.MethodGet, "/v1/allocations", "", http.StatusNotFound, 0},
+			{52, http.MethodPost, "/v1/allocations", `{"resource_class": "walker"}`, http.StatusMethodNotAllowed, 0},
 		}
 		creates := map[string]int{`"network_interface": "flat"`: 20, `"resource_class": "gold"`: 21, `"raid_interface": "no-raid"`: 31,
 			`"storage_interface": "noop"`: 33, `"rescue_interface": "no-rescue"`: 38, `"bios_interface": "no-bios"`: 40,
