@@ -24,6 +24,7 @@ import (
 type allocationStore interface {
 	CreateAllocation(ctx context.Context, a *model.Allocation) error
 	GetAllocation(ctx context.Context, uuid string) (*model.Allocation, error)
+	GetNodeAllocation(ctx context.Context, nodeID int64, ident string) (*model.Allocation, error)
 	ListAllocations(ctx context.Context, f db.AllocationFilter, p db.Page, columns []string) ([]model.Allocation, error)
 	ReserveForAllocation(ctx context.Context, a *model.Allocation, nodeID, conductorID int64) error
 	FailAllocation(ctx context.Context, a *model.Allocation, conductorID int64, reason string) error
@@ -207,14 +208,12 @@ func (c *Conductor) releaseAllocation(ctx context.Context, n *model.Node) error 
 	if n.AllocationID == nil {
 		return nil
 	}
-	found, err := c.store.ListAllocations(ctx, db.AllocationFilter{NodeID: &n.ID}, db.Page{Limit: 1}, []string{"uuid"})
-	if err != nil {
-		return err
+	a, err := c.store.GetNodeAllocation(ctx, n.ID, n.UUID)
+	if err == nil {
+		err = c.store.DestroyAllocation(ctx, a.UUID)
 	}
-	for _, a := range found {
-		if err := c.store.DestroyAllocation(ctx, a.UUID); err != nil && !isNotFound(err) {
-			return err
-		}
+	if err != nil && !isNotFound(err) {
+		return err
 	}
 	n.AllocationID, n.InstanceUUID = nil, nil
 	return nil

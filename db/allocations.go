@@ -42,8 +42,7 @@ func AllocationNotFound(ident string) *errs.Error {
 type AllocationFilter struct {
 	// Match are the conditions of a list query, as the allocation
 	// catalogue derives them.
-	Match  []filter.Condition
-	NodeID *int64
+	Match []filter.Condition
 	// ConductorAffinity: the allocations this conductor processes.
 	ConductorAffinity *int64
 }
@@ -66,19 +65,6 @@ func allocationWriteError(err error, a *model.Allocation) error {
 		}
 	}
 	return err
-}
-
-// allocationQuery selects cols of allocations and the reserved node's
-// uuid as node_uuid (NULL while there is none).
-func (s *Store) allocationQuery(ctx context.Context, cols []string) *gorm.DB {
-	sel := make([]clause.Column, 0, len(cols)+1)
-	for _, c := range cols {
-		sel = append(sel, clause.Column{Table: "allocations", Name: c})
-	}
-	sel = append(sel, clause.Column{Table: "nodes", Name: "uuid", Alias: "node_uuid"})
-	return s.db.WithContext(ctx).Table("allocations").
-		Clauses(clause.Select{Columns: sel}).
-		Joins("LEFT JOIN nodes ON nodes.id = allocations.node_id")
 }
 
 func allocationNodeUUID(a *model.Allocation) **string { return &a.NodeUUID }
@@ -115,7 +101,7 @@ func (s *Store) GetNodeAllocation(ctx context.Context, nodeID int64, ident strin
 }
 
 func (s *Store) getAllocation(ctx context.Context, column string, value any, ident string) (*model.Allocation, error) {
-	q := s.allocationQuery(ctx, allocationColumns.all).
+	q := s.nodeUUIDQuery(ctx, "allocations", "LEFT JOIN", allocationColumns.all).
 		Where(clause.Eq{Column: clause.Column{Table: "allocations", Name: column}, Value: value}).
 		Limit(1)
 	rows, err := scanRows(q, allocationColumns, allocationNodeUUID)
@@ -135,9 +121,8 @@ func (s *Store) ListAllocations(ctx context.Context, f AllocationFilter, p Page,
 	if err != nil {
 		return nil, err
 	}
-	q := s.allocationQuery(ctx, cols)
-	for _, e := range where("allocations", idConditions(f.Match, parentID{"node_id", f.NodeID},
-		parentID{"conductor_affinity", f.ConductorAffinity}), nil) {
+	q := s.nodeUUIDQuery(ctx, "allocations", "LEFT JOIN", cols)
+	for _, e := range where("allocations", idConditions(f.Match, parentID{"conductor_affinity", f.ConductorAffinity}), nil) {
 		q = q.Where(e)
 	}
 	q, err = allocationList.paginate(ctx, s.db, q, p)
@@ -302,7 +287,7 @@ func (s *Store) TakeOverAllocation(ctx context.Context, id int64, from *int64, t
 // conductor processes: theirs has not heartbeated within
 // heartbeatTimeout, or stopped.
 func (s *Store) OrphanedAllocations(ctx context.Context, heartbeatTimeout time.Duration) ([]model.Allocation, error) {
-	q := s.allocationQuery(ctx, allocationColumns.all).
+	q := s.nodeUUIDQuery(ctx, "allocations", "LEFT JOIN", allocationColumns.all).
 		Where("allocations.state = ?", model.AllocationAllocating).
 		Where("allocations.conductor_affinity IS NULL OR allocations.conductor_affinity NOT IN (SELECT id FROM conductors WHERE online = ? AND updated_at >= ?)",
 			true, now().Add(-heartbeatTimeout)).

@@ -13,9 +13,10 @@ import (
 	"github.com/ferricbm/ferric/pkg/resource/filter"
 )
 
-// ownedQuery selects cols of a table whose rows belong to a node, plus the
-// node's uuid as node_uuid.
-func (s *Store) ownedQuery(ctx context.Context, table string, cols []string) *gorm.DB {
+// nodeUUIDQuery selects cols of a table that refers to nodes by node_id,
+// plus the node's uuid as node_uuid. join is "JOIN" for rows that always
+// have a node, "LEFT JOIN" for rows that may have none yet (allocations).
+func (s *Store) nodeUUIDQuery(ctx context.Context, table, join string, cols []string) *gorm.DB {
 	sel := make([]clause.Column, 0, len(cols)+1)
 	for _, c := range cols {
 		sel = append(sel, clause.Column{Table: table, Name: c})
@@ -23,7 +24,7 @@ func (s *Store) ownedQuery(ctx context.Context, table string, cols []string) *go
 	sel = append(sel, clause.Column{Table: "nodes", Name: "uuid", Alias: "node_uuid"})
 	return s.db.WithContext(ctx).Table(table).
 		Clauses(clause.Select{Columns: sel}).
-		Joins("JOIN nodes ON nodes.id = " + table + ".node_id")
+		Joins(join + " nodes ON nodes.id = " + table + ".node_id")
 }
 
 // ownedTable is the repository of one kind of row that belongs to a node:
@@ -94,7 +95,7 @@ func (o ownedTable[T]) create(ctx context.Context, s *Store, row *T) error {
 // is value, with its owner's uuid.
 func (o ownedTable[T]) get(ctx context.Context, s *Store, column, value string) (*T, error) {
 	cols, _ := o.columns.selection(nil)
-	q := s.ownedQuery(ctx, o.list.table, cols).
+	q := s.nodeUUIDQuery(ctx, o.list.table, "JOIN", cols).
 		Where(clause.Eq{Column: clause.Column{Table: o.list.table, Name: column}, Value: value}).
 		Limit(1)
 	rows, err := scanRows(q, o.columns, o.nodeUUID)
@@ -115,7 +116,7 @@ func (o ownedTable[T]) page(ctx context.Context, s *Store, match []filter.Condit
 	if err != nil {
 		return nil, err
 	}
-	q := s.ownedQuery(ctx, o.list.table, cols)
+	q := s.nodeUUIDQuery(ctx, o.list.table, "JOIN", cols)
 	for _, e := range where(o.list.table, idConditions(match, parentID{"node_id", nodeID}), nil) {
 		q = q.Where(e)
 	}

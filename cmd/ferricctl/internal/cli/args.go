@@ -247,3 +247,20 @@ func jsonObject(m map[string]any) any {
 	}
 	return m
 }
+
+// optional shows an empty string as null: gophercloud decodes the API's
+// null strings as empty ones.
+func optional(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// stringList keeps an absent list visible as [] rather than null.
+func stringList(l []string) any {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}

@@ -104,7 +104,7 @@ such as 1.32, or "latest"; by default the newest version the server offers).`,
 
 	volume := group("volume", "Volume connectors and targets (API 1.32+)")
 	volume.AddCommand(connectorCommands(s), targetCommands(s))
-	root.AddCommand(volume, nodeCommands(s), portCommands(s))
+	root.AddCommand(volume, nodeCommands(s), portCommands(s), allocationCommands(s))
 	return root
 }
 

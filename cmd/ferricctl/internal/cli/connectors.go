@@ -8,13 +8,17 @@ import (
 	"github.com/gophercloud/gophercloud/v2/pagination"
 	"github.com/spf13/cobra"
 
+	"github.com/ferricbm/ferric/client/volume"
 	"github.com/ferricbm/ferric/client/volume/connectors"
 )
 
 type connector = connectors.VolumeConnector
 
-var connectorResource = volumeResource[connector]{
-	noun: "connector",
+var connectorResource = apiResource[connector]{
+	noun:       "connector",
+	title:      "volume connector",
+	minVersion: volume.MinMicroversion,
+	deleteNote: "their nodes must be powered off",
 	columns: columns[connector]{
 		{"uuid", "UUID", func(c connector) any { return c.UUID }},
 		{"node_uuid", "Node UUID", func(c connector) any { return c.NodeUUID }},
@@ -26,9 +30,10 @@ var connectorResource = volumeResource[connector]{
 	},
 	listDefault: []string{"uuid", "node_uuid", "type", "connector_id"},
 	dicts:       []dictFlag{{"extra", "extra", "extra"}},
-	list: func(c *gophercloud.ServiceClient, node string, o listOptions) pagination.Pager {
+	filters:     []filterFlag{{"node", "only the connectors of this node (UUID or name)"}},
+	list: func(c *gophercloud.ServiceClient, filters map[string]string, o listOptions) pagination.Pager {
 		key, dir, _ := o.sortKeyDir()
-		return connectors.List(c, connectors.ListOpts{Node: node, Fields: o.fields, Detail: o.long,
+		return connectors.List(c, connectors.ListOpts{Node: filters["node"], Fields: o.fields, Detail: o.long,
 			Limit: o.pageSize(), Marker: o.marker, SortKey: key, SortDir: dir})
 	},
 	extract: connectors.ExtractConnectors,
@@ -85,7 +90,7 @@ func connectorCreate(s *session) *cobra.Command {
 
 func connectorSet(s *session) *cobra.Command {
 	var node, typ, connectorID string
-	cmd := connectorResource.setCommand(s, func(cmd *cobra.Command) []patchOp {
+	cmd := connectorResource.setCommand(s, "Change a volume connector (its node must be powered off)", func(cmd *cobra.Command) []patchOp {
 		return slices.Concat(replaceIfChanged(cmd, "/node_uuid", node, "node"),
 			replaceIfChanged(cmd, "/type", typ, "type"),
 			replaceIfChanged(cmd, "/connector_id", connectorID, "connector-id"))

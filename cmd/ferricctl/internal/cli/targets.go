@@ -8,6 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/pagination"
 	"github.com/spf13/cobra"
 
+	"github.com/ferricbm/ferric/client/volume"
 	"github.com/ferricbm/ferric/client/volume/targets"
 )
 
@@ -15,8 +16,11 @@ type target = targets.VolumeTarget
 
 // Properties are shown as the API returns them: the server has already
 // masked their credentials.
-var targetResource = volumeResource[target]{
-	noun: "target",
+var targetResource = apiResource[target]{
+	noun:       "target",
+	title:      "volume target",
+	minVersion: volume.MinMicroversion,
+	deleteNote: "their nodes must be powered off",
 	columns: columns[target]{
 		{"uuid", "UUID", func(t target) any { return t.UUID }},
 		{"node_uuid", "Node UUID", func(t target) any { return t.NodeUUID }},
@@ -30,9 +34,10 @@ var targetResource = volumeResource[target]{
 	},
 	listDefault: []string{"uuid", "node_uuid", "volume_type", "boot_index", "volume_id"},
 	dicts:       []dictFlag{{"properties", "property", "connection property"}, {"extra", "extra", "extra"}},
-	list: func(c *gophercloud.ServiceClient, node string, o listOptions) pagination.Pager {
+	filters:     []filterFlag{{"node", "only the targets of this node (UUID or name)"}},
+	list: func(c *gophercloud.ServiceClient, filters map[string]string, o listOptions) pagination.Pager {
 		key, dir, _ := o.sortKeyDir()
-		return targets.List(c, targets.ListOpts{Node: node, Fields: o.fields, Detail: o.long,
+		return targets.List(c, targets.ListOpts{Node: filters["node"], Fields: o.fields, Detail: o.long,
 			Limit: o.pageSize(), Marker: o.marker, SortKey: key, SortDir: dir})
 	},
 	extract: targets.ExtractTargets,
@@ -103,7 +108,7 @@ func targetCreate(s *session) *cobra.Command {
 func targetSet(s *session) *cobra.Command {
 	var node, volumeType, volumeID string
 	var bootIndex int
-	cmd := targetResource.setCommand(s, func(cmd *cobra.Command) []patchOp {
+	cmd := targetResource.setCommand(s, "Change a volume target (its node must be powered off)", func(cmd *cobra.Command) []patchOp {
 		return slices.Concat(replaceIfChanged(cmd, "/node_uuid", node, "node"),
 			replaceIfChanged(cmd, "/volume_type", volumeType, "type", "volume-type"),
 			replaceIfChanged(cmd, "/boot_index", bootIndex, "boot-index"),

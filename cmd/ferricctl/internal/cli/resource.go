@@ -7,25 +7,38 @@ import (
 	"github.com/gophercloud/gophercloud/v2/pagination"
 	"github.com/spf13/cobra"
 
-	"github.com/ferricbm/ferric/client/volume"
 	"github.com/ferricbm/ferric/cmd/ferricctl/internal/output"
 )
 
-// volumeResource is what sets volume connectors and targets apart for
-// their commands: the commands themselves are the same for both.
-type volumeResource[T any] struct {
-	noun    string // "connector", "target"
-	columns columns[T]
+// apiResource is what sets one kind of API object apart for its
+// commands (volume connectors and targets, allocations): the list, show,
+// set, unset and delete commands themselves are the same for all.
+type apiResource[T any] struct {
+	noun string // "connector", "target", "allocation"
+	// title names the kind in help and messages: "volume connector".
+	title      string
+	minVersion string
+	// deleteNote, if set, is added to the delete command's help.
+	deleteNote string
+	columns    columns[T]
 	// listDefault are the fields the API lists without detail.
 	listDefault []string
 	// dicts are the object fields set and unset change key by key.
 	dicts []dictFlag
 
-	list    func(c *gophercloud.ServiceClient, node string, o listOptions) pagination.Pager
+	// filters are the list command's filter flags, passed to list by
+	// name (only those given).
+	filters []filterFlag
+	list    func(c *gophercloud.ServiceClient, filters map[string]string, o listOptions) pagination.Pager
 	extract func(pagination.Page) ([]T, error)
 	get     func(ctx context.Context, c *gophercloud.ServiceClient, id string, fields []string) (*T, error)
 	update  func(ctx context.Context, c *gophercloud.ServiceClient, id string, ops []patchOp) error
 	delete  func(ctx context.Context, c *gophercloud.ServiceClient, id string) error
+}
+
+// filterFlag is a list filter: a flag and its help.
+type filterFlag struct {
+	flag, help string
 }
 
 // dictFlag is an object field and the repeatable flag that names its keys.
@@ -34,8 +47,8 @@ type dictFlag struct {
 }
 
 // create sends a new resource with send and shows what the server made.
-func (r volumeResource[T]) create(ctx context.Context, s *session, send func(*gophercloud.ServiceClient) (*T, error)) error {
-	c, err := s.baremetal(ctx, volume.MinMicroversion)
+func (r apiResource[T]) create(ctx context.Context, s *session, send func(*gophercloud.ServiceClient) (*T, error)) error {
+	c, err := s.baremetal(ctx, r.minVersion)
 	if err != nil {
 		return err
 	}
@@ -46,22 +59,28 @@ func (r volumeResource[T]) create(ctx context.Context, s *session, send func(*go
 	return output.WriteRecord(s.stdout, s.out, r.columns.record(*created, r.columns.names()))
 }
 
-func (r volumeResource[T]) listCommand(s *session) *cobra.Command {
+func (r apiResource[T]) listCommand(s *session) *cobra.Command {
 	var o listOptions
-	var node string
+	values := make([]string, len(r.filters))
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List volume " + r.noun + "s",
+		Short: "List " + r.title + "s",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(r.columns.names()); err != nil {
 				return err
 			}
-			c, err := s.baremetal(cmd.Context(), volume.MinMicroversion)
+			c, err := s.baremetal(cmd.Context(), r.minVersion)
 			if err != nil {
 				return err
 			}
-			items, err := collect(cmd.Context(), r.list(c, node, o), o, r.extract)
+			given := map[string]string{}
+			for i, f := range r.filters {
+				if cmd.Flags().Changed(f.flag) {
+					given[f.flag] = values[i]
+				}
+			}
+			items, err := collect(cmd.Context(), r.list(c, given, o), o, r.extract)
 			if err != nil {
 				return err
 			}
@@ -69,21 +88,23 @@ func (r volumeResource[T]) listCommand(s *session) *cobra.Command {
 		},
 	}
 	o.register(cmd, r.noun, r.columns.names())
-	cmd.Flags().StringVar(&node, "node", "", "only the "+r.noun+"s of this node (UUID or name)")
+	for i, f := range r.filters {
+		cmd.Flags().StringVar(&values[i], f.flag, "", f.help)
+	}
 	return cmd
 }
 
-func (r volumeResource[T]) showCommand(s *session) *cobra.Command {
+func (r apiResource[T]) showCommand(s *session) *cobra.Command {
 	var fields []string
 	cmd := &cobra.Command{
 		Use:   "show <" + r.noun + " uuid>",
-		Short: "Show a volume " + r.noun,
+		Short: "Show one " + r.title,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFields(fields, r.columns.names()); err != nil {
 				return err
 			}
-			c, err := s.baremetal(cmd.Context(), volume.MinMicroversion)
+			c, err := s.baremetal(cmd.Context(), r.minVersion)
 			if err != nil {
 				return err
 			}
@@ -104,11 +125,11 @@ func (r volumeResource[T]) showCommand(s *session) *cobra.Command {
 
 // setCommand changes the fields scalar returns operations for (given the
 // command, to see which flags were given) and the keys of r.dicts.
-func (r volumeResource[T]) setCommand(s *session, scalar func(*cobra.Command) []patchOp) *cobra.Command {
+func (r apiResource[T]) setCommand(s *session, short string, scalar func(*cobra.Command) []patchOp) *cobra.Command {
 	dicts := make([][]string, len(r.dicts))
 	cmd := &cobra.Command{
 		Use:   "set <" + r.noun + " uuid>",
-		Short: "Change a volume " + r.noun + " (its node must be powered off)",
+		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ops := scalar(cmd)
@@ -128,7 +149,7 @@ func (r volumeResource[T]) setCommand(s *session, scalar func(*cobra.Command) []
 	return cmd
 }
 
-func (r volumeResource[T]) unsetCommand(s *session, short string) *cobra.Command {
+func (r apiResource[T]) unsetCommand(s *session, short string) *cobra.Command {
 	dicts := make([][]string, len(r.dicts))
 	cmd := &cobra.Command{
 		Use:   "unset <" + r.noun + " uuid>",
@@ -148,28 +169,32 @@ func (r volumeResource[T]) unsetCommand(s *session, short string) *cobra.Command
 	return cmd
 }
 
-func (r volumeResource[T]) patch(ctx context.Context, s *session, id string, ops []patchOp) error {
+func (r apiResource[T]) patch(ctx context.Context, s *session, id string, ops []patchOp) error {
 	if len(ops) == 0 {
 		return errNothingToChange
 	}
-	c, err := s.baremetal(ctx, volume.MinMicroversion)
+	c, err := s.baremetal(ctx, r.minVersion)
 	if err != nil {
 		return err
 	}
 	return r.update(ctx, c, id, ops)
 }
 
-func (r volumeResource[T]) deleteCommand(s *session) *cobra.Command {
+func (r apiResource[T]) deleteCommand(s *session) *cobra.Command {
+	short := "Delete " + r.title + "s"
+	if r.deleteNote != "" {
+		short += " (" + r.deleteNote + ")"
+	}
 	return &cobra.Command{
 		Use:   "delete <" + r.noun + " uuid> [<" + r.noun + " uuid> ...]",
-		Short: "Delete volume " + r.noun + "s (their nodes must be powered off)",
+		Short: short,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := s.baremetal(cmd.Context(), volume.MinMicroversion)
+			c, err := s.baremetal(cmd.Context(), r.minVersion)
 			if err != nil {
 				return err
 			}
-			return s.deleteEach("volume "+r.noun, args, func(id string) error {
+			return s.deleteEach(r.title, args, func(id string) error {
 				return r.delete(cmd.Context(), c, id)
 			})
 		},
