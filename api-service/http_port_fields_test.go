@@ -126,4 +126,30 @@ var _ = Describe("port fields by version", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(stored.PhysicalNetwork).To(HaveValue(Equal("physnet1")))
 	})
+
+	It("serves is_smartnic from 1.53, stored, and refuses it below", func() {
+		smart := `, "is_smartnic": true, "local_link_connection": {"hostname": "card-7", "port_id": "rep0-0"}`
+		Expect(e.at("1.52", http.MethodPost, "/v1/ports", portBody("aa:bb:cc:dd:ee:11", smart)).status).To(Equal(http.StatusNotAcceptable))
+		r := e.at("1.53", http.MethodPost, "/v1/ports", portBody("aa:bb:cc:dd:ee:11", smart))
+		Expect(r.status).To(Equal(http.StatusCreated))
+		p := r.json()["uuid"].(string)
+		Expect(r.json()).To(HaveKeyWithValue("is_smartnic", true))
+		Expect(r.json()).To(HaveKeyWithValue("local_link_connection", map[string]any{"hostname": "card-7", "port_id": "rep0-0"}))
+		Expect(e.at("1.52", http.MethodGet, "/v1/ports/"+p, "").json()).NotTo(HaveKey("is_smartnic"))
+		Expect(e.at("1.52", http.MethodGet, "/v1/ports?sort_key=is_smartnic", "").status).To(Equal(http.StatusNotAcceptable))
+		Expect(e.at("1.52", http.MethodPatch, "/v1/ports/"+p, `[{"op": "replace", "path": "/is_smartnic", "value": false}]`).status).To(Equal(http.StatusNotAcceptable))
+
+		r = e.at("1.53", http.MethodPatch, "/v1/ports/"+p, `[{"op": "replace", "path": "/local_link_connection", "value": {"switch_id": "0a:00:00:00:00:01", "port_id": "Eth1"}}]`)
+		Expect(r.status).To(Equal(http.StatusBadRequest))
+		Expect(r.fault()["faultstring"]).To(Equal("Smart NIC port must have port_id and hostname in local_link_connection"))
+		Expect(e.at("1.53", http.MethodPost, "/v1/ports", portBody("aa:bb:cc:dd:ee:12", `, "is_smartnic": true`)).status).To(Equal(http.StatusBadRequest))
+
+		stored, err := e.store.GetPort(context.Background(), p)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored.IsSmartNIC).To(BeTrue())
+		Expect(stored.LocalLinkConnection).To(HaveKeyWithValue("hostname", "card-7"))
+		r = e.at("1.53", http.MethodGet, "/v1/ports?fields=uuid,is_smartnic&sort_key=is_smartnic", "")
+		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(r.json()["ports"]).To(ContainElement(HaveKeyWithValue("is_smartnic", true)))
+	})
 })

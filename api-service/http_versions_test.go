@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ferricbm/ferric/pkg/config"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 )
 
@@ -17,7 +18,9 @@ import (
 // are walked in http_keysets_test.go.
 var _ = Describe("versions 1.1 to the newest served", func() {
 	It("gate every feature at its version", func() {
-		e := sqliteEnv(nil)
+		// The locked nodes below answer at once, without the conductor's
+		// pauses between lock attempts.
+		e := sqliteEnv(func(c *config.Config) { c.Conductor.NodeLockedRetryAttempts = 0 })
 		r := e.at("1.10", http.MethodPost, "/v1/nodes", `{"driver": "fake-hardware", "name": "walker"}`)
 		Expect(r.status).To(Equal(http.StatusCreated))
 		uuid := r.json()["uuid"].(string)
@@ -86,6 +89,7 @@ var _ = Describe("versions 1.1 to the newest served", func() {
 			{51, http.MethodPatch, "/v1/nodes/" + uuid, `[{"op": "add", "path": "/description", "value": "walker"}]`, http.StatusNotAcceptable, 0},
 			{52, http.MethodGet, "/v1/allocations", "", http.StatusNotFound, 0},
 			{52, http.MethodPost, "/v1/allocations", `{"resource_class": "walker"}`, http.StatusMethodNotAllowed, 0},
+			{53, http.MethodGet, "/v1/ports?fields=uuid,is_smartnic", "", http.StatusNotAcceptable, 8},
 		}
 		creates := map[string]int{`"network_interface": "flat"`: 20, `"resource_class": "gold"`: 21, `"raid_interface": "no-raid"`: 31,
 			`"storage_interface": "noop"`: 33, `"rescue_interface": "no-rescue"`: 38, `"bios_interface": "no-bios"`: 40,

@@ -520,6 +520,13 @@ var migrations = []migration{
 			`CREATE INDEX idx_nodes_allocation_id ON nodes (allocation_id)`,
 		},
 	},
+	{
+		// Ports on Smart NICs (1.53).
+		version: 9,
+		name:    "port is_smartnic",
+		mysql:   []string{`ALTER TABLE ports ADD COLUMN is_smartnic BOOLEAN NOT NULL DEFAULT FALSE`},
+		sqlite:  []string{`ALTER TABLE ports ADD COLUMN is_smartnic BOOLEAN NOT NULL DEFAULT 0`},
+	},
 }
 
 // LatestSchemaVersion is the schema version this binary's Upgrade brings a

@@ -90,6 +90,10 @@ type Port struct {
 	LocalLinkConnection JSONObject `gorm:"column:local_link_connection;type:mediumtext" json:"local_link_connection"`
 	PXEEnabled          bool       `gorm:"column:pxe_enabled;not null;default:true" json:"pxe_enabled"`
 	PhysicalNetwork     *string    `gorm:"column:physical_network;type:varchar(64)" json:"physical_network"`
+	// IsSmartNIC marks a port on a Smart NIC, whose network agent runs on
+	// the card: its local_link_connection names the card's hostname and
+	// port instead of a switch (1.53).
+	IsSmartNIC bool `gorm:"column:is_smartnic;not null;default:false" json:"is_smartnic"`
 	// PortgroupID is the port group the port is a member of, if any; it
 	// must belong to the same node.
 	PortgroupID *int64     `gorm:"column:portgroup_id;index:idx_ports_portgroup_id" json:"-"`

@@ -58,7 +58,8 @@ var Catalogue = []Field{
 	{Name: "portgroup_uuid", Since: microversion.PortgroupLinks, Create: true, Patch: true,
 		Get: func(p *model.Port) any { return present.Str(p.PortgroupUUID) }, Set: setPortgroupUUID,
 		Filters: []catalogue.Filter{{Param: "portgroup", Query: catalogue.QueryPortgroup, Column: "portgroup_id"}}},
-	unstored("is_smartnic", 53),
+	{Name: "is_smartnic", Since: microversion.V1(53), Create: true, Patch: true, Sortable: true,
+		Get: func(p *model.Port) any { return p.IsSmartNIC }, Set: setSmartNIC},
 	unstored("name", 88),
 	unstored("node_ident", 94),
 	withFilters(unstored("description", 97), catalogue.Filter{Param: "description_contains", Op: filter.Contains}),
@@ -114,6 +115,8 @@ var setPhysnet = catalogue.Text("port", "physical_network", catalogue.TextRule{C
 	return s, nil
 }}, func(p *model.Port, s *string) { p.PhysicalNetwork = s })
 
+var setSmartNIC = catalogue.Bool("port", "is_smartnic", false, func(p *model.Port) *bool { return &p.IsSmartNIC })
+
 var datapathID = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{16}$`)
 
 func setLLC(p *model.Port, v any) error {
@@ -125,23 +128,41 @@ func setLLC(p *model.Port, v any) error {
 		return nil
 	}
 	for k, val := range llc {
-		if k != "switch_id" && k != "port_id" && k != "switch_info" {
+		if k != "switch_id" && k != "port_id" && k != "switch_info" && k != "hostname" {
 			return errs.InvalidParameterValue("Invalid local_link_connection: unexpected key %s", k)
 		}
 		if _, ok := val.(string); !ok {
 			return errs.InvalidParameterValue("Invalid local_link_connection: %s must be a string", k)
 		}
 	}
-	for _, k := range []string{"switch_id", "port_id"} {
-		if _, ok := llc[k]; !ok {
-			return errs.InvalidParameterValue("Invalid local_link_connection: missing mandatory key %s", k)
-		}
+	_, port := llc["port_id"]
+	_, sw := llc["switch_id"]
+	_, host := llc["hostname"]
+	if !port || (!sw && !host) {
+		return errs.InvalidParameterValue("Invalid local_link_connection: it needs switch_id and port_id, or hostname and port_id on a Smart NIC")
 	}
-	sw := llc["switch_id"].(string)
-	if mac, ok := ident.NormalizeMAC(sw); ok {
+	if !sw {
+		return nil
+	}
+	id := llc["switch_id"].(string)
+	if mac, ok := ident.NormalizeMAC(id); ok {
 		llc["switch_id"] = mac
-	} else if !datapathID.MatchString(sw) {
-		return errs.InvalidParameterValue("Expected a MAC address or OpenFlow datapath ID but received %s.", sw)
+	} else if !datapathID.MatchString(id) {
+		return errs.InvalidParameterValue("Expected a MAC address or OpenFlow datapath ID but received %s.", id)
+	}
+	return nil
+}
+
+// checkSmartNIC refuses a Smart NIC port whose local link does not name
+// the card: its hostname and port.
+func checkSmartNIC(p *model.Port) error {
+	if !p.IsSmartNIC {
+		return nil
+	}
+	for _, k := range []string{"port_id", "hostname"} {
+		if s, _ := p.LocalLinkConnection[k].(string); s == "" {
+			return errs.New(errs.KindInvalid, "Smart NIC port must have port_id and hostname in local_link_connection")
+		}
 	}
 	return nil
 }
@@ -154,10 +175,14 @@ func DecodeCreate(body map[string]any, v microversion.Version) (*model.Port, err
 	if err := Resource.Decode(p, body, v); err != nil {
 		return nil, err
 	}
-	return p, nil
+	return p, checkSmartNIC(p)
 }
 
 // Apply patches a copy of p at version v and returns it.
 func Apply(p *model.Port, ops []jsonpatch.Op, v microversion.Version) (*model.Port, error) {
-	return Resource.Patch(p, ops, v)
+	patched, err := Resource.Patch(p, ops, v)
+	if err != nil {
+		return nil, err
+	}
+	return patched, checkSmartNIC(patched)
 }

@@ -28,7 +28,7 @@ func body(s string) map[string]any {
 	return m
 }
 
-var v1_11, v1_19, v1_34 = microversion.V1(11), microversion.V1(19), microversion.V1(34)
+var v1_11, v1_19, v1_34, v1_53 = microversion.V1(11), microversion.V1(19), microversion.V1(34), microversion.V1(53)
 
 var _ = Describe("DecodeCreate", func() {
 	It("normalises the MAC and defaults pxe_enabled", func() {
@@ -47,6 +47,18 @@ var _ = Describe("DecodeCreate", func() {
 		Expect(p.LocalLinkConnection).To(HaveKeyWithValue("switch_id", "0a:00:00:00:00:01"))
 	})
 
+	It("takes Smart NIC ports from 1.53, their local link naming the card's host", func() {
+		p, err := ports.DecodeCreate(body(`{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "`+nodeUUID+`", "is_smartnic": true,
+			"local_link_connection": {"hostname": "card-7", "port_id": "rep0-0"}}`), v1_53)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.IsSmartNIC).To(BeTrue())
+		Expect(p.LocalLinkConnection).To(Equal(model.JSONObject{"hostname": "card-7", "port_id": "rep0-0"}))
+
+		p, err = ports.DecodeCreate(body(`{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "`+nodeUUID+`"}`), v1_53)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.IsSmartNIC).To(BeFalse())
+	})
+
 	DescribeTable("rejects",
 		func(raw string, v microversion.Version, code int, msg string) {
 			_, err := ports.DecodeCreate(body(raw), v)
@@ -63,6 +75,15 @@ var _ = Describe("DecodeCreate", func() {
 		Entry("pxe_enabled before 1.19", `{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "`+nodeUUID+`", "pxe_enabled": true}`, v1_11, 406, ""),
 		Entry("physical_network before 1.34", `{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "`+nodeUUID+`", "physical_network": "p"}`, v1_19, 406, ""),
 		Entry("an incomplete local link", `{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "`+nodeUUID+`", "local_link_connection": {"port_id": "x"}}`, v1_19, 400, "switch_id"),
+		Entry("is_smartnic before 1.53", `{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "`+nodeUUID+`", "is_smartnic": false}`, v1_34, 406, ""),
+		Entry("a non-boolean is_smartnic", `{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "`+nodeUUID+`", "is_smartnic": "maybe"}`, v1_53, 400, "is_smartnic"),
+		Entry("a Smart NIC without its host", `{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "`+nodeUUID+`", "is_smartnic": true,
+			"local_link_connection": {"switch_id": "0a:00:00:00:00:01", "port_id": "Eth1"}}`, v1_53, 400,
+			"Smart NIC port must have port_id and hostname in local_link_connection"),
+		Entry("a Smart NIC without a local link", `{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "`+nodeUUID+`", "is_smartnic": true}`, v1_53, 400,
+			"Smart NIC port must have port_id and hostname"),
+		Entry("a host without a port", `{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "`+nodeUUID+`", "local_link_connection": {"hostname": "card-7"}}`, v1_53, 400,
+			"port_id"),
 		Entry("an empty physical network", `{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "`+nodeUUID+`", "physical_network": ""}`, v1_34, 400, "physical_network"),
 	)
 })
@@ -99,6 +120,19 @@ var _ = Describe("patching and rendering", func() {
 		Entry("pxe_enabled before 1.19", `[{"op": "replace", "path": "/pxe_enabled", "value": false}]`, 406),
 		Entry("a missing key", `[{"op": "replace", "path": "/extra/zz", "value": 1}]`, 400),
 	)
+
+	It("keeps a Smart NIC port's local link naming the card", func() {
+		p := stored()
+		p.IsSmartNIC, p.LocalLinkConnection = true, model.JSONObject{"hostname": "card-7", "port_id": "rep0-0"}
+		_, err := ports.Apply(p, patch(`[{"op": "replace", "path": "/local_link_connection", "value": {"switch_id": "0a:00:00:00:00:01", "port_id": "Eth1"}}]`), v1_53)
+		Expect(errs.Message(err)).To(Equal("Smart NIC port must have port_id and hostname in local_link_connection"))
+		_, err = ports.Apply(stored(), patch(`[{"op": "add", "path": "/is_smartnic", "value": true}]`), v1_53)
+		Expect(errs.Status(err)).To(Equal(400))
+		out, err := ports.Apply(p, patch(`[{"op": "replace", "path": "/is_smartnic", "value": false},
+			{"op": "replace", "path": "/local_link_connection", "value": {"switch_id": "0a:00:00:00:00:01", "port_id": "Eth1"}}]`), v1_53)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out.IsSmartNIC).To(BeFalse())
+	})
 
 	It("renders by version with links", func() {
 		obj := ports.Resource.Render(catalogue.View[model.Port]{Version: microversion.V1(1), Base: "http://api"}, stored())
