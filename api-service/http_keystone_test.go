@@ -51,6 +51,10 @@ func newKeystone() *keystonetest.Server {
 	return ks
 }
 
+// neutronEvent is a port event as Neutron posts it.
+const neutronEvent = `{"events": [{"event": "network.unbind_port", "port_id": "a1b2c3d4-e5f6-4711-8899-aabbccddeeff",
+	"mac_address": "52:54:00:aa:bb:cc", "status": "DOWN"}]}`
+
 var _ = Describe("Keystone authentication and policy", func() {
 	var (
 		e                       *env
@@ -127,6 +131,7 @@ var _ = Describe("Keystone authentication and policy", func() {
 			{http.MethodPost, "/v1/ports", `{"node_uuid": "` + uuid + `", "address": "52:54:00:00:00:01"}`, "baremetal:port:create"},
 			{http.MethodPost, "/v1/chassis", `{}`, "baremetal:chassis:create"},
 			{http.MethodPost, "/v1/nodes/" + uuid + "/vendor_passthru?method=x", `{}`, "baremetal:node:vendor_passthru"},
+			{http.MethodPost, "/v1/events", neutronEvent, "baremetal:events:post"},
 		} {
 			expectForbidden(asRd(w.method, w.path, w.body), w.rule)
 		}
@@ -149,6 +154,8 @@ var _ = Describe("Keystone authentication and policy", func() {
 		expectForbidden(asMember(http.MethodPatch, "/v1/nodes/"+uuid, `[{"op": "remove", "path": "/driver_info"}]`),
 			"baremetal:node:update:driver_info")
 		expectForbidden(asMember(http.MethodDelete, "/v1/nodes/"+uuid, ""), "baremetal:node:delete")
+		expectForbidden(asMember(http.MethodPost, "/v1/events", neutronEvent), "baremetal:events:post")
+		Expect(asAdmin(http.MethodPost, "/v1/events", neutronEvent).status).To(Equal(http.StatusNoContent))
 		Expect(asAdmin(http.MethodGet, "/v1/nodes/"+uuid, "").json()["driver_info"]).To(Equal(map[string]any{"a": "1"}))
 
 		Expect(asAdmin(http.MethodPatch, "/v1/nodes/"+uuid, `[{"op": "add", "path": "/driver_info/b", "value": "2"}]`).status).To(Equal(http.StatusOK))

@@ -90,6 +90,8 @@ var _ = Describe("versions 1.1 to the newest served", func() {
 			{52, http.MethodGet, "/v1/allocations", "", http.StatusNotFound, 0},
 			{52, http.MethodPost, "/v1/allocations", `{"resource_class": "walker"}`, http.StatusMethodNotAllowed, 0},
 			{53, http.MethodGet, "/v1/ports?fields=uuid,is_smartnic", "", http.StatusNotAcceptable, 8},
+			{54, http.MethodPost, "/v1/events", `{"events": [{"event": "network.bind_port", "port_id": "` + newTestUUID() +
+				`", "mac_address": "52:54:00:aa:bb:43", "status": "ACTIVE"}]}`, http.StatusNotFound, 0},
 		}
 		creates := map[string]int{`"network_interface": "flat"`: 20, `"resource_class": "gold"`: 21, `"raid_interface": "no-raid"`: 31,
 			`"storage_interface": "noop"`: 33, `"rescue_interface": "no-rescue"`: 38, `"bios_interface": "no-bios"`: 40,

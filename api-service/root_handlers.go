@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ferricbm/ferric/pkg/resource/events"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/portgroups"
 	"github.com/ferricbm/ferric/pkg/resource/present"
@@ -79,6 +80,9 @@ func (s *Server) getV1(c echo.Context) error {
 	}
 	if version(c).AtLeast(microversion.Allocations) {
 		doc["allocations"] = collectionLink(base, "allocations")
+	}
+	if version(c).AtLeast(events.Since) {
+		doc["events"] = collectionLink(base, "events")
 	}
 	return c.JSON(http.StatusOK, doc)
 }

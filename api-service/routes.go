@@ -10,6 +10,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/metrics"
 	"github.com/ferricbm/ferric/pkg/resource/allocations"
+	"github.com/ferricbm/ferric/pkg/resource/events"
 	"github.com/ferricbm/ferric/pkg/resource/microversion"
 	"github.com/ferricbm/ferric/pkg/resource/portgroups"
 )
@@ -154,7 +155,7 @@ func (s *Server) routes(e *echo.Echo) error {
 	e.Match(nestedWrites, "/v1/chassis/:chassis/nodes", malformedURI, s.rule("baremetal:node:list"))
 	e.Match(nestedMember, "/v1/chassis/:chassis/nodes/:node", malformedURI, s.rule("baremetal:node:list"))
 
-	// Port groups (1.23) and their nested collections (1.24).
+	// Allocations (1.52).
 	allocs, nodeAlloc := s.allocationResource(), s.nodeAllocationResource()
 	allocationRead := since(allocations.Since)
 	allocationWrite := sinceElse405(allocations.Since, "The API version does not allow allocations")
@@ -167,6 +168,7 @@ func (s *Server) routes(e *echo.Echo) error {
 	e.GET("/v1/nodes/:node/allocation", getHandler(nodeAlloc), allocationRead, s.rule("baremetal:allocation:get"))
 	e.DELETE("/v1/nodes/:node/allocation", deleteHandler(nodeAlloc), noConductor, allocationRead, s.rule("baremetal:allocation:delete"))
 
+	// Port groups (1.23) and their nested collections (1.24).
 	pgs := s.portgroupResource()
 	e.GET("/v1/portgroups", s.listPortgroups, portgroupAPI, s.rule("baremetal:portgroup:list"))
 	e.GET("/v1/portgroups/detail", s.listPortgroupsDetail, portgroupAPI, s.rule("baremetal:portgroup:list"))
@@ -190,6 +192,9 @@ func (s *Server) routes(e *echo.Echo) error {
 	// Node BIOS settings.
 	e.GET("/v1/nodes/:node/bios", s.listBIOS, biosAPI, s.rule("baremetal:node:bios:get"))
 	e.GET("/v1/nodes/:node/bios/:setting", s.getBIOS, biosAPI, s.rule("baremetal:node:bios:get"))
+
+	// External events (1.54).
+	e.POST("/v1/events", s.postEvents, since(events.Since), s.rule("baremetal:events:post"))
 
 	// Conductors.
 	e.GET("/v1/conductors", s.listConductors, conductorsAPI, s.rule("baremetal:conductor:get"))

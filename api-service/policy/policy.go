@@ -145,6 +145,7 @@ var Defaults = map[string]string{
 	"baremetal:allocation:create":                       systemMember,
 	"baremetal:allocation:update":                       systemMember,
 	"baremetal:allocation:delete":                       systemMember,
+	"baremetal:events:post":                             "rule:system_admin or rule:service_role",
 }
 
 // rules is a resolved rule set.

@@ -89,10 +89,10 @@ var Min = V1(1)
 //	1.49 /v1/conductors, node conductor (+ filter)
 //	1.50 node owner (+ filter)            1.51 node description (+ description_contains)
 //	1.52 allocations, node allocation_uuid
-//	1.53 port is_smartnic
+//	1.53 port is_smartnic                1.54 POST /v1/events
 //
 // Chassis (/v1/chassis, node chassis_uuid) are served at every version.
-const maxMinor = 53
+const maxMinor = 54
 
 // Max is the newest microversion served.
 var Max = V1(maxMinor)
