@@ -220,6 +220,8 @@ var _ = Describe("conductor groups, reset_interfaces and conductors (1.45-1.49)"
 		e = sqliteEnv(func(c *config.Config) {
 			c.Conductor.ConductorGroup = "racka"
 			c.Conductor.EnabledHardwareTypes = []string{"fake-hardware", "ipmi"}
+			// The API sees a conductor leave when it rebuilds its ring.
+			c.Default.HashRingResetInterval = 500 * time.Millisecond
 		})
 	})
 

@@ -78,6 +78,9 @@ func Start(t T, connection string, tweak func(*config.Config)) *Server {
 	cfg.Database.Connection = connection
 	cfg.Conductor.HeartbeatInterval = time.Second
 	cfg.Conductor.PowerStateChangeTimeout = 5 * time.Second
+	// Specs that race for a node lock retry as a conductor does, without
+	// the default second between attempts.
+	cfg.Conductor.NodeLockedRetryInterval = 50 * time.Millisecond
 	if tweak != nil {
 		tweak(&cfg)
 	}

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -173,9 +172,9 @@ var _ = Describe("deploy ISOs from Glance", func() {
 // idempotent), with the account it creates.
 func swiftAIOConfig(ctx context.Context) config.Swift {
 	GinkgoHelper()
-	_, here, _, _ := runtime.Caller(0)
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, filepath.Join(filepath.Dir(here), "..", "..", "..", "scripts", "swift-aio.sh"))
+	// Specs run in their package's directory.
+	cmd := exec.CommandContext(ctx, filepath.Join("..", "..", "..", "scripts", "swift-aio.sh"))
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	Expect(err).NotTo(HaveOccurred(), stderr.String())

@@ -25,6 +25,7 @@ var (
 	registry      *harness.Registry
 	client        *gophercloud.ServiceClient
 	conductorSvcs []*harness.Service
+	ferricctl     steps.Ferricctl
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
@@ -41,6 +42,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		conductorSvcs = append(conductorSvcs, c)
 	}
 	client = steps.Client(context.Background(), deployment.APIURL)
+	ferricctl = steps.Ferricctl{Path: steps.BuildFerricctl(ctx, GinkgoT().TempDir()), APIURL: deployment.APIURL}
 }, NodeTimeout(harness.ReadyTimeout*4))
 
 var _ = AfterEach(func() { steps.ReportLogsIfFailed(deployment) })

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -91,14 +90,7 @@ func (s *LabSuite) StartAPI(ctx context.Context, base harness.Config) *harness.D
 // its path.
 func (s *LabSuite) BuildFerricctl(ctx context.Context) string {
 	GinkgoHelper()
-	root, err := harness.RepoRoot()
-	Expect(err).NotTo(HaveOccurred())
-	path := filepath.Join(s.Bin, "ferricctl")
-	build := exec.CommandContext(ctx, "go", "build", "-o", path, "./ferricctl")
-	build.Dir = filepath.Join(root, "cmd")
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "%s", out)
-	return path
+	return BuildFerricctl(ctx, s.Bin)
 }
 
 // StartLab starts nodes lab nodes with disks of diskSize bytes, stopped

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/ferricbm/ferric/tests/harness"
 )
 
 // failedStates end a deploy or a clean; stableStates are where a node
@@ -73,6 +76,19 @@ func EventuallyActive(ctx context.Context, c *gophercloud.ServiceClient, uuid st
 	Expect(n.LastError).To(BeEmpty())
 	Expect(n.PowerState).To(Equal("power on"))
 	return n
+}
+
+// BuildFerricctl builds ferricctl into dir and returns its path.
+func BuildFerricctl(ctx context.Context, dir string) string {
+	GinkgoHelper()
+	root, err := harness.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(dir, "ferricctl")
+	build := exec.CommandContext(ctx, "go", "build", "-o", path, "./ferricctl")
+	build.Dir = filepath.Join(root, "cmd")
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
+	return path
 }
 
 // Ferricctl is the command-line client, run against one API without

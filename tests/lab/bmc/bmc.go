@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -479,15 +478,12 @@ set_working_mc 0x20
 	return os.WriteFile(filepath.Join(b.Dir, "bmc.emu"), []byte(emu), 0o600)
 }
 
-// buildHook compiles cmd/bmc-hook into dir.
+// buildHook compiles cmd/bmc-hook into dir. It names the package by its
+// import path, so the go command finds it from anywhere in the workspace
+// (the suites and ferric-lab run there) whatever the build's -trimpath.
 func buildHook(ctx context.Context, dir string) (string, error) {
-	_, self, _, ok := runtime.Caller(0)
-	if !ok || !filepath.IsAbs(self) {
-		return "", errors.New("bmc: cannot locate the bmc-hook source; set Options.HookBinary")
-	}
 	out := filepath.Join(dir, "bmc-hook")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
-	cmd.Dir = filepath.Join(filepath.Dir(self), "cmd", "bmc-hook")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "github.com/ferricbm/ferric/tests/lab/bmc/cmd/bmc-hook")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("bmc: build bmc-hook: %w: %s", err, msg)
 	}
