@@ -112,7 +112,15 @@ var _ = Describe("Allocations over two conductors", func() {
 		Expect(json.Unmarshal([]byte(ferricctl.Run(ctx, "-f", "json", "allocation", "create", "--resource-class", class, "--wait=30")), &again)).To(Succeed())
 		Expect(again.State).To(Equal("active"))
 		Expect(uuids).To(ContainElement(again.NodeUUID))
-		Expect(ferricctl.Run(ctx, "allocation", "delete", again.UUID)).To(Equal("Deleted allocation " + again.UUID + "\n"))
+
+		By("deploying the allocated node and tearing it down, which ends its allocation")
+		ferricctl.Run(ctx, "node", "deploy", again.NodeUUID, "--wait=60")
+		Expect(steps.EventuallyStable(ctx, client, again.NodeUUID, nodes.Active).AllocationUUID).To(Equal(again.UUID))
+		ferricctl.Run(ctx, "node", "undeploy", again.NodeUUID, "--wait=60")
+		n := steps.EventuallyStable(ctx, client, again.NodeUUID, nodes.Available)
+		Expect(n.AllocationUUID).To(BeEmpty())
+		_, err = allocations.Get(ctx, client, again.UUID).Extract()
+		Expect(gophercloud.ResponseCodeIs(err, 404)).To(BeTrue(), "the allocation of an undeployed node: %v", err)
 		for _, u := range uuids {
 			steps.Delete(ctx, client, u)
 		}

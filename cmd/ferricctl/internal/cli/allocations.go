@@ -124,9 +124,6 @@ func allocationCommands(s *session) *cobra.Command {
 	return cmd
 }
 
-// allocationPoll is how often create --wait reads the allocation.
-const allocationPoll = time.Second
-
 func allocationCreateCommand(s *session) *cobra.Command {
 	var opts allocationCreateOpts
 	var extra []string
@@ -146,10 +143,10 @@ func allocationCreateCommand(s *session) *cobra.Command {
 				if err := allocations.Create(ctx, c, opts).ExtractInto(&a); err != nil {
 					return nil, err
 				}
-				if !cmd.Flags().Changed("wait") {
+				if !waiting(cmd) {
 					return &a, nil
 				}
-				return waitAllocation(ctx, c, a.UUID, time.Duration(wait)*time.Second)
+				return waitAllocation(ctx, c, a.UUID, wait)
 			})
 		},
 	}
@@ -160,37 +157,24 @@ func allocationCreateCommand(s *session) *cobra.Command {
 	f.StringVar(&opts.Name, "name", "", "unique name of the allocation")
 	f.StringVar(&opts.UUID, "uuid", "", "UUID of the new allocation")
 	f.StringArrayVar(&extra, "extra", nil, "extra KEY=VALUE (repeatable)")
-	f.IntVar(&wait, "wait", 0, "wait until the allocation is active or failed; --wait=N for at most N seconds")
-	f.Lookup("wait").NoOptDefVal = "0"
+	waitFlag(cmd, "the allocation is active or failed", &wait)
 	_ = cmd.MarkFlagRequired("resource-class")
 	return cmd
 }
 
-// waitAllocation reads the allocation until it has left "allocating",
-// within timeout (none if 0). A failed allocation is an error.
-func waitAllocation(ctx context.Context, c *gophercloud.ServiceClient, id string, timeout time.Duration) (*allocation, error) {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	tick := time.NewTicker(allocationPoll)
-	defer tick.Stop()
-	for {
-		a, err := getAllocation(ctx, c, id)
-		switch {
-		case ctx.Err() != nil:
-			return nil, fmt.Errorf("allocation %s is still allocating after %s", id, timeout)
-		case err != nil:
-			return nil, err
-		case a.State == string(allocations.Error):
-			return nil, fmt.Errorf("allocation %s failed: %s", id, a.LastError)
-		case a.State != string(allocations.Allocating):
-			return a, nil
+// waitAllocation reads the allocation until it has left "allocating". A
+// failed allocation is an error.
+func waitAllocation(ctx context.Context, c *gophercloud.ServiceClient, id string, seconds int) (*allocation, error) {
+	var a *allocation
+	err := waitFor(ctx, seconds, "allocation "+id+" is still allocating", func(ctx context.Context) (bool, error) {
+		var err error
+		if a, err = getAllocation(ctx, c, id); err != nil {
+			return false, err
 		}
-		select {
-		case <-ctx.Done():
-		case <-tick.C:
+		if a.State == string(allocations.Error) {
+			return false, fmt.Errorf("allocation %s failed: %s", id, a.LastError)
 		}
-	}
+		return a.State != string(allocations.Allocating), nil
+	})
+	return a, err
 }

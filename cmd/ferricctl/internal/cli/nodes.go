@@ -347,15 +347,37 @@ func nodeDelete(s *session) *cobra.Command {
 	}
 }
 
+// provisionEnds is the state each provisioning verb's work ends in when it
+// succeeds; an abort ends wherever the aborted work leaves the node.
+var provisionEnds = map[nodes.TargetProvisionState]string{
+	nodes.TargetManage: "manageable", nodes.TargetProvide: "available", nodes.TargetActive: "active",
+	nodes.TargetDeleted: "available", nodes.TargetInspect: "manageable", nodes.TargetClean: "manageable", nodes.TargetAbort: "",
+}
+
 func nodeProvision(s *session, verb string, target nodes.TargetProvisionState, short string) *cobra.Command {
-	return &cobra.Command{
+	var wait int
+	cmd := &cobra.Command{
 		Use:   verb + " <node>",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: s.onNode(func(ctx context.Context, c *gophercloud.ServiceClient, node string) error {
-			return nodes.ChangeProvisionState(ctx, c, node, nodes.ProvisionStateOpts{Target: target}).ExtractErr()
-		}),
 	}
+	cmd.RunE = s.onNode(func(ctx context.Context, c *gophercloud.ServiceClient, node string) error {
+		return s.provision(ctx, cmd, c, node, nodes.ProvisionStateOpts{Target: target}, wait)
+	})
+	waitFlag(cmd, "the node rests, showing its progress", &wait)
+	return cmd
+}
+
+// provision asks for a provisioning change and, with --wait, follows it
+// until the node rests.
+func (s *session) provision(ctx context.Context, cmd *cobra.Command, c *gophercloud.ServiceClient, node string, opts nodes.ProvisionStateOpts, wait int) error {
+	if err := nodes.ChangeProvisionState(ctx, c, node, opts).ExtractErr(); err != nil {
+		return err
+	}
+	if !waiting(cmd) {
+		return nil
+	}
+	return s.waitNode(ctx, node, provisionEnds[opts.Target], wait)
 }
 
 // onNode runs call on the node the command's argument names.
@@ -371,6 +393,7 @@ func (s *session) onNode(call func(ctx context.Context, c *gophercloud.ServiceCl
 
 func nodeClean(s *session) *cobra.Command {
 	var steps string
+	var wait int
 	cmd := &cobra.Command{
 		Use:   "clean <node> --clean-steps <json or @file>",
 		Short: "Clean a manageable node with the given steps (manual cleaning)",
@@ -381,11 +404,11 @@ func nodeClean(s *session) *cobra.Command {
 				return err
 			}
 			return s.onNode(func(ctx context.Context, c *gophercloud.ServiceClient, node string) error {
-				opts := nodes.ProvisionStateOpts{Target: nodes.TargetClean, CleanSteps: list}
-				return nodes.ChangeProvisionState(ctx, c, node, opts).ExtractErr()
+				return s.provision(ctx, cmd, c, node, nodes.ProvisionStateOpts{Target: nodes.TargetClean, CleanSteps: list}, wait)
 			})(cmd, args)
 		},
 	}
+	waitFlag(cmd, "the clean ends, showing its progress", &wait)
 	cmd.Flags().StringVar(&steps, "clean-steps", "",
 		`the steps to run, in order, as a JSON list, e.g. '[{"interface": "deploy", "step": "erase_devices_metadata"}]', or @FILE holding that list`)
 	_ = cmd.MarkFlagRequired("clean-steps")
