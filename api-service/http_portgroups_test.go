@@ -265,6 +265,40 @@ var _ = Describe("portgroups", func() {
 		Expect(e.at("latest", http.MethodGet, "/v1/ports/"+port, "").json()).To(HaveKeyWithValue("pxe_enabled", false))
 	})
 
+	It("keeps its ports on one physical network, on create and PATCH (409)", func() {
+		pg := createPG(`{"node_uuid": "NODE", "name": "bond0"}`)
+		port := func(mac, more string) response {
+			return e.at("latest", http.MethodPost, "/v1/ports", `{"address": "`+mac+`", "node_uuid": "`+node+`"`+more+`}`)
+		}
+		member := port("aa:bb:cc:dd:ee:01", `, "portgroup_uuid": "`+pg+`", "physical_network": "physnet1"`)
+		Expect(member.status).To(Equal(http.StatusCreated), string(member.raw))
+
+		r := port("aa:bb:cc:dd:ee:02", `, "portgroup_uuid": "`+pg+`", "physical_network": "physnet2"`)
+		Expect(r.status).To(Equal(http.StatusConflict))
+		Expect(r.fault()["faultstring"]).To(Equal("Port with physical network physnet2 cannot become a member of port group " + pg +
+			" which has ports in physical network physnet1."))
+		r = port("aa:bb:cc:dd:ee:03", `, "portgroup_uuid": "`+pg+`"`)
+		Expect(r.status).To(Equal(http.StatusConflict))
+		Expect(r.fault()["faultstring"]).To(HavePrefix("Port with physical network None cannot"))
+		second := port("aa:bb:cc:dd:ee:04", `, "portgroup_uuid": "`+pg+`", "physical_network": "physnet1"`)
+		Expect(second.status).To(Equal(http.StatusCreated))
+
+		moved := e.at("latest", http.MethodPatch, "/v1/ports/"+second.json()["uuid"].(string),
+			`[{"op": "replace", "path": "/physical_network", "value": "physnet2"}]`)
+		Expect(moved.status).To(Equal(http.StatusConflict))
+		outsider := port("aa:bb:cc:dd:ee:05", `, "physical_network": "physnet2"`).json()["uuid"].(string)
+		joined := e.at("latest", http.MethodPatch, "/v1/ports/"+outsider, `[{"op": "add", "path": "/portgroup_uuid", "value": "`+pg+`"}]`)
+		Expect(joined.status).To(Equal(http.StatusConflict))
+
+		members := e.at("latest", http.MethodGet, "/v1/portgroups/"+pg+"/ports?fields=uuid,physical_network", "").json()["ports"]
+		Expect(members).To(HaveLen(2))
+		Expect(members).To(HaveEach(HaveKeyWithValue("physical_network", "physnet1")))
+		// The only member may move: the group then follows it.
+		Expect(e.at("latest", http.MethodDelete, "/v1/ports/"+member.json()["uuid"].(string), "").status).To(Equal(http.StatusNoContent))
+		Expect(e.at("latest", http.MethodPatch, "/v1/ports/"+second.json()["uuid"].(string),
+			`[{"op": "replace", "path": "/physical_network", "value": "physnet2"}]`).status).To(Equal(http.StatusOK))
+	})
+
 	It("goes when its node is deleted", func() {
 		createPG(`{"node_uuid": "NODE"}`)
 		Expect(e.at("latest", http.MethodDelete, "/v1/nodes/"+node, "").status).To(Equal(http.StatusNoContent))

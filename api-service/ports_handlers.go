@@ -110,6 +110,13 @@ func (s *Server) joinPortgroup(c echo.Context, p *model.Port, body map[string]an
 	if _, explicit := body["pxe_enabled"]; explicit && p.PXEEnabled && !pg.StandalonePortsSupported {
 		return errs.New(errs.KindConflict, "Port group %s doesn't support standalone ports. This port cannot be created as a member of that port group because 'pxe_enabled' was set to True.", pg.UUID)
 	}
+	members, err := s.store.ListPorts(c.Request().Context(), db.PortFilter{PortgroupID: &pg.ID}, db.Page{}, []string{"uuid", "physical_network"})
+	if err != nil {
+		return err
+	}
+	if err := ports.CheckGroupPhysnet(p, pg.UUID, members); err != nil {
+		return err
+	}
 	p.PortgroupID = &pg.ID
 	return nil
 }

@@ -320,6 +320,7 @@ func (c *Conductor) UpdatePort(ctx context.Context, args rpc.PortArgs) (model.Po
 	p.LocalLinkConnection = in.LocalLinkConnection
 	p.PXEEnabled = in.PXEEnabled
 	p.PhysicalNetwork = in.PhysicalNetwork
+	p.IsSmartNIC = in.IsSmartNIC
 	if err := c.store.SavePort(ctx, &p); err != nil {
 		return model.Port{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
 	"github.com/ferricbm/ferric/pkg/resource/portgroups"
+	"github.com/ferricbm/ferric/pkg/resource/ports"
 	"github.com/ferricbm/ferric/pkg/states"
 	"github.com/ferricbm/ferric/rpc"
 )
@@ -99,6 +100,16 @@ func (c *Conductor) portMembership(ctx context.Context, in, old *model.Port, n *
 		return nil, errs.New(errs.KindConflict,
 			"Port group %s doesn't support standalone ports. This port %s cannot be a member of that port group because 'pxe_enabled' was set to True.",
 			pg.UUID, in.UUID)
+	}
+	// A physical network is never empty: deref tells null from any.
+	if joined || deref(in.PhysicalNetwork) != deref(old.PhysicalNetwork) {
+		members, err := c.store.ListPorts(ctx, db.PortFilter{PortgroupID: &pg.ID}, db.Page{}, []string{"uuid", "physical_network"})
+		if err != nil {
+			return nil, err
+		}
+		if err := ports.CheckGroupPhysnet(in, pg.UUID, members); err != nil {
+			return nil, err
+		}
 	}
 	return &pg.ID, nil
 }

@@ -4,7 +4,10 @@
 package ports
 
 import (
+	"maps"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/ferricbm/ferric/pkg/errs"
 	"github.com/ferricbm/ferric/pkg/model"
@@ -165,6 +168,38 @@ func checkSmartNIC(p *model.Port) error {
 		}
 	}
 	return nil
+}
+
+// CheckGroupPhysnet refuses port p as a member of port group group when
+// the group's other ports are on another physical network: a bond spans
+// one network. members are the group's ports, p among them or not.
+func CheckGroupPhysnet(p *model.Port, group string, members []model.Port) error {
+	nets := map[string]bool{}
+	for _, m := range members {
+		if m.UUID != p.UUID {
+			nets[physnetName(m.PhysicalNetwork)] = true
+		}
+	}
+	switch {
+	case len(nets) == 0:
+		return nil
+	case len(nets) > 1:
+		return errs.New(errs.KindConflict, "Port group %s has member ports with different physical networks (%s).",
+			group, strings.Join(slices.Sorted(maps.Keys(nets)), ", "))
+	case !nets[physnetName(p.PhysicalNetwork)]:
+		return errs.New(errs.KindConflict,
+			"Port with physical network %s cannot become a member of port group %s which has ports in physical network %s.",
+			physnetName(p.PhysicalNetwork), group, slices.Collect(maps.Keys(nets))[0])
+	}
+	return nil
+}
+
+// physnetName writes a physical network as Ironic's messages do.
+func physnetName(s *string) string {
+	if s == nil {
+		return "None"
+	}
+	return *s
 }
 
 // DecodeCreate turns a create body into an unsaved port with NodeUUID set

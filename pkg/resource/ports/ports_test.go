@@ -148,6 +148,27 @@ var _ = Describe("patching and rendering", func() {
 	})
 })
 
+var _ = Describe("CheckGroupPhysnet", func() {
+	net := func(s string) *string { return &s }
+	member := func(uuid string, physnet *string) model.Port { return model.Port{UUID: uuid, PhysicalNetwork: physnet} }
+
+	It("lets a port join a group on its network, an empty group, or stay alone in its group", func() {
+		p := member("p", net("physnet1"))
+		Expect(ports.CheckGroupPhysnet(&p, "g", []model.Port{member("a", net("physnet1"))})).To(Succeed())
+		Expect(ports.CheckGroupPhysnet(&p, "g", nil)).To(Succeed())
+		Expect(ports.CheckGroupPhysnet(&p, "g", []model.Port{member("p", net("physnet2"))})).To(Succeed())
+	})
+
+	It("refuses a port on another network, and a group already split, with 409", func() {
+		p := member("p", nil)
+		err := ports.CheckGroupPhysnet(&p, "g", []model.Port{member("a", net("physnet1"))})
+		Expect(errs.Status(err)).To(Equal(http.StatusConflict))
+		Expect(errs.Message(err)).To(Equal("Port with physical network None cannot become a member of port group g which has ports in physical network physnet1."))
+		err = ports.CheckGroupPhysnet(&p, "g", []model.Port{member("a", net("physnet1")), member("b", nil)})
+		Expect(errs.Message(err)).To(Equal("Port group g has member ports with different physical networks (None, physnet1)."))
+	})
+})
+
 func FuzzDecodeCreate(f *testing.F) {
 	for _, seed := range []string{`{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "` + nodeUUID + `"}`,
 		`{"address": 1}`, `{"address": "aa:bb:cc:dd:ee:ff", "node_uuid": "x", "local_link_connection": {"switch_id": 5}}`,
