@@ -96,8 +96,8 @@ var _ = Describe("RAID, console, NMI and vendor endpoints", func() {
 		Expect(e.at("1.12", http.MethodGet, "/v1/drivers/ipmi/raid/logical_disk_properties", "").status).To(Equal(http.StatusNotFound))
 	})
 
-	It("enables, shows and disables a console", func() {
-		uuid := e.createNode(`, "console_interface": "fake"`)
+	It("enables, shows and disables a console, fake-hardware's default being fake", func() {
+		uuid := e.createNode("")
 		path := "/v1/nodes/" + uuid + "/states/console"
 		Expect(e.call(http.MethodGet, path, "").json()).To(Equal(map[string]any{"console_enabled": false, "console_info": nil}))
 		r := e.call(http.MethodPut, path, `{"enabled": true}`)
@@ -114,7 +114,7 @@ var _ = Describe("RAID, console, NMI and vendor endpoints", func() {
 
 		Expect(e.call(http.MethodPut, path, `{}`).status).To(Equal(http.StatusBadRequest))
 		Expect(e.call(http.MethodPut, path, `{"enabled": true, "mode": "x"}`).status).To(Equal(http.StatusBadRequest))
-		plain := e.createNode("")
+		plain := e.createNode(`, "console_interface": "no-console"`)
 		nc := e.call(http.MethodPut, "/v1/nodes/"+plain+"/states/console", `{"enabled": true}`)
 		Expect(nc.status).To(Equal(http.StatusBadRequest))
 		Expect(nc.fault()["faultstring"]).To(Equal("Driver fake-hardware does not support console (disabled or not implemented)."))
@@ -197,7 +197,7 @@ var _ = Describe("driver properties and details", func() {
 		Expect(detail).NotTo(HaveKey("default_bios_interface"), "1.40")
 		one := e.at("1.33", http.MethodGet, "/v1/drivers/fake-hardware", "").json()
 		Expect(one).To(HaveKey("default_storage_interface"))
-		Expect(one).To(HaveKeyWithValue("enabled_console_interfaces", []any{"no-console", "fake"}))
+		Expect(one).To(HaveKeyWithValue("enabled_console_interfaces", []any{"fake", "no-console"}))
 
 		Expect(e.at("1.30", http.MethodGet, "/v1/drivers?type=classic", "").json()["drivers"]).To(BeEmpty())
 		Expect(e.at("1.30", http.MethodGet, "/v1/drivers?type=dynamic", "").json()["drivers"]).To(HaveLen(1))

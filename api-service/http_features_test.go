@@ -101,7 +101,7 @@ var _ = Describe("node features of 1.37 to 1.49", func() {
 		})
 
 		It("refuses rescue on a node whose rescue interface is no-rescue", func() {
-			uuid := e.createNode("")
+			uuid := e.createNode(`, "rescue_interface": "no-rescue"`)
 			Expect(e.at("1.38", http.MethodGet, "/v1/nodes/"+uuid, "").json()).To(HaveKeyWithValue("rescue_interface", "no-rescue"))
 			e.setState(uuid, "active")
 			r := e.at("1.38", http.MethodPut, "/v1/nodes/"+uuid+"/states/provision", `{"target": "rescue", "rescue_password": "pw"}`)
@@ -123,7 +123,7 @@ var _ = Describe("node features of 1.37 to 1.49", func() {
 	})
 
 	It("serves BIOS settings from 1.40", func() {
-		plain := e.createNode("")
+		plain := e.createNode(`, "bios_interface": "no-bios"`)
 		Expect(e.at("1.40", http.MethodGet, "/v1/nodes/"+plain, "").json()).To(HaveKeyWithValue("bios_interface", "no-bios"))
 		Expect(e.at("1.40", http.MethodGet, "/v1/nodes/"+plain+"/bios", "").json()).To(Equal(map[string]any{"bios": []any{}}))
 

@@ -158,7 +158,7 @@ var _ = Describe("RAID, console, NMI, vendor, agent and VIF RPCs", func() {
 				Expect(e.hw.ConsoleRunning(n.UUID)).To(BeFalse())
 				Eventually(e.reservation(ctx, n.UUID)).Should(BeNil())
 
-				plain := e.createNode(ctx, states.Manageable)
+				plain := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.ConsoleInterface = ptr("no-console") })
 				Expect(rpc.SetConsoleMode.Call(ctx, api, rpc.SetConsoleModeArgs{NodeID: plain.UUID, Enabled: true})).To(
 					haveKind(errs.KindUnsupportedDriverExtension, http.StatusBadRequest))
 				lockedByOther(ctx, n)

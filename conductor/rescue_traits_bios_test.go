@@ -166,7 +166,7 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 			Eventually(e.provisionState(ctx, n.UUID)).Should(Equal(states.RescueFail))
 			Expect(str(e.node(ctx, n.UUID).LastError)).To(ContainSubstring("ramdisk did not boot"))
 
-			plain := e.createNode(ctx, states.Active)
+			plain := e.createNode(ctx, states.Active, func(n *model.Node) { n.RescueInterface = ptr("no-rescue") })
 			Expect(str(plain.RescueInterface)).To(Equal("no-rescue"))
 			Expect(rpc.DoNodeRescue.Call(ctx, api, rpc.RescueArgs{NodeID: plain.UUID, RescuePassword: "pw"})).To(
 				haveKind(errs.KindUnsupportedDriverExtension, http.StatusBadRequest))
@@ -203,7 +203,7 @@ var _ = Describe("traits, rescue, BIOS, abort of waits and protection", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(settings).To(Equal([]rpc.BIOSSetting{{Name: "BootMode", Value: "Bios"}, {Name: "ProcVirtualization", Value: "Enabled"}}))
 
-			plain := e.createNode(ctx, states.Manageable)
+			plain := e.createNode(ctx, states.Manageable, func(n *model.Node) { n.BIOSInterface = ptr("no-bios") })
 			settings, err = rpc.GetBIOSSettings.Call(ctx, api, rpc.NodeArgs{NodeID: plain.UUID})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(settings).To(BeEmpty())

@@ -53,10 +53,11 @@ var _ = Describe("Registry", func() {
 		Expect(reg.ResolveInterfaces(n)).To(Succeed())
 		Expect(*n.InspectInterface).To(Equal("no-inspect"))
 		Expect(*n.PowerInterface).To(Equal("fake"))
-		Expect(*n.BIOSInterface).To(Equal("no-bios"))
+		Expect(*n.BIOSInterface).To(Equal("fake"))
 		Expect(*n.VendorInterface).To(Equal("fake"))
 		Expect(*n.RAIDInterface).To(Equal("fake"))
-		Expect(*n.ConsoleInterface).To(Equal("no-console"))
+		Expect(*n.ConsoleInterface).To(Equal("fake"))
+		Expect(*n.RescueInterface).To(Equal("fake"))
 		Expect(*n.NetworkInterface).To(Equal("noop"))
 	})
 
@@ -176,7 +177,7 @@ var _ = Describe("Optional capabilities", func() {
 		var err error
 		reg, err = builtin.Registry([]string{fake.Name})
 		Expect(err).NotTo(HaveOccurred())
-		n := &model.Node{Driver: fake.Name}
+		n := &model.Node{Driver: fake.Name, ConsoleInterface: ptr("no-console")}
 		Expect(reg.ResolveInterfaces(n)).To(Succeed())
 		d, err = reg.Load(n)
 		Expect(err).NotTo(HaveOccurred())
@@ -199,7 +200,7 @@ var _ = Describe("Optional capabilities", func() {
 	})
 
 	It("resolves a task's driver and capability together", func() {
-		t := drivertest.New(&model.Node{Driver: fake.Name})
+		t := drivertest.New(&model.Node{Driver: fake.Name, ConsoleInterface: ptr("no-console")})
 		_, _, err := driver.RequireFor[driver.RAIDInterface](t, hwcatalog.RAID)
 		Expect(err).To(MatchError(drivertest.ErrNoDriver))
 		t.Drv = d
@@ -215,6 +216,8 @@ var _ = Describe("Optional capabilities", func() {
 		_, err := driver.RequireDefault[driver.VendorInterface](reg, fake.Name, hwcatalog.Vendor)
 		Expect(err).NotTo(HaveOccurred())
 		_, err = driver.RequireDefault[driver.ConsoleInterface](reg, fake.Name, hwcatalog.Console)
+		Expect(err).NotTo(HaveOccurred(), "fake-hardware's default console is fake")
+		_, err = driver.RequireDefault[driver.HeartbeatHandler](reg, fake.Name, hwcatalog.Deploy)
 		Expect(errs.KindOf(err)).To(Equal(errs.KindUnsupportedDriverExtension))
 		_, err = driver.RequireDefault[driver.VendorInterface](reg, "idrac", hwcatalog.Vendor)
 		Expect(errs.KindOf(err)).To(Equal(errs.KindDriverNotFound))

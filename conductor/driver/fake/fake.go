@@ -151,7 +151,9 @@ func (h *Hardware) fault(ctx context.Context, t driver.TaskContext, op Op) error
 	return f.Err
 }
 
-// HardwareType describes fake-hardware with this fleet behind it.
+// HardwareType describes fake-hardware with this fleet behind it. The
+// first implementation of each kind is the default, fake wherever there is
+// one, as in Ironic.
 func (h *Hardware) HardwareType() driver.HardwareType {
 	one := func(name string, impl driver.Interface) []driver.Implementation {
 		return []driver.Implementation{{Name: name, Impl: impl}}
@@ -159,16 +161,16 @@ func (h *Hardware) HardwareType() driver.HardwareType {
 	return driver.HardwareType{
 		Name: Name,
 		Interfaces: map[hwcatalog.InterfaceType][]driver.Implementation{
-			hwcatalog.Bios:       {{Name: "no-bios", Impl: driver.NoOp{}}, {Name: "fake", Impl: &biosIface{h}}},
+			hwcatalog.Bios:       {{Name: "fake", Impl: &biosIface{h}}, {Name: "no-bios", Impl: driver.NoOp{}}},
 			hwcatalog.Boot:       one("fake", &boot{h}),
-			hwcatalog.Console:    {{Name: "no-console", Impl: driver.NoOp{}}, {Name: "fake", Impl: &console{h}}},
+			hwcatalog.Console:    {{Name: "fake", Impl: &console{h}}, {Name: "no-console", Impl: driver.NoOp{}}},
 			hwcatalog.Deploy:     one("fake", &deploy{h}),
 			hwcatalog.Inspect:    {{Name: "fake", Impl: &inspect{h}}, {Name: "no-inspect", Impl: driver.NoInspect{}}},
 			hwcatalog.Management: one("fake", &management{h}),
 			hwcatalog.Network:    {{Name: "noop", Impl: driver.NoopNetwork{}}, {Name: "flat", Impl: driver.FlatNetwork{}}},
 			hwcatalog.Power:      one("fake", &power{h}),
 			hwcatalog.RAID:       {{Name: "fake", Impl: &raid{h}}, {Name: "no-raid", Impl: driver.NoOp{}}},
-			hwcatalog.Rescue:     {{Name: "no-rescue", Impl: driver.NoOp{}}, {Name: "fake", Impl: &rescue{h}}},
+			hwcatalog.Rescue:     {{Name: "fake", Impl: &rescue{h}}, {Name: "no-rescue", Impl: driver.NoOp{}}},
 			hwcatalog.Storage:    driver.StorageImplementations(),
 			hwcatalog.Vendor:     {{Name: "fake", Impl: &vendor{h}}, {Name: "no-vendor", Impl: driver.NoOp{}}},
 		},
