@@ -31,7 +31,7 @@ func (s *Server) routes(e *echo.Echo) error {
 		vifAPI        = since(microversion.VIFs)
 		nmiAPI        = since(microversion.InjectNMI)
 		volumeAPI     = since(microversion.VolumeAPI)
-		traitsAPI     = since(microversion.NodeTraits)
+		traitsAPI     = traitsSince(microversion.NodeTraits)
 		biosAPI       = since(microversion.BIOSAPI)
 		conductorsAPI = since(microversion.ConductorsAPI)
 		noConductor   = noConductorIsBadRequest
@@ -214,6 +214,23 @@ func since(v microversion.Version) echo.MiddlewareFunc {
 				return errs.New(errs.KindNotFound, "The API is not supported for this version")
 			}
 			return h(c)
+		}
+	}
+}
+
+// traitsSince answers the traits endpoints below version v as Ironic's
+// routing did before they existed: a read is 406, a write 405.
+func traitsSince(v microversion.Version) echo.MiddlewareFunc {
+	return func(h echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			switch {
+			case version(c).AtLeast(v):
+				return h(c)
+			case c.Request().Method == http.MethodGet:
+				return errs.NotAcceptable("")
+			default:
+				return &routingError{code: http.StatusMethodNotAllowed, description: "The method is not allowed for the requested URL."}
+			}
 		}
 	}
 }
