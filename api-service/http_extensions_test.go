@@ -107,6 +107,7 @@ var _ = Describe("RAID, console, NMI and vendor endpoints", func() {
 		got := e.call(http.MethodGet, path, "").json()
 		Expect(got).To(HaveKeyWithValue("console_enabled", true))
 		Expect(got["console_info"]).To(HaveKeyWithValue("type", "fake"))
+		Expect(e.call(http.MethodGet, "/v1/nodes/states/console/"+uuid, "").json()).To(Equal(got), "Ironic's older path")
 		Expect(e.call(http.MethodGet, "/v1/nodes/"+uuid+"/states", "").json()).To(HaveKeyWithValue("console_enabled", true))
 		Eventually(func() *string { return e.node(uuid).Reservation }).WithTimeout(wait).Should(BeNil())
 		Expect(e.call(http.MethodPut, path, `{"enabled": "false"}`).status).To(Equal(http.StatusAccepted))

@@ -79,6 +79,9 @@ func (s *Server) routes(e *echo.Echo) error {
 	e.PUT("/v1/nodes/:node/states/raid", s.setRAIDConfig, s.rule("baremetal:node:set_raid_state"))
 	e.GET("/v1/nodes/:node/states/console", s.getConsole, s.rule("baremetal:node:get_console"))
 	e.PUT("/v1/nodes/:node/states/console", s.setConsole, s.rule("baremetal:node:set_console_state"))
+	// Ironic's router also reaches a node's console by this older path.
+	e.GET("/v1/nodes/states/console/:node", s.getConsole, s.rule("baremetal:node:get_console"))
+	e.PUT("/v1/nodes/states/console/:node", s.setConsole, s.rule("baremetal:node:set_console_state"))
 
 	// Node traits.
 	e.GET("/v1/nodes/:node/traits", s.listTraits, traitsAPI, s.rule("baremetal:node:traits:list"))
