@@ -176,7 +176,9 @@ var _ = Describe("driver properties and details", func() {
 		Expect(d["properties"]).To(ContainElement(map[string]any{"href": e.url + "/v1/drivers/fake-hardware/properties", "rel": "self"}))
 		p := e.call(http.MethodGet, "/v1/drivers/fake-hardware/properties", "")
 		Expect(p.status).To(Equal(http.StatusOK))
-		Expect(p.json()).To(BeEmpty(), "fake interfaces read no driver_info")
+		Expect(p.json()).To(HaveKeyWithValue("fake_latency", ContainSubstring("power and management call")))
+		Expect(p.json()).To(HaveKey("fake_failure_rate"))
+		Expect(p.json()).To(HaveKey("fake_timeout_rate"))
 		Expect(e.call(http.MethodGet, "/v1/drivers/ipmi/properties", "").status).To(Equal(http.StatusNotFound))
 	})
 

@@ -24,6 +24,14 @@ const (
 	infoTimeoutRate = "fake_timeout_rate"
 )
 
+// behaviourProperties describes the keys, served as fake-hardware's driver
+// properties (the power and management interfaces read them).
+var behaviourProperties = map[string]string{
+	infoLatency:     "How long each power and management call takes: a Go duration (\"300ms\") or seconds. Optional.",
+	infoFailureRate: "Probability, from 0 to 1, that a power or management call fails. Optional.",
+	infoTimeoutRate: "Probability, from 0 to 1, that a power or management call never answers. Optional.",
+}
+
 // behaviour is what a node's driver_info asks of its fake BMC.
 type behaviour struct {
 	latency     time.Duration

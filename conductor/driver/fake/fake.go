@@ -10,6 +10,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -178,6 +179,8 @@ func (h *Hardware) HardwareType() driver.HardwareType {
 }
 
 type power struct{ h *Hardware }
+
+func (p *power) Properties() map[string]string { return maps.Clone(behaviourProperties) }
 
 func (p *power) Validate(ctx context.Context, t driver.TaskContext) error {
 	return p.h.fault(ctx, t, OpPowerValidate)
