@@ -40,6 +40,8 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 type session struct {
 	endpoint   string
 	authType   string
+	authURL    string
+	cloud      string
 	username   string
 	password   string
 	apiVersion string
@@ -58,7 +60,7 @@ func (s *session) fromEnv() {
 		value *string
 		env   string
 	}{
-		{&s.endpoint, "OS_ENDPOINT"}, {&s.authType, "OS_AUTH_TYPE"}, {&s.username, "OS_USERNAME"},
+		{&s.endpoint, "OS_ENDPOINT"}, {&s.authType, "OS_AUTH_TYPE"}, {&s.authURL, "OS_AUTH_URL"}, {&s.cloud, "OS_CLOUD"}, {&s.username, "OS_USERNAME"},
 		{&s.password, "OS_PASSWORD"}, {&s.apiVersion, "OS_BAREMETAL_API_VERSION"},
 	} {
 		if *v.value == "" {
@@ -79,9 +81,14 @@ func newRoot(stdout, stderr io.Writer, getenv func(string) string) *cobra.Comman
 		Long: `Command-line client for the Ferric (Ironic-compatible) Bare Metal API.
 
 Connection settings come from flags or the usual OpenStack variables:
-OS_ENDPOINT (e.g. http://127.0.0.1:6385), OS_AUTH_TYPE (none or http_basic),
-OS_USERNAME and OS_PASSWORD (http_basic), OS_BAREMETAL_API_VERSION (a version
-such as 1.32, or "latest"; by default the newest version the server offers).`,
+OS_ENDPOINT (e.g. http://127.0.0.1:6385), OS_AUTH_TYPE (none, http_basic or
+password), OS_USERNAME and OS_PASSWORD (http_basic and password), for Keystone
+password authentication OS_AUTH_URL, OS_USER_DOMAIN_NAME and a scope
+(OS_PROJECT_NAME with OS_PROJECT_DOMAIN_NAME, or OS_SYSTEM_SCOPE=all), or
+OS_CLOUD naming a cloud of clouds.yaml (OS_CLIENT_CONFIG_FILE, ./clouds.yaml,
+~/.config/openstack or /etc/openstack); with Keystone, the endpoint comes from
+the token's catalog unless OS_ENDPOINT is set. OS_BAREMETAL_API_VERSION is a
+version such as 1.32, or "latest"; by default the newest the server offers.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -94,7 +101,9 @@ such as 1.32, or "latest"; by default the newest version the server offers).`,
 	root.SetErr(stderr)
 	f := root.PersistentFlags()
 	f.StringVar(&s.endpoint, "os-endpoint", "", "Bare Metal API endpoint, e.g. http://127.0.0.1:6385 [$OS_ENDPOINT]")
-	f.StringVar(&s.authType, "os-auth-type", "", "authentication: none (default) or http_basic [$OS_AUTH_TYPE]")
+	f.StringVar(&s.authType, "os-auth-type", "", "authentication: none (default), http_basic, or password (Keystone) [$OS_AUTH_TYPE]")
+	f.StringVar(&s.authURL, "os-auth-url", "", "Keystone URL for password authentication [$OS_AUTH_URL]")
+	f.StringVar(&s.cloud, "os-cloud", "", "cloud in clouds.yaml to authenticate with, as the openstack client reads it [$OS_CLOUD]")
 	f.StringVar(&s.username, "os-username", "", "user for http_basic [$OS_USERNAME]")
 	f.StringVar(&s.password, "os-password", "", "password for http_basic [$OS_PASSWORD]")
 	f.StringVar(&s.apiVersion, "os-baremetal-api-version", "",
@@ -128,7 +137,7 @@ func group(use, short string) *cobra.Command {
 // use. minVersion is what the command needs ("" for nothing special).
 func (s *session) baremetal(ctx context.Context, minVersion string) (*gophercloud.ServiceClient, error) {
 	if s.client == nil {
-		c, err := s.connect()
+		c, err := s.connect(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -147,14 +156,24 @@ func (s *session) baremetal(ctx context.Context, minVersion string) (*gopherclou
 	return s.client, nil
 }
 
-func (s *session) connect() (*gophercloud.ServiceClient, error) {
-	if s.endpoint == "" {
+func (s *session) connect(ctx context.Context) (*gophercloud.ServiceClient, error) {
+	switch {
+	case s.cloud != "":
+		ao, eo, tlsConfig, err := s.cloudAuth()
+		if err != nil {
+			return nil, err
+		}
+		return s.keystoneClient(ctx, ao, eo, tlsConfig)
+	case s.authType == "password" || s.authType == "v3password":
+		ao, err := s.keystonePassword()
+		if err != nil {
+			return nil, err
+		}
+		return s.keystoneClient(ctx, ao, gophercloud.EndpointOpts{}, nil)
+	case s.endpoint == "":
 		return nil, errors.New("no endpoint: set --os-endpoint or OS_ENDPOINT")
 	}
-	endpoint := strings.TrimRight(s.endpoint, "/")
-	if !strings.HasSuffix(endpoint, "/v1") {
-		endpoint += "/v1"
-	}
+	endpoint := baremetalEndpoint(s.endpoint)
 	switch s.authType {
 	case "none", "noauth":
 		return noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: endpoint})
@@ -164,7 +183,7 @@ func (s *session) connect() (*gophercloud.ServiceClient, error) {
 		}
 		return httpbasic.NewBareMetalHTTPBasic(httpbasic.EndpointOpts{IronicEndpoint: endpoint, IronicUser: s.username, IronicUserPassword: s.password})
 	default:
-		return nil, fmt.Errorf("unsupported --os-auth-type %q (want none or http_basic)", s.authType)
+		return nil, fmt.Errorf("unsupported --os-auth-type %q (want none, http_basic or password)", s.authType)
 	}
 }
 
