@@ -34,8 +34,6 @@ type Event struct {
 // update, a handful at a time.
 const maxEvents = 1000
 
-var eventKeys = []string{"event", "port_id", "mac_address", "status", "device_id", "binding:host_id", "binding:vnic_type"}
-
 // Decode checks a request body as Ironic's schema does and returns its
 // events, in order.
 func Decode(body map[string]any) ([]Event, error) {
@@ -82,9 +80,6 @@ func decodeEvent(raw any) (Event, error) {
 	if !slices.Contains(Kinds, kind) {
 		return Event{}, schemaError(fmt.Sprintf("'%s' is not one of ['%s']", kind, strings.Join(Kinds, "', '")))
 	}
-	if err := errs.OnlyKeys(m, eventKeys...); err != nil {
-		return Event{}, err
-	}
 	e := Event{Event: kind}
 	fields := []struct {
 		key      string
@@ -98,6 +93,13 @@ func decodeEvent(raw any) (Event, error) {
 		{"device_id", false, catalogue.UUID("device_id"), func(v string) { e.DeviceID = &v }},
 		{"binding:host_id", false, catalogue.UUID("binding:host_id"), func(v string) { e.HostID = &v }},
 		{"binding:vnic_type", false, nil, func(v string) { e.VNICType = &v }},
+	}
+	known := []string{"event"}
+	for _, f := range fields {
+		known = append(known, f.key)
+	}
+	if err := errs.OnlyKeys(m, known...); err != nil {
+		return Event{}, err
 	}
 	for _, f := range fields {
 		s, err := text(m, f.key, f.required)
